@@ -1,0 +1,67 @@
+// The narrow interface between the engine (config, run loop, output, CLI) and a compute
+// backend. The engine never includes CUDA headers; the CUDA backend is reached through
+// make_backend().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/model.h"
+#include "engine/observables.h"
+#include "engine/system_state.h"
+
+namespace pairmd {
+
+struct BackendStats {
+  int64_t list_builds = 0;     // Verlet list builds so far
+  int64_t steps = 0;           // steps advanced so far
+  double seconds_total = 0;    // wall time in advance()
+  double seconds_list = 0;     // of which in list builds (where measured)
+  double seconds_force = 0;    // of which in force kernels (where measured)
+  double seconds_integrate = 0;
+  size_t device_bytes = 0;     // memory the backend holds on its device
+  int64_t list_capacity_growths = 0;
+  std::string detail;          // anything backend-specific worth a log line
+};
+
+// A particle left the sane region or became NaN, or a bond broke: the run cannot go on.
+struct SimulationBlowup : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  // Replace the whole state (positions, velocities, images, step). Computes forces.
+  virtual void set_state(const SystemState& state) = 0;
+  // Positions, velocities, images and step, in tag order. Types, masses and charges are copied
+  // as they were given to set_state().
+  virtual void get_state(SystemState& state) = 0;
+
+  // Advance by n steps of the integrator. Throws SimulationBlowup on non-finite values, broken
+  // bonds or runaway particles; the backend's state is then unusable and the caller goes back
+  // to the last state it saved.
+  virtual void advance(int64_t nsteps) = 0;
+
+  // Energies, virial and kinetic energy of the current state.
+  virtual Observables observables() = 0;
+  // Forces on each particle at the current state, in tag order, as the backend computes them.
+  virtual std::vector<Vec3d> forces() = 0;
+
+  virtual BackendStats stats() const = 0;
+};
+
+// "cpu", "cuda", or "auto" (cuda where a GPU exists, else cpu). `why` gets a one-line
+// explanation of the choice for the log.
+std::unique_ptr<Backend> make_backend(const std::string& name, const Model& model,
+                                      const SystemState& initial, std::string* why = nullptr);
+
+// True when pairmd was built with CUDA and a usable GPU is present; reason otherwise.
+bool cuda_available(std::string* reason);
+
+}  // namespace pairmd

@@ -1,0 +1,595 @@
+#include "engine/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace pairmd {
+
+namespace {
+
+// Where a node came from, for messages: "file:line:column", or "--set a.b=v" for overrides.
+struct Context {
+  std::string file;
+  std::vector<std::pair<std::string, std::string>> overrides;
+
+  std::string where(const YAML::Node& node, const std::string& path) const {
+    for (const auto& [key, value] : overrides)
+      if (key == path || path.rfind(key + ".", 0) == 0 || path.rfind(key + "[", 0) == 0)
+        return "--set " + key + "=" + value;
+    std::ostringstream s;
+    s << file;
+    if (node.IsDefined() && node.Mark().line >= 0)
+      s << ":" << node.Mark().line + 1 << ":" << node.Mark().column + 1;
+    return s.str();
+  }
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& path, const std::string& what) const {
+    throw ConfigError(where(node, path) + ": " + path + ": " + what);
+  }
+};
+
+std::string describe(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return "nothing";
+  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsSequence()) return "a list";
+  return "a mapping";
+}
+
+std::string join(std::initializer_list<const char*> items) {
+  std::string s;
+  for (const char* i : items) s += (s.empty() ? "" : ", ") + std::string(i);
+  return s;
+}
+
+// A mapping being read: knows its allowed keys (anything else is an error, reported first),
+// and reads typed, range-checked values with defaults.
+class Map {
+ public:
+  Map(const Context& ctx, YAML::Node node, std::string path, std::initializer_list<const char*> keys)
+      : ctx_(ctx), node_(node), path_(std::move(path)) {
+    if (!node_.IsMap()) ctx_.fail(node_, path_, "expected a mapping with keys " + join(keys) + ", got " + describe(node_));
+    for (auto it = node_.begin(); it != node_.end(); ++it) {
+      const std::string k = it->first.as<std::string>();
+      bool ok = false;
+      for (const char* a : keys) ok = ok || k == a;
+      if (!ok) ctx_.fail(it->first, sub(k), "unknown key (expected one of: " + join(keys) + ")");
+    }
+  }
+
+  const Context& ctx() const { return ctx_; }
+  const std::string& path() const { return path_; }
+  std::string sub(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  bool has(const char* key) const { return static_cast<bool>(node_[key]); }
+  YAML::Node node(const char* key) const { return node_[key]; }
+  YAML::Node self() const { return node_; }
+  std::string where(const char* key) const {
+    return ctx_.where(has(key) ? node_[key] : node_, sub(key));
+  }
+
+  [[noreturn]] void missing(const char* key, const std::string& what) const {
+    ctx_.fail(node_, path_.empty() ? std::string(key) : path_, "missing required key '" + std::string(key) + "' (" + what + ")");
+  }
+
+  // A number; `lo`/`hi` bound it, strictly where `open` says so.
+  double number(const char* key, double def, double lo, double hi, bool lo_open = false,
+                const char* expected = nullptr) const {
+    if (!has(key)) return def;
+    return to_number(node_[key], sub(key), lo, hi, lo_open, expected);
+  }
+  double number_required(const char* key, double lo, double hi, bool lo_open, const char* expected) const {
+    if (!has(key)) missing(key, expected);
+    return to_number(node_[key], sub(key), lo, hi, lo_open, expected);
+  }
+  int64_t integer(const char* key, int64_t def, int64_t lo, int64_t hi) const {
+    if (!has(key)) return def;
+    return to_integer(node_[key], sub(key), lo, hi);
+  }
+  int64_t integer_required(const char* key, int64_t lo, int64_t hi) const {
+    if (!has(key)) missing(key, range_text(lo, hi));
+    return to_integer(node_[key], sub(key), lo, hi);
+  }
+  bool boolean(const char* key, bool def) const {
+    if (!has(key)) return def;
+    const YAML::Node n = node_[key];
+    bool b;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, b))
+      ctx_.fail(n, sub(key), "expected true or false, got " + describe(n));
+    return b;
+  }
+  std::string string(const char* key, const std::string& def) const {
+    if (!has(key)) return def;
+    const YAML::Node n = node_[key];
+    if (!n.IsScalar()) ctx_.fail(n, sub(key), "expected a string, got " + describe(n));
+    return n.Scalar();
+  }
+  std::string choice(const char* key, const std::string& def, std::initializer_list<const char*> choices) const {
+    if (!has(key)) return def;
+    const YAML::Node n = node_[key];
+    if (n.IsScalar())
+      for (const char* c : choices)
+        if (n.Scalar() == c) return c;
+    ctx_.fail(n, sub(key), "expected one of " + join(choices) + ", got " + describe(n));
+  }
+
+  static std::string range_text(int64_t lo, int64_t hi) {
+    std::ostringstream s;
+    s << "an integer";
+    if (hi == std::numeric_limits<int64_t>::max()) s << " >= " << lo;
+    else s << " in [" << lo << ", " << hi << "]";
+    return s.str();
+  }
+
+  double to_number(const YAML::Node& n, const std::string& path, double lo, double hi, bool lo_open,
+                   const char* expected) const {
+    std::ostringstream want;
+    if (expected) want << expected;
+    else {
+      want << "a number";
+      if (hi == std::numeric_limits<double>::infinity()) want << (lo_open ? " > " : " >= ") << lo;
+      else want << " in " << (lo_open ? "(" : "[") << lo << ", " << hi << "]";
+    }
+    double v;
+    if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !std::isfinite(v))
+      ctx_.fail(n, path, "expected " + want.str() + ", got " + describe(n));
+    if (v < lo || (lo_open && v == lo) || v > hi)
+      ctx_.fail(n, path, "expected " + want.str() + ", got " + n.Scalar());
+    return v;
+  }
+  int64_t to_integer(const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi) const {
+    double v;
+    // Accept 1e6 and 1000000 alike, but not 1.5 or 'ten'.
+    if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !std::isfinite(v) || v != std::floor(v) ||
+        std::fabs(v) > 9.0e15)
+      ctx_.fail(n, path, "expected " + range_text(lo, hi) + ", got " + describe(n));
+    const int64_t i = static_cast<int64_t>(v);
+    if (i < lo || i > hi) ctx_.fail(n, path, "expected " + range_text(lo, hi) + ", got " + n.Scalar());
+    return i;
+  }
+
+ private:
+  const Context& ctx_;
+  YAML::Node node_;
+  std::string path_;
+};
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int64_t kMaxInt = std::numeric_limits<int64_t>::max();
+
+YAML::Node list_node(const Map& m, const char* key, bool required, const char* what) {
+  if (!m.has(key)) {
+    if (required) m.missing(key, what);
+    return YAML::Node(YAML::NodeType::Sequence);
+  }
+  YAML::Node n = m.node(key);
+  if (!n.IsSequence()) m.ctx().fail(n, m.sub(key), std::string("expected a list (") + what + "), got " + describe(n));
+  return n;
+}
+
+int type_index(const Map& m, const char* key, const std::vector<TypeSpec>& types, int def) {
+  if (!m.has(key)) {
+    if (def >= 0) return def;
+    m.missing(key, "a particle type name");
+  }
+  const std::string name = m.string(key, "");
+  for (size_t i = 0; i < types.size(); ++i)
+    if (types[i].name == name) return static_cast<int>(i);
+  std::string names;
+  for (const TypeSpec& t : types) names += (names.empty() ? "" : ", ") + t.name;
+  m.ctx().fail(m.node(key), m.sub(key), "unknown particle type '" + name + "' (system.types has: " + names + ")");
+}
+
+void read_types(const Map& sys, SystemSpec& spec) {
+  const YAML::Node list = list_node(sys, "types", true, "of {name, mass, charge}");
+  if (list.size() == 0) sys.ctx().fail(list, sys.sub("types"), "expected at least one particle type");
+  for (size_t i = 0; i < list.size(); ++i) {
+    Map t(sys.ctx(), list[i], sys.sub("types") + "[" + std::to_string(i) + "]", {"name", "mass", "charge"});
+    TypeSpec ts;
+    if (!t.has("name")) t.missing("name", "a type name");
+    ts.name = t.string("name", "");
+    if (ts.name.empty()) t.ctx().fail(t.node("name"), t.sub("name"), "expected a non-empty name");
+    for (const TypeSpec& other : spec.types)
+      if (other.name == ts.name) t.ctx().fail(t.node("name"), t.sub("name"), "duplicate type name '" + ts.name + "'");
+    ts.mass = t.number("mass", 1.0, 0.0, kInf, true);
+    ts.charge = t.number("charge", 0.0, -kInf, kInf);
+    spec.types.push_back(ts);
+  }
+}
+
+void read_system(const Map& root, RunConfig& cfg) {
+  if (!root.has("system")) root.missing("system", "what to simulate: lattice, chains or file");
+  Map sys(root.ctx(), root.node("system"), "system",
+          {"types", "boundary", "lattice", "chains", "file", "relax", "velocities"});
+  SystemSpec& spec = cfg.system;
+  read_types(sys, spec);
+  spec.periodic = sys.choice("boundary", "periodic", {"periodic", "open"}) == "periodic";
+
+  const int sources = sys.has("lattice") + sys.has("chains") + sys.has("file");
+  if (sources != 1)
+    sys.ctx().fail(sys.self(), "system", "expected exactly one of lattice, chains, file (got " + std::to_string(sources) + ")");
+
+  if (sys.has("lattice")) {
+    spec.source = SystemSource::Lattice;
+    Map l(sys.ctx(), sys.node("lattice"), "system.lattice", {"kind", "cells", "density", "type"});
+    spec.lattice.kind = l.choice("kind", "fcc", {"fcc", "sc"}) == "fcc" ? LatticeKind::Fcc : LatticeKind::Sc;
+    if (!l.has("cells")) l.missing("cells", "unit cells per direction: n or [nx, ny, nz]");
+    const YAML::Node c = l.node("cells");
+    if (c.IsSequence()) {
+      if (c.size() != 3) l.ctx().fail(c, l.sub("cells"), "expected n or [nx, ny, nz], got a list of " + std::to_string(c.size()));
+      for (int d = 0; d < 3; ++d)
+        spec.lattice.cells[d] = static_cast<int>(l.to_integer(c[d], l.sub("cells"), 1, 4096));
+    } else {
+      const int n = static_cast<int>(l.integer("cells", 1, 1, 4096));
+      spec.lattice.cells[0] = spec.lattice.cells[1] = spec.lattice.cells[2] = n;
+    }
+    spec.lattice.density = l.number_required("density", 0.0, kInf, true, "a number > 0");
+    spec.lattice.type = type_index(l, "type", spec.types, 0);
+  }
+  if (sys.has("chains")) {
+    spec.source = SystemSource::Chains;
+    Map c(sys.ctx(), sys.node("chains"), "system.chains",
+          {"count", "length", "density", "bond", "bond_length", "monomer_type", "charged_every",
+           "counterion_type", "min_distance", "seed"});
+    ChainsSpec& ch = spec.chains;
+    ch.count = static_cast<int>(c.integer_required("count", 1, 100000000));
+    ch.length = static_cast<int>(c.integer_required("length", 1, 100000000));
+    ch.density = c.number_required("density", 0.0, kInf, true, "a number > 0");
+    ch.bond_length = c.number("bond_length", 0.97, 0.0, kInf, true);
+    ch.monomer_type = type_index(c, "monomer_type", spec.types, 0);
+    ch.charged_every = static_cast<int>(c.integer("charged_every", 0, 0, 1000000));
+    ch.counterion_type = c.has("counterion_type") ? type_index(c, "counterion_type", spec.types, -1) : -1;
+    ch.min_distance = c.number("min_distance", 0.8, 0.0, kInf);
+    ch.seed = static_cast<uint64_t>(c.integer("seed", 1, 0, kMaxInt));
+    if (ch.length > 1) {
+      if (!c.has("bond")) c.missing("bond", "the name of a bond type in force_field.bonds");
+      // Resolved against force_field.bonds once those are read.
+      cfg.locations["system.chains.bond"] = c.where("bond");
+      cfg.chains_bond_name = c.string("bond", "");
+    }
+  }
+  if (sys.has("file")) {
+    spec.source = SystemSource::File;
+    Map f(sys.ctx(), sys.node("file"), "system.file", {"path", "frame"});
+    if (!f.has("path")) f.missing("path", "an H5MD file written by pairmd");
+    spec.file.path = f.string("path", "");
+    spec.file.frame = f.integer("frame", -1, -1, kMaxInt);
+    cfg.locations["system.file.path"] = f.where("path");
+  }
+  if (sys.has("relax")) {
+    Map r(sys.ctx(), sys.node("relax"), "system.relax", {"steps", "max_move"});
+    spec.relax.steps = static_cast<int>(r.integer("steps", 0, 0, 100000000));
+    spec.relax.max_move = r.number("max_move", 0.02, 0.0, kInf, true);
+  } else if (spec.source == SystemSource::Chains) {
+    spec.relax.steps = 200;  // random walks overlap a little; push them apart before dynamics
+  }
+  if (sys.has("velocities")) {
+    Map v(sys.ctx(), sys.node("velocities"), "system.velocities", {"temperature", "seed"});
+    spec.velocity_temperature = v.number("temperature", -1, 0.0, kInf);
+    spec.velocity_seed = static_cast<uint64_t>(v.integer("seed", 0, 0, kMaxInt));
+  }
+}
+
+PairCoeffs lj_coeffs(const Map& e, const PairCoeffs& base) {
+  PairCoeffs c = base;
+  c.epsilon = e.number("epsilon", base.epsilon, 0.0, kInf);
+  c.sigma = e.number("sigma", base.sigma, 0.0, kInf, true);
+  c.rcut = e.number("cutoff", base.rcut, 0.0, kInf);
+  return c;
+}
+
+void read_pair_term(const Map& t, const SystemSpec& sys, const Units& units, double temperature,
+                    ForceField& ff, RunConfig& cfg, size_t index) {
+  const std::string kind = t.choice("potential", "", {"lj", "wca", "coulomb", "debye_huckel"});
+  if (kind.empty()) t.missing("potential", "lj, wca, coulomb or debye_huckel");
+  PairTerm term;
+  term.kind = kind == "lj" ? PairKind::LennardJones
+              : kind == "wca" ? PairKind::WCA
+              : kind == "coulomb" ? PairKind::Coulomb
+                                  : PairKind::DebyeHuckel;
+  const int nt = ff.ntypes;
+  PairCoeffs base;
+  const bool charged = term.kind == PairKind::Coulomb || term.kind == PairKind::DebyeHuckel;
+  if (term.kind == PairKind::WCA) {
+    if (t.has("cutoff")) t.ctx().fail(t.node("cutoff"), t.sub("cutoff"), "WCA is always cut at 2^(1/6) sigma; remove this key");
+    if (t.has("shift")) t.ctx().fail(t.node("shift"), t.sub("shift"), "WCA is always shifted; remove this key");
+  } else {
+    base.rcut = t.number_required("cutoff", 0.0, kInf, true, "a number > 0");
+    base.shift = t.boolean("shift", false);
+  }
+  cfg.locations[t.path() + ".cutoff"] = t.where("cutoff");
+  if (charged) {
+    if (t.has("dielectric") && t.has("bjerrum_length"))
+      t.ctx().fail(t.node("bjerrum_length"), t.sub("bjerrum_length"), "give either dielectric or bjerrum_length, not both");
+    if (t.has("bjerrum_length")) {
+      // l_B = k_e q^2 / (eps_r k_B T): the prefactor k_e/eps_r = l_B k_B T.
+      const double lb = t.number("bjerrum_length", 0.0, 0.0, kInf, true);
+      if (!(temperature > 0)) t.ctx().fail(t.node("bjerrum_length"), t.sub("bjerrum_length"), "needs integrator.temperature > 0");
+      base.prefactor = lb * units.kB * temperature;
+    } else {
+      base.prefactor = units.coulomb / t.number("dielectric", 1.0, 0.0, kInf, true);
+    }
+    if (term.kind == PairKind::DebyeHuckel) {
+      if (t.has("kappa") == t.has("debye_length"))
+        t.ctx().fail(t.self(), t.path(), "expected exactly one of kappa (inverse screening length) or debye_length");
+      base.kappa = t.has("kappa") ? t.number("kappa", 0, 0.0, kInf) : 1.0 / t.number("debye_length", 1, 0.0, kInf, true);
+    } else if (t.has("kappa") || t.has("debye_length")) {
+      t.ctx().fail(t.self(), t.path(), "kappa/debye_length belong to debye_huckel, not coulomb");
+    }
+  } else {
+    for (const char* k : {"dielectric", "bjerrum_length", "kappa", "debye_length"})
+      if (t.has(k)) t.ctx().fail(t.node(k), t.sub(k), std::string("only for coulomb and debye_huckel terms"));
+  }
+
+  std::vector<PairCoeffs> table(nt * nt, base);
+  std::vector<char> given(nt * nt, charged ? 1 : 0);
+  std::vector<PairCoeffs> per_type(nt, base);
+  std::vector<char> per_type_given(nt, 0);
+  const std::string mixing = t.choice("mixing", "none", {"none", "geometric", "arithmetic"});
+  const YAML::Node list = list_node(t, "coeffs", !charged, "of {types: [A, B], epsilon, sigma, cutoff} or {type: A, ...}");
+  for (size_t k = 0; k < list.size(); ++k) {
+    Map e(t.ctx(), list[k], t.sub("coeffs") + "[" + std::to_string(k) + "]",
+          {"types", "type", "epsilon", "sigma", "cutoff"});
+    if (charged && (e.has("epsilon") || e.has("sigma")))
+      e.ctx().fail(e.self(), e.path(), "epsilon/sigma do not apply to " + kind + " (only cutoff per type pair)");
+    if (term.kind == PairKind::WCA && e.has("cutoff"))
+      e.ctx().fail(e.node("cutoff"), e.sub("cutoff"), "WCA is always cut at 2^(1/6) sigma");
+    if (e.has("type") == e.has("types")) e.ctx().fail(e.self(), e.path(), "expected exactly one of types: [A, B] or type: A");
+    if (e.has("type")) {
+      if (mixing == "none") e.ctx().fail(e.node("type"), e.sub("type"), "per-type coefficients need mixing: geometric or arithmetic");
+      const int a = type_index(e, "type", sys.types, -1);
+      per_type[a] = lj_coeffs(e, base);
+      per_type_given[a] = 1;
+    } else {
+      const YAML::Node ty = e.node("types");
+      if (!ty.IsSequence() || ty.size() != 2) e.ctx().fail(ty, e.sub("types"), "expected a pair of type names [A, B], got " + describe(ty));
+      int ab[2];
+      for (int s = 0; s < 2; ++s) {
+        ab[s] = -1;
+        for (size_t i = 0; i < sys.types.size(); ++i)
+          if (ty[s].IsScalar() && sys.types[i].name == ty[s].Scalar()) ab[s] = static_cast<int>(i);
+        if (ab[s] < 0) e.ctx().fail(ty[s], e.sub("types"), "unknown particle type " + describe(ty[s]));
+      }
+      const PairCoeffs c = lj_coeffs(e, base);
+      table[ab[0] * nt + ab[1]] = table[ab[1] * nt + ab[0]] = c;
+      given[ab[0] * nt + ab[1]] = given[ab[1] * nt + ab[0]] = 2;  // explicit pairs win over mixing
+    }
+  }
+  for (int a = 0; a < nt; ++a)
+    for (int b = 0; b < nt; ++b) {
+      if (given[a * nt + b] == 2 || !per_type_given[a] || !per_type_given[b]) continue;
+      PairCoeffs c = base;
+      const PairCoeffs &pa = per_type[a], &pb = per_type[b];
+      c.epsilon = std::sqrt(pa.epsilon * pb.epsilon);
+      c.sigma = mixing == "geometric" ? std::sqrt(pa.sigma * pb.sigma) : 0.5 * (pa.sigma + pb.sigma);
+      c.rcut = std::max(pa.rcut, pb.rcut);
+      table[a * nt + b] = c;
+      given[a * nt + b] = 1;
+    }
+  for (int a = 0; a < nt; ++a)
+    for (int b = 0; b < nt; ++b)
+      if (!given[a * nt + b])
+        t.ctx().fail(t.node("coeffs"), t.sub("coeffs"),
+                     "no coefficients for type pair (" + sys.types[a].name + ", " + sys.types[b].name +
+                         "); give them as {types: [" + sys.types[a].name + ", " + sys.types[b].name +
+                         "], ...} or per type with mixing (set epsilon: 0 to switch a pair off)");
+  term.coeffs = table;
+  (void)index;
+  ff.pair_terms.push_back(term);
+}
+
+void read_force_field(const Map& root, RunConfig& cfg) {
+  if (!root.has("force_field")) root.missing("force_field", "pair potentials and bonds");
+  Map f(root.ctx(), root.node("force_field"), "force_field", {"pair", "bonds", "exclusions"});
+  ForceField& ff = cfg.model.force_field;
+  ff.ntypes = static_cast<int>(cfg.system.types.size());
+  const std::string ex = f.choice("exclusions", "bonds", {"none", "bonds", "angles"});
+  ff.exclusions = ex == "none" ? ExclusionPolicy::None : ex == "bonds" ? ExclusionPolicy::Bonds : ExclusionPolicy::Angles;
+
+  const YAML::Node bonds = list_node(f, "bonds", false, "of {name, potential, k, r0}");
+  for (size_t k = 0; k < bonds.size(); ++k) {
+    Map b(f.ctx(), bonds[k], "force_field.bonds[" + std::to_string(k) + "]", {"name", "potential", "k", "r0"});
+    BondType bt;
+    if (!b.has("name")) b.missing("name", "a bond type name");
+    bt.name = b.string("name", "");
+    for (const BondType& other : ff.bond_types)
+      if (other.name == bt.name) b.ctx().fail(b.node("name"), b.sub("name"), "duplicate bond type '" + bt.name + "'");
+    const std::string kind = b.choice("potential", "", {"harmonic", "fene"});
+    if (kind.empty()) b.missing("potential", "harmonic or fene");
+    bt.kind = kind == "harmonic" ? BondKind::Harmonic : BondKind::Fene;
+    bt.coeffs.k = b.number_required("k", 0.0, kInf, true, "a spring constant > 0");
+    bt.coeffs.r0 = kind == "fene" ? b.number_required("r0", 0.0, kInf, true, "the maximum extension R0 > 0")
+                                  : b.number_required("r0", 0.0, kInf, false, "a rest length >= 0");
+    ff.bond_types.push_back(bt);
+  }
+  if (!cfg.chains_bond_name.empty()) {
+    int found = -1;
+    for (size_t i = 0; i < ff.bond_types.size(); ++i)
+      if (ff.bond_types[i].name == cfg.chains_bond_name) found = static_cast<int>(i);
+    if (found < 0)
+      throw ConfigError(cfg.locations["system.chains.bond"] + ": system.chains.bond: unknown bond type '" +
+                        cfg.chains_bond_name + "' (define it in force_field.bonds)");
+    cfg.system.chains.bond_type = found;
+  }
+
+  const YAML::Node pairs = list_node(f, "pair", false, "of pair terms");
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    Map t(f.ctx(), pairs[k], "force_field.pair[" + std::to_string(k) + "]",
+          {"potential", "cutoff", "shift", "coeffs", "mixing", "dielectric", "bjerrum_length", "kappa", "debye_length"});
+    read_pair_term(t, cfg.system, cfg.model.units, cfg.model.integrator.temperature, ff, cfg, k);
+  }
+}
+
+void read_integrator(const Map& root, RunConfig& cfg) {
+  if (!root.has("integrator")) root.missing("integrator", "kind, dt, temperature, friction, seed");
+  Map m(root.ctx(), root.node("integrator"), "integrator",
+        {"kind", "dt", "temperature", "friction", "seed", "max_step_displacement"});
+  IntegratorSettings& s = cfg.model.integrator;
+  const std::string kind = m.choice("kind", "langevin", {"langevin", "nve", "brownian"});
+  s.kind = kind == "langevin" ? IntegratorKind::Langevin : kind == "nve" ? IntegratorKind::VelocityVerlet : IntegratorKind::Brownian;
+  s.dt = m.number_required("dt", 0.0, kInf, true, "a time step > 0");
+  if (s.kind == IntegratorKind::VelocityVerlet) {
+    s.temperature = m.number("temperature", 0.0, 0.0, kInf);
+  } else {
+    s.temperature = m.number_required("temperature", 0.0, kInf, false, "a temperature >= 0");
+  }
+  s.friction = m.number("friction", 1.0, 0.0, kInf, true);
+  s.seed = static_cast<uint64_t>(m.integer("seed", 1, 0, kMaxInt));
+  cfg.model.max_step_displacement = m.number("max_step_displacement", 0.5, 0.0, kInf, true);
+}
+
+void read_output(const Map& root, RunConfig& cfg) {
+  OutputSpec& o = cfg.output;
+  if (!root.has("output")) return;
+  Map m(root.ctx(), root.node("output"), "output", {"prefix", "thermo_every", "progress", "trajectory", "checkpoint_every"});
+  o.prefix = m.string("prefix", o.prefix);
+  o.thermo_every = m.integer("thermo_every", o.thermo_every, 1, kMaxInt);
+  o.progress = m.choice("progress", "auto", {"auto", "on", "off"});
+  o.checkpoint_every = m.integer("checkpoint_every", 0, 0, kMaxInt);
+  if (m.has("trajectory")) {
+    Map t(root.ctx(), m.node("trajectory"), "output.trajectory",
+          {"every", "velocities_every", "forces_every", "observables_every", "compression", "flush_seconds"});
+    TrajectorySpec& tr = o.trajectory;
+    tr.every = t.integer("every", 0, 0, kMaxInt);
+    tr.velocities_every = t.integer("velocities_every", 0, 0, kMaxInt);
+    tr.forces_every = t.integer("forces_every", 0, 0, kMaxInt);
+    tr.observables_every = t.integer("observables_every", 0, 0, kMaxInt);
+    tr.compression = static_cast<int>(t.integer("compression", 0, 0, 9));
+    tr.flush_seconds = t.number("flush_seconds", 10.0, 0.0, kInf);
+  }
+}
+
+void read_analysis(const Map& root, RunConfig& cfg) {
+  if (!root.has("analysis")) return;
+  Map a(root.ctx(), root.node("analysis"), "analysis", {"potential_map"});
+  if (!a.has("potential_map")) return;
+  Map m(root.ctx(), a.node("potential_map"), "analysis.potential_map",
+        {"every", "spacing", "region", "padding", "kernel", "min_distance"});
+  PotentialMapSpec& p = cfg.potential_map;
+  p.every = m.integer_required("every", 1, kMaxInt);
+  p.spacing = m.number_required("spacing", 0.0, kInf, true, "a lattice spacing > 0");
+  p.region = m.choice("region", "box", {"box", "particles"});
+  p.padding = m.number("padding", 5.0, 0.0, kInf);
+  p.kernel = m.choice("kernel", "auto", {"auto", "cpu", "scatter", "gather", "gather_coarsened", "gather_coalesced"});
+  p.min_distance = m.number("min_distance", 0.0, 0.0, kInf);
+}
+
+// Applies "a.b.c=value" to the document: maps are created on the way, list items are named by
+// their index ("force_field.pair.0.cutoff=3").
+void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
+  const size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set " + spec + ": expected key.path=value");
+  const std::string path = spec.substr(0, eq), value = spec.substr(eq + 1);
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError("--set " + spec + ": the value is not valid YAML: " + e.msg);
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  for (std::string p; std::getline(ss, p, '.');) {
+    if (p.empty()) throw ConfigError("--set " + spec + ": empty component in key path");
+    parts.push_back(p);
+  }
+  YAML::Node cur;
+  cur.reset(root);
+  std::string display;  // the config path in the form messages use: force_field.pair[0].cutoff
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    const bool last = i + 1 == parts.size();
+    if (cur.IsSequence()) {
+      char* end = nullptr;
+      const long idx = std::strtol(p.c_str(), &end, 10);
+      if (*end || idx < 0 || static_cast<size_t>(idx) >= cur.size())
+        throw ConfigError("--set " + spec + ": '" + p + "' is not an index of the list at " + display);
+      display += "[" + p + "]";
+      if (last) cur[idx] = parsed;
+      else {
+        YAML::Node next = cur[idx];
+        cur.reset(next);
+      }
+    } else {
+      if (cur.IsDefined() && !cur.IsNull() && !cur.IsMap())
+        throw ConfigError("--set " + spec + ": " + display + " is not a mapping");
+      display += (display.empty() ? "" : ".") + p;
+      if (last) cur[p] = parsed;
+      else {
+        YAML::Node next = cur[p];
+        cur.reset(next);
+      }
+    }
+  }
+  cfg.overrides.emplace_back(display, value);
+}
+
+}  // namespace
+
+RunConfig parse_config(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
+  RunConfig cfg;
+  cfg.path = name;
+  cfg.text = text;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    std::ostringstream s;
+    s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": YAML syntax error: " << e.msg;
+    throw ConfigError(s.str());
+  }
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  for (const std::string& o : overrides) apply_override(root, o, cfg);
+
+  Context ctx{name, cfg.overrides};
+  try {
+    Map m(ctx, root, "",
+          {"title", "units", "backend", "steps", "system", "force_field", "force", "integrator", "neighbor", "output", "analysis"});
+    cfg.title = m.string("title", "");
+    cfg.model.units = m.choice("units", "lj", {"lj", "real"}) == "lj" ? Units::lj() : Units::real();
+    cfg.backend = m.choice("backend", "auto", {"auto", "cpu", "cuda"});
+    cfg.steps = m.integer("steps", 0, 0, kMaxInt);
+    read_integrator(m, cfg);
+    read_system(m, cfg);
+    read_force_field(m, cfg);
+    if (m.has("force")) {
+      Map f(ctx, m.node("force"), "force", {"strategy"});
+      cfg.model.strategy = f.choice("strategy", "pair_slots_fused",
+                                    {"pair_slots_fused", "pair_slots", "pair_atomic", "pair_warp", "atom_gather", "auto"});
+    }
+    if (m.has("neighbor")) {
+      Map n(ctx, m.node("neighbor"), "neighbor", {"skin", "initial_capacity_per_particle"});
+      cfg.model.neighbor.skin = n.number("skin", 0.3, 0.0, kInf);
+      cfg.model.neighbor.initial_capacity_per_particle = static_cast<int>(n.integer("initial_capacity_per_particle", 0, 0, 100000));
+      cfg.locations["neighbor.skin"] = n.where("skin");
+    } else {
+      cfg.locations["neighbor.skin"] = name;
+    }
+    read_output(m, cfg);
+    read_analysis(m, cfg);
+    if (cfg.model.force_field.pair_terms.empty() && cfg.model.force_field.bond_types.empty())
+      ctx.fail(m.node("force_field"), "force_field", "expected at least one pair term or bond type");
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp conversion errors that slipped past the checks above still get a location.
+    std::ostringstream s;
+    s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": " << e.msg;
+    throw ConfigError(s.str());
+  }
+  return cfg;
+}
+
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError("cannot open config file '" + path + "': " + std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_config(ss.str(), path, overrides);
+}
+
+}  // namespace pairmd

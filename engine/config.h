@@ -1,0 +1,122 @@
+// Run configuration: the YAML schema of docs/config.md, parsed and validated in one place.
+// Every error names file:line:column, the key and what was expected (ConfigError).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/model.h"
+
+namespace pairmd {
+
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class LatticeKind { Fcc, Sc };
+
+struct LatticeSpec {
+  LatticeKind kind = LatticeKind::Fcc;
+  int cells[3] = {10, 10, 10};
+  double density = 0.8442;
+  int type = 0;
+};
+
+struct ChainsSpec {
+  int count = 0;
+  int length = 0;
+  double density = 0.85;       // monomers (and counterions) per volume
+  int bond_type = 0;
+  double bond_length = 0.97;
+  int monomer_type = 0;
+  int charged_every = 0;       // 0: monomers carry their type's charge; k > 0: only every k-th does
+  int counterion_type = -1;    // -1: no counterions; else one per monomer charge, neutralising
+  double min_distance = 0.8;   // closest approach of non-bonded beads when growing the walks
+  uint64_t seed = 1;
+};
+
+struct FileSpec {
+  std::string path;
+  int64_t frame = -1;  // -1: last frame
+};
+
+struct RelaxSpec {
+  int steps = 0;            // capped steepest-descent steps before the run (removes overlaps)
+  double max_move = 0.02;   // largest displacement per relaxation step
+};
+
+struct TypeSpec {
+  std::string name;
+  double mass = 1.0;
+  double charge = 0.0;
+};
+
+enum class SystemSource { Lattice, Chains, File };
+
+struct SystemSpec {
+  SystemSource source = SystemSource::Lattice;
+  std::vector<TypeSpec> types;
+  bool periodic = true;
+  LatticeSpec lattice;
+  ChainsSpec chains;
+  FileSpec file;
+  RelaxSpec relax;
+  double velocity_temperature = -1;  // < 0: the integrator's temperature
+  uint64_t velocity_seed = 0;        // 0: the integrator's seed
+};
+
+struct TrajectorySpec {
+  int64_t every = 0;            // 0: no trajectory
+  int64_t velocities_every = 0; // 0: not written
+  int64_t forces_every = 0;     // 0: not written
+  int64_t observables_every = 0;  // 0: same as thermo
+  int compression = 0;          // gzip level 0..9
+  double flush_seconds = 10.0;  // flush at least this often (frames survive a SIGKILL)
+};
+
+struct PotentialMapSpec {
+  int64_t every = 0;            // 0: off
+  double spacing = 1.0;
+  std::string region = "box";   // box | particles (bounding box plus padding)
+  double padding = 5.0;
+  std::string kernel = "auto";
+  double min_distance = 0.0;    // distance floor against the 1/r singularity; 0 = spacing / 2
+};
+
+struct OutputSpec {
+  std::string prefix;           // file stem; default: the config's name next to the config
+  int64_t thermo_every = 100;
+  std::string progress = "auto";  // auto | on | off
+  TrajectorySpec trajectory;
+  int64_t checkpoint_every = 0;  // 0: only at the end
+};
+
+struct RunConfig {
+  std::string path;         // config file as given
+  std::string text;         // its verbatim text (stored in the trajectory)
+  std::string title;
+  std::string backend = "auto";
+  int64_t steps = 0;
+  Model model;
+  SystemSpec system;
+  OutputSpec output;
+  PotentialMapSpec potential_map;
+  std::vector<std::pair<std::string, std::string>> overrides;  // --set key.path=value, in order
+
+  // "file:line:column" of keys that are checked again once the system exists (cutoffs
+  // against the box, the start file), by config path.
+  std::map<std::string, std::string> locations;
+  std::string chains_bond_name;
+};
+
+// Reads and validates `path` with `--set` overrides applied ("a.b.c=value"). Throws ConfigError.
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// The same from text (tests); `name` stands for the file in messages.
+RunConfig parse_config(const std::string& text, const std::string& name,
+                       const std::vector<std::string>& overrides = {});
+
+}  // namespace pairmd

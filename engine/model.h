@@ -1,0 +1,25 @@
+// Everything about a run that does not change while it runs: units, force field, topology,
+// integrator and neighbour-list settings, and which GPU force strategy to use.
+#pragma once
+
+#include <string>
+
+#include "engine/force_field.h"
+#include "engine/topology.h"
+#include "engine/units.h"
+#include "integrators/integrator_params.h"
+
+namespace pairmd {
+
+struct Model {
+  Units units = Units::lj();
+  ForceField force_field;
+  Topology topology;
+  IntegratorSettings integrator;
+  NeighborSettings neighbor;
+  std::string strategy = "pair_slots_fused";  // GPU force-summation strategy
+  // A particle moving farther than this in one step stops the run (dt too large?).
+  double max_step_displacement = 0.5;
+};
+
+}  // namespace pairmd

@@ -1,0 +1,54 @@
+// The run loop: advance the backend to the next step some observer wants, show them the
+// state, repeat; stop cleanly on SIGINT/SIGTERM or when the system blows up.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/run_observer.h"
+#include "engine/system_builder.h"
+#include "engine/thermo_log.h"
+
+namespace pairmd {
+
+// Set by the signal handler of `pairmd run` (the signal number), polled by the run loop.
+extern std::atomic<int> g_stop_signal;
+void install_stop_handlers();
+
+enum class RunOutcome { Completed, Interrupted, BlewUp };
+
+struct RunResult {
+  RunOutcome outcome = RunOutcome::Completed;
+  int64_t last_good_step = 0;
+  std::string message;  // for Interrupted / BlewUp
+};
+
+class Simulation {
+ public:
+  Simulation(const RunConfig& cfg, Topology topology, std::unique_ptr<Backend> backend);
+
+  void add_observer(std::unique_ptr<RunObserver> observer);
+  void set_progress(ThermoLog* log) { progress_ = log; }
+  Backend& backend() { return *backend_; }
+  const Topology& topology() const { return topology_; }
+
+  // Runs until step `last_step`. Observers see the start state, each step they asked for, and
+  // the end (finish()); after a blow-up they finish with the last good state.
+  RunResult run(int64_t last_step);
+
+ private:
+  const RunConfig& cfg_;
+  Topology topology_;
+  std::unique_ptr<Backend> backend_;
+  std::vector<std::unique_ptr<RunObserver>> observers_;
+  ThermoLog* progress_ = nullptr;
+};
+
+// Degrees of freedom for the temperature: 3N with a thermostat, 3N - 3 under NVE in a periodic
+// box (total momentum is conserved and zero).
+double degrees_of_freedom(const RunConfig& cfg, size_t n);
+
+}  // namespace pairmd

@@ -1,0 +1,281 @@
+#include "engine/system_builder.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <unordered_map>
+
+#include "engine/cpu_backend.h"
+#include "engine/h5md.h"
+#include "integrators/noise.h"
+
+namespace pairmd {
+
+namespace {
+
+void add_particle(SystemState& s, Vec3d x, int type, double charge, const RunConfig& cfg) {
+  s.position.push_back(x);
+  s.velocity.push_back({0, 0, 0});
+  s.image.push_back({0, 0, 0});
+  s.type.push_back(type);
+  s.mass.push_back(cfg.system.types[type].mass);
+  s.charge.push_back(charge);
+}
+
+void build_lattice(const RunConfig& cfg, SystemState& s) {
+  const LatticeSpec& l = cfg.system.lattice;
+  const bool fcc = l.kind == LatticeKind::Fcc;
+  const int basis = fcc ? 4 : 1;
+  const double a = std::cbrt(basis / l.density);
+  const double frac[4][3] = {{0.25, 0.25, 0.25}, {0.75, 0.75, 0.25}, {0.75, 0.25, 0.75}, {0.25, 0.75, 0.75}};
+  s.box.lo = {0, 0, 0};
+  s.box.L = {a * l.cells[0], a * l.cells[1], a * l.cells[2]};
+  const double q = cfg.system.types[l.type].charge;
+  for (int z = 0; z < l.cells[2]; ++z)
+    for (int y = 0; y < l.cells[1]; ++y)
+      for (int x = 0; x < l.cells[0]; ++x)
+        for (int b = 0; b < basis; ++b) {
+          const double* f = fcc ? frac[b] : frac[0];
+          add_particle(s, {(x + f[0]) * a, (y + f[1]) * a, (z + f[2]) * a}, l.type, q, cfg);
+        }
+}
+
+// Uniform grid of already placed beads, for the closest-approach test of the random walks.
+class PlacementGrid {
+ public:
+  PlacementGrid(const Box& box, double cell) : box_(box) {
+    for (int d = 0; d < 3; ++d) {
+      const double len = d == 0 ? box.L.x : d == 1 ? box.L.y : box.L.z;
+      n_[d] = std::max(1, static_cast<int>(len / std::max(cell, 1e-6)));
+      n_[d] = std::min(n_[d], 512);
+    }
+  }
+  void insert(int id, Vec3d x) { cells_[key(cell(x))].push_back(id); }
+  // Smallest distance from x to a placed bead other than `skip`.
+  double closest(Vec3d x, const std::vector<Vec3d>& pos, int skip) const {
+    double best = 1e300;
+    const std::array<int, 3> c = cell(x);
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          std::array<int, 3> k = {c[0] + dx, c[1] + dy, c[2] + dz};
+          for (int d = 0; d < 3; ++d) k[d] = (k[d] + n_[d]) % n_[d];
+          auto it = cells_.find(key(k));
+          if (it == cells_.end()) continue;
+          for (int j : it->second) {
+            if (j == skip) continue;
+            const Vec3d d = box_.min_image(x - pos[j]);
+            best = std::min(best, std::sqrt(dot(d, d)));
+          }
+        }
+    return best;
+  }
+
+ private:
+  std::array<int, 3> cell(Vec3d x) const {
+    const double r[3] = {(x.x - box_.lo.x) / box_.L.x, (x.y - box_.lo.y) / box_.L.y, (x.z - box_.lo.z) / box_.L.z};
+    std::array<int, 3> c;
+    for (int d = 0; d < 3; ++d) c[d] = std::min(n_[d] - 1, std::max(0, static_cast<int>(r[d] * n_[d])));
+    return c;
+  }
+  long key(const std::array<int, 3>& c) const { return (static_cast<long>(c[2]) * n_[1] + c[1]) * n_[0] + c[0]; }
+  Box box_;
+  int n_[3];
+  std::unordered_map<long, std::vector<int>> cells_;
+};
+
+void build_chains(const RunConfig& cfg, SystemState& s, Topology& topo) {
+  const ChainsSpec& ch = cfg.system.chains;
+  const std::vector<TypeSpec>& types = cfg.system.types;
+  const double qm = types[ch.monomer_type].charge;
+  long charged = 0;
+  for (int k = 0; k < ch.length; ++k)
+    if (ch.charged_every == 0 || k % ch.charged_every == 0) ++charged;
+  charged *= ch.count;
+  const double total_charge = qm * static_cast<double>(charged);
+  long counterions = 0;
+  if (ch.counterion_type >= 0 && total_charge != 0.0) {
+    const double qc = types[ch.counterion_type].charge;
+    const double n = -total_charge / qc;
+    if (!(qc != 0.0) || n < 0 || std::fabs(n - std::round(n)) > 1e-9)
+      throw ConfigError(cfg.path + ": system.chains.counterion_type: counterions of charge " + std::to_string(qc) +
+                        " cannot neutralise a chain charge of " + std::to_string(total_charge));
+    counterions = std::lround(n);
+  }
+  const double ntotal = static_cast<double>(ch.count) * ch.length + counterions;
+  const double L = std::cbrt(ntotal / ch.density);
+  s.box.lo = {0, 0, 0};
+  s.box.L = {L, L, L};
+  if (!cfg.system.periodic) s.box.periodic = false;
+
+  std::mt19937_64 rng(ch.seed);
+  std::uniform_real_distribution<double> uni(0.0, 1.0);
+  auto random_point = [&]() { return Vec3d{uni(rng) * L, uni(rng) * L, uni(rng) * L}; };
+  auto random_direction = [&]() {
+    const double z = 2 * uni(rng) - 1, phi = 2 * M_PI * uni(rng), r = std::sqrt(1 - z * z);
+    return Vec3d{r * std::cos(phi), r * std::sin(phi), z};
+  };
+  PlacementGrid grid(s.box, std::max(ch.min_distance, 0.5));
+  Int3 image0{0, 0, 0};
+  for (int c = 0; c < ch.count; ++c) {
+    for (int k = 0; k < ch.length; ++k) {
+      Vec3d best{0, 0, 0};
+      double best_d = -1;
+      // Up to 100 trials for the closest approach; otherwise the best trial (relax fixes it).
+      for (int trial = 0; trial < 100 && best_d < ch.min_distance; ++trial) {
+        Vec3d x = k == 0 ? random_point() : s.position.back() + ch.bond_length * random_direction();
+        Int3 im = image0;
+        s.box.wrap(x, im);
+        const double d = grid.closest(x, s.position, k == 0 ? -1 : static_cast<int>(s.size()) - 1);
+        if (d > best_d) {
+          best_d = d;
+          best = x;
+        }
+      }
+      const bool charged_bead = ch.charged_every == 0 || k % ch.charged_every == 0;
+      add_particle(s, best, ch.monomer_type, charged_bead ? qm : 0.0, cfg);
+      grid.insert(static_cast<int>(s.size()) - 1, best);
+      if (k > 0) {
+        const int j = static_cast<int>(s.size()) - 1;
+        topo.bonds.push_back({j - 1, j, ch.bond_type});
+      }
+    }
+  }
+  for (long k = 0; k < counterions; ++k) {
+    Vec3d best{0, 0, 0};
+    double best_d = -1;
+    for (int trial = 0; trial < 100 && best_d < ch.min_distance; ++trial) {
+      const Vec3d x = random_point();
+      const double d = grid.closest(x, s.position, -1);
+      if (d > best_d) {
+        best_d = d;
+        best = x;
+      }
+    }
+    add_particle(s, best, ch.counterion_type, types[ch.counterion_type].charge, cfg);
+    grid.insert(static_cast<int>(s.size()) - 1, best);
+  }
+}
+
+}  // namespace
+
+void validate_against_box(const RunConfig& cfg, const Box& box) {
+  if (!box.periodic) return;
+  const double half = 0.5 * std::min({box.L.x, box.L.y, box.L.z});
+  const double skin = cfg.model.neighbor.skin;
+  const auto& terms = cfg.model.force_field.pair_terms;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const double rc = terms[t].max_cutoff();
+    if (rc + skin > half) {
+      const std::string key = "force_field.pair[" + std::to_string(t) + "].cutoff";
+      auto it = cfg.locations.find(key);
+      std::ostringstream m;
+      m << (it != cfg.locations.end() ? it->second : cfg.path) << ": " << key << ": cutoff " << rc << " plus skin "
+        << skin << " is larger than half the smallest box edge (" << half
+        << "); minimum image needs a larger box or a shorter cutoff";
+      throw ConfigError(m.str());
+    }
+  }
+}
+
+void assign_velocities(SystemState& s, double temperature, uint64_t seed, const Units& units) {
+  const size_t n = s.size();
+  for (auto& v : s.velocity) v = {0, 0, 0};
+  if (n == 0 || temperature <= 0) return;
+  // A step index no integrator reaches, so these draws never repeat thermostat noise.
+  const uint64_t step = ~uint64_t(0);
+  double p[3] = {0, 0, 0}, mtot = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Vec3d g = gaussian3<double>(seed, step, static_cast<uint32_t>(i), kNoiseVelocities);
+    const double sd = std::sqrt(units.kB * temperature * units.force_to_accel / s.mass[i]);
+    s.velocity[i] = sd * g;
+    p[0] += s.mass[i] * s.velocity[i].x;
+    p[1] += s.mass[i] * s.velocity[i].y;
+    p[2] += s.mass[i] * s.velocity[i].z;
+    mtot += s.mass[i];
+  }
+  double ke2 = 0;  // 2 KE in mvv units
+  for (size_t i = 0; i < n; ++i) {
+    s.velocity[i] -= Vec3d{p[0] / mtot, p[1] / mtot, p[2] / mtot};
+    ke2 += s.mass[i] * dot(s.velocity[i], s.velocity[i]);
+  }
+  const double dof = n > 1 ? 3.0 * n - 3.0 : 3.0;
+  const double target = dof * units.kB * temperature * units.force_to_accel;
+  if (ke2 > 0) {
+    const double scale = std::sqrt(target / ke2);
+    for (auto& v : s.velocity) v = scale * v;
+  }
+}
+
+void relax(SystemState& s, const RunConfig& cfg, const Topology& topology, int steps, double max_move) {
+  if (steps <= 0) return;
+  Model model = cfg.model;
+  model.topology = topology;
+  CpuBackend backend(model, s);
+  for (int k = 0; k < steps; ++k) {
+    const std::vector<Vec3d> f = backend.forces();
+    double fmax = 0;
+    for (const Vec3d& fi : f) fmax = std::max(fmax, dot(fi, fi));
+    fmax = std::sqrt(fmax);
+    if (!(fmax > 0) || !std::isfinite(fmax)) break;
+    const double scale = max_move / fmax;
+    for (size_t i = 0; i < s.size(); ++i) {
+      s.position[i] += scale * f[i];
+      s.box.wrap(s.position[i], s.image[i]);
+    }
+    backend.set_state(s);
+  }
+}
+
+BuiltSystem build_system(const RunConfig& cfg) {
+  BuiltSystem b;
+  SystemState& s = b.state;
+  s.box.periodic = cfg.system.periodic;
+  for (const TypeSpec& t : cfg.system.types) s.type_names.push_back(t.name);
+  switch (cfg.system.source) {
+    case SystemSource::Lattice:
+      build_lattice(cfg, s);
+      break;
+    case SystemSource::Chains:
+      build_chains(cfg, s, b.topology);
+      break;
+    case SystemSource::File: {
+      auto it = cfg.locations.find("system.file.path");
+      const std::string where = it != cfg.locations.end() ? it->second : cfg.path;
+      try {
+        H5mdFrame frame = read_h5md_frame(cfg.system.file.path, cfg.system.file.frame);
+        s = frame.state;
+        b.topology = frame.topology;
+      } catch (const std::exception& e) {
+        throw ConfigError(where + ": system.file.path: " + e.what());
+      }
+      if (s.type_names.size() > cfg.system.types.size())
+        throw ConfigError(where + ": system.file.path: the file has " + std::to_string(s.type_names.size()) +
+                          " particle types but system.types lists " + std::to_string(cfg.system.types.size()));
+      for (size_t t = 0; t < s.type_names.size(); ++t)
+        if (s.type_names[t] != cfg.system.types[t].name)
+          throw ConfigError(where + ": system.file.path: particle type " + std::to_string(t) + " is '" + s.type_names[t] +
+                            "' in the file but '" + cfg.system.types[t].name + "' in system.types");
+      s.type_names.clear();
+      for (const TypeSpec& t : cfg.system.types) s.type_names.push_back(t.name);
+      for (const Bond& bond : b.topology.bonds)
+        if (bond.type < 0 || bond.type >= static_cast<int>(cfg.model.force_field.bond_types.size()))
+          throw ConfigError(where + ": system.file.path: the file's bonds use bond type " + std::to_string(bond.type) +
+                            ", which force_field.bonds does not define");
+      break;
+    }
+  }
+  if (!cfg.system.periodic) s.box.periodic = false;
+  validate_against_box(cfg, s.box);
+  relax(s, cfg, b.topology, cfg.system.relax.steps, cfg.system.relax.max_move);
+  if (cfg.system.source != SystemSource::File || cfg.system.velocity_temperature >= 0) {
+    const double T = cfg.system.velocity_temperature >= 0 ? cfg.system.velocity_temperature : cfg.model.integrator.temperature;
+    const uint64_t seed = cfg.system.velocity_seed ? cfg.system.velocity_seed : cfg.model.integrator.seed;
+    assign_velocities(s, T, seed, cfg.model.units);
+  }
+  return b;
+}
+
+}  // namespace pairmd

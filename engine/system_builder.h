@@ -1,0 +1,31 @@
+// Turns the system section of a config into an initial state and topology: lattices, random
+// bead-spring chains (with counterions), or a frame of an H5MD file; then optional relaxation
+// and Maxwell-Boltzmann velocities.
+#pragma once
+
+#include "engine/config.h"
+#include "engine/system_state.h"
+#include "engine/topology.h"
+
+namespace pairmd {
+
+struct BuiltSystem {
+  SystemState state;
+  Topology topology;
+};
+
+// Throws ConfigError for inconsistent input (cutoff beyond half the box, unreadable file...).
+BuiltSystem build_system(const RunConfig& cfg);
+
+// Cutoffs plus skin must fit in half the smallest periodic box edge (minimum image).
+void validate_against_box(const RunConfig& cfg, const Box& box);
+
+// Maxwell-Boltzmann velocities at temperature T from Philox (reproducible), with the centre-of-
+// mass momentum removed and the kinetic energy scaled to exactly (3N - 3) k_B T / 2.
+void assign_velocities(SystemState& s, double temperature, uint64_t seed, const Units& units);
+
+// Capped steepest descent on the CPU reference backend: every step moves particles along their
+// forces, the largest move being max_move. Removes overlaps of generated configurations.
+void relax(SystemState& s, const RunConfig& cfg, const Topology& topology, int steps, double max_move);
+
+}  // namespace pairmd

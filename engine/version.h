@@ -1,0 +1,2 @@
+#pragma once
+#define PAIRMD_VERSION "0.1.0"

@@ -1,0 +1,41 @@
+// Verlet (neighbour) list of the CPU reference backend: a half list (each pair once, j > i)
+// of all pairs closer than cutoff + skin, in compressed rows. It stays valid until some
+// particle has moved more than skin / 2 since the build, and rebuilds itself then.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/box.h"
+#include "engine/vec3.h"
+#include "neighbor/cell_list.h"
+
+namespace pairmd {
+
+class VerletList {
+ public:
+  VerletList(double cutoff, double skin) : cutoff_(cutoff), skin_(skin) {}
+
+  // Rebuild if needed; returns true if it rebuilt. `exclusions` may be empty (none excluded).
+  bool update(const std::vector<Vec3d>& x, const Box& box,
+              const std::vector<std::vector<int>>& exclusions);
+  void build(const std::vector<Vec3d>& x, const Box& box,
+             const std::vector<std::vector<int>>& exclusions);
+  bool needs_rebuild(const std::vector<Vec3d>& x, const Box& box) const;
+
+  // Partners of i: neighbors()[offsets()[i]] .. neighbors()[offsets()[i + 1] - 1].
+  const std::vector<int>& offsets() const { return offsets_; }
+  const std::vector<int>& neighbors() const { return neighbors_; }
+  int64_t builds() const { return builds_; }
+  double cutoff() const { return cutoff_; }
+  double skin() const { return skin_; }
+
+ private:
+  double cutoff_, skin_;
+  CellList cells_;
+  std::vector<int> offsets_, neighbors_;
+  std::vector<Vec3d> x_at_build_;
+  int64_t builds_ = 0;
+};
+
+}  // namespace pairmd

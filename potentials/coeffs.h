@@ -1,0 +1,22 @@
+// User-level coefficients of one type pair (pair potentials) or one bond type (bonds), in
+// double precision, as read from the config. Each evaluator turns them into its own compact
+// Params in the floating type of the backend (double on the CPU, float on the GPU).
+#pragma once
+
+namespace pairmd {
+
+struct PairCoeffs {
+  double epsilon = 1.0;    // energy scale (LJ, WCA)
+  double sigma = 1.0;      // length scale (LJ, WCA)
+  double rcut = 0.0;       // cutoff of this type pair; 0 switches the pair off
+  double kappa = 0.0;      // inverse screening length (Debye-Hueckel)
+  double prefactor = 1.0;  // k_e / epsilon_r in the run's units (Coulomb, Debye-Hueckel)
+  bool shift = false;      // subtract V(rcut) so the energy is continuous at the cutoff
+};
+
+struct BondCoeffs {
+  double k = 0.0;   // spring constant (harmonic: V = k/2 (r - r0)^2; FENE: K)
+  double r0 = 0.0;  // rest length (harmonic) or maximum extension R0 (FENE)
+};
+
+}  // namespace pairmd

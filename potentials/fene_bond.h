@@ -1,0 +1,37 @@
+// FENE bond (finitely extensible nonlinear elastic), the attractive part of the
+// Kremer-Grest bead-spring model:
+//
+//   V(r) = -K R0^2 / 2 ln(1 - (r/R0)^2),     F/r = -K / (1 - (r/R0)^2),     r < R0
+//
+// Kremer-Grest adds WCA between all monomers, bonded ones included; in pairmd that is the
+// nonbonded WCA term with `exclusions: none`, so this evaluator is the FENE part only.
+// A bond stretched to r >= R0 has no finite energy: eval returns false and the run stops.
+#pragma once
+
+#include <cmath>
+
+#include "engine/hd.h"
+#include "potentials/coeffs.h"
+
+namespace pairmd {
+
+template <typename Real>
+struct FeneBond {
+  static constexpr const char* kName = "fene";
+
+  struct Params {
+    Real k, r0sq;
+  };
+
+  static Params from(const BondCoeffs& c) { return Params{Real(c.k), Real(c.r0 * c.r0)}; }
+
+  PAIRMD_HD static bool eval(Real rsq, const Params& p, Real& force_divr, Real& energy) {
+    const Real stretch = Real(1) - rsq / p.r0sq;
+    if (!(stretch > Real(0))) return false;
+    force_divr = -p.k / stretch;
+    energy = Real(-0.5) * p.k * p.r0sq * std::log(stretch);
+    return true;
+  }
+};
+
+}  // namespace pairmd

@@ -1,0 +1,31 @@
+// Harmonic bond:  V(r) = k/2 (r - r0)^2,   F/r = -k (r - r0) / r.
+#pragma once
+
+#include <cmath>
+
+#include "engine/hd.h"
+#include "potentials/coeffs.h"
+
+namespace pairmd {
+
+template <typename Real>
+struct HarmonicBond {
+  static constexpr const char* kName = "harmonic";
+
+  struct Params {
+    Real k, r0;
+  };
+
+  static Params from(const BondCoeffs& c) { return Params{Real(c.k), Real(c.r0)}; }
+
+  // Always succeeds; returns true for the same interface as bonds that can break.
+  PAIRMD_HD static bool eval(Real rsq, const Params& p, Real& force_divr, Real& energy) {
+    const Real r = std::sqrt(rsq);
+    const Real dr = r - p.r0;
+    force_divr = -p.k * dr / r;
+    energy = Real(0.5) * p.k * dr * dr;
+    return true;
+  }
+};
+
+}  // namespace pairmd

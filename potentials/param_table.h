@@ -1,0 +1,47 @@
+// Evaluator parameters of one term, packed as raw bytes so that drivers can hold tables of
+// any evaluator side by side (and copy them to a device as they are). Built once per run.
+#pragma once
+
+#include <cstring>
+#include <vector>
+
+#include "engine/force_field.h"
+
+namespace pairmd {
+
+class ParamTable {
+ public:
+  template <typename Params>
+  static ParamTable from(const std::vector<Params>& p) {
+    ParamTable t;
+    t.bytes_.resize(p.size() * sizeof(Params));
+    if (!p.empty()) std::memcpy(t.bytes_.data(), p.data(), t.bytes_.size());
+    return t;
+  }
+  template <typename Params>
+  const Params* as() const { return reinterpret_cast<const Params*>(bytes_.data()); }
+  const void* data() const { return bytes_.data(); }
+  size_t bytes() const { return bytes_.size(); }
+
+ private:
+  std::vector<unsigned char> bytes_;
+};
+
+// Per-type-pair table of a pair term for evaluator type Eval (any precision).
+template <typename Eval>
+ParamTable make_pair_table(const PairTerm& term) {
+  std::vector<typename Eval::Params> p;
+  p.reserve(term.coeffs.size());
+  for (const PairCoeffs& c : term.coeffs) p.push_back(Eval::from(c));
+  return ParamTable::from(p);
+}
+
+// Per-bond-type table of the bond types of one kind; index by bond type.
+template <typename Eval>
+ParamTable make_bond_table(const ForceField& ff) {
+  std::vector<typename Eval::Params> p;
+  for (const BondType& b : ff.bond_types) p.push_back(Eval::from(b.coeffs));
+  return ParamTable::from(p);
+}
+
+}  // namespace pairmd
