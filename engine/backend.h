@@ -54,6 +54,10 @@ class Backend {
   virtual std::vector<Vec3d> forces() = 0;
 
   virtual BackendStats stats() const = 0;
+
+  // Time list builds, force computation and integration separately (adds synchronisation on a
+  // GPU, so it is off for normal runs and on for `pairmd compare`'s breakdown).
+  virtual void set_profiling(bool on) { (void)on; }
 };
 
 // "cpu", "cuda", or "auto" (cuda where a GPU exists, else cpu). `why` gets a one-line

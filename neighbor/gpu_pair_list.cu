@@ -1,0 +1,298 @@
+#include "neighbor/gpu_pair_list.cuh"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/block_reduce.cuh"
+
+namespace pairmd {
+
+int bits_for(int n) {
+  int b = 1;
+  while (b < 31 && (1 << b) < n) ++b;
+  return b;
+}
+
+namespace {
+
+__device__ __forceinline__ Vec3<float> xyz(float4 p) { return {p.x, p.y, p.z}; }
+
+// Ordered-int encoding of floats so integer atomicMin/Max compare them correctly.
+__device__ __forceinline__ int float_order(float f) {
+  const int b = __float_as_int(f);
+  return b >= 0 ? b : b ^ 0x7fffffff;
+}
+__host__ __device__ inline float order_float(int b) {
+  const int f = b >= 0 ? b : b ^ 0x7fffffff;
+#ifdef __CUDA_ARCH__
+  return __int_as_float(f);
+#else
+  float r;
+  std::memcpy(&r, &f, sizeof r);
+  return r;
+#endif
+}
+
+__global__ void bounding_box_kernel(const float4* pos, int n, int* out /* min xyz, max xyz */) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  float4 p = t < n ? pos[t] : pos[0];
+  const float v[3] = {p.x, p.y, p.z};
+  for (int d = 0; d < 3; ++d) {
+    const float lo = block_reduce(v[d], MinOp{}, v[d]);
+    const float hi = block_reduce(v[d], MaxOp{}, v[d]);
+    if (threadIdx.x == 0) {
+      atomicMin(out + d, float_order(lo));
+      atomicMax(out + 3 + d, float_order(hi));
+    }
+  }
+}
+
+__global__ void assign_cells_kernel(const float4* pos, int n, float3 lo, float3 inv, int3 dims, int* cell_of, int* index) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float4 p = pos[i];
+  const int cx = min(dims.x - 1, max(0, __float2int_rd((p.x - lo.x) * inv.x)));
+  const int cy = min(dims.y - 1, max(0, __float2int_rd((p.y - lo.y) * inv.y)));
+  const int cz = min(dims.z - 1, max(0, __float2int_rd((p.z - lo.z) * inv.z)));
+  cell_of[i] = (cz * dims.y + cy) * dims.x + cx;
+  index[i] = i;
+}
+
+__global__ void cell_bounds_kernel(const int* cell_sorted, int n, int* start, int* end) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  const int c = cell_sorted[t];
+  if (t == 0 || cell_sorted[t - 1] != c) start[c] = t;
+  if (t == n - 1 || cell_sorted[t + 1] != c) end[c] = t + 1;
+}
+
+struct CellGrid {
+  const int* cell_of;
+  const int* particles;
+  const int* start;
+  const int* end;
+  int3 dims;
+  bool periodic;
+};
+
+// Calls f(j) for every partner j of particle i within rlist (j > i for half lists).
+template <bool kFull, typename F>
+__device__ __forceinline__ void for_each_partner(int i, const PairListInput& in, const CellGrid& g, float rlist_sq, F&& f) {
+  const float4 pi = in.pos[i];
+  const int c = g.cell_of[i];
+  const int cx = c % g.dims.x, cy = (c / g.dims.x) % g.dims.y, cz = c / (g.dims.x * g.dims.y);
+  const unsigned tag_i = in.tag[i];
+  // Distinct neighbour offsets per direction: with 1 or 2 cells a -1 and +1 shift meet.
+  const int3 lo = {g.dims.x >= 3 || !g.periodic ? -1 : 0, g.dims.y >= 3 || !g.periodic ? -1 : 0,
+                   g.dims.z >= 3 || !g.periodic ? -1 : 0};
+  const int3 hi = {g.dims.x >= 2 ? 1 : 0, g.dims.y >= 2 ? 1 : 0, g.dims.z >= 2 ? 1 : 0};
+  for (int dz = lo.z; dz <= hi.z; ++dz) {
+    int z = cz + dz;
+    if (g.periodic) z = (z + g.dims.z) % g.dims.z;
+    else if (z < 0 || z >= g.dims.z) continue;
+    for (int dy = lo.y; dy <= hi.y; ++dy) {
+      int y = cy + dy;
+      if (g.periodic) y = (y + g.dims.y) % g.dims.y;
+      else if (y < 0 || y >= g.dims.y) continue;
+      for (int dx = lo.x; dx <= hi.x; ++dx) {
+        int x = cx + dx;
+        if (g.periodic) x = (x + g.dims.x) % g.dims.x;
+        else if (x < 0 || x >= g.dims.x) continue;
+        const int cell = (z * g.dims.y + y) * g.dims.x + x;
+        const int e = g.end[cell];
+        for (int k = g.start[cell]; k < e; ++k) {
+          const int j = g.particles[k];
+          if (kFull ? j == i : j <= i) continue;
+          const float4 pj = in.pos[j];
+          const Vec3<float> d = in.box.min_image(xyz(pi) - xyz(pj));
+          if (dot(d, d) >= rlist_sq) continue;
+          bool excluded = false;
+          if (in.exclusion_width > 0) {
+            const unsigned tag_j = in.tag[j];
+            const int* ex = in.exclusions + static_cast<size_t>(tag_i) * in.exclusion_width;
+            for (int q = 0; q < in.exclusion_width; ++q) excluded |= ex[q] == static_cast<int>(tag_j);
+          }
+          if (!excluded) f(j);
+        }
+      }
+    }
+  }
+}
+
+template <bool kFull>
+__global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, int* row_count, int* row_offset, int* counter) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const int lane = threadIdx.x & 31;
+  int count = 0, i = -1;
+  if (t < in.n) {
+    i = g.particles[t];
+    for_each_partner<kFull>(i, in, g, rlist_sq, [&](int) { ++count; });
+    row_count[i] = count;
+  }
+  // One integer atomicAdd per warp claims room for all its threads' pairs.
+  int incl = count;
+  for (int o = 1; o < 32; o <<= 1) {
+    const int y = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += y;
+  }
+  const int total = __shfl_sync(0xffffffffu, incl, 31);
+  int base = 0;
+  if (lane == 31 && total > 0) base = atomicAdd(counter, total);
+  base = __shfl_sync(0xffffffffu, base, 31);
+  if (i >= 0) row_offset[i] = base + incl - count;
+}
+
+template <bool kFull>
+__global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, const int* row_offset, int jbits,
+                                   unsigned long long* keys) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= in.n) return;
+  const int i = g.particles[t];
+  int out = row_offset[i];
+  for_each_partner<kFull>(i, in, g, rlist_sq, [&](int j) {
+    keys[out++] = (static_cast<unsigned long long>(i) << jbits) | static_cast<unsigned>(j);
+  });
+}
+
+__global__ void unpack_pairs_kernel(const unsigned long long* keys, int count, int jbits, int* pi, int* pj) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= count) return;
+  const unsigned long long key = keys[k];
+  pi[k] = static_cast<int>(key >> jbits);
+  pj[k] = static_cast<int>(key & ((1ull << jbits) - 1));
+}
+
+inline int blocks_for(size_t n) { return static_cast<int>((n + kBlockSize - 1) / kBlockSize); }
+
+}  // namespace
+
+GpuPairList::GpuPairList(float cutoff, float skin, bool full, size_t initial_capacity)
+    : cutoff_(cutoff), skin_(skin), full_(full), capacity_(std::max<size_t>(initial_capacity, 1)) {
+  PAIRMD_CUDA_CHECK(cudaMallocHost(&host_counter_, sizeof(int)));
+  counter_.resize(1);
+  bounds_.resize(6);
+}
+
+size_t GpuPairList::bytes() const {
+  return cell_of_.bytes() + cell_sorted_.bytes() + cell_index_.bytes() + cell_particles_.bytes() + cell_start_.bytes() +
+         cell_end_.bytes() + row_count_.bytes() + row_offset_.bytes() + row_start_.bytes() + keys_unsorted_.bytes() +
+         keys_sorted_.bytes() + i_sorted_.bytes() + j_sorted_.bytes() + cub_temp_.bytes();
+}
+
+void GpuPairList::build_cells(const PairListInput& in, cudaStream_t stream) {
+  const float rlist = cutoff_ + skin_;
+  float lo[3] = {in.box.lo.x, in.box.lo.y, in.box.lo.z};
+  float len[3] = {in.box.L.x, in.box.L.y, in.box.L.z};
+  if (!in.box.periodic) {
+    // Open boundaries: the grid covers the particles' bounding box, read back once per build.
+    int init[6];
+    for (int d = 0; d < 3; ++d) {
+      init[d] = 0x7fffffff;
+      init[3 + d] = static_cast<int>(0x80000000u);
+    }
+    DeviceBuffer<int> box(6);
+    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(box.data(), init, sizeof init, cudaMemcpyHostToDevice, stream));
+    bounding_box_kernel<<<blocks_for(in.n), kBlockSize, 0, stream>>>(in.pos, in.n, box.data());
+    PAIRMD_CHECK_LAUNCH();
+    int out[6];
+    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(out, box.data(), sizeof out, cudaMemcpyDeviceToHost, stream));
+    PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = order_float(out[d]);
+      len[d] = order_float(out[3 + d]) - lo[d] + 1e-4f;
+    }
+  }
+  // About two cells per particle at most, so far-flung particles cannot blow the grid up.
+  const double max_per_dim = std::cbrt(2.0 * std::max(in.n, 1)) + 1;
+  for (int d = 0; d < 3; ++d) {
+    int k = static_cast<int>(std::floor(len[d] / rlist));
+    dims_[d] = std::max(1, std::min(k, static_cast<int>(max_per_dim)));
+  }
+  cell_lo_ = make_float3(lo[0], lo[1], lo[2]);
+  cell_inv_ = make_float3(dims_[0] / len[0], dims_[1] / len[1], dims_[2] / len[2]);
+  const int ncell = dims_[0] * dims_[1] * dims_[2];
+
+  const int n = in.n;
+  cell_of_.resize(n);
+  cell_sorted_.resize(n);
+  cell_index_.resize(n);
+  cell_particles_.resize(n);
+  cell_start_.resize(ncell);
+  cell_end_.resize(ncell);
+  assign_cells_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(in.pos, n, cell_lo_, cell_inv_,
+                                                                 make_int3(dims_[0], dims_[1], dims_[2]),
+                                                                 cell_of_.data(), cell_index_.data());
+  PAIRMD_CHECK_LAUNCH();
+  size_t temp = 0;
+  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp, cell_of_.data(), cell_sorted_.data(), cell_index_.data(),
+                                                    cell_particles_.data(), n, 0, bits_for(ncell), stream));
+  cub_temp_.reserve_grow(temp);
+  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp_.data(), temp, cell_of_.data(), cell_sorted_.data(),
+                                                    cell_index_.data(), cell_particles_.data(), n, 0, bits_for(ncell), stream));
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(cell_start_.data(), 0, ncell * sizeof(int), stream));
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(cell_end_.data(), 0, ncell * sizeof(int), stream));
+  cell_bounds_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(cell_sorted_.data(), n, cell_start_.data(), cell_end_.data());
+  PAIRMD_CHECK_LAUNCH();
+}
+
+void GpuPairList::build(const PairListInput& in, cudaStream_t stream) {
+  const int n = in.n;
+  if (n == 0) {
+    count_ = 0;
+    return;
+  }
+  build_cells(in, stream);
+  const CellGrid g{cell_of_.data(), cell_particles_.data(), cell_start_.data(), cell_end_.data(),
+                   make_int3(dims_[0], dims_[1], dims_[2]), in.box.periodic};
+  const float rlist = cutoff_ + skin_;
+  const float rlist_sq = rlist * rlist;
+  row_count_.resize(n);
+  row_offset_.resize(n);
+  row_start_.resize(n + 1);
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(int), stream));
+  if (full_) count_pairs_kernel<true><<<blocks_for(n), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), row_offset_.data(), counter_.data());
+  else count_pairs_kernel<false><<<blocks_for(n), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), row_offset_.data(), counter_.data());
+  PAIRMD_CHECK_LAUNCH();
+  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), sizeof(int), cudaMemcpyDeviceToHost, stream));
+  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
+  count_ = *host_counter_;
+
+  // Nothing has been written yet: grow first, so no pair is ever dropped.
+  if (static_cast<size_t>(count_) > capacity_) {
+    capacity_ = static_cast<size_t>(count_ * 1.25) + 1;
+    ++growths_;
+  }
+  keys_unsorted_.resize(capacity_);
+  keys_sorted_.resize(capacity_);
+  i_sorted_.resize(capacity_);
+  j_sorted_.resize(capacity_);
+  const int jbits = bits_for(n);
+  if (full_) write_pairs_kernel<true><<<blocks_for(n), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_offset_.data(), jbits, keys_unsorted_.data());
+  else write_pairs_kernel<false><<<blocks_for(n), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_offset_.data(), jbits, keys_unsorted_.data());
+  PAIRMD_CHECK_LAUNCH();
+
+  // Sort by the key (i, j): the list is canonical, whatever order the warps claimed their room
+  // in and whatever the cell grid looked like, so sums over it are deterministic and do not
+  // depend on when the list was built (restarts stay bitwise exact).
+  size_t temp_sort = 0, temp_scan = 0;
+  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_sort, keys_unsorted_.data(), keys_sorted_.data(), count_, 0,
+                                                   2 * jbits, stream));
+  PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_scan, row_count_.data(), row_start_.data(), n, stream));
+  cub_temp_.reserve_grow(std::max(temp_sort, temp_scan));
+  temp_sort = temp_scan = cub_temp_.capacity();
+  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(cub_temp_.data(), temp_sort, keys_unsorted_.data(), keys_sorted_.data(),
+                                                   count_, 0, 2 * jbits, stream));
+  PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_.data(), temp_scan, row_count_.data(), row_start_.data(), n, stream));
+  if (count_ > 0) {
+    unpack_pairs_kernel<<<blocks_for(count_), kBlockSize, 0, stream>>>(keys_sorted_.data(), count_, jbits, i_sorted_.data(),
+                                                                       j_sorted_.data());
+    PAIRMD_CHECK_LAUNCH();
+  }
+  ++builds_;
+}
+
+}  // namespace pairmd
