@@ -5,11 +5,6 @@
 
 namespace pairmd::cli {
 
-int cmd_compare(const Args&) {
-  std::cerr << "pairmd compare: not available in this build yet\n";
-  return kExitUsage;
-}
-
 int cmd_potential_map(const Args&) {
   std::cerr << "pairmd potential-map: not available in this build yet\n";
   return kExitUsage;

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (through the device tool), from the repository root, with
+# device-bundle/ carried there (see scripts/build_device_bundle.sh). Stages, in the order
+# given (default: all of them):
+#   tests      every test, GPU tests included (GoogleTest XML and logs into $OUT)
+#   sanitize   the GPU tests under compute-sanitizer memcheck and racecheck
+#   bench      LJ liquid scaling of the default strategy, N = 4k .. 4M (issue 3)
+#   compare    all strategies: LJ liquid at 64k and 1M, Kremer-Grest melt (issue 4)
+#   dcs        the potential-map kernels benchmark (issue 5), if built
+# Results land in $OUT (the device tool brings them back); a summary is printed last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=$PWD/device-bundle
+export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-}
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+stages=("$@")
+[[ ${#stages[@]} -eq 0 ]] && stages=(tests sanitize bench compare dcs)
+summary=()
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
+
+for stage in "${stages[@]}"; do
+  echo "=== $stage ($(date +%T))"
+  case $stage in
+    tests)
+      "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" > "$OUT/gpu_tests.log" 2>&1
+      summary+=("gpu tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/gpu_tests.log" | tr '\n' ' '))")
+      grep -E '^\[(forces|trajectory|langevin)\]|FAILED|Failure|error' "$OUT/gpu_tests.log" | head -60
+      "$B/pairmd_tests" > "$OUT/cpu_tests.log" 2>&1
+      summary+=("cpu tests: exit $?")
+      for t in "$B"/*_gpu_test* "$B"/dcs_tests; do
+        [[ -x "$t" && "$(basename "$t")" != pairmd_gpu_tests ]] || continue
+        "$t" > "$OUT/$(basename "$t").log" 2>&1
+        summary+=("$(basename "$t"): exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/$(basename "$t").log" | tr '\n' ' '))")
+      done
+      ;;
+    sanitize)
+      # Small systems: the sanitizers slow kernels down by 10-100x.
+      export PAIRMD_SYNC_LAUNCHES=1
+      filter='GpuPairList.*:GpuBackend.ForcesMatchCpu*:GpuBackend.ListOverflow*:GpuBackend.EnergyAndVirial*'
+      for tool in memcheck racecheck; do
+        compute-sanitizer --tool $tool --error-exitcode 99 "$B/pairmd_gpu_tests" --gtest_filter="$filter" \
+          > "$OUT/sanitize_$tool.log" 2>&1
+        rc=$?
+        summary+=("compute-sanitizer $tool: exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)")
+      done
+      unset PAIRMD_SYNC_LAUNCHES
+      ;;
+    bench)
+      # 4k, 32k, 64k, 256k, 1M, 4M particles (fcc cells 10, 20, 25, 40, 63, 100).
+      "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused \
+        --sizes 4000,32000,62500,256000,1000188,4000000 --steps 200 --repeats 5 --warmup 500 \
+        --out "$OUT/bench_lj" > "$OUT/bench_lj.log" 2>&1
+      summary+=("bench: exit $?")
+      cat "$OUT/bench_lj.log"
+      ;;
+    compare)
+      "$B/pairmd" compare configs/lj_liquid.yaml --sizes 62500,1000188 --steps 200 --repeats 5 --warmup 500 \
+        --out "$OUT/compare_lj" > "$OUT/compare_lj.log" 2>&1
+      summary+=("compare lj: exit $?")
+      cat "$OUT/compare_lj.log"
+      if [[ -f configs/kremer_grest.yaml ]]; then
+        "$B/pairmd" compare configs/kremer_grest.yaml --steps 200 --repeats 5 --warmup 500 \
+          --out "$OUT/compare_kg" > "$OUT/compare_kg.log" 2>&1
+        summary+=("compare kg: exit $?")
+        cat "$OUT/compare_kg.log"
+      fi
+      ;;
+    dcs)
+      if [[ -x "$B/dcs_bench" ]]; then
+        "$B/dcs_bench" --csv "$OUT/dcs_bench.csv" > "$OUT/dcs_bench.log" 2>&1
+        summary+=("dcs bench: exit $?")
+        cat "$OUT/dcs_bench.log"
+      fi
+      ;;
+    *) echo "unknown stage $stage" ;;
+  esac
+done
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
