@@ -161,6 +161,7 @@ TEST(GpuBackend, RestartFromStateIsBitwiseIdentical) {
 TEST(GpuBackend, ListOverflowGrowsInsteadOfDroppingPairs) {
   REQUIRE_GPU();
   auto sys = make_system("lj_liquid", testing::kLjLiquid, {"neighbor.initial_capacity_per_particle=1"});
+  jiggle(sys.system.state, 0.05, 3);  // a perfect lattice has zero net forces: test on real ones
   CpuBackend cpu(sys.model(), sys.system.state);
   const std::vector<Vec3d> ref = cpu.forces();
   for (const std::string& strategy : kStrategies) {
@@ -179,14 +180,22 @@ TEST(GpuBackend, ListOverflowGrowsInsteadOfDroppingPairs) {
 TEST(GpuBackend, ParticlesCrossingTheBoxKeepForcesRight) {
   REQUIRE_GPU();
   auto sys = make_system("lj_liquid", testing::kLjLiquid);
-  // Shift everything so many particles sit within a hair of the faces, some exactly on them.
+  // Shift everything so many particles sit within a hair of the faces; put the particle nearest
+  // to the x face exactly on it, and the one nearest the upper y face a double-precision hair
+  // below it (which rounds to the face itself in float).
   SystemState s = sys.system.state;
+  jiggle(s, 0.05, 5);
+  size_t lowest_x = 0, highest_y = 0;
   for (size_t i = 0; i < s.size(); ++i) {
     s.position[i].x += 0.5 * s.box.L.x - 1e-7;
     s.box.wrap(s.position[i], s.image[i]);
   }
-  s.position[0].x = s.box.lo.x;
-  s.position[1].y = s.box.lo.y + s.box.L.y * (1 - 1e-12);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.position[i].x < s.position[lowest_x].x) lowest_x = i;
+    if (s.position[i].y > s.position[highest_y].y) highest_y = i;
+  }
+  s.position[lowest_x].x = s.box.lo.x;
+  s.position[highest_y].y = s.box.lo.y + s.box.L.y * (1 - 1e-12);
   for (const std::string& strategy : kStrategies) {
     CpuBackend cpu(sys.model(), s);
     auto g = gpu(sys.model(), s, strategy);
