@@ -39,10 +39,18 @@ struct SlotForce {
     float3 f = make_float3(0.f, 0.f, 0.f);
     for (int v = 0; v < nviews; ++v) {
       const SlotView& sv = views[v];
-      const int n = sv.nslots[p];
-      const float4* s = sv.slots + sv.chunk_base[p >> 5] * 32 + (p & 31);
-      for (int k = 0; k < n; ++k) {
+      const int nj = sv.njslots[p];  // partners below p, ascending: coalesced ELLPACK rows
+      const float4* s = sv.jslots + sv.chunk_base[p >> 5] * 32 + (p & 31);
+      for (int k = 0; k < nj; ++k) {
         const float4 x = s[k * 32];
+        f.x += x.x;
+        f.y += x.y;
+        f.z += x.z;
+      }
+      const int ni = sv.row_count[p];  // partners above p, ascending: contiguous, pair order
+      const float4* t = sv.islots + sv.row_start[p];
+      for (int k = 0; k < ni; ++k) {
+        const float4 x = t[k];
         f.x += x.x;
         f.y += x.y;
         f.z += x.z;

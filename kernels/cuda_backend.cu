@@ -357,7 +357,7 @@ void CudaBackend::compute_forces() {
           using Eval = decltype(eval);
           slots_pair_kernel<Eval><<<blocks_for(count), kBlockSize, 0, stream_>>>(
               t->slots.records(), count, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes,
-              t->slots.slots());
+              t->slots.islots(), t->slots.jslots());
         });
         PAIRMD_CHECK_LAUNCH();
       }
@@ -368,7 +368,7 @@ void CudaBackend::compute_forces() {
           using Eval = decltype(eval);
           slots_bond_kernel<Eval><<<blocks_for(count), kBlockSize, 0, stream_>>>(
               t->slots.records(), t->btype.data(), count, pd,
-              reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.slots(), broken);
+              reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.islots(), t->slots.jslots(), broken);
         });
         PAIRMD_CHECK_LAUNCH();
       }

@@ -29,30 +29,33 @@ struct ParticleData {
 
 // ---- pair_slots ----------------------------------------------------------------------------
 
+// rec[k] = {i, j, j-side slot, -}; the i-side slot of pair k is k itself.
 template <typename Eval>
 __global__ void slots_pair_kernel(const int4* __restrict__ rec, int count, ParticleData pd,
-                                  const typename Eval::Params* __restrict__ table, int ntypes, float4* __restrict__ slots) {
+                                  const typename Eval::Params* __restrict__ table, int ntypes, float4* __restrict__ islots,
+                                  float4* __restrict__ jslots) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;
   const int4 r = rec[k];
   const PairResult p = eval_pair<Eval>(__ldg(pd.pos + r.x), __ldg(pd.pos + r.y),
                                        Eval::kUsesCharge ? __ldg(pd.charge + r.x) : 0.f,
                                        Eval::kUsesCharge ? __ldg(pd.charge + r.y) : 0.f, table, ntypes, pd.box);
-  slots[r.z] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
-  slots[r.w] = make_float4(-p.f.x, -p.f.y, -p.f.z, 0.f);
+  islots[k] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
+  jslots[r.z] = make_float4(-p.f.x, -p.f.y, -p.f.z, 0.f);
 }
 
 template <typename Eval>
 __global__ void slots_bond_kernel(const int4* __restrict__ rec, const int* __restrict__ type, int count, ParticleData pd,
-                                  const typename Eval::Params* __restrict__ table, float4* __restrict__ slots, int* broken) {
+                                  const typename Eval::Params* __restrict__ table, float4* __restrict__ islots,
+                                  float4* __restrict__ jslots, int* broken) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;
   const int4 r = rec[k];
   bool ok;
   const PairResult p = eval_bond<Eval>(pd.pos[r.x], pd.pos[r.y], table[type[k]], pd.box, ok);
   if (!ok) atomicMin(broken, k);
-  slots[r.z] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
-  slots[r.w] = make_float4(-p.f.x, -p.f.y, -p.f.z, 0.f);
+  islots[k] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
+  jslots[r.z] = make_float4(-p.f.x, -p.f.y, -p.f.z, 0.f);
 }
 
 // ---- pair_atomic -------------------------------------------------------------------------

@@ -23,17 +23,12 @@ __global__ void count_j_kernel(const int* j, int count, int* count_j, int* order
 
 // Width of each chunk of 32 particles (the last entry, one past the chunks, is 0 so the
 // exclusive scan yields the total).
-__global__ void chunk_width_kernel(const int* row_count, const int* count_j, int n, int* nslots, int* width, int nchunks) {
+__global__ void chunk_width_kernel(const int* count_j, int n, int* width, int nchunks) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c > nchunks) return;
   int w = 0;
-  if (c < nchunks) {
-    for (int p = c * 32; p < min(n, c * 32 + 32); ++p) {
-      const int s = row_count[p] + count_j[p];
-      nslots[p] = s;
-      w = max(w, s);
-    }
-  }
+  if (c < nchunks)
+    for (int p = c * 32; p < min(n, c * 32 + 32); ++p) w = max(w, count_j[p]);
   width[c] = w;
 }
 
@@ -41,12 +36,10 @@ __device__ __forceinline__ int slot_address(const int* chunk_base, int p, int s)
   return (chunk_base[p >> 5] + s) * 32 + (p & 31);
 }
 
-__global__ void i_side_kernel(const int* i, const int* j, const int* row_start, const int* count_j, const int* chunk_base,
-                              int count, int4* records) {
+__global__ void records_kernel(const int* i, const int* j, int count, int4* records) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;
-  const int a = i[k], b = j[k];
-  records[k] = make_int4(a, b, slot_address(chunk_base, a, count_j[a] + (k - row_start[a])), -1);
+  records[k] = make_int4(i[k], j[k], -1, 0);
 }
 
 __global__ void j_side_kernel(const int* j_sorted, const int* order_sorted, const int* col_start, const int* chunk_base,
@@ -54,24 +47,25 @@ __global__ void j_side_kernel(const int* j_sorted, const int* order_sorted, cons
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= count) return;
   const int b = j_sorted[t];
-  records[order_sorted[t]].w = slot_address(chunk_base, b, t - col_start[b]);
+  records[order_sorted[t]].z = slot_address(chunk_base, b, t - col_start[b]);
 }
 
 }  // namespace
 
 size_t SlotLayout::bytes() const {
   return count_j_.bytes() + col_start_.bytes() + width_.bytes() + order_.bytes() + order_sorted_.bytes() +
-         keys_sorted_.bytes() + nslots_.bytes() + chunk_base_.bytes() + records_.bytes() + slots_.bytes() + cub_temp_.bytes();
+         keys_sorted_.bytes() + chunk_base_.bytes() + records_.bytes() + jslots_.bytes() + islots_.bytes() + cub_temp_.bytes();
 }
 
 void SlotLayout::build(const int* i, const int* j, const int* row_start, const int* row_count, int count, int n,
                        cudaStream_t s) {
   if (!host_total_) PAIRMD_CUDA_CHECK(cudaMallocHost(&host_total_, sizeof(int)));
   count_ = count;
+  row_start_ = row_start;
+  row_count_ = row_count;
   const int nchunks = (n + 31) / 32;
   count_j_.resize(n);
   col_start_.resize(n);
-  nslots_.resize(n);
   chunk_base_.resize(nchunks + 1);
   order_.resize(std::max(count, 1));
   order_sorted_.resize(std::max(count, 1));
@@ -84,8 +78,7 @@ void SlotLayout::build(const int* i, const int* j, const int* row_start, const i
   }
   DeviceBuffer<int>& width = width_;
   width.resize(nchunks + 1);
-  chunk_width_kernel<<<blocks_for(nchunks + 1), kBlockSize, 0, s>>>(row_count, count_j_.data(), n, nslots_.data(),
-                                                                     width.data(), nchunks);
+  chunk_width_kernel<<<blocks_for(nchunks + 1), kBlockSize, 0, s>>>(count_j_.data(), n, width.data(), nchunks);
   PAIRMD_CHECK_LAUNCH();
 
   size_t t1 = 0, t2 = 0, t3 = 0;
@@ -106,10 +99,10 @@ void SlotLayout::build(const int* i, const int* j, const int* row_start, const i
   }
   PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_total_, chunk_base_.data() + nchunks, sizeof(int), cudaMemcpyDeviceToHost, s));
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(s));
-  slots_.reserve_grow(static_cast<size_t>(*host_total_) * 32 + 1);
+  jslots_.reserve_grow(static_cast<size_t>(*host_total_) * 32 + 1);
+  islots_.reserve_grow(std::max(count, 1));
   if (count > 0) {
-    i_side_kernel<<<blocks_for(count), kBlockSize, 0, s>>>(i, j, row_start, count_j_.data(), chunk_base_.data(), count,
-                                                           records_.data());
+    records_kernel<<<blocks_for(count), kBlockSize, 0, s>>>(i, j, count, records_.data());
     PAIRMD_CHECK_LAUNCH();
     j_side_kernel<<<blocks_for(count), kBlockSize, 0, s>>>(keys_sorted_.data(), order_sorted_.data(), col_start_.data(),
                                                            chunk_base_.data(), count, records_.data());

@@ -1,20 +1,22 @@
 // Per-particle force slots of the pair-parallel strategies.
 //
-// Every pair k = (i, j) of a half list sorted by i owns two slots: one in particle i's slot
-// range (for +f) and one in j's (for -f). Particle p has n_p = (pairs where p is j) +
-// (pairs where p is i) slots: first the pairs where it is j, ordered by i, then those where it
-// is i, in list order. The order is fixed by the sorted list alone, so the summation over a
-// particle's slots is deterministic and, because pairs beyond the cutoff contribute exactly
-// +0, independent of when the list was built.
+// Every pair k = (i, j) of a half list sorted by (i, j) owns two slots, one for +f on i and one
+// for -f on j, so no two threads ever write the same place and no atomics are needed:
+//   i side: slot k of a pair-ordered array. Pairs are sorted by i, so particle i's i-side
+//           slots are contiguous ([row_start(i), row_start(i) + row_count(i))) and the pair
+//           kernel's writes to them are coalesced.
+//   j side: a sliced ELLPACK. Particles come in chunks of 32; chunk c is width_c = (largest
+//           number of pairs in which a particle of the chunk is j) rows of 32 float4, and the
+//           r-th pair in which p is j writes to (chunk_base[p / 32] + r) * 32 + p % 32. When
+//           thread p of the summation reads its r-th slot, a warp reads 32 consecutive float4:
+//           these loads are coalesced.
+// The summation adds p's j-side slots (partners i < p, ascending) then its i-side slots
+// (partners j > p, ascending). That order is fixed by the canonical list alone, so the sum is
+// deterministic and, because pairs beyond the cutoff contribute exactly +0, independent of when
+// the list was built.
 //
-// Slots are laid out as a sliced ELLPACK: particles in chunks of 32; chunk c is
-// (width_c = max n_p in the chunk) rows of 32 float4, and slot s of particle p lives at
-//   (chunk_base[p / 32] + s) * 32 + p % 32,
-// so when thread p of the summation reads slot s, a warp reads 32 consecutive float4: every
-// load of the summation is coalesced.
-//
-// The slot of p for pair k where p is j is its rank among the pairs with that j; ranks come
-// from a stable CUB radix sort of pair indices by j (integer work only, once per list build).
+// The rank r of pair k among the pairs with the same j comes from a stable CUB radix sort of
+// pair indices by j (integer work only, once per list build).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -25,9 +27,12 @@ namespace pairmd {
 
 // What the summation needs to add up one term's slots.
 struct SlotView {
-  const float4* slots;
+  const float4* jslots;   // j side, sliced ELLPACK
   const int* chunk_base;  // rows before each chunk of 32 particles
-  const int* nslots;      // slots per particle
+  const int* njslots;     // j-side slots per particle
+  const float4* islots;   // i side, one per pair, in pair order
+  const int* row_start;   // first pair of each particle as i
+  const int* row_count;   // pairs of each particle as i
 };
 
 class SlotLayout {
@@ -36,17 +41,22 @@ class SlotLayout {
   // particle p as i are [row_start[p], row_start[p] + row_count[p])).
   void build(const int* i, const int* j, const int* row_start, const int* row_count, int count, int n, cudaStream_t s);
 
-  const int4* records() const { return records_.data(); }  // {i, j, slot of i, slot of j}
-  float4* slots() { return slots_.data(); }
+  const int4* records() const { return records_.data(); }  // {i, j, j-side slot, unused}
+  float4* jslots() { return jslots_.data(); }
+  float4* islots() { return islots_.data(); }
   int count() const { return count_; }
-  SlotView view() const { return {slots_.data(), chunk_base_.data(), nslots_.data()}; }
+  SlotView view() const {
+    return {jslots_.data(), chunk_base_.data(), count_j_.data(), islots_.data(), row_start_, row_count_};
+  }
   size_t bytes() const;
 
  private:
   int count_ = 0;
-  DeviceBuffer<int> count_j_, col_start_, width_, order_, order_sorted_, keys_sorted_, nslots_, chunk_base_;
+  const int* row_start_ = nullptr;
+  const int* row_count_ = nullptr;
+  DeviceBuffer<int> count_j_, col_start_, width_, order_, order_sorted_, keys_sorted_, chunk_base_;
   DeviceBuffer<int4> records_;
-  DeviceBuffer<float4> slots_;
+  DeviceBuffer<float4> jslots_, islots_;
   DeviceBuffer<unsigned char> cub_temp_;
   int* host_total_ = nullptr;
 };

@@ -79,59 +79,66 @@ struct CellGrid {
   bool periodic;
 };
 
-// Calls f(j) for every partner j of particle i within rlist (j > i for half lists).
-template <bool kFull, typename F>
-__device__ __forceinline__ void for_each_partner(int i, const PairListInput& in, const CellGrid& g, float rlist_sq, F&& f) {
-  const float4 pi = in.pos[i];
+// Work item t of a search: particle particles[t / 27] against neighbour cell t % 27. Returns
+// false when that neighbour cell does not exist (open boundary) or repeats another one (a
+// periodic direction of 1 or 2 cells, where the -1 and +1 shifts meet).
+__device__ __forceinline__ bool neighbour_cell(const CellGrid& g, int i, int shift, int& cell) {
   const int c = g.cell_of[i];
-  const int cx = c % g.dims.x, cy = (c / g.dims.x) % g.dims.y, cz = c / (g.dims.x * g.dims.y);
-  const unsigned tag_i = in.tag[i];
-  // Distinct neighbour offsets per direction: with 1 or 2 cells a -1 and +1 shift meet.
-  const int3 lo = {g.dims.x >= 3 || !g.periodic ? -1 : 0, g.dims.y >= 3 || !g.periodic ? -1 : 0,
-                   g.dims.z >= 3 || !g.periodic ? -1 : 0};
-  const int3 hi = {g.dims.x >= 2 ? 1 : 0, g.dims.y >= 2 ? 1 : 0, g.dims.z >= 2 ? 1 : 0};
-  for (int dz = lo.z; dz <= hi.z; ++dz) {
-    int z = cz + dz;
-    if (g.periodic) z = (z + g.dims.z) % g.dims.z;
-    else if (z < 0 || z >= g.dims.z) continue;
-    for (int dy = lo.y; dy <= hi.y; ++dy) {
-      int y = cy + dy;
-      if (g.periodic) y = (y + g.dims.y) % g.dims.y;
-      else if (y < 0 || y >= g.dims.y) continue;
-      for (int dx = lo.x; dx <= hi.x; ++dx) {
-        int x = cx + dx;
-        if (g.periodic) x = (x + g.dims.x) % g.dims.x;
-        else if (x < 0 || x >= g.dims.x) continue;
-        const int cell = (z * g.dims.y + y) * g.dims.x + x;
-        const int e = g.end[cell];
-        for (int k = g.start[cell]; k < e; ++k) {
-          const int j = g.particles[k];
-          if (kFull ? j == i : j <= i) continue;
-          const float4 pj = in.pos[j];
-          const Vec3<float> d = in.box.min_image(xyz(pi) - xyz(pj));
-          if (dot(d, d) >= rlist_sq) continue;
-          bool excluded = false;
-          if (in.exclusion_width > 0) {
-            const unsigned tag_j = in.tag[j];
-            const int* ex = in.exclusions + static_cast<size_t>(tag_i) * in.exclusion_width;
-            for (int q = 0; q < in.exclusion_width; ++q) excluded |= ex[q] == static_cast<int>(tag_j);
-          }
-          if (!excluded) f(j);
-        }
-      }
+  int x = c % g.dims.x, y = (c / g.dims.x) % g.dims.y, z = c / (g.dims.x * g.dims.y);
+  const int o[3] = {shift % 3 - 1, (shift / 3) % 3 - 1, shift / 9 - 1};
+  int* q[3] = {&x, &y, &z};
+  const int n[3] = {g.dims.x, g.dims.y, g.dims.z};
+  for (int d = 0; d < 3; ++d) {
+    if (g.periodic) {
+      if (n[d] == 1 && o[d] != 0) return false;
+      if (n[d] == 2 && o[d] == 1) return false;
+      *q[d] = (*q[d] + o[d] + n[d]) % n[d];
+    } else {
+      *q[d] += o[d];
+      if (*q[d] < 0 || *q[d] >= n[d]) return false;
     }
+  }
+  cell = (z * g.dims.y + y) * g.dims.x + x;
+  return true;
+}
+
+// Calls f(j) for every partner j of particle i in one cell within rlist (j > i for half lists).
+template <bool kFull, typename F>
+__device__ __forceinline__ void for_each_partner_in_cell(int i, int cell, const PairListInput& in, const CellGrid& g,
+                                                         float rlist_sq, F&& f) {
+  const float4 pi = in.pos[i];
+  const unsigned tag_i = in.tag[i];
+  const int e = g.end[cell];
+  for (int k = g.start[cell]; k < e; ++k) {
+    const int j = g.particles[k];
+    if (kFull ? j == i : j <= i) continue;
+    const float4 pj = in.pos[j];
+    const Vec3<float> d = in.box.min_image(xyz(pi) - xyz(pj));
+    if (dot(d, d) >= rlist_sq) continue;
+    bool excluded = false;
+    if (in.exclusion_width > 0) {
+      const unsigned tag_j = in.tag[j];
+      const int* ex = in.exclusions + static_cast<size_t>(tag_i) * in.exclusion_width;
+      for (int q = 0; q < in.exclusion_width; ++q) excluded |= ex[q] == static_cast<int>(tag_j);
+    }
+    if (!excluded) f(j);
   }
 }
 
+// One thread per (particle, neighbour cell): 27 times the parallelism of a thread per particle,
+// and each thread's loop is one cell long.
 template <bool kFull>
-__global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, int* row_count, int* row_offset, int* counter) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+__global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, int* row_count, int* item_offset,
+                                   int* counter) {
+  const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
-  int count = 0, i = -1;
-  if (t < in.n) {
-    i = g.particles[t];
-    for_each_partner<kFull>(i, in, g, rlist_sq, [&](int) { ++count; });
-    row_count[i] = count;
+  int count = 0, cell;
+  int i = -1;
+  if (t < 27L * in.n) {
+    i = g.particles[t / 27];
+    if (neighbour_cell(g, i, static_cast<int>(t % 27), cell))
+      for_each_partner_in_cell<kFull>(i, cell, in, g, rlist_sq, [&](int) { ++count; });
+    if (count) atomicAdd(row_count + i, count);  // integer: the total does not depend on order
   }
   // One integer atomicAdd per warp claims room for all its threads' pairs.
   int incl = count;
@@ -143,27 +150,39 @@ __global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq,
   int base = 0;
   if (lane == 31 && total > 0) base = atomicAdd(counter, total);
   base = __shfl_sync(0xffffffffu, base, 31);
-  if (i >= 0) row_offset[i] = base + incl - count;
+  if (i >= 0) item_offset[t] = base + incl - count;
 }
 
 template <bool kFull>
-__global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, const int* row_offset, int jbits,
-                                   unsigned long long* keys) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= in.n) return;
-  const int i = g.particles[t];
-  int out = row_offset[i];
-  for_each_partner<kFull>(i, in, g, rlist_sq, [&](int j) {
-    keys[out++] = (static_cast<unsigned long long>(i) << jbits) | static_cast<unsigned>(j);
+__global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, const int* item_offset, int* pi, int* pj) {
+  const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= 27L * in.n) return;
+  const int i = g.particles[t / 27];
+  int cell;
+  if (!neighbour_cell(g, i, static_cast<int>(t % 27), cell)) return;
+  int out = item_offset[t];
+  for_each_partner_in_cell<kFull>(i, cell, in, g, rlist_sq, [&](int j) {
+    pi[out] = i;
+    pj[out] = j;
+    ++out;
   });
 }
 
-__global__ void unpack_pairs_kernel(const unsigned long long* keys, int count, int jbits, int* pi, int* pj) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= count) return;
-  const unsigned long long key = keys[k];
-  pi[k] = static_cast<int>(key >> jbits);
-  pj[k] = static_cast<int>(key & ((1ull << jbits) - 1));
+// After the sort by i, put each row's partners in ascending order: the list is then canonical.
+__global__ void sort_rows_kernel(const int* row_start, const int* row_count, int n, int* pj) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int* row = pj + row_start[i];
+  const int m = row_count[i];
+  for (int a = 1; a < m; ++a) {  // insertion sort: rows are short and made of ascending runs
+    const int v = row[a];
+    int b = a - 1;
+    while (b >= 0 && row[b] > v) {
+      row[b + 1] = row[b];
+      --b;
+    }
+    row[b + 1] = v;
+  }
 }
 
 inline int blocks_for(size_t n) { return static_cast<int>((n + kBlockSize - 1) / kBlockSize); }
@@ -179,8 +198,8 @@ GpuPairList::GpuPairList(float cutoff, float skin, bool full, size_t initial_cap
 
 size_t GpuPairList::bytes() const {
   return cell_of_.bytes() + cell_sorted_.bytes() + cell_index_.bytes() + cell_particles_.bytes() + cell_start_.bytes() +
-         cell_end_.bytes() + row_count_.bytes() + row_offset_.bytes() + row_start_.bytes() + keys_unsorted_.bytes() +
-         keys_sorted_.bytes() + i_sorted_.bytes() + j_sorted_.bytes() + cub_temp_.bytes();
+         cell_end_.bytes() + row_count_.bytes() + row_offset_.bytes() + row_start_.bytes() + i_unsorted_.bytes() +
+         j_unsorted_.bytes() + i_sorted_.bytes() + j_sorted_.bytes() + cub_temp_.bytes();
 }
 
 void GpuPairList::build_cells(const PairListInput& in, cudaStream_t stream) {
@@ -251,11 +270,13 @@ void GpuPairList::build(const PairListInput& in, cudaStream_t stream) {
   const float rlist = cutoff_ + skin_;
   const float rlist_sq = rlist * rlist;
   row_count_.resize(n);
-  row_offset_.resize(n);
+  row_offset_.resize(27 * static_cast<size_t>(n));
   row_start_.resize(n + 1);
+  const size_t items = 27 * static_cast<size_t>(n);
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(int), stream));
-  if (full_) count_pairs_kernel<true><<<blocks_for(n), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), row_offset_.data(), counter_.data());
-  else count_pairs_kernel<false><<<blocks_for(n), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), row_offset_.data(), counter_.data());
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(row_count_.data(), 0, n * sizeof(int), stream));
+  if (full_) count_pairs_kernel<true><<<blocks_for(items), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), row_offset_.data(), counter_.data());
+  else count_pairs_kernel<false><<<blocks_for(items), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), row_offset_.data(), counter_.data());
   PAIRMD_CHECK_LAUNCH();
   PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), sizeof(int), cudaMemcpyDeviceToHost, stream));
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -266,32 +287,29 @@ void GpuPairList::build(const PairListInput& in, cudaStream_t stream) {
     capacity_ = static_cast<size_t>(count_ * 1.25) + 1;
     ++growths_;
   }
-  keys_unsorted_.resize(capacity_);
-  keys_sorted_.resize(capacity_);
+  i_unsorted_.resize(capacity_);
+  j_unsorted_.resize(capacity_);
   i_sorted_.resize(capacity_);
   j_sorted_.resize(capacity_);
-  const int jbits = bits_for(n);
-  if (full_) write_pairs_kernel<true><<<blocks_for(n), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_offset_.data(), jbits, keys_unsorted_.data());
-  else write_pairs_kernel<false><<<blocks_for(n), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_offset_.data(), jbits, keys_unsorted_.data());
+  if (full_) write_pairs_kernel<true><<<blocks_for(items), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_offset_.data(), i_unsorted_.data(), j_unsorted_.data());
+  else write_pairs_kernel<false><<<blocks_for(items), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_offset_.data(), i_unsorted_.data(), j_unsorted_.data());
   PAIRMD_CHECK_LAUNCH();
 
-  // Sort by the key (i, j): the list is canonical, whatever order the warps claimed their room
-  // in and whatever the cell grid looked like, so sums over it are deterministic and do not
-  // depend on when the list was built (restarts stay bitwise exact).
+  // Sort by particle index (CUB radix sort on the bits that particle indices use), then sort
+  // each row by partner: the list is canonical, whatever order the warps claimed their room in
+  // and whatever the cell grid looked like.
   size_t temp_sort = 0, temp_scan = 0;
-  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_sort, keys_unsorted_.data(), keys_sorted_.data(), count_, 0,
-                                                   2 * jbits, stream));
+  const int bits = bits_for(n);
+  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_sort, i_unsorted_.data(), i_sorted_.data(),
+                                                    j_unsorted_.data(), j_sorted_.data(), count_, 0, bits, stream));
   PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_scan, row_count_.data(), row_start_.data(), n, stream));
   cub_temp_.reserve_grow(std::max(temp_sort, temp_scan));
   temp_sort = temp_scan = cub_temp_.capacity();
-  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(cub_temp_.data(), temp_sort, keys_unsorted_.data(), keys_sorted_.data(),
-                                                   count_, 0, 2 * jbits, stream));
+  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp_.data(), temp_sort, i_unsorted_.data(), i_sorted_.data(),
+                                                    j_unsorted_.data(), j_sorted_.data(), count_, 0, bits, stream));
   PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_.data(), temp_scan, row_count_.data(), row_start_.data(), n, stream));
-  if (count_ > 0) {
-    unpack_pairs_kernel<<<blocks_for(count_), kBlockSize, 0, stream>>>(keys_sorted_.data(), count_, jbits, i_sorted_.data(),
-                                                                       j_sorted_.data());
-    PAIRMD_CHECK_LAUNCH();
-  }
+  sort_rows_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(row_start_.data(), row_count_.data(), n, j_sorted_.data());
+  PAIRMD_CHECK_LAUNCH();
   ++builds_;
 }
 

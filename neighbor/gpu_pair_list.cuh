@@ -2,16 +2,16 @@
 //
 //   1. Cell list: particles binned into cells at least cutoff + skin wide by a stable CUB radix
 //      sort of particle indices by cell, so the order inside a cell is deterministic.
-//   2. Count: one thread per particle (in cell order, for locality) counts its partners in the
-//      27 surrounding cells; each warp claims room for its threads' pairs with one integer
-//      atomicAdd on a global counter.
+//   2. Count: one thread per (particle, neighbour cell) pair, particles in cell order for
+//      locality, counts the partners in that cell; each warp claims room for its threads'
+//      pairs with one integer atomicAdd on a global counter.
 //   3. If the claims exceed the buffer, the buffer grows before anything is written: no pair
 //      is ever dropped (growths are counted).
-//   4. Write: each thread writes its pairs as 64-bit keys (i << bits | j) into its claimed room.
-//   5. Sort: a CUB radix sort of the keys orders the list by i, and by j within each i. The
-//      list is canonical: it depends neither on which warp won the atomics nor on the cell
-//      grid at build time, so every sum over it is deterministic, and (since pairs beyond the
-//      cutoff add exactly zero) independent of when the list was built.
+//   4. Write: each thread writes its pairs (i, j) into its claimed room.
+//   5. Sort: a CUB radix sort by i (on the bits particle indices use), then each row sorted by
+//      j. The list is canonical: it depends neither on which warp won the atomics nor on the
+//      cell grid at build time, so every sum over it is deterministic, and (since pairs beyond
+//      the cutoff add exactly zero) independent of when the list was built.
 //
 // Half lists hold each pair once (j > i); full lists hold both directions (atom-parallel use).
 #pragma once
@@ -70,9 +70,8 @@ class GpuPairList {
   DeviceBuffer<int> cell_of_, cell_sorted_, cell_index_, cell_particles_, cell_start_, cell_end_;
   DeviceBuffer<float> bounds_;  // open boundaries: particle bounding box
   // Pairs
-  DeviceBuffer<int> row_count_, row_offset_, row_start_, counter_;
-  DeviceBuffer<unsigned long long> keys_unsorted_, keys_sorted_;  // (i << bits) | j
-  DeviceBuffer<int> i_sorted_, j_sorted_;
+  DeviceBuffer<int> row_count_, row_offset_ /* per search item */, row_start_, counter_;
+  DeviceBuffer<int> i_unsorted_, j_unsorted_, i_sorted_, j_sorted_;
   DeviceBuffer<unsigned char> cub_temp_;
   int* host_counter_ = nullptr;  // pinned
 };
