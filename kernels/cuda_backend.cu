@@ -356,7 +356,7 @@ void CudaBackend::compute_forces() {
         dispatch_pair<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
           slots_pair_kernel<Eval><<<blocks_for(count), kBlockSize, 0, stream_>>>(
-              t->slots.records(), count, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes,
+              t->list->i(), t->list->j(), t->slots.jslot_of_pair(), count, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes,
               t->slots.islots(), t->slots.jslots());
         });
         PAIRMD_CHECK_LAUNCH();
@@ -367,7 +367,7 @@ void CudaBackend::compute_forces() {
         dispatch_bond<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
           slots_bond_kernel<Eval><<<blocks_for(count), kBlockSize, 0, stream_>>>(
-              t->slots.records(), t->btype.data(), count, pd,
+              t->bi.data(), t->bj.data(), t->slots.jslot_of_pair(), t->btype.data(), count, pd,
               reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.islots(), t->slots.jslots(), broken);
         });
         PAIRMD_CHECK_LAUNCH();

@@ -29,33 +29,32 @@ struct ParticleData {
 
 // ---- pair_slots ----------------------------------------------------------------------------
 
-// rec[k] = {i, j, j-side slot, -}; the i-side slot of pair k is k itself.
+// Pair k = (pi[k], pj[k]) writes +f to i-side slot k and -f to its j-side slot jslot[k].
 template <typename Eval>
-__global__ void slots_pair_kernel(const int4* __restrict__ rec, int count, ParticleData pd,
-                                  const typename Eval::Params* __restrict__ table, int ntypes, float4* __restrict__ islots,
-                                  float4* __restrict__ jslots) {
+__global__ void slots_pair_kernel(const int* __restrict__ pi, const int* __restrict__ pj, const int* __restrict__ jslot,
+                                  int count, ParticleData pd, const typename Eval::Params* __restrict__ table, int ntypes,
+                                  float4* __restrict__ islots, float4* __restrict__ jslots) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;
-  const int4 r = rec[k];
-  const PairResult p = eval_pair<Eval>(__ldg(pd.pos + r.x), __ldg(pd.pos + r.y),
-                                       Eval::kUsesCharge ? __ldg(pd.charge + r.x) : 0.f,
-                                       Eval::kUsesCharge ? __ldg(pd.charge + r.y) : 0.f, table, ntypes, pd.box);
+  const int i = pi[k], j = pj[k];
+  const PairResult p = eval_pair<Eval>(__ldg(pd.pos + i), __ldg(pd.pos + j), Eval::kUsesCharge ? __ldg(pd.charge + i) : 0.f,
+                                       Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table, ntypes, pd.box);
   islots[k] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
-  jslots[r.z] = make_float4(-p.f.x, -p.f.y, -p.f.z, 0.f);
+  jslots[jslot[k]] = make_float4(-p.f.x, -p.f.y, -p.f.z, 0.f);
 }
 
 template <typename Eval>
-__global__ void slots_bond_kernel(const int4* __restrict__ rec, const int* __restrict__ type, int count, ParticleData pd,
+__global__ void slots_bond_kernel(const int* __restrict__ bi, const int* __restrict__ bj, const int* __restrict__ jslot,
+                                  const int* __restrict__ type, int count, ParticleData pd,
                                   const typename Eval::Params* __restrict__ table, float4* __restrict__ islots,
                                   float4* __restrict__ jslots, int* broken) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;
-  const int4 r = rec[k];
   bool ok;
-  const PairResult p = eval_bond<Eval>(pd.pos[r.x], pd.pos[r.y], table[type[k]], pd.box, ok);
+  const PairResult p = eval_bond<Eval>(pd.pos[bi[k]], pd.pos[bj[k]], table[type[k]], pd.box, ok);
   if (!ok) atomicMin(broken, k);
   islots[k] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
-  jslots[r.z] = make_float4(-p.f.x, -p.f.y, -p.f.z, 0.f);
+  jslots[jslot[k]] = make_float4(-p.f.x, -p.f.y, -p.f.z, 0.f);
 }
 
 // ---- pair_atomic -------------------------------------------------------------------------

@@ -36,25 +36,19 @@ __device__ __forceinline__ int slot_address(const int* chunk_base, int p, int s)
   return (chunk_base[p >> 5] + s) * 32 + (p & 31);
 }
 
-__global__ void records_kernel(const int* i, const int* j, int count, int4* records) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= count) return;
-  records[k] = make_int4(i[k], j[k], -1, 0);
-}
-
 __global__ void j_side_kernel(const int* j_sorted, const int* order_sorted, const int* col_start, const int* chunk_base,
-                              int count, int4* records) {
+                              int count, int* jslot) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= count) return;
   const int b = j_sorted[t];
-  records[order_sorted[t]].z = slot_address(chunk_base, b, t - col_start[b]);
+  jslot[order_sorted[t]] = slot_address(chunk_base, b, t - col_start[b]);
 }
 
 }  // namespace
 
 size_t SlotLayout::bytes() const {
   return count_j_.bytes() + col_start_.bytes() + width_.bytes() + order_.bytes() + order_sorted_.bytes() +
-         keys_sorted_.bytes() + chunk_base_.bytes() + records_.bytes() + jslots_.bytes() + islots_.bytes() + cub_temp_.bytes();
+         keys_sorted_.bytes() + chunk_base_.bytes() + jslot_.bytes() + jslots_.bytes() + islots_.bytes() + cub_temp_.bytes();
 }
 
 void SlotLayout::build(const int* i, const int* j, const int* row_start, const int* row_count, int count, int n,
@@ -70,7 +64,7 @@ void SlotLayout::build(const int* i, const int* j, const int* row_start, const i
   order_.resize(std::max(count, 1));
   order_sorted_.resize(std::max(count, 1));
   keys_sorted_.resize(std::max(count, 1));
-  records_.resize(std::max(count, 1));
+  jslot_.resize(std::max(count, 1));
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(count_j_.data(), 0, n * sizeof(int), s));
   if (count > 0) {
     count_j_kernel<<<blocks_for(count), kBlockSize, 0, s>>>(j, count, count_j_.data(), order_.data());
@@ -102,10 +96,8 @@ void SlotLayout::build(const int* i, const int* j, const int* row_start, const i
   jslots_.reserve_grow(static_cast<size_t>(*host_total_) * 32 + 1);
   islots_.reserve_grow(std::max(count, 1));
   if (count > 0) {
-    records_kernel<<<blocks_for(count), kBlockSize, 0, s>>>(i, j, count, records_.data());
-    PAIRMD_CHECK_LAUNCH();
     j_side_kernel<<<blocks_for(count), kBlockSize, 0, s>>>(keys_sorted_.data(), order_sorted_.data(), col_start_.data(),
-                                                           chunk_base_.data(), count, records_.data());
+                                                           chunk_base_.data(), count, jslot_.data());
     PAIRMD_CHECK_LAUNCH();
   }
 }

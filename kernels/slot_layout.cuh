@@ -41,7 +41,7 @@ class SlotLayout {
   // particle p as i are [row_start[p], row_start[p] + row_count[p])).
   void build(const int* i, const int* j, const int* row_start, const int* row_count, int count, int n, cudaStream_t s);
 
-  const int4* records() const { return records_.data(); }  // {i, j, j-side slot, unused}
+  const int* jslot_of_pair() const { return jslot_.data(); }  // j-side slot of each pair
   float4* jslots() { return jslots_.data(); }
   float4* islots() { return islots_.data(); }
   int count() const { return count_; }
@@ -55,7 +55,7 @@ class SlotLayout {
   const int* row_start_ = nullptr;
   const int* row_count_ = nullptr;
   DeviceBuffer<int> count_j_, col_start_, width_, order_, order_sorted_, keys_sorted_, chunk_base_;
-  DeviceBuffer<int4> records_;
+  DeviceBuffer<int> jslot_;
   DeviceBuffer<float4> jslots_, islots_;
   DeviceBuffer<unsigned char> cub_temp_;
   int* host_total_ = nullptr;

@@ -2,6 +2,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_sort.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -72,12 +73,23 @@ __global__ void cell_bounds_kernel(const int* cell_sorted, int n, int* start, in
 
 struct CellGrid {
   const int* cell_of;
-  const int* particles;
+  const int* particles;     // particle indices in cell order
+  const float4* cell_pos;   // their positions, in the same order: a cell's candidates are contiguous
+  const unsigned* cell_tag; // their tags
   const int* start;
   const int* end;
   int3 dims;
   bool periodic;
 };
+
+__global__ void gather_cell_order_kernel(const float4* pos, const unsigned* tag, const int* particles, int n,
+                                         float4* cell_pos, unsigned* cell_tag) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  const int i = particles[k];
+  cell_pos[k] = pos[i];
+  cell_tag[k] = tag[i];
+}
 
 // Work item t of a search: particle particles[t / 27] against neighbour cell t % 27. Returns
 // false when that neighbour cell does not exist (open boundary) or repeats another one (a
@@ -112,12 +124,12 @@ __device__ __forceinline__ void for_each_partner_in_cell(int i, int cell, const 
   for (int k = g.start[cell]; k < e; ++k) {
     const int j = g.particles[k];
     if (kFull ? j == i : j <= i) continue;
-    const float4 pj = in.pos[j];
+    const float4 pj = g.cell_pos[k];
     const Vec3<float> d = in.box.min_image(xyz(pi) - xyz(pj));
     if (dot(d, d) >= rlist_sq) continue;
     bool excluded = false;
     if (in.exclusion_width > 0) {
-      const unsigned tag_j = in.tag[j];
+      const unsigned tag_j = g.cell_tag[k];
       const int* ex = in.exclusions + static_cast<size_t>(tag_i) * in.exclusion_width;
       for (int q = 0; q < in.exclusion_width; ++q) excluded |= ex[q] == static_cast<int>(tag_j);
     }
@@ -168,23 +180,6 @@ __global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq,
   });
 }
 
-// After the sort by i, put each row's partners in ascending order: the list is then canonical.
-__global__ void sort_rows_kernel(const int* row_start, const int* row_count, int n, int* pj) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  int* row = pj + row_start[i];
-  const int m = row_count[i];
-  for (int a = 1; a < m; ++a) {  // insertion sort: rows are short and made of ascending runs
-    const int v = row[a];
-    int b = a - 1;
-    while (b >= 0 && row[b] > v) {
-      row[b + 1] = row[b];
-      --b;
-    }
-    row[b + 1] = v;
-  }
-}
-
 inline int blocks_for(size_t n) { return static_cast<int>((n + kBlockSize - 1) / kBlockSize); }
 
 }  // namespace
@@ -198,7 +193,7 @@ GpuPairList::GpuPairList(float cutoff, float skin, bool full, size_t initial_cap
 
 size_t GpuPairList::bytes() const {
   return cell_of_.bytes() + cell_sorted_.bytes() + cell_index_.bytes() + cell_particles_.bytes() + cell_start_.bytes() +
-         cell_end_.bytes() + row_count_.bytes() + row_offset_.bytes() + row_start_.bytes() + i_unsorted_.bytes() +
+         cell_end_.bytes() + cell_pos_.bytes() + cell_tag_.bytes() + row_count_.bytes() + row_offset_.bytes() + row_start_.bytes() + i_unsorted_.bytes() +
          j_unsorted_.bytes() + i_sorted_.bytes() + j_sorted_.bytes() + cub_temp_.bytes();
 }
 
@@ -256,6 +251,11 @@ void GpuPairList::build_cells(const PairListInput& in, cudaStream_t stream) {
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(cell_end_.data(), 0, ncell * sizeof(int), stream));
   cell_bounds_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(cell_sorted_.data(), n, cell_start_.data(), cell_end_.data());
   PAIRMD_CHECK_LAUNCH();
+  cell_pos_.resize(n);
+  cell_tag_.resize(n);
+  gather_cell_order_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(in.pos, in.tag, cell_particles_.data(), n,
+                                                                     cell_pos_.data(), cell_tag_.data());
+  PAIRMD_CHECK_LAUNCH();
 }
 
 void GpuPairList::build(const PairListInput& in, cudaStream_t stream) {
@@ -265,16 +265,16 @@ void GpuPairList::build(const PairListInput& in, cudaStream_t stream) {
     return;
   }
   build_cells(in, stream);
-  const CellGrid g{cell_of_.data(), cell_particles_.data(), cell_start_.data(), cell_end_.data(),
-                   make_int3(dims_[0], dims_[1], dims_[2]), in.box.periodic};
+  const CellGrid g{cell_of_.data(), cell_particles_.data(), cell_pos_.data(), cell_tag_.data(), cell_start_.data(),
+                   cell_end_.data(), make_int3(dims_[0], dims_[1], dims_[2]), in.box.periodic};
   const float rlist = cutoff_ + skin_;
   const float rlist_sq = rlist * rlist;
-  row_count_.resize(n);
+  row_count_.resize(n + 1);  // the extra 0 makes the scan's last entry the total
   row_offset_.resize(27 * static_cast<size_t>(n));
   row_start_.resize(n + 1);
   const size_t items = 27 * static_cast<size_t>(n);
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(int), stream));
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(row_count_.data(), 0, n * sizeof(int), stream));
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(row_count_.data(), 0, (n + 1) * sizeof(int), stream));
   if (full_) count_pairs_kernel<true><<<blocks_for(items), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), row_offset_.data(), counter_.data());
   else count_pairs_kernel<false><<<blocks_for(items), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), row_offset_.data(), counter_.data());
   PAIRMD_CHECK_LAUNCH();
@@ -296,20 +296,25 @@ void GpuPairList::build(const PairListInput& in, cudaStream_t stream) {
   PAIRMD_CHECK_LAUNCH();
 
   // Sort by particle index (CUB radix sort on the bits that particle indices use), then sort
-  // each row by partner: the list is canonical, whatever order the warps claimed their room in
-  // and whatever the cell grid looked like.
-  size_t temp_sort = 0, temp_scan = 0;
+  // each row by partner (CUB segmented sort): the list is canonical, whatever order the warps
+  // claimed their room in and whatever the cell grid looked like.
+  size_t temp_sort = 0, temp_scan = 0, temp_rows = 0;
   const int bits = bits_for(n);
   PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_sort, i_unsorted_.data(), i_sorted_.data(),
-                                                    j_unsorted_.data(), j_sorted_.data(), count_, 0, bits, stream));
-  PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_scan, row_count_.data(), row_start_.data(), n, stream));
-  cub_temp_.reserve_grow(std::max(temp_sort, temp_scan));
-  temp_sort = temp_scan = cub_temp_.capacity();
+                                                    j_unsorted_.data(), j_unsorted_.data(), count_, 0, bits, stream));
+  PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_scan, row_count_.data(), row_start_.data(), n + 1, stream));
+  PAIRMD_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, temp_rows, j_unsorted_.data(), j_sorted_.data(), count_, n,
+                                                       row_start_.data(), row_start_.data() + 1, stream));
+  cub_temp_.reserve_grow(std::max({temp_sort, temp_scan, temp_rows}));
+  // The pair sort's values land in i_unsorted_'s buffer reused as scratch for j by row.
+  int* j_by_row = i_unsorted_.data();
+  temp_sort = temp_scan = temp_rows = cub_temp_.capacity();
   PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp_.data(), temp_sort, i_unsorted_.data(), i_sorted_.data(),
                                                     j_unsorted_.data(), j_sorted_.data(), count_, 0, bits, stream));
-  PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_.data(), temp_scan, row_count_.data(), row_start_.data(), n, stream));
-  sort_rows_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(row_start_.data(), row_count_.data(), n, j_sorted_.data());
-  PAIRMD_CHECK_LAUNCH();
+  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(j_by_row, j_sorted_.data(), count_ * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+  PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_.data(), temp_scan, row_count_.data(), row_start_.data(), n + 1, stream));
+  PAIRMD_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(cub_temp_.data(), temp_rows, j_by_row, j_sorted_.data(), count_, n,
+                                                       row_start_.data(), row_start_.data() + 1, stream));
   ++builds_;
 }
 

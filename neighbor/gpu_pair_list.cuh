@@ -9,7 +9,7 @@
 //      is ever dropped (growths are counted).
 //   4. Write: each thread writes its pairs (i, j) into its claimed room.
 //   5. Sort: a CUB radix sort by i (on the bits particle indices use), then each row sorted by
-//      j. The list is canonical: it depends neither on which warp won the atomics nor on the
+//      j (CUB segmented sort). The list is canonical: it depends neither on which warp won the atomics nor on the
 //      cell grid at build time, so every sum over it is deterministic, and (since pairs beyond
 //      the cutoff add exactly zero) independent of when the list was built.
 //
@@ -68,6 +68,8 @@ class GpuPairList {
   int dims_[3] = {1, 1, 1};
   float3 cell_lo_{0, 0, 0}, cell_inv_{1, 1, 1};
   DeviceBuffer<int> cell_of_, cell_sorted_, cell_index_, cell_particles_, cell_start_, cell_end_;
+  DeviceBuffer<float4> cell_pos_;
+  DeviceBuffer<unsigned> cell_tag_;
   DeviceBuffer<float> bounds_;  // open boundaries: particle bounding box
   // Pairs
   DeviceBuffer<int> row_count_, row_offset_ /* per search item */, row_start_, counter_;
