@@ -10,14 +10,4 @@ int cmd_compare(const Args&) {
   return kExitUsage;
 }
 
-int cmd_potential_map(const Args&) {
-  std::cerr << "pairmd potential-map: not available in this build yet\n";
-  return kExitUsage;
-}
-
-int cmd_place_ions(const Args&) {
-  std::cerr << "pairmd place-ions: not available in this build yet\n";
-  return kExitUsage;
-}
-
 }  // namespace pairmd::cli
