@@ -476,6 +476,7 @@ TEST(PotentialMapCommands, RunAndPotentialMapAndPlaceIonsEndToEnd) {
   if (!dcs::gpu_available(nullptr)) {
     EXPECT_EQ(run_pairmd("potential-map --config " + cfg_path + " --kernel gather"), 2);
     EXPECT_NE(read_text(temp_path("cmd.log")).find("runs on a GPU"), std::string::npos) << read_text(temp_path("cmd.log"));
+    EXPECT_EQ(run_pairmd("place-ions --config " + cfg_path + " --count 1 --type B --min-distance 1 --kernel scatter"), 2);
   }
 
   // place-ions: two cations of a new type; the written config builds the system plus the ions.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "analysis/dx_writer.h"
@@ -147,6 +148,15 @@ int cmd_place_ions(const Args& args) {
     return kExitUsage;
   }
 
+  std::unique_ptr<PotentialMapSeries> series;
+  if (map_in.empty()) {
+    try {
+      series = std::make_unique<PotentialMapSeries>(settings, cfg.model.units);
+    } catch (const std::exception& e) {
+      std::cerr << "pairmd place-ions: " << e.what() << "\n";
+      return kExitUsage;
+    }
+  }
   SystemState state;
   try {
     if (trajectory.empty()) state = build_system(cfg).state;
@@ -166,9 +176,8 @@ int cmd_place_ions(const Args& args) {
       std::cerr << "pairmd place-ions: warning: " << map_in << " is in " << map.unit << ", the config's units give "
                 << unit << "\n";
   } else {
-    PotentialMapSeries series(settings, cfg.model.units);
-    map = series.add(state);
-    map_source = std::string("computed (") + series.kernel_description() + ")";
+    map = series->add(state);
+    map_source = std::string("computed (") + series->kernel_description() + ")";
   }
 
   const std::vector<PlacedIon> ions = place_ions(map, state.position, state.box, place);
