@@ -213,6 +213,7 @@ int cmd_place_ions(const Args& args) {
     sys["add_particles"].push_back(e);
   }
   YAML::Emitter em;
+  em.SetDoublePrecision(12);  // lattice points; 12 digits keep them to ~1e-12 relative
   em << root;
   std::ostringstream text;
   text << "# written by pairmd place-ions from " << config_path;
