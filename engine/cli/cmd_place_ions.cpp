@@ -204,16 +204,18 @@ int cmd_place_ions(const Args& args) {
   for (const PlacedIon& ion : ions) {
     YAML::Node e, pos;
     e["type"] = type_name;
-    pos.push_back(ion.position.x);
-    pos.push_back(ion.position.y);
-    pos.push_back(ion.position.z);
+    // 12 significant digits: lattice points to ~1e-12, without binary noise in the file.
+    for (double c : {ion.position.x, ion.position.y, ion.position.z}) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.12g", c);
+      pos.push_back(std::string(buf));
+    }
     pos.SetStyle(YAML::EmitterStyle::Flow);
     e["position"] = pos;
     e.SetStyle(YAML::EmitterStyle::Flow);
     sys["add_particles"].push_back(e);
   }
   YAML::Emitter em;
-  em.SetDoublePrecision(12);  // lattice points; 12 digits keep them to ~1e-12 relative
   em << root;
   std::ostringstream text;
   text << "# written by pairmd place-ions from " << config_path;
