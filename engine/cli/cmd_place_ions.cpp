@@ -24,7 +24,7 @@ const char* kUsage =
     "usage: pairmd place-ions --config CONFIG [--trajectory T.h5 [--frame n]] [--map MAP.dx]\n"
     "                         --count K --type NAME [--charge q] [--mass m] --min-distance d\n"
     "                         [--lowest | --highest] [--spacing h] [--region box|particles] [--padding p]\n"
-    "                         [--kernel k] [--min-floor f] [--out OUT.yaml] [--map-out MAP.dx]\n"
+    "                         [--kernel k] [--out OUT.yaml] [--map-out MAP.dx]\n"
     "  Places K ions of type NAME one at a time at the lattice point of lowest (--highest: highest)\n"
     "  energy q*V at least d from every particle and placed ion, adding each ion's potential before\n"
     "  the next. The system is the one CONFIG builds, or frame n (default -1, the last) of T.h5;\n"
