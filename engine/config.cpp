@@ -206,7 +206,7 @@ void read_types(const Map& sys, SystemSpec& spec) {
 void read_system(const Map& root, RunConfig& cfg) {
   if (!root.has("system")) root.missing("system", "what to simulate: lattice, chains or file");
   Map sys(root.ctx(), root.node("system"), "system",
-          {"types", "boundary", "lattice", "chains", "file", "relax", "velocities"});
+          {"types", "boundary", "lattice", "chains", "file", "relax", "velocities", "add_particles"});
   SystemSpec& spec = cfg.system;
   read_types(sys, spec);
   spec.periodic = sys.choice("boundary", "periodic", {"periodic", "open"}) == "periodic";
@@ -268,6 +268,19 @@ void read_system(const Map& root, RunConfig& cfg) {
     spec.relax.max_move = r.number("max_move", 0.02, 0.0, kInf, true);
   } else if (spec.source == SystemSource::Chains) {
     spec.relax.steps = 200;  // random walks overlap a little; push them apart before dynamics
+  }
+  const YAML::Node added = list_node(sys, "add_particles", false, "of {type: NAME, position: [x, y, z]}");
+  for (size_t k = 0; k < added.size(); ++k) {
+    Map p(sys.ctx(), added[k], "system.add_particles[" + std::to_string(k) + "]", {"type", "position"});
+    AddedParticle a;
+    a.type = type_index(p, "type", spec.types, -1);
+    if (!p.has("position")) p.missing("position", "[x, y, z]");
+    const YAML::Node x = p.node("position");
+    if (!x.IsSequence() || x.size() != 3) p.ctx().fail(x, p.sub("position"), "expected [x, y, z], got " + describe(x));
+    a.position = {p.to_number(x[0], p.sub("position"), -kInf, kInf, false, "a number"),
+                  p.to_number(x[1], p.sub("position"), -kInf, kInf, false, "a number"),
+                  p.to_number(x[2], p.sub("position"), -kInf, kInf, false, "a number")};
+    spec.add_particles.push_back(a);
   }
   if (sys.has("velocities")) {
     Map v(sys.ctx(), sys.node("velocities"), "system.velocities", {"temperature", "seed"});

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/model.h"
+#include "engine/vec3.h"
 
 namespace pairmd {
 
@@ -57,6 +58,13 @@ struct TypeSpec {
 
 enum class SystemSource { Lattice, Chains, File };
 
+// system.add_particles: extra particles (e.g. ions from `pairmd place-ions`), appended after the
+// system is built and relaxed, with their type's mass and charge.
+struct AddedParticle {
+  int type = 0;
+  Vec3d position{0, 0, 0};
+};
+
 struct SystemSpec {
   SystemSource source = SystemSource::Lattice;
   std::vector<TypeSpec> types;
@@ -65,6 +73,7 @@ struct SystemSpec {
   ChainsSpec chains;
   FileSpec file;
   RelaxSpec relax;
+  std::vector<AddedParticle> add_particles;
   double velocity_temperature = -1;  // < 0: the integrator's temperature
   uint64_t velocity_seed = 0;        // 0: the integrator's seed
 };

@@ -159,6 +159,24 @@ void build_chains(const RunConfig& cfg, SystemState& s, Topology& topo) {
   }
 }
 
+// system.add_particles, after relaxation: `pairmd place-ions` chose these positions against the
+// relaxed system, which a rebuild reproduces exactly.
+void add_listed_particles(const RunConfig& cfg, SystemState& s) {
+  for (const AddedParticle& p : cfg.system.add_particles) {
+    Vec3d x = p.position;
+    if (s.box.periodic) {
+      double* c[3] = {&x.x, &x.y, &x.z};
+      const double lo[3] = {s.box.lo.x, s.box.lo.y, s.box.lo.z}, L[3] = {s.box.L.x, s.box.L.y, s.box.L.z};
+      for (int a = 0; a < 3; ++a) {
+        *c[a] = lo[a] + std::fmod(*c[a] - lo[a], L[a]);
+        if (*c[a] < lo[a]) *c[a] += L[a];
+        if (*c[a] >= lo[a] + L[a]) *c[a] = lo[a];
+      }
+    }
+    add_particle(s, x, p.type, cfg.system.types[p.type].charge, cfg);
+  }
+}
+
 }  // namespace
 
 void validate_against_box(const RunConfig& cfg, const Box& box) {
@@ -270,6 +288,7 @@ BuiltSystem build_system(const RunConfig& cfg) {
   if (!cfg.system.periodic) s.box.periodic = false;
   validate_against_box(cfg, s.box);
   relax(s, cfg, b.topology, cfg.system.relax.steps, cfg.system.relax.max_move);
+  add_listed_particles(cfg, s);
   if (cfg.system.source != SystemSource::File || cfg.system.velocity_temperature >= 0) {
     const double T = cfg.system.velocity_temperature >= 0 ? cfg.system.velocity_temperature : cfg.model.integrator.temperature;
     const uint64_t seed = cfg.system.velocity_seed ? cfg.system.velocity_seed : cfg.model.integrator.seed;

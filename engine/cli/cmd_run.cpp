@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "analysis/potential_map_observer.h"
 #include "engine/cli/run_setup.h"
 #include "engine/simulation.h"
 #include "engine/version.h"
@@ -68,12 +69,26 @@ int cmd_run(const Args& args) {
   const int64_t first = sys.state.step, last = first + cfg.steps;
   std::cout << "steps: " << cfg.steps << " (" << first << " -> " << last << "), output: " << prefix << ".*\n" << std::flush;
 
+  // analysis.potential_map (its kernel is checked before any file is written).
+  std::unique_ptr<PotentialMapObserver> potential_map;
+  if (cfg.potential_map.every > 0) {
+    try {
+      potential_map = std::make_unique<PotentialMapObserver>(cfg, prefix + ".potential.dx", nullptr);
+    } catch (const std::exception& e) {
+      std::cerr << "pairmd run: analysis.potential_map: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    std::cout << "potential map: every " << cfg.potential_map.every << " steps, kernel "
+              << potential_map->series().kernel_description() << ", average -> " << potential_map->dx_path() << "\n";
+  }
+
   const bool progress = cfg.output.progress == "on" || (cfg.output.progress == "auto" && isatty(STDERR_FILENO));
   Simulation sim(cfg, sys.topology, std::move(backend));
   auto thermo = std::make_unique<ThermoLog>(cfg, prefix + ".thermo.csv", progress,
                                             degrees_of_freedom(cfg, sys.state.size()), false);
   sim.set_progress(thermo.get());
   sim.add_observer(std::move(thermo));
+  if (potential_map) sim.add_observer(std::move(potential_map));
 
   install_stop_handlers();
   const RunResult result = sim.run(last);

@@ -1,0 +1,129 @@
+// Electrostatic potential maps by Direct Coulomb Summation (DCS):
+//
+//   V(p) = k_e * sum_i q_i / max(|p - r_i|, d_min)
+//
+// over every charged particle, on a regular lattice; open boundaries and no cutoff (the exact
+// sum, also for a periodic box: the particles' wrapped positions, no periodic images). The
+// distance floor d_min (min_distance; default half the lattice spacing) keeps a lattice point
+// that falls on a particle finite. k_e is Units::coulomb (vacuum: no dielectric), so V is in
+// energy per charge (kcal/mol/e in real units).
+//
+// The CPU reference is double precision; the GPU kernels (kernels/dcs) compute in float and are
+// checked against it. The lattice, kernel choice and time averaging live here.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/grid.h"
+#include "engine/system_state.h"
+#include "engine/units.h"
+
+namespace pairmd {
+
+// The charged particles of a frame, structure-of-arrays.
+struct ChargeList {
+  std::vector<double> x, y, z, q;
+  size_t size() const { return q.size(); }
+  void add(double px, double py, double pz, double charge) {
+    x.push_back(px);
+    y.push_back(py);
+    z.push_back(pz);
+    q.push_back(charge);
+  }
+};
+
+// The particles with a non-zero charge, at their stored (wrapped) positions.
+ChargeList charged_particles(const SystemState& s);
+
+enum class MapKernel { Auto, Cpu, Scatter, Gather, GatherCoarsened, GatherCoalesced };
+
+// "auto", "cpu", "scatter", ...; throws std::invalid_argument naming the choices.
+MapKernel parse_map_kernel(const std::string& name);
+const char* map_kernel_name(MapKernel k);
+
+// The kernel that `requested` runs as: auto becomes the best GPU kernel when a device is there,
+// else cpu. Throws std::runtime_error when a GPU kernel is requested but cannot run (built
+// without CUDA, no device); `why` gets a line for the log.
+MapKernel resolve_map_kernel(MapKernel requested, std::string* why);
+
+// Where the lattice lies and how fine it is.
+struct MapSettings {
+  std::string region = "box";  // box: the simulation box; particles: their bounding box + padding
+  double spacing = 1.0;
+  double padding = 5.0;        // region particles only
+  double min_distance = 0.0;   // distance floor; <= 0: spacing / 2
+  std::string kernel = "auto";
+  int coarsen = 8;             // points per thread of the coarsened GPU kernels (4, 8, 16)
+
+  double floor() const { return min_distance > 0 ? min_distance : 0.5 * spacing; }
+};
+
+// The empty lattice (values zero) for a frame: spacing h in every direction, origin at the
+// region's lower corner, n = ceil(extent / h) + 1 points per direction so that the lattice
+// covers the region. Throws std::invalid_argument for a bad region or a lattice of more than
+// kMaxMapPoints points.
+Grid3 map_lattice(const SystemState& s, const MapSettings& settings, const Units& units);
+constexpr size_t kMaxMapPoints = size_t(1) << 30;
+
+// The unit string of V: energy per charge ("kcal/mol/e", "epsilon/q*").
+std::string potential_unit(const Units& units);
+
+// CPU reference, double precision, OpenMP over lattice rows: fills grid.values (dims, origin and
+// spacing set) with k_e * sum_i q_i / max(r, floor).
+void potential_cpu(const ChargeList& charges, double k_e, double floor, Grid3& grid);
+
+// The same with `kernel` (cpu or a GPU kernel; not auto). GPU kernels compute in float.
+// Returns the seconds of the computation (GPU: kernels only, CUDA events; CPU: wall clock).
+double compute_potential(MapKernel kernel, const ChargeList& charges, double k_e, double floor, Grid3& grid,
+                         int coarsen = 8);
+
+// Maps of successive frames on one lattice (set by the first frame) and their running mean.
+class PotentialMapSeries {
+ public:
+  // Throws std::runtime_error when the kernel cannot run here, std::invalid_argument for bad settings.
+  PotentialMapSeries(const MapSettings& settings, const Units& units);
+
+  // The map of this frame (also added to the average).
+  const Grid3& add(const SystemState& s);
+  const Grid3& last() const { return last_; }
+  // The mean of all maps added so far (values all zero before the first).
+  Grid3 average() const;
+  int64_t frames() const { return frames_; }
+  MapKernel kernel() const { return kernel_; }
+  const std::string& kernel_description() const { return why_; }
+  double seconds() const { return seconds_; }          // in the kernels, all frames
+  double evaluations() const { return evaluations_; }  // charged atoms x lattice points, all frames
+
+ private:
+  MapSettings settings_;
+  Units units_;
+  MapKernel kernel_;
+  std::string why_;
+  Grid3 last_;
+  std::vector<double> sum_;
+  int64_t frames_ = 0;
+  double seconds_ = 0;
+  double evaluations_ = 0;
+};
+
+// Frames of a trajectory to map: "a:b:s" (b exclusive, as in Python; empty b: to the end),
+// "a:b", "a:", ":", "a" (one frame) or "-1" (the last frame).
+struct FrameRange {
+  int64_t start = 0;
+  int64_t stop = -1;  // -1: to the end
+  int64_t step = 1;
+  bool single = false;
+};
+// Throws std::invalid_argument naming the text.
+FrameRange parse_frame_range(const std::string& text);
+
+// Adds the frames of `range` to `series`; `read(frame)` returns frame `frame` and throws once it
+// is past the end. An open range ends at the first frame that cannot be read after at least one
+// was (`note` gets why); any other failure propagates. Returns the number of frames added.
+int64_t map_frames(const std::function<SystemState(int64_t)>& read, const FrameRange& range,
+                   PotentialMapSeries& series, std::string* note = nullptr);
+
+}  // namespace pairmd

@@ -1,0 +1,42 @@
+#include "analysis/potential_map_observer.h"
+
+#include <sstream>
+
+#include "analysis/dx_writer.h"
+
+namespace pairmd {
+
+MapSettings map_settings(const PotentialMapSpec& spec) {
+  MapSettings m;
+  m.region = spec.region;
+  m.spacing = spec.spacing;
+  m.padding = spec.padding;
+  m.min_distance = spec.min_distance;
+  m.kernel = spec.kernel;
+  return m;
+}
+
+PotentialMapObserver::PotentialMapObserver(const RunConfig& cfg, std::string dx_path, GridSink* sink)
+    : every_(cfg.potential_map.every),
+      dx_path_(std::move(dx_path)),
+      sink_(sink),
+      series_(map_settings(cfg.potential_map), cfg.model.units) {}
+
+void PotentialMapObserver::observe(const RunContext&, const Frame& frame) {
+  if (frame.state.step == last_step_) return;  // finish() may show the last frame again
+  last_step_ = frame.state.step;
+  const Grid3& map = series_.add(frame.state);
+  if (sink_) sink_->write_grid_frame("potential_map", frame.state.step, frame.time, map);
+}
+
+void PotentialMapObserver::finish(const RunContext& ctx, const Frame& frame) {
+  if (series_.frames() == 0) observe(ctx, frame);
+  const Grid3 avg = series_.average();
+  std::ostringstream title;
+  title << "pairmd electrostatic potential map (Direct Coulomb Summation), mean of " << series_.frames()
+        << " frame(s) up to step " << last_step_ << ", kernel " << map_kernel_name(series_.kernel());
+  write_dx(dx_path_, avg, title.str());
+  if (sink_) sink_->write_grid("potential_map_average", avg);
+}
+
+}  // namespace pairmd
