@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "engine/h5md.h"
 #include "engine/hdf5_util.h"
 #include "engine/observables.h"
 #include "engine/version.h"
@@ -127,6 +128,15 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
     if (access(path.c_str(), F_OK) != 0) {
       appending_ = false;  // nothing to continue: start the file afresh
     } else {
+      // A damaged file can crash HDF5: read it once in a child process first (read_h5md_frame
+      // forks); only a crash or hang stops us here, other problems are reported below.
+      try {
+        (void)read_h5md_frame(path, -1);
+      } catch (const std::runtime_error& e) {
+        const std::string m = e.what();
+        if (m.find("is damaged") != std::string::npos || m.find("did not finish") != std::string::npos)
+          throw std::runtime_error("cannot continue the trajectory: " + m + " (move it away to start a new file)");
+      }
       file_ = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl);
       if (file_ < 0)
         throw std::runtime_error("cannot open the trajectory '" + path + "' to continue it (" + h5::last_error() + ")");
