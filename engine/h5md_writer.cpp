@@ -2,7 +2,11 @@
 
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
 
@@ -97,6 +101,8 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
   flush_seconds_ = t.flush_seconds;
   appending_ = restart_step >= 0;
   n_ = initial.size();
+  // Room for a few frames of everything (positions, images, velocities, forces), at least 1 MiB.
+  reserve_bytes_ = std::max<size_t>(size_t(1) << 20, 4 * n_ * (24 + 12 + 24 + 24) + (64 << 10));
   const bool real = cfg.model.units.name == "real";
   // Unit strings in H5MD notation (space-separated factors, negative powers), as MDAnalysis
   // translates them. Reduced LJ values are dimensionless numbers: no unit attribute (H5MD's
@@ -350,6 +356,9 @@ H5mdWriter::Series& H5mdWriter::series(const std::string& path, hid_t file_type,
 }
 
 void H5mdWriter::append(Series& s, int64_t step, double time, const void* data, hid_t mem_type) {
+  size_t bytes = 16 + H5Tget_size(mem_type);
+  for (hsize_t d : s.frame_dims) bytes *= d;
+  bytes_since_flush_ += bytes;
   append_rows(s.value, s.count, s.frame_dims, mem_type, data);
   append_rows(s.step, s.count, {}, H5T_NATIVE_INT64, &step);
   if (s.time.valid()) append_rows(s.time, s.count, {}, H5T_NATIVE_DOUBLE, &time);
@@ -449,13 +458,35 @@ void H5mdWriter::finish(const RunContext& ctx, const Frame& frame) {
 
 void H5mdWriter::maybe_flush() {
   const auto now = std::chrono::steady_clock::now();
-  if (std::chrono::duration<double>(now - last_flush_).count() >= flush_seconds_) flush();
+  // Also flush before the frames since the last flush outgrow half the reserved space.
+  if (std::chrono::duration<double>(now - last_flush_).count() >= flush_seconds_ || 2 * bytes_since_flush_ > reserve_bytes_)
+    flush();
 }
 
 void H5mdWriter::flush() {
   if (file_ < 0 || failed_) return;
-  h5::check(H5Fflush(static_cast<hid_t>(file_), H5F_SCOPE_LOCAL), "cannot flush");
+  const hid_t f = static_cast<hid_t>(file_);
+  h5::check(H5Fflush(f, H5F_SCOPE_LOCAL), "cannot flush");
   last_flush_ = std::chrono::steady_clock::now();
+  bytes_since_flush_ = 0;
+  // Reserve disk space past the end of the allocated file for what the next flush interval
+  // writes (raw frames and the metadata of the next flush). A full disk is then found here,
+  // right after a complete flush, and not half way through writing metadata, which would
+  // leave a file that no longer opens.
+  haddr_t eoa = 0;
+  void* handle = nullptr;
+  if (H5Fget_eoa(f, &eoa) < 0 || H5Fget_vfd_handle(f, H5P_DEFAULT, &handle) < 0 || !handle) {
+    H5Eclear2(H5E_DEFAULT);
+    return;
+  }
+  const int fd = *static_cast<int*>(handle);
+  const int rc = posix_fallocate(fd, static_cast<off_t>(eoa), static_cast<off_t>(reserve_bytes_));
+  if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
+    failed_ = true;
+    throw std::runtime_error("no room to go on writing the trajectory '" + path_ + "' (reserving " +
+                             std::to_string(reserve_bytes_ >> 10) + " KiB: " + std::strerror(rc) +
+                             "); the file keeps every frame written so far");
+  }
 }
 
 void H5mdWriter::close() {
@@ -476,6 +507,18 @@ void H5mdWriter::close() {
   const herr_t st = H5Fclose(static_cast<hid_t>(file_));
   file_ = -1;
   h5::check(st, "cannot close the trajectory '" + path_ + "'");
+  // Give back the space reserved past the file's end (HDF5 ignores it, but it is waste).
+  const hid_t f = H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  haddr_t eoa = 0;
+  if (f >= 0 && H5Fget_eoa(f, &eoa) >= 0 && eoa > 0) {
+    H5Fclose(f);
+    if (truncate(path_.c_str(), static_cast<off_t>(eoa)) != 0) {
+      // Harmless: the file stays valid with trailing unused bytes.
+    }
+  } else {
+    if (f >= 0) H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);
+  }
 }
 
 void H5mdWriter::write_grid_frame(const std::string& name, int64_t step, double time, const Grid3& grid) {

@@ -82,6 +82,8 @@ class H5mdWriter final : public RunObserver {
   int64_t file_ = -1;  // the hid_t of the open file
   std::map<std::string, std::unique_ptr<Series>> series_;
   std::chrono::steady_clock::time_point last_flush_;
+  size_t bytes_since_flush_ = 0;
+  size_t reserve_bytes_ = 0;
   std::string length_unit_, time_unit_, velocity_unit_, force_unit_, energy_unit_, temperature_unit_, pressure_unit_;
 };
 
