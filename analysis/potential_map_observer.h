@@ -20,6 +20,8 @@ class PotentialMapObserver : public RunObserver {
   // `sink` (may be null) must outlive finish(). Throws (like PotentialMapSeries) when the
   // requested kernel cannot run here.
   PotentialMapObserver(const RunConfig& cfg, std::string dx_path, GridSink* sink = nullptr);
+  // Where maps go besides the .dx file; set before the run starts (may be null).
+  void set_sink(GridSink* sink) { sink_ = sink; }
 
   int64_t next_step(int64_t step) const override { return next_multiple(step, every_); }
   void observe(const RunContext& ctx, const Frame& frame) override;

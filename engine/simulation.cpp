@@ -54,49 +54,70 @@ RunResult Simulation::run(int64_t last_step) {
     good = state;
     good_obs = backend_->observables();
   };
+  RunResult result;
+  // Every observer finishes, even when one of them fails (the checkpoint still gets written).
   auto finish_all = [&]() {
     const Frame frame{good, good_obs, good.step * dt};
-    for (const auto& o : observers_) o->finish(ctx, frame);
+    for (const auto& o : observers_) {
+      try {
+        o->finish(ctx, frame);
+      } catch (const std::exception& e) {
+        result.finish_errors.push_back(e.what());
+      }
+    }
   };
 
-  show(state.step, true);
   int64_t step = state.step;
   double seconds_per_step = 0.0;
-  RunResult result;
-  while (step < last_step) {
-    int64_t next = last_step;
-    for (const auto& o : observers_) next = std::min(next, o->next_step(step));
-    // Advance in chunks of about a quarter second so that signals and the progress line are
-    // handled promptly even when frames are far apart.
-    int64_t chunk = next - step;
-    if (seconds_per_step > 0) chunk = std::min<int64_t>(chunk, std::max<int64_t>(1, static_cast<int64_t>(0.25 / seconds_per_step)));
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-      backend_->advance(chunk);
-    } catch (const SimulationBlowup& e) {
-      result.outcome = RunOutcome::BlewUp;
-      result.message = e.what();
-      result.last_good_step = good.step;
-      finish_all();
-      return result;
+  try {
+    show(state.step, true);
+    while (step < last_step) {
+      int64_t next = last_step;
+      for (const auto& o : observers_) next = std::min(next, o->next_step(step));
+      // Advance in chunks of about a quarter second so that signals and the progress line are
+      // handled promptly even when frames are far apart.
+      int64_t chunk = next - step;
+      if (seconds_per_step > 0) chunk = std::min<int64_t>(chunk, std::max<int64_t>(1, static_cast<int64_t>(0.25 / seconds_per_step)));
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        backend_->advance(chunk);
+      } catch (const SimulationBlowup& e) {
+        result.outcome = RunOutcome::BlewUp;
+        result.message = e.what();
+        result.last_good_step = good.step;
+        finish_all();
+        return result;
+      }
+      seconds_per_step = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / chunk;
+      step += chunk;
+      if (step == next) show(step, false);
+      if (progress_) progress_->progress(ctx, step);
+      if (g_stop_signal.load() != 0) {
+        if (good.step != step) capture();  // the state at the finished step is good
+        result.outcome = RunOutcome::Interrupted;
+        result.message = std::string("stopped by signal ") + std::to_string(g_stop_signal.load()) + " at step " +
+                         std::to_string(step);
+        result.last_good_step = step;
+        finish_all();
+        return result;
+      }
     }
-    seconds_per_step = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / chunk;
-    step += chunk;
-    if (step == next) show(step, false);
-    if (progress_) progress_->progress(ctx, step);
-    if (g_stop_signal.load() != 0) {
-      if (good.step != step) capture();  // the state at the finished step is good
-      result.outcome = RunOutcome::Interrupted;
-      result.message = std::string("stopped by signal ") + std::to_string(g_stop_signal.load()) + " at step " +
-                       std::to_string(step);
-      result.last_good_step = step;
-      finish_all();
-      return result;
-    }
+    if (good.step != step) capture();
+  } catch (const std::exception& e) {
+    // An observer could not write (disk full, file gone): stop with the last state every
+    // observer has seen.
+    result.outcome = RunOutcome::Failed;
+    result.message = e.what();
+    result.last_good_step = good.step;
+    finish_all();
+    return result;
   }
-  if (good.step != step) capture();
   result.last_good_step = step;
   finish_all();
+  if (!result.finish_errors.empty()) {
+    result.outcome = RunOutcome::Failed;
+    result.message = result.finish_errors.front();
+  }
   return result;
 }
 

@@ -18,12 +18,14 @@ namespace pairmd {
 extern std::atomic<int> g_stop_signal;
 void install_stop_handlers();
 
-enum class RunOutcome { Completed, Interrupted, BlewUp };
+// Failed: an observer could not write its output (disk full, unwritable file).
+enum class RunOutcome { Completed, Interrupted, BlewUp, Failed };
 
 struct RunResult {
   RunOutcome outcome = RunOutcome::Completed;
   int64_t last_good_step = 0;
-  std::string message;  // for Interrupted / BlewUp
+  std::string message;  // for Interrupted / BlewUp / Failed
+  std::vector<std::string> finish_errors;  // observers whose finish() failed
 };
 
 class Simulation {
