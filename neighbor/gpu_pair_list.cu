@@ -114,85 +114,70 @@ __device__ __forceinline__ bool neighbour_cell(const CellGrid& g, int i, int shi
   return true;
 }
 
-// One warp per particle: the lanes take 32 consecutive candidates of a neighbour cell at a time
-// (their positions are contiguous in cell order, so the loads are coalesced), and a ballot
-// tells each lane where its pair goes. Returns the particle's pair count in every lane.
-template <bool kFull, bool kWrite>
-__device__ __forceinline__ int warp_search(int i, const PairListInput& in, const CellGrid& g, float rlist_sq, int out,
-                                           int* pi, int* pj) {
-  const int lane = threadIdx.x & 31;
-  const float4 xi = in.pos[i];
+// Calls f(j) for every partner j of particle i in one cell within rlist (j > i for half lists).
+template <bool kFull, typename F>
+__device__ __forceinline__ void for_each_partner_in_cell(int i, int cell, const PairListInput& in, const CellGrid& g,
+                                                         float rlist_sq, F&& f) {
+  const float4 pi = in.pos[i];
   const unsigned tag_i = in.tag[i];
-  const int* ex = in.exclusion_width > 0 ? in.exclusions + static_cast<size_t>(tag_i) * in.exclusion_width : nullptr;
-  int count = 0;
-  for (int shift = 0; shift < 27; ++shift) {
-    int cell;
-    if (!neighbour_cell(g, i, shift, cell)) continue;
-    const int end = g.end[cell];
-    for (int base = g.start[cell]; base < end; base += 32) {
-      const int k = base + lane;
-      bool ok = false;
-      int j = -1;
-      if (k < end) {
-        j = g.particles[k];
-        if (kFull ? j != i : j > i) {
-          const float4 xj = g.cell_pos[k];
-          const Vec3<float> d = in.box.min_image(xyz(xi) - xyz(xj));
-          ok = dot(d, d) < rlist_sq;
-          if (ok && ex) {
-            const int tag_j = static_cast<int>(g.cell_tag[k]);
-            for (int q = 0; q < in.exclusion_width; ++q) ok &= ex[q] != tag_j;
-          }
-        }
-      }
-      const unsigned ballot = __ballot_sync(0xffffffffu, ok);
-      if (kWrite && ok) {
-        const int at = out + count + __popc(ballot & ((1u << lane) - 1u));
-        pi[at] = i;
-        pj[at] = j;
-      }
-      count += __popc(ballot);
+  const int e = g.end[cell];
+  for (int k = g.start[cell]; k < e; ++k) {
+    const int j = g.particles[k];
+    if (kFull ? j == i : j <= i) continue;
+    const float4 pj = g.cell_pos[k];
+    const Vec3<float> d = in.box.min_image(xyz(pi) - xyz(pj));
+    if (dot(d, d) >= rlist_sq) continue;
+    bool excluded = false;
+    if (in.exclusion_width > 0) {
+      const unsigned tag_j = g.cell_tag[k];
+      const int* ex = in.exclusions + static_cast<size_t>(tag_i) * in.exclusion_width;
+      for (int q = 0; q < in.exclusion_width; ++q) excluded |= ex[q] == static_cast<int>(tag_j);
     }
+    if (!excluded) f(j);
   }
-  return count;
 }
 
-// Count pass: each warp counts one particle's partners; a block claims room for all its warps'
-// pairs with one integer atomicAdd on the global counter.
+// One thread per (particle, neighbour cell): 27 times the parallelism of a thread per particle,
+// and each thread's loop is one cell long.
 template <bool kFull>
-__global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, int* row_count, int* row_offset,
+__global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, int* row_count, int* item_offset,
                                    int* counter) {
-  __shared__ int warp_count[kBlockSize / 32];
-  __shared__ int block_base;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int t = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-  int count = 0, i = -1;
-  if (t < in.n) {
-    i = g.particles[t];
-    count = warp_search<kFull, false>(i, in, g, rlist_sq, 0, nullptr, nullptr);
+  const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int lane = threadIdx.x & 31;
+  int count = 0, cell;
+  int i = -1;
+  if (t < 27L * in.n) {
+    i = g.particles[t / 27];
+    if (neighbour_cell(g, i, static_cast<int>(t % 27), cell))
+      for_each_partner_in_cell<kFull>(i, cell, in, g, rlist_sq, [&](int) { ++count; });
+    if (count) atomicAdd(row_count + i, count);  // integer: the total does not depend on order
   }
-  if (lane == 0) warp_count[warp] = count;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    int total = 0;
-    for (int w = 0; w < kBlockSize / 32; ++w) total += warp_count[w];
-    block_base = total > 0 ? atomicAdd(counter, total) : 0;
+  // One integer atomicAdd per warp claims room for all its threads' pairs.
+  int incl = count;
+  for (int o = 1; o < 32; o <<= 1) {
+    const int y = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += y;
   }
-  __syncthreads();
-  if (lane == 0 && i >= 0) {
-    int offset = block_base;
-    for (int w = 0; w < warp; ++w) offset += warp_count[w];
-    row_count[i] = count;
-    row_offset[i] = offset;
-  }
+  const int total = __shfl_sync(0xffffffffu, incl, 31);
+  int base = 0;
+  if (lane == 31 && total > 0) base = atomicAdd(counter, total);
+  base = __shfl_sync(0xffffffffu, base, 31);
+  if (i >= 0) item_offset[t] = base + incl - count;
 }
 
 template <bool kFull>
-__global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, const int* row_offset, int* pi, int* pj) {
-  const int t = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-  if (t >= in.n) return;  // whole warps leave together
-  const int i = g.particles[t];
-  warp_search<kFull, true>(i, in, g, rlist_sq, row_offset[i], pi, pj);
+__global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, const int* item_offset, int* pi, int* pj) {
+  const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= 27L * in.n) return;
+  const int i = g.particles[t / 27];
+  int cell;
+  if (!neighbour_cell(g, i, static_cast<int>(t % 27), cell)) return;
+  int out = item_offset[t];
+  for_each_partner_in_cell<kFull>(i, cell, in, g, rlist_sq, [&](int j) {
+    pi[out] = i;
+    pj[out] = j;
+    ++out;
+  });
 }
 
 inline int blocks_for(size_t n) { return static_cast<int>((n + kBlockSize - 1) / kBlockSize); }
@@ -285,9 +270,9 @@ void GpuPairList::build(const PairListInput& in, cudaStream_t stream) {
   const float rlist = cutoff_ + skin_;
   const float rlist_sq = rlist * rlist;
   row_count_.resize(n + 1);  // the extra 0 makes the scan's last entry the total
-  row_offset_.resize(n);
+  row_offset_.resize(27 * static_cast<size_t>(n));
   row_start_.resize(n + 1);
-  const size_t items = 32 * static_cast<size_t>(n);  // a warp per particle
+  const size_t items = 27 * static_cast<size_t>(n);
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(int), stream));
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(row_count_.data(), 0, (n + 1) * sizeof(int), stream));
   if (full_) count_pairs_kernel<true><<<blocks_for(items), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), row_offset_.data(), counter_.data());

@@ -2,9 +2,9 @@
 //
 //   1. Cell list: particles binned into cells at least cutoff + skin wide by a stable CUB radix
 //      sort of particle indices by cell, so the order inside a cell is deterministic.
-//   2. Count: one warp per particle (particles in cell order for locality; the lanes take 32
-//      candidates of a neighbour cell at a time) counts its partners; each block claims room
-//      for its particles' pairs with one integer atomicAdd on a global counter.
+//   2. Count: one thread per (particle, neighbour cell) pair, particles in cell order for
+//      locality, counts the partners in that cell; each warp claims room for its threads'
+//      pairs with one integer atomicAdd on a global counter.
 //   3. If the claims exceed the buffer, the buffer grows before anything is written: no pair
 //      is ever dropped (growths are counted).
 //   4. Write: each thread writes its pairs (i, j) into its claimed room.
@@ -72,7 +72,7 @@ class GpuPairList {
   DeviceBuffer<unsigned> cell_tag_;
   DeviceBuffer<float> bounds_;  // open boundaries: particle bounding box
   // Pairs
-  DeviceBuffer<int> row_count_, row_offset_, row_start_, counter_;
+  DeviceBuffer<int> row_count_, row_offset_ /* per search item */, row_start_, counter_;
   DeviceBuffer<int> i_unsorted_, j_unsorted_, i_sorted_, j_sorted_;
   DeviceBuffer<unsigned char> cub_temp_;
   int* host_counter_ = nullptr;  // pinned
