@@ -22,12 +22,16 @@
 
 namespace pairmd {
 
+// All zero means "nothing to report", so one cudaMemsetAsync resets them (no host copy).
 struct DeviceFlags {
   unsigned max_disp_sq;  // float bits of the largest squared displacement since the list build
-  int bad_particle;      // lowest index of a runaway / non-finite particle, INT_MAX if none
-  int broken_bond;       // lowest index of a broken bond, INT_MAX if none
+  int bad_particle;      // INT_MAX - (lowest index of a runaway / non-finite particle), 0 if none
+  int broken_bond;       // INT_MAX - (lowest index of a broken bond), 0 if none
   int unused;
 };
+
+__device__ __forceinline__ void report_lowest(int* flag, int index) { atomicMax(flag, INT_MAX - index); }
+inline int reported_index(int flag) { return flag == 0 ? -1 : INT_MAX - flag; }
 
 constexpr int kMaxSlotViews = 8;
 
@@ -108,7 +112,7 @@ __global__ void integrate_kernel(IntegrateArgs a, ForceSource source) {
       begin_step(a.kind, x, v, im, f, inv_mass, a.tag[p], a.step, a.c, a.box);
       const Vec3<float> moved{x.x - x4.x + (im.x - im0.x) * a.box.L.x, x.y - x4.y + (im.y - im0.y) * a.box.L.y,
                               x.z - x4.z + (im.z - im0.z) * a.box.L.z};
-      if (!(dot(moved, moved) <= a.max_move_sq) || !(dot(v, v) < 3.0e38f)) atomicMin(&a.flags->bad_particle, p);
+      if (!(dot(moved, moved) <= a.max_move_sq) || !(dot(v, v) < 3.0e38f)) report_lowest(&a.flags->bad_particle, p);
       a.pos[p] = make_float4(x.x, x.y, x.z, x4.w);
       a.image[p] = make_int3(im.x, im.y, im.z);
       const float4 b = a.pos_at_build[p];

@@ -299,8 +299,7 @@ void CudaBackend::set_state(const SystemState& s) {
   pos_build_.resize(n_);
   force_.resize(n_);
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(force_.data(), 0, n_ * sizeof(float4), stream_));
-  DeviceFlags init{0u, INT_MAX, INT_MAX, 0};
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(flags_.data(), &init, sizeof init, cudaMemcpyHostToDevice, stream_));
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(DeviceFlags), stream_));
   pending_finish_ = false;
   rebuild_lists();
   compute_forces();
@@ -478,10 +477,10 @@ void CudaBackend::complete_step() {
 void CudaBackend::read_flags_and_check(int64_t force_step) {
   PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_flags_, flags_.data(), sizeof(DeviceFlags), cudaMemcpyDeviceToHost, stream_));
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  if (host_flags_->broken_bond != INT_MAX) {
-    // Identify the bond: the index is into the first bond term whose count covers it.
+  if (host_flags_->broken_bond != 0) {
     std::ostringstream m;
-    m << "step " << force_step << ": a bond stretched beyond its maximum extension (bond #" << host_flags_->broken_bond
+    m << "step " << force_step << ": a bond stretched beyond its maximum extension (bond #"
+      << reported_index(host_flags_->broken_bond)
       << " of its kind); is the time step too large, or do particles overlap in the start configuration?";
     throw SimulationBlowup(m.str());
   }
@@ -489,26 +488,26 @@ void CudaBackend::read_flags_and_check(int64_t force_step) {
 
 void CudaBackend::advance(int64_t nsteps) {
   const auto t0 = std::chrono::steady_clock::now();
-  const DeviceFlags reset{0u, INT_MAX, INT_MAX, 0};
   for (int64_t s = 0; s < nsteps; ++s) {
     integrate(pending_finish_, true, false);
     pending_finish_ = true;
     PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_flags_, flags_.data(), sizeof(DeviceFlags), cudaMemcpyDeviceToHost, stream_));
     PAIRMD_CUDA_CHECK(cudaEventRecord(flags_ready_, stream_));
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(flags_.data(), &reset, sizeof reset, cudaMemcpyHostToDevice, stream_));
+    PAIRMD_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(DeviceFlags), stream_));
     ++host_.step;
     compute_forces();  // speculative: valid unless the lists must be rebuilt
     PAIRMD_CUDA_CHECK(cudaEventSynchronize(flags_ready_));
     const DeviceFlags f = *host_flags_;
-    if (f.broken_bond != INT_MAX) {
+    if (f.broken_bond != 0) {
       std::ostringstream m;
-      m << "step " << host_.step - 1 << ": a bond stretched beyond its maximum extension (bond #" << f.broken_bond
+      m << "step " << host_.step - 1 << ": a bond stretched beyond its maximum extension (bond #"
+        << reported_index(f.broken_bond)
         << " of its kind); is the time step too large, or do particles overlap in the start configuration?";
       throw SimulationBlowup(m.str());
     }
-    if (f.bad_particle != INT_MAX) {
+    if (f.bad_particle != 0) {
       std::ostringstream m;
-      m << "step " << host_.step << ": particle " << f.bad_particle << " moved farther than max_step_displacement = "
+      m << "step " << host_.step << ": particle " << reported_index(f.bad_particle) << " moved farther than max_step_displacement = "
         << model_.max_step_displacement << " in one step or is no longer finite. Is the time step too large, or do "
         << "particles overlap in the start configuration?";
       throw SimulationBlowup(m.str());

@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/block_reduce.cuh"
+#include "integrators/gpu_integrate.cuh"
 #include "kernels/pair_physics.cuh"
 
 namespace pairmd {
@@ -52,7 +53,7 @@ __global__ void slots_bond_kernel(const int* __restrict__ bi, const int* __restr
   if (k >= count) return;
   bool ok;
   const PairResult p = eval_bond<Eval>(pd.pos[bi[k]], pd.pos[bj[k]], table[type[k]], pd.box, ok);
-  if (!ok) atomicMin(broken, k);
+  if (!ok) report_lowest(broken, k);
   islots[k] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
   jslots[jslot[k]] = make_float4(-p.f.x, -p.f.y, -p.f.z, 0.f);
 }
@@ -86,7 +87,7 @@ __global__ void atomic_bond_kernel(const int* __restrict__ bi, const int* __rest
   if (k >= count) return;
   bool ok;
   const PairResult p = eval_bond<Eval>(pd.pos[bi[k]], pd.pos[bj[k]], table[type[k]], pd.box, ok);
-  if (!ok) atomicMin(broken, k);
+  if (!ok) report_lowest(broken, k);
   atomic_add3(force, bi[k], p.f);
   atomic_add3(force, bj[k], make_float3(-p.f.x, -p.f.y, -p.f.z));
 }
@@ -167,7 +168,7 @@ __global__ void gather_bond_kernel(const int* __restrict__ row_start, const int*
   for (int k = row_start[i]; k < row_start[i + 1]; ++k) {
     bool ok;
     const float3 f = eval_bond<Eval>(xi, pd.pos[partner[k]], table[type[k]], pd.box, ok).f;
-    if (!ok) atomicMin(broken, bond_index[k]);
+    if (!ok) report_lowest(broken, bond_index[k]);
     sum.x += f.x;
     sum.y += f.y;
     sum.z += f.z;

@@ -239,3 +239,43 @@ TEST(GpuBackend, LangevinTemperatureMatchesTarget) {
 
 }  // namespace
 }  // namespace pairmd
+
+namespace pairmd {
+namespace {
+
+TEST(GpuBackend, BlowUpsStopWithTheParticleAndStep) {
+  REQUIRE_GPU();
+  // An overlap of two LJ particles with a large time step sends them flying.
+  auto sys = make_system("lj_liquid", testing::kLjLiquid, {"integrator.dt=0.05"});
+  SystemState s = sys.system.state;
+  s.position[1] = s.position[0] + Vec3d{0.3, 0.0, 0.0};
+  for (const std::string& strategy : kStrategies) {
+    auto g = gpu(sys.model(), s, strategy);
+    try {
+      g->advance(50);
+      ADD_FAILURE() << strategy << ": no blow-up detected";
+    } catch (const SimulationBlowup& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("particle"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("step"), std::string::npos) << msg;
+    }
+  }
+  // A FENE bond stretched past R0 is reported as such.
+  auto kg = make_system("kremer_grest", testing::kKremerGrest);
+  SystemState k = kg.system.state;
+  const Bond b = kg.system.topology.bonds[0];
+  k.position[b.j] = k.position[b.i] + Vec3d{1.6, 0.0, 0.0};
+  k.box.wrap(k.position[b.j], k.image[b.j]);
+  for (const std::string& strategy : kStrategies) {
+    try {
+      auto g = gpu(kg.model(), k, strategy);
+      g->advance(1);
+      ADD_FAILURE() << strategy << ": broken bond not detected";
+    } catch (const SimulationBlowup& e) {
+      EXPECT_NE(std::string(e.what()).find("bond"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pairmd
