@@ -11,6 +11,13 @@
 
 namespace pairmd {
 
+// A partner within the cutoff, gathered by the pair loop (separation, its square, index).
+struct CloseNeighbour {
+  Vec3d d;
+  double rsq;
+  int j;
+};
+
 class CpuBackend final : public Backend {
  public:
   CpuBackend(const Model& model, const SystemState& initial);
@@ -44,6 +51,7 @@ class CpuBackend final : public Backend {
   std::vector<std::unique_ptr<PairTermData>> pair_terms_;
   std::vector<std::unique_ptr<BondData>> bond_terms_;
   std::vector<std::vector<Vec3d>> thread_force_;  // per-thread accumulators (Newton's 3rd law)
+  std::vector<std::vector<CloseNeighbour>> thread_close_;  // per-thread scratch of the pair loop
   BackendStats stats_;
   double max_step_displacement_;
 };
