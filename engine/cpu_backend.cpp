@@ -89,6 +89,23 @@ void CpuBackend::get_state(SystemState& state) { state = state_; }
 
 namespace {
 
+// Box::min_image written as selects instead of branches (the same numbers): the compiler turns
+// them into masks, and the pair loop then has no branch on the geometry.
+struct MinImage {
+  Vec3d len, half;
+  bool periodic;
+  explicit MinImage(const Box& box) : len(box.L), half(0.5 * box.L), periodic(box.periodic) {}
+  static double wrap(double d, double len, double half) {
+    d -= d > half ? len : 0.0;
+    d += d < -half ? len : 0.0;
+    return d;
+  }
+  Vec3d operator()(Vec3d d) const {
+    if (!periodic) return d;
+    return {wrap(d.x, len.x, half.x), wrap(d.y, len.y, half.y), wrap(d.z, len.z, half.z)};
+  }
+};
+
 // One pair term over its half Verlet list; forces go to f (Newton's third law), energy and
 // virial are accumulated only when kEnergy. Rows are in ascending partner index, so the order
 // of the sums depends on particle indices only (not on when the list was built).
@@ -107,6 +124,7 @@ void pair_term_forces(const typename Eval::Params* table, int ntypes, double rcu
   const Vec3d* x = s.position.data();
   const int* type = s.type.data();
   const double* charge = s.charge.data();
+  const MinImage min_image(s.box);
   double e = 0.0, w = 0.0;
 #pragma omp for schedule(static) nowait
   for (int i = 0; i < n; ++i) {
@@ -117,7 +135,7 @@ void pair_term_forces(const typename Eval::Params* table, int ntypes, double rcu
     int nclose = 0;
     for (int k = offsets[i]; k < offsets[i + 1]; ++k) {
       const int j = neigh[k];
-      const Vec3d d = s.box.min_image(xi - x[j]);
+      const Vec3d d = min_image(xi - x[j]);
       const double rsq = dot(d, d);
       c[nclose] = {d, rsq, j};
       nclose += rsq < rcut_max_sq;
