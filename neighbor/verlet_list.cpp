@@ -85,6 +85,7 @@ void VerletList::build(const std::vector<Vec3d>& x, const Box& box,
     std::vector<int>& rows = thread_rows_[t];
     rows.clear();
     std::vector<const int*> cursor;  // per candidate cell: first partner above the current i
+    std::vector<int> row;            // the row being built (room for every candidate)
     for (int c = cell_begin; c < cell_end; ++c) {
       const std::vector<CellList::Neighbour>& stencil = cells_.neighbours(c);
       size_t candidates = 0;
@@ -98,11 +99,10 @@ void VerletList::build(const std::vector<Vec3d>& x, const Box& box,
       for (int a = cells_.start(c); a < cells_.start(c + 1); ++a) {
         const int i = order[a];
         const Vec3d xi = xc[a];
-        const size_t row_start = rows.size();
-        // Room for every candidate; a candidate is kept by advancing the end (no branch to
-        // mispredict on the distance test).
-        rows.resize(row_start + candidates);
-        int* out = rows.data() + row_start;
+        // Every candidate is written; it is kept by advancing the end (no branch to mispredict
+        // on the distance test).
+        if (row.size() < candidates) row.resize(candidates);
+        int* out = row.data();
         int kept = 0;
         for (size_t s = 0; s < stencil.size(); ++s) {
           const int* last = order + cells_.start(stencil[s].cell + 1);
@@ -125,16 +125,15 @@ void VerletList::build(const std::vector<Vec3d>& x, const Box& box,
             }
           }
         }
-        rows.resize(row_start + static_cast<size_t>(kept));
         if (!exclusions.empty() && !exclusions[i].empty()) {
           const std::vector<int>& ex = exclusions[i];
-          rows.erase(std::remove_if(rows.begin() + static_cast<long>(row_start), rows.end(),
-                                    [&](int j) { return excluded(ex, j); }),
-                     rows.end());
+          kept = static_cast<int>(std::remove_if(out, out + kept, [&](int j) { return excluded(ex, j); }) - out);
         }
         // Ascending partners: the force sums then depend on particle indices only, not on the
         // cells at build time (restarts are bitwise reproducible), and read memory in order.
-        std::sort(rows.begin() + static_cast<long>(row_start), rows.end());
+        std::sort(out, out + kept);
+        const size_t row_start = rows.size();
+        rows.insert(rows.end(), out, out + kept);
         row_start_[i] = static_cast<int>(row_start);
         offsets_[i + 1] = static_cast<int>(rows.size() - row_start);
       }
