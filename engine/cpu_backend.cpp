@@ -310,11 +310,16 @@ void CpuBackend::advance(int64_t nsteps) {
   const IntegratorKind kind = model_.integrator.kind;
   const int n = static_cast<int>(state_.size());
   const double limit_sq = max_step_displacement_ * max_step_displacement_;
+  // The end of each step (final half kick) is done in the same pass over the particles as the
+  // beginning of the next, as the GPU's fused kernels do; the last one after the loop. The
+  // updates are per particle, so this is the same arithmetic as two separate passes.
   for (int64_t s = 0; s < nsteps; ++s) {
     const uint64_t step = static_cast<uint64_t>(state_.step);
+    const bool end_previous = s > 0;
     int runaway = -1;
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < n; ++i) {
+      if (end_previous) end_step(kind, state_.velocity[i], force_[i], inv_mass_[i], c);
       const Vec3d before = state_.position[i];
       const Int3 image_before = state_.image[i];
       begin_step(kind, state_.position[i], state_.velocity[i], state_.image[i], force_[i],
@@ -347,6 +352,8 @@ void CpuBackend::advance(int64_t nsteps) {
     state_.step = static_cast<int64_t>(step) + 1;
     compute_forces(nullptr);
     stats_.seconds_force += std::chrono::duration<double>(std::chrono::steady_clock::now() - tf).count();
+  }
+  if (nsteps > 0) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < n; ++i) end_step(kind, state_.velocity[i], force_[i], inv_mass_[i], c);
   }
