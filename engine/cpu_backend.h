@@ -31,6 +31,10 @@ class CpuBackend final : public Backend {
   std::vector<Vec3d> forces() override { return force_; }
   BackendStats stats() const override;
 
+  // New positions (and images) for the same particles, keeping velocities and step; the lists
+  // are rebuilt only if the particles moved too far. For steepest descent (system_builder).
+  void move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image);
+
   // Forces without any neighbour list: every pair under minimum image (tests use this as the
   // check of the list itself).
   std::vector<Vec3d> forces_all_pairs() const;
