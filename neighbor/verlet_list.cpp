@@ -15,6 +15,17 @@ bool excluded(const std::vector<int>& excluded_partners, int j) {
   return std::binary_search(excluded_partners.begin(), excluded_partners.end(), j);
 }
 
+// Rows are short (tens of partners) and made of a few ascending runs (one per cell): insertion
+// sort beats std::sort's partitioning there.
+void insertion_sort(int* a, int n) {
+  for (int k = 1; k < n; ++k) {
+    const int v = a[k];
+    int m = k;
+    for (; m > 0 && a[m - 1] > v; --m) a[m] = a[m - 1];
+    a[m] = v;
+  }
+}
+
 }  // namespace
 
 // Exact criterion: a pair (i, j) left out of the list was at least rc + skin apart at the
@@ -131,7 +142,7 @@ void VerletList::build(const std::vector<Vec3d>& x, const Box& box,
         }
         // Ascending partners: the force sums then depend on particle indices only, not on the
         // cells at build time (restarts are bitwise reproducible), and read memory in order.
-        std::sort(out, out + kept);
+        insertion_sort(out, kept);
         const size_t row_start = rows.size();
         rows.insert(rows.end(), out, out + kept);
         row_start_[i] = static_cast<int>(row_start);
