@@ -32,7 +32,7 @@ struct Context {
   }
 
   [[noreturn]] void fail(const YAML::Node& node, const std::string& path, const std::string& what) const {
-    throw ConfigError(where(node, path) + ": " + path + ": " + what);
+    throw ConfigError(where(node, path) + ": " + (path.empty() ? "" : path + ": ") + what);
   }
 };
 
@@ -264,7 +264,9 @@ void read_system(const Map& root, RunConfig& cfg) {
   }
   if (sys.has("relax")) {
     Map r(sys.ctx(), sys.node("relax"), "system.relax", {"steps", "max_move"});
-    spec.relax.steps = static_cast<int>(r.integer("steps", 0, 0, 100000000));
+    // Generated chains overlap a little: they are relaxed unless steps: 0 says otherwise.
+    const int default_steps = spec.source == SystemSource::Chains ? 200 : 0;
+    spec.relax.steps = static_cast<int>(r.integer("steps", default_steps, 0, 100000000));
     spec.relax.max_move = r.number("max_move", 0.02, 0.0, kInf, true);
   } else if (spec.source == SystemSource::Chains) {
     spec.relax.steps = 200;  // random walks overlap a little; push them apart before dynamics

@@ -11,6 +11,13 @@
 
 namespace pairmd {
 
+// A partner within the cutoff, gathered by the pair loop (separation, its square, index).
+struct CloseNeighbour {
+  Vec3d d;
+  double rsq;
+  int j;
+};
+
 class CpuBackend final : public Backend {
  public:
   CpuBackend(const Model& model, const SystemState& initial);
@@ -23,6 +30,10 @@ class CpuBackend final : public Backend {
   Observables observables() override;
   std::vector<Vec3d> forces() override { return force_; }
   BackendStats stats() const override;
+
+  // New positions (and images) for the same particles, keeping velocities and step; the lists
+  // are rebuilt only if the particles moved too far. For steepest descent (system_builder).
+  void move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image);
 
   // Forces without any neighbour list: every pair under minimum image (tests use this as the
   // check of the list itself).
@@ -44,6 +55,7 @@ class CpuBackend final : public Backend {
   std::vector<std::unique_ptr<PairTermData>> pair_terms_;
   std::vector<std::unique_ptr<BondData>> bond_terms_;
   std::vector<std::vector<Vec3d>> thread_force_;  // per-thread accumulators (Newton's 3rd law)
+  std::vector<std::vector<CloseNeighbour>> thread_close_;  // per-thread scratch of the pair loop
   BackendStats stats_;
   double max_step_displacement_;
 };

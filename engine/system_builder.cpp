@@ -243,7 +243,7 @@ void relax(SystemState& s, const RunConfig& cfg, const Topology& topology, int s
       s.position[i] += scale * f[i];
       s.box.wrap(s.position[i], s.image[i]);
     }
-    backend.set_state(s);
+    backend.move_to(s.position, s.image);
   }
 }
 

@@ -44,29 +44,38 @@ void CellList::build(const std::vector<Vec3d>& x, const Box& box, double min_cel
   std::vector<int> fill(cell_start_.begin(), cell_start_.end() - 1);
   for (int i = 0; i < n; ++i) order_[fill[cell_of_[i]]++] = i;
 
-  if (stencil_dims_ == dims_ && stencil_periodic_ == box.periodic) return;
+  if (stencil_dims_ == dims_ && stencil_periodic_ == box.periodic && stencil_box_.x == len.x &&
+      stencil_box_.y == len.y && stencil_box_.z == len.z)
+    return;
   stencil_dims_ = dims_;
   stencil_periodic_ = box.periodic;
+  stencil_box_ = len;
+  shifts_exact_ = !box.periodic || (dims_[0] >= 3 && dims_[1] >= 3 && dims_[2] >= 3);
   stencil_.assign(nc, {});
   for (int cz = 0; cz < dims_[2]; ++cz)
     for (int cy = 0; cy < dims_[1]; ++cy)
       for (int cx = 0; cx < dims_[0]; ++cx) {
-        std::vector<int>& s = stencil_[(cz * dims_[1] + cy) * dims_[0] + cx];
+        std::vector<Neighbour>& s = stencil_[(cz * dims_[1] + cy) * dims_[0] + cx];
         for (int dz = -1; dz <= 1; ++dz)
           for (int dy = -1; dy <= 1; ++dy)
             for (int dx = -1; dx <= 1; ++dx) {
               int c[3] = {cx + dx, cy + dy, cz + dz};
+              double shift[3] = {0, 0, 0};
               bool inside = true;
               for (int d = 0; d < 3; ++d) {
                 if (c[d] < 0 || c[d] >= dims_[d]) {
-                  if (box.periodic) c[d] = (c[d] + dims_[d]) % dims_[d];
-                  else inside = false;
+                  if (!box.periodic) inside = false;
+                  shift[d] = c[d] < 0 ? -lens[d] : lens[d];
+                  c[d] = (c[d] + dims_[d]) % dims_[d];
                 }
               }
-              if (inside) s.push_back((c[2] * dims_[1] + c[1]) * dims_[0] + c[0]);
+              if (!inside) continue;
+              const int cell = (c[2] * dims_[1] + c[1]) * dims_[0] + c[0];
+              bool seen = false;  // with fewer than 3 cells along a direction, cells repeat
+              for (const Neighbour& other : s) seen = seen || other.cell == cell;
+              if (!seen) s.push_back({cell, shifts_exact_ ? Vec3d{shift[0], shift[1], shift[2]} : Vec3d{0, 0, 0}});
             }
-        std::sort(s.begin(), s.end());
-        s.erase(std::unique(s.begin(), s.end()), s.end());
+        std::sort(s.begin(), s.end(), [](const Neighbour& a, const Neighbour& b) { return a.cell < b.cell; });
       }
 }
 

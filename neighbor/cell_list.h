@@ -20,15 +20,27 @@ class CellList {
   int start(int c) const { return cell_start_[c]; }
   const std::vector<int>& order() const { return order_; }
   int cell_of(int particle) const { return cell_of_[particle]; }
+  // A cell adjacent to another, and the shift that brings its particles next to that cell
+  // (a multiple of the box edges where the stencil wraps around a periodic box).
+  struct Neighbour {
+    int cell;
+    Vec3d shift;
+  };
   // The distinct cells adjacent to c (itself included); fewer than 27 in small periodic boxes.
-  const std::vector<int>& neighbours(int c) const { return stencil_[c]; }
+  const std::vector<Neighbour>& neighbours(int c) const { return stencil_[c]; }
+  // True when the shifts are the exact periodic images: at least 3 cells along every periodic
+  // direction (or open boundaries). Otherwise one cell can be adjacent through two images and
+  // callers must take the minimum image of each separation.
+  bool shifts_exact() const { return shifts_exact_; }
 
  private:
   std::array<int, 3> dims_{1, 1, 1};
   std::vector<int> cell_start_, order_, cell_of_;
-  std::vector<std::vector<int>> stencil_;
+  std::vector<std::vector<Neighbour>> stencil_;
   std::array<int, 3> stencil_dims_{0, 0, 0};
+  Vec3d stencil_box_{0, 0, 0};
   bool stencil_periodic_ = true;
+  bool shifts_exact_ = true;
 };
 
 }  // namespace pairmd

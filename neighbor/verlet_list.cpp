@@ -1,27 +1,55 @@
 #include "neighbor/verlet_list.h"
 
 #include <algorithm>
+#include <cmath>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace pairmd {
 
 namespace {
 
-bool excluded(const std::vector<std::vector<int>>& exclusions, int i, int j) {
-  if (exclusions.empty()) return false;
-  const std::vector<int>& e = exclusions[i];
-  return !e.empty() && std::binary_search(e.begin(), e.end(), j);
+bool excluded(const std::vector<int>& excluded_partners, int j) {
+  return std::binary_search(excluded_partners.begin(), excluded_partners.end(), j);
+}
+
+// Rows are short (tens of partners) and made of a few ascending runs (one per cell): insertion
+// sort beats std::sort's partitioning there.
+void insertion_sort(int* a, int n) {
+  for (int k = 1; k < n; ++k) {
+    const int v = a[k];
+    int m = k;
+    for (; m > 0 && a[m - 1] > v; --m) a[m] = a[m - 1];
+    a[m] = v;
+  }
 }
 
 }  // namespace
 
+// Exact criterion: a pair (i, j) left out of the list was at least rc + skin apart at the
+// build, and since then has come closer by at most d_i + d_j <= d_max1 + d_max2 (the two
+// largest displacements). While that sum is below the skin, every pair within the cutoff is
+// still in the list. This is the same guarantee as "rebuild when one particle moved skin / 2",
+// a little less eager when only one particle moved far.
 bool VerletList::needs_rebuild(const std::vector<Vec3d>& x, const Box& box) const {
   if (x_at_build_.size() != x.size()) return true;
-  const double limit_sq = 0.25 * skin_ * skin_;
+  double first = 0.0, second = 0.0;  // the two largest squared displacements
   for (size_t i = 0; i < x.size(); ++i) {
     const Vec3d d = box.min_image(x[i] - x_at_build_[i]);
-    if (dot(d, d) > limit_sq) return true;
+    const double dsq = dot(d, d);
+    if (!(dsq <= second)) {  // also catches NaN: rebuild, and the backend reports the blow-up
+      if (!(dsq <= first)) {
+        second = first;
+        first = dsq;
+      } else {
+        second = dsq;
+      }
+    }
   }
-  return false;
+  if (!(first == first) || !(second == second)) return true;
+  return std::sqrt(first) + std::sqrt(second) > skin_;
 }
 
 bool VerletList::update(const std::vector<Vec3d>& x, const Box& box,
@@ -31,41 +59,108 @@ bool VerletList::update(const std::vector<Vec3d>& x, const Box& box,
   return true;
 }
 
+// One pass over the cells, split into contiguous blocks of cells, one per thread. The
+// particles of a cell share their 27 candidate cells, whose positions (copied into cell order)
+// then stay in the cache. Each particle's row goes to its thread's buffer, and the rows are
+// finally copied into place by particle index, so the list is the same for any number of
+// threads.
 void VerletList::build(const std::vector<Vec3d>& x, const Box& box,
                        const std::vector<std::vector<int>>& exclusions) {
   const int n = static_cast<int>(x.size());
   const double rlist = cutoff_ + skin_;
   const double rlist_sq = rlist * rlist;
   cells_.build(x, box, rlist);
-  const std::vector<int>& order = cells_.order();
+  const int* order = cells_.order().data();
+  x_cell_order_.resize(n);
+  for (int k = 0; k < n; ++k) x_cell_order_[k] = x[order[k]];
+  const Vec3d* xc = x_cell_order_.data();
+  const bool exact = cells_.shifts_exact();
+  const int ncells = cells_.num_cells();
 
-  // Two passes (count, then fill) so that both can run in parallel over particles.
   offsets_.assign(n + 1, 0);
-  auto visit = [&](int i, auto&& emit) {
-    const Vec3d xi = x[i];
-    for (int c : cells_.neighbours(cells_.cell_of(i))) {
-      for (int k = cells_.start(c); k < cells_.start(c + 1); ++k) {
-        const int j = order[k];
-        if (j <= i) continue;
-        const Vec3d d = box.min_image(xi - x[j]);
-        if (dot(d, d) < rlist_sq && !excluded(exclusions, i, j)) emit(j);
+  row_start_.resize(n);
+#ifdef _OPENMP
+  thread_rows_.resize(omp_get_max_threads());
+#else
+  thread_rows_.resize(1);
+#endif
+#pragma omp parallel
+  {
+#ifdef _OPENMP
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+    const int t = 0, nt = 1;
+#endif
+    const int cell_begin = static_cast<int>(static_cast<long>(ncells) * t / nt);
+    const int cell_end = static_cast<int>(static_cast<long>(ncells) * (t + 1) / nt);
+    std::vector<int>& rows = thread_rows_[t];
+    rows.clear();
+    std::vector<const int*> cursor;  // per candidate cell: first partner above the current i
+    std::vector<int> row;            // the row being built (room for every candidate)
+    for (int c = cell_begin; c < cell_end; ++c) {
+      const std::vector<CellList::Neighbour>& stencil = cells_.neighbours(c);
+      size_t candidates = 0;
+      cursor.resize(stencil.size());
+      for (size_t s = 0; s < stencil.size(); ++s) {
+        cursor[s] = order + cells_.start(stencil[s].cell);
+        candidates += static_cast<size_t>(cells_.start(stencil[s].cell + 1) - cells_.start(stencil[s].cell));
+      }
+      // The particles of c in ascending index; cells hold theirs in ascending index too, so the
+      // partners j > i of each candidate cell start at a cursor that only moves forward.
+      for (int a = cells_.start(c); a < cells_.start(c + 1); ++a) {
+        const int i = order[a];
+        const Vec3d xi = xc[a];
+        // Every candidate is written; it is kept by advancing the end (no branch to mispredict
+        // on the distance test).
+        if (row.size() < candidates) row.resize(candidates);
+        int* out = row.data();
+        int kept = 0;
+        for (size_t s = 0; s < stencil.size(); ++s) {
+          const int* last = order + cells_.start(stencil[s].cell + 1);
+          const int* p = cursor[s];
+          while (p != last && *p <= i) ++p;
+          cursor[s] = p;
+          const Vec3d* xj = xc + (p - order);
+          if (exact) {
+            const Vec3d xs = xi - stencil[s].shift;  // i moved next to this cell's image
+            for (; p != last; ++p, ++xj) {
+              const Vec3d d = xs - *xj;
+              out[kept] = *p;
+              kept += dot(d, d) < rlist_sq;
+            }
+          } else {
+            for (; p != last; ++p, ++xj) {
+              const Vec3d d = box.min_image(xi - *xj);
+              out[kept] = *p;
+              kept += dot(d, d) < rlist_sq;
+            }
+          }
+        }
+        if (!exclusions.empty() && !exclusions[i].empty()) {
+          const std::vector<int>& ex = exclusions[i];
+          kept = static_cast<int>(std::remove_if(out, out + kept, [&](int j) { return excluded(ex, j); }) - out);
+        }
+        // Ascending partners: the force sums then depend on particle indices only, not on the
+        // cells at build time (restarts are bitwise reproducible), and read memory in order.
+        insertion_sort(out, kept);
+        const size_t row_start = rows.size();
+        rows.insert(rows.end(), out, out + kept);
+        row_start_[i] = static_cast<int>(row_start);
+        offsets_[i + 1] = static_cast<int>(rows.size() - row_start);
       }
     }
-  };
-#pragma omp parallel for schedule(static)
-  for (int i = 0; i < n; ++i) {
-    int count = 0;
-    visit(i, [&](int) { ++count; });
-    offsets_[i + 1] = count;
-  }
-  for (int i = 0; i < n; ++i) offsets_[i + 1] += offsets_[i];
-  neighbors_.resize(offsets_[n]);
-#pragma omp parallel for schedule(static)
-  for (int i = 0; i < n; ++i) {
-    int* out = neighbors_.data() + offsets_[i];
-    visit(i, [&](int j) { *out++ = j; });
-    // Ascending partners: deterministic and kinder to the cache in the force loop.
-    std::sort(neighbors_.data() + offsets_[i], out);
+#pragma omp barrier
+#pragma omp single
+    {
+      for (int i = 0; i < n; ++i) offsets_[i + 1] += offsets_[i];
+      neighbors_.resize(offsets_[n]);
+    }
+    for (int c = cell_begin; c < cell_end; ++c)
+      for (int a = cells_.start(c); a < cells_.start(c + 1); ++a) {
+        const int i = order[a];
+        std::copy(rows.begin() + row_start_[i], rows.begin() + row_start_[i] + (offsets_[i + 1] - offsets_[i]),
+                  neighbors_.begin() + offsets_[i]);
+      }
   }
   x_at_build_ = x;
   ++builds_;

@@ -1,6 +1,7 @@
 // Verlet (neighbour) list of the CPU reference backend: a half list (each pair once, j > i)
-// of all pairs closer than cutoff + skin, in compressed rows. It stays valid until some
-// particle has moved more than skin / 2 since the build, and rebuilds itself then.
+// of all pairs closer than cutoff + skin, in compressed rows, each row in ascending partner
+// index. It stays valid until the two largest displacements since the build add up to more
+// than the skin, and rebuilds itself then.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,9 @@ class VerletList {
   CellList cells_;
   std::vector<int> offsets_, neighbors_;
   std::vector<Vec3d> x_at_build_;
+  std::vector<Vec3d> x_cell_order_;          // positions in cell order (build scratch)
+  std::vector<std::vector<int>> thread_rows_;  // per-thread rows (build scratch)
+  std::vector<int> row_start_;                 // where each row lies in its thread's buffer
   int64_t builds_ = 0;
 };
 

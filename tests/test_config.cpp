@@ -1,0 +1,149 @@
+// Config validation: each class of bad input gives one message naming file:line:column, the
+// key and what was expected; `pairmd check` and `pairmd run` exit with 2 and write nothing.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "test_util.h"
+
+namespace pairmd {
+namespace {
+
+const char* kGood = R"(title: small LJ
+system:
+  types: [{name: A}]
+  lattice: {kind: fcc, cells: 4, density: 0.8442}
+force_field:
+  pair:
+    - potential: lj
+      cutoff: 2.5
+      coeffs: [{types: [A, A], epsilon: 1.0, sigma: 1.0}]
+integrator:
+  kind: langevin
+  dt: 0.005
+  temperature: 1.2
+steps: 10
+output: {thermo_every: 5}
+)";
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+// One class of bad input: the config text, and what its message must contain.
+struct BadInput {
+  const char* name;
+  std::string text;
+  std::vector<std::string> overrides;
+  std::string expected;  // a regular expression the whole message must match
+};
+
+std::vector<BadInput> bad_inputs() {
+  return {
+      {"unknown_key", replace(kGood, "  temperature: 1.2", "  temperature: 1.2\n  temprature: 1.0"), {},
+       R"(^cfg\.yaml:14:3: integrator\.temprature: unknown key \(expected one of: kind, dt, temperature, friction, seed, max_step_displacement\)$)"},
+      {"wrong_type", replace(kGood, "dt: 0.005", "dt: fast"), {},
+       R"(^cfg\.yaml:12:7: integrator\.dt: expected a time step > 0, got 'fast'$)"},
+      {"negative_dt", replace(kGood, "dt: 0.005", "dt: -0.005"), {},
+       R"(^cfg\.yaml:12:7: integrator\.dt: expected a time step > 0, got -0\.005$)"},
+      {"list_for_number", replace(kGood, "cutoff: 2.5", "cutoff: [2.5]"), {},
+       R"(^cfg\.yaml:8:15: force_field\.pair\[0\]\.cutoff: expected a number > 0, got a list$)"},
+      {"out_of_range", replace(kGood, "cells: 4", "cells: 0"), {},
+       R"(^cfg\.yaml:4:31: system\.lattice\.cells: expected an integer in \[1, 4096\], got 0$)"},
+      {"unknown_choice", replace(kGood, "kind: langevin", "kind: leapfrog"), {},
+       R"(^cfg\.yaml:11:9: integrator\.kind: expected one of langevin, nve, brownian, got 'leapfrog'$)"},
+      {"missing_key", replace(kGood, "  dt: 0.005\n", ""), {},
+       R"(^cfg\.yaml:11:3: integrator: missing required key 'dt' \(a time step > 0\)$)"},
+      {"cutoff_beyond_half_box", replace(kGood, "cutoff: 2.5", "cutoff: 3.5"), {},
+       R"(^cfg\.yaml:8:15: force_field\.pair\[0\]\.cutoff: cutoff 3\.5 plus skin 0\.3 is larger than half the smallest box edge \(3\.3.*\); .*$)"},
+      {"bad_override", kGood, {"integrator.dt=-1"},
+       R"(^--set integrator\.dt=-1: integrator\.dt: expected a time step > 0, got -1$)"},
+      {"override_unknown_key", kGood, {"integrator.tau=3"},
+       R"(^--set integrator\.tau=3: integrator\.tau: unknown key \(expected one of: .*\)$)"},
+      {"yaml_syntax", replace(kGood, "temperature: 1.2", "temperature: [1.2"), {},
+       R"(^cfg\.yaml:\d+:\d+: YAML syntax error: .*$)"},
+  };
+}
+
+// Validation through the library: parse_config, then build_system for the checks that need
+// the box.
+TEST(Config, EachClassOfBadInputNamesFileLineKeyAndExpectation) {
+  for (const BadInput& b : bad_inputs()) {
+    std::string message;
+    try {
+      const RunConfig cfg = parse_config(b.text, "cfg.yaml", b.overrides);
+      build_system(cfg);
+    } catch (const ConfigError& e) {
+      message = e.what();
+    }
+    EXPECT_TRUE(std::regex_match(message, std::regex(b.expected))) << b.name << ": got '" << message << "'";
+  }
+}
+
+TEST(Config, GoodConfigParses) {
+  const RunConfig cfg = parse_config(kGood, "cfg.yaml", {"force_field.pair.0.cutoff=3", "steps=1e3"});
+  EXPECT_EQ(cfg.steps, 1000);
+  ASSERT_EQ(cfg.model.force_field.pair_terms.size(), 1u);
+  EXPECT_EQ(cfg.model.force_field.pair_terms[0].max_cutoff(), 3.0);
+  EXPECT_EQ(cfg.model.integrator.dt, 0.005);
+  EXPECT_EQ(cfg.model.neighbor.skin, 0.3);  // default
+}
+
+TEST(Config, MissingFile) {
+  try {
+    load_config("/nonexistent/dir/run.yaml");
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot open config file '/nonexistent/dir/run.yaml': No such file or directory");
+  }
+}
+
+// The same through the binary: `pairmd check` and `pairmd run` print the message on stderr,
+// exit with 2, and `run` writes nothing (it is started in an empty directory).
+TEST(Config, BinaryRejectsBadInputWithExitCode2AndWritesNothing) {
+  for (const BadInput& b : bad_inputs()) {
+    test::TempDir dir("config");
+    {
+      std::ofstream(dir.path() / "cfg.yaml") << b.text;
+    }
+    std::string sets;
+    for (const std::string& o : b.overrides) sets += " --set '" + o + "'";
+    for (const char* cmd : {"check", "run"}) {
+      const test::ChildResult r = test::run_pairmd(std::string(cmd) + " cfg.yaml --backend cpu" + sets, dir.path());
+      EXPECT_EQ(r.exit_code, 2) << b.name << " " << cmd << ": " << r.err;
+      std::string err = r.err;
+      while (!err.empty() && err.back() == '\n') err.pop_back();
+      EXPECT_TRUE(std::regex_match(err, std::regex(b.expected))) << b.name << " " << cmd << ": got '" << err << "'";
+      const std::vector<std::string> files = dir.files();
+      EXPECT_EQ(files.size(), 1u) << b.name << " " << cmd << " wrote files";
+    }
+  }
+}
+
+TEST(Config, BinaryMissingFile) {
+  test::TempDir dir("config");
+  for (const char* cmd : {"check", "run"}) {
+    const test::ChildResult r = test::run_pairmd(std::string(cmd) + " nothere.yaml", dir.path());
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_NE(r.err.find("cannot open config file 'nothere.yaml'"), std::string::npos) << r.err;
+    EXPECT_TRUE(dir.files().empty()) << cmd << " wrote files";
+  }
+}
+
+TEST(Config, BinaryCheckAcceptsTheExamples) {
+  test::TempDir dir("config");
+  for (const char* name : {"lj_liquid", "kremer_grest", "polyelectrolyte"}) {
+    const std::string path = std::string(PAIRMD_SOURCE_DIR) + "/configs/" + name + ".yaml";
+    const test::ChildResult r = test::run_pairmd("check '" + path + "'", dir.path());
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_NE(r.out.find(": ok"), std::string::npos) << r.out;
+    EXPECT_TRUE(dir.files().empty()) << "check wrote files";
+  }
+}
+
+}  // namespace
+}  // namespace pairmd
