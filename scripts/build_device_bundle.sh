@@ -21,5 +21,7 @@ done
 for lib in libsz.so.2 libaec.so.0 libgomp.so.1; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" device-bundle/lib/
 done
+# Tests that run the pairmd binary or read configs find them under the build-time paths.
+echo "$PWD" > device-bundle/source_dir.txt
 ls -la device-bundle device-bundle/lib
 du -sh device-bundle

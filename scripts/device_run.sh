@@ -6,6 +6,7 @@
 #   sanitize   the GPU tests under compute-sanitizer memcheck and racecheck
 #   bench      LJ liquid scaling of the default strategy, N = 4k .. 4M (issue 3)
 #   compare    all strategies: LJ liquid at 64k and 1M, Kremer-Grest melt (issue 4)
+#   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
 #   dcs        the potential-map kernels benchmark (issue 5), if built
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
 set -uo pipefail
@@ -17,6 +18,10 @@ mkdir -p "$OUT"
 stages=("$@")
 [[ ${#stages[@]} -eq 0 ]] && stages=(tests sanitize bench compare dcs)
 summary=()
+# Tests name the pairmd binary and the sources by their build-time paths: recreate those.
+src=$(cat "$B/source_dir.txt" 2>/dev/null || echo "$PWD")
+if [[ "$src" != "$PWD" && ! -e "$src" ]]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
+mkdir -p "$src/build-device" && ln -sf "$B/pairmd" "$src/build-device/pairmd" 2>/dev/null
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
 
 for stage in "${stages[@]}"; do
@@ -28,6 +33,8 @@ for stage in "${stages[@]}"; do
       grep -E '^\[(forces|trajectory|langevin)\]|FAILED|Failure|error' "$OUT/gpu_tests.log" | head -60
       "$B/pairmd_tests" > "$OUT/cpu_tests.log" 2>&1
       summary+=("cpu tests: exit $?")
+      "$B/pairmd_output_tests" > "$OUT/output_tests.log" 2>&1
+      summary+=("output tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/output_tests.log" | tr '\n' ' '))")
       for t in "$B"/*_gpu_test* "$B"/dcs_tests; do
         [[ -x "$t" && "$(basename "$t")" != pairmd_gpu_tests ]] || continue
         "$t" > "$OUT/$(basename "$t").log" 2>&1
@@ -60,11 +67,21 @@ for stage in "${stages[@]}"; do
       summary+=("compare lj: exit $?")
       cat "$OUT/compare_lj.log"
       if [[ -f configs/kremer_grest.yaml ]]; then
-        "$B/pairmd" compare configs/kremer_grest.yaml --steps 200 --repeats 5 --warmup 500 \
+        "$B/pairmd" compare configs/kremer_grest.yaml --sizes 2000,64000 --steps 200 --repeats 5 --warmup 500 \
           --out "$OUT/compare_kg" > "$OUT/compare_kg.log" 2>&1
         summary+=("compare kg: exit $?")
         cat "$OUT/compare_kg.log"
       fi
+      ;;
+    cpu)
+      # The CPU reference backend on the GPU machine's idle cores (issue 2's benchmark).
+      for t in 1 $(nproc); do
+        for r in 1 2 3; do
+          OMP_NUM_THREADS=$t "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=20 --steps 500 \
+            --backend cpu --set output.progress=off --set output.trajectory.every=0 --output "$OUT/cpu_bench" 2>&1 |
+            grep -E "^performance" | sed "s/^/threads $t: /"
+        done
+      done | tee "$OUT/cpu_bench.log"
       ;;
     dcs)
       if [[ -x "$B/dcs_bench" ]]; then
