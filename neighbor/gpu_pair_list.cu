@@ -2,11 +2,11 @@
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_segmented_sort.cuh>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/block_reduce.cuh"
 
@@ -19,8 +19,6 @@ int bits_for(int n) {
 }
 
 namespace {
-
-__device__ __forceinline__ Vec3<float> xyz(float4 p) { return {p.x, p.y, p.z}; }
 
 // Ordered-int encoding of floats so integer atomicMin/Max compare them correctly.
 __device__ __forceinline__ int float_order(float f) {
@@ -71,113 +69,142 @@ __global__ void cell_bounds_kernel(const int* cell_sorted, int n, int* start, in
   if (t == n - 1 || cell_sorted[t + 1] != c) end[c] = t + 1;
 }
 
-struct CellGrid {
-  const int* cell_of;
-  const int* particles;     // particle indices in cell order
-  const float4* cell_pos;   // their positions, in the same order: a cell's candidates are contiguous
-  const unsigned* cell_tag; // their tags
-  const int* start;
-  const int* end;
-  int3 dims;
-  bool periodic;
-};
-
+// Positions in cell order, the particle index in w (the search needs no type).
 __global__ void gather_cell_order_kernel(const float4* pos, const unsigned* tag, const int* particles, int n,
                                          float4* cell_pos, unsigned* cell_tag) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= n) return;
   const int i = particles[k];
-  cell_pos[k] = pos[i];
+  const float4 p = pos[i];
+  cell_pos[k] = make_float4(p.x, p.y, p.z, __int_as_float(i));
   cell_tag[k] = tag[i];
 }
 
-// Work item t of a search: particle particles[t / 27] against neighbour cell t % 27. Returns
-// false when that neighbour cell does not exist (open boundary) or repeats another one (a
-// periodic direction of 1 or 2 cells, where the -1 and +1 shifts meet).
-__device__ __forceinline__ bool neighbour_cell(const CellGrid& g, int i, int shift, int& cell) {
-  const int c = g.cell_of[i];
-  int x = c % g.dims.x, y = (c / g.dims.x) % g.dims.y, z = c / (g.dims.x * g.dims.y);
+struct CellGrid {
+  const float4* cell_pos;    // xyz + particle index bits, in cell order: a cell's candidates are contiguous
+  const unsigned* cell_tag;  // their tags
+  const int* cell_of;        // the cell of each, ascending
+  const int* start;          // [start[c], end[c]) are cell c's particles (0, 0 when empty)
+  const int* end;
+  int3 dims;
+  int ncell;
+  bool periodic;
+};
+
+// Neighbour `shift` (0..26) of cell c. False when that cell does not exist (open boundary) or
+// repeats another one (a periodic direction of 1 or 2 cells, where the -1 and +1 shifts meet).
+__device__ __forceinline__ bool neighbour_cell(const CellGrid& g, int c, int shift, int& cell) {
+  int q[3] = {c % g.dims.x, (c / g.dims.x) % g.dims.y, c / (g.dims.x * g.dims.y)};
   const int o[3] = {shift % 3 - 1, (shift / 3) % 3 - 1, shift / 9 - 1};
-  int* q[3] = {&x, &y, &z};
   const int n[3] = {g.dims.x, g.dims.y, g.dims.z};
+#pragma unroll
   for (int d = 0; d < 3; ++d) {
     if (g.periodic) {
       if (n[d] == 1 && o[d] != 0) return false;
       if (n[d] == 2 && o[d] == 1) return false;
-      *q[d] = (*q[d] + o[d] + n[d]) % n[d];
+      q[d] = (q[d] + o[d] + n[d]) % n[d];
     } else {
-      *q[d] += o[d];
-      if (*q[d] < 0 || *q[d] >= n[d]) return false;
+      q[d] += o[d];
+      if (q[d] < 0 || q[d] >= n[d]) return false;
     }
   }
-  cell = (z * g.dims.y + y) * g.dims.x + x;
+  cell = (q[2] * g.dims.y + q[1]) * g.dims.x + q[0];
   return true;
 }
 
-// Calls f(j) for every partner j of particle i in one cell within rlist (j > i for half lists).
-template <bool kFull, typename F>
-__device__ __forceinline__ void for_each_partner_in_cell(int i, int cell, const PairListInput& in, const CellGrid& g,
-                                                         float rlist_sq, F&& f) {
-  const float4 pi = in.pos[i];
-  const unsigned tag_i = in.tag[i];
-  const int e = g.end[cell];
-  for (int k = g.start[cell]; k < e; ++k) {
-    const int j = g.particles[k];
-    if (kFull ? j == i : j <= i) continue;
-    const float4 pj = g.cell_pos[k];
-    const Vec3<float> d = in.box.min_image(xyz(pi) - xyz(pj));
-    if (dot(d, d) >= rlist_sq) continue;
-    bool excluded = false;
-    if (in.exclusion_width > 0) {
-      const unsigned tag_j = g.cell_tag[k];
-      const int* ex = in.exclusions + static_cast<size_t>(tag_i) * in.exclusion_width;
-      for (int q = 0; q < in.exclusion_width; ++q) excluded |= ex[q] == static_cast<int>(tag_j);
+// Calls f(j) for every partner j of particle i (position pi, tag tag_i) within rlist, j > i for
+// half lists, bonded exclusions left out, in neighbour cells part, part + kSplit, ... of 27. Lanes that share home cell c walk the same
+// candidates, so their loads are broadcasts. Inactive lanes walk along and take nothing.
+template <bool kFull, int kSplit, typename F>
+__device__ __forceinline__ void for_each_partner(const PairListInput& in, const CellGrid& g, int c, int part, float4 pi,
+                                                 int i, unsigned tag_i, bool active, float rlist_sq, F&& f) {
+  const int* ex = in.exclusions + static_cast<size_t>(tag_i) * in.exclusion_width;
+  for (int nb = part; nb < 27; nb += kSplit) {
+    int cell;
+    if (!neighbour_cell(g, c, nb, cell)) continue;
+    const int e = g.end[cell];
+#pragma unroll 4
+    for (int k = g.start[cell]; k < e; ++k) {
+      const float4 pj = g.cell_pos[k];
+      const int j = __float_as_int(pj.w);
+      const Vec3<float> d = in.box.min_image(Vec3<float>{pi.x - pj.x, pi.y - pj.y, pi.z - pj.z});
+      bool take = active && dot(d, d) < rlist_sq && (kFull ? j != i : j > i);
+      if (take && in.exclusion_width > 0) {
+        const int tag_j = static_cast<int>(g.cell_tag[k]);
+        for (int q = 0; q < in.exclusion_width; ++q) take &= ex[q] != tag_j;
+      }
+      if (take) f(j);
     }
-    if (!excluded) f(j);
   }
 }
 
-// One thread per (particle, neighbour cell): 27 times the parallelism of a thread per particle,
-// and each thread's loop is one cell long.
-template <bool kFull>
-__global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, int* row_count, int* item_offset,
+// The search gives each particle kSplit neighbouring threads, each walking every kSplit-th of
+// the 27 cells: more threads in flight hide the latency of the candidate loop. Thread t takes
+// part t % kSplit of the (t / kSplit)-th particle in cell order, so a warp spans one or two
+// home cells and most candidate loads are shared by several lanes.
+constexpr int kSearchSplit = 4;
+
+// Pass 1: row lengths, and room claimed with one integer atomicAdd per warp. Inside the room a
+// warp claims, lanes follow in order: each particle's parts end up contiguous.
+template <bool kFull, int kSplit>
+__global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, int* row_count, int* lane_offset,
                                    int* counter) {
   const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
-  int count = 0, cell;
-  int i = -1;
-  if (t < 27L * in.n) {
-    i = g.particles[t / 27];
-    if (neighbour_cell(g, i, static_cast<int>(t % 27), cell))
-      for_each_partner_in_cell<kFull>(i, cell, in, g, rlist_sq, [&](int) { ++count; });
-    if (count) atomicAdd(row_count + i, count);  // integer: the total does not depend on order
-  }
-  // One integer atomicAdd per warp claims room for all its threads' pairs.
+  const int h = static_cast<int>(t / kSplit), part = static_cast<int>(t % kSplit);
+  const bool active = h < in.n;  // the whole warp stays for the shuffles below
+  const int hh = active ? h : in.n - 1;
+  const float4 pi = g.cell_pos[hh];
+  const int i = __float_as_int(pi.w);
+  const unsigned tag_i = in.exclusion_width > 0 ? g.cell_tag[hh] : 0u;
+  int count = 0;
+  for_each_partner<kFull, kSplit>(in, g, g.cell_of[hh], part, pi, i, tag_i, active, rlist_sq, [&](int) { ++count; });
   int incl = count;
+#pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
     const int y = __shfl_up_sync(0xffffffffu, incl, o);
     if (lane >= o) incl += y;
   }
   const int total = __shfl_sync(0xffffffffu, incl, 31);
-  int base = 0;
-  if (lane == 31 && total > 0) base = atomicAdd(counter, total);
-  base = __shfl_sync(0xffffffffu, base, 31);
-  if (i >= 0) item_offset[t] = base + incl - count;
+  int room = 0;
+  if (lane == 31 && total > 0) room = atomicAdd(counter, total);
+  room = __shfl_sync(0xffffffffu, room, 31);
+  int row = count;  // the particle's parts are lanes aligned to kSplit: add them up
+#pragma unroll
+  for (int o = 1; o < kSplit; o <<= 1) row += __shfl_xor_sync(0xffffffffu, row, o);
+  if (active) {
+    if (part == 0) row_count[i] = row;
+    lane_offset[t] = room + incl - count;
+  }
 }
 
-template <bool kFull>
-__global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, const int* item_offset, int* pi, int* pj) {
+template <typename Key>
+__device__ __forceinline__ Key pair_key(int i, int j, int bits) {
+  return (static_cast<Key>(i) << bits) | static_cast<Key>(j);
+}
+
+// Pass 2: the same walk; each thread writes its part of the row into the room its warp claimed.
+template <bool kFull, int kSplit, typename Key>
+__global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, const int* lane_offset, int bits,
+                                   Key* keys) {
   const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= 27L * in.n) return;
-  const int i = g.particles[t / 27];
-  int cell;
-  if (!neighbour_cell(g, i, static_cast<int>(t % 27), cell)) return;
-  int out = item_offset[t];
-  for_each_partner_in_cell<kFull>(i, cell, in, g, rlist_sq, [&](int j) {
-    pi[out] = i;
-    pj[out] = j;
-    ++out;
-  });
+  const int h = static_cast<int>(t / kSplit), part = static_cast<int>(t % kSplit);
+  if (h >= in.n) return;
+  const float4 pi = g.cell_pos[h];
+  const int i = __float_as_int(pi.w);
+  const unsigned tag_i = in.exclusion_width > 0 ? g.cell_tag[h] : 0u;
+  int out = lane_offset[t];
+  for_each_partner<kFull, kSplit>(in, g, g.cell_of[h], part, pi, i, tag_i, true, rlist_sq,
+                                  [&](int j) { keys[out++] = pair_key<Key>(i, j, bits); });
+}
+
+template <typename Key>
+__global__ void decode_pairs_kernel(const Key* keys, int count, int bits, int* pi, int* pj) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= count) return;
+  const Key key = keys[k];
+  pi[k] = static_cast<int>(key >> bits);
+  pj[k] = static_cast<int>(key & ((static_cast<Key>(1) << bits) - 1));
 }
 
 inline int blocks_for(size_t n) { return static_cast<int>((n + kBlockSize - 1) / kBlockSize); }
@@ -188,13 +215,14 @@ GpuPairList::GpuPairList(float cutoff, float skin, bool full, size_t initial_cap
     : cutoff_(cutoff), skin_(skin), full_(full), capacity_(std::max<size_t>(initial_capacity, 1)) {
   PAIRMD_CUDA_CHECK(cudaMallocHost(&host_counter_, sizeof(int)));
   counter_.resize(1);
-  bounds_.resize(6);
 }
+
+GpuPairList::~GpuPairList() { cudaFreeHost(host_counter_); }
 
 size_t GpuPairList::bytes() const {
   return cell_of_.bytes() + cell_sorted_.bytes() + cell_index_.bytes() + cell_particles_.bytes() + cell_start_.bytes() +
-         cell_end_.bytes() + cell_pos_.bytes() + cell_tag_.bytes() + row_count_.bytes() + row_offset_.bytes() + row_start_.bytes() + i_unsorted_.bytes() +
-         j_unsorted_.bytes() + i_sorted_.bytes() + j_sorted_.bytes() + cub_temp_.bytes();
+         cell_end_.bytes() + cell_pos_.bytes() + cell_tag_.bytes() + row_count_.bytes() + row_start_.bytes() +
+         lane_offset_.bytes() + keys_.bytes() + keys_sorted_.bytes() + i_.bytes() + j_.bytes() + cub_temp_.bytes();
 }
 
 void GpuPairList::build_cells(const PairListInput& in, cudaStream_t stream) {
@@ -265,18 +293,31 @@ void GpuPairList::build(const PairListInput& in, cudaStream_t stream) {
     return;
   }
   build_cells(in, stream);
-  const CellGrid g{cell_of_.data(), cell_particles_.data(), cell_pos_.data(), cell_tag_.data(), cell_start_.data(),
-                   cell_end_.data(), make_int3(dims_[0], dims_[1], dims_[2]), in.box.periodic};
+  // Keys (i << b) | j: 32 bits while 2b <= 32 (up to 65,536 particles), else 64.
+  if (2 * bits_for(n) <= 32) write_sort_decode<unsigned>(in, stream);
+  else write_sort_decode<unsigned long long>(in, stream);
+  ++builds_;
+}
+
+template <typename Key>
+void GpuPairList::write_sort_decode(const PairListInput& in, cudaStream_t stream) {
+  const int n = in.n;
+  const CellGrid g{cell_pos_.data(), cell_tag_.data(), cell_sorted_.data(), cell_start_.data(), cell_end_.data(),
+                   make_int3(dims_[0], dims_[1], dims_[2]), dims_[0] * dims_[1] * dims_[2], in.box.periodic};
   const float rlist = cutoff_ + skin_;
   const float rlist_sq = rlist * rlist;
   row_count_.resize(n + 1);  // the extra 0 makes the scan's last entry the total
-  row_offset_.resize(27 * static_cast<size_t>(n));
   row_start_.resize(n + 1);
-  const size_t items = 27 * static_cast<size_t>(n);
+  const size_t threads = static_cast<size_t>(n) * kSearchSplit;
+  lane_offset_.resize(threads);
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(int), stream));
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(row_count_.data(), 0, (n + 1) * sizeof(int), stream));
-  if (full_) count_pairs_kernel<true><<<blocks_for(items), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), row_offset_.data(), counter_.data());
-  else count_pairs_kernel<false><<<blocks_for(items), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), row_offset_.data(), counter_.data());
+  if (full_)
+    count_pairs_kernel<true, kSearchSplit><<<blocks_for(threads), kBlockSize, 0, stream>>>(
+        in, g, rlist_sq, row_count_.data(), lane_offset_.data(), counter_.data());
+  else
+    count_pairs_kernel<false, kSearchSplit><<<blocks_for(threads), kBlockSize, 0, stream>>>(
+        in, g, rlist_sq, row_count_.data(), lane_offset_.data(), counter_.data());
   PAIRMD_CHECK_LAUNCH();
   PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), sizeof(int), cudaMemcpyDeviceToHost, stream));
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -287,35 +328,34 @@ void GpuPairList::build(const PairListInput& in, cudaStream_t stream) {
     capacity_ = static_cast<size_t>(count_ * 1.25) + 1;
     ++growths_;
   }
-  i_unsorted_.resize(capacity_);
-  j_unsorted_.resize(capacity_);
-  i_sorted_.resize(capacity_);
-  j_sorted_.resize(capacity_);
-  if (full_) write_pairs_kernel<true><<<blocks_for(items), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_offset_.data(), i_unsorted_.data(), j_unsorted_.data());
-  else write_pairs_kernel<false><<<blocks_for(items), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_offset_.data(), i_unsorted_.data(), j_unsorted_.data());
+  keys_.resize(capacity_);
+  keys_sorted_.resize(capacity_);
+  i_.resize(capacity_);
+  j_.resize(capacity_);
+  Key* keys = reinterpret_cast<Key*>(keys_.data());
+  Key* sorted = reinterpret_cast<Key*>(keys_sorted_.data());
+  const int bits = bits_for(n);
+  if (full_)
+    write_pairs_kernel<true, kSearchSplit, Key><<<blocks_for(threads), kBlockSize, 0, stream>>>(
+        in, g, rlist_sq, lane_offset_.data(), bits, keys);
+  else
+    write_pairs_kernel<false, kSearchSplit, Key><<<blocks_for(threads), kBlockSize, 0, stream>>>(
+        in, g, rlist_sq, lane_offset_.data(), bits, keys);
   PAIRMD_CHECK_LAUNCH();
 
-  // Sort by particle index (CUB radix sort on the bits that particle indices use), then sort
-  // each row by partner (CUB segmented sort): the list is canonical, whatever order the warps
-  // claimed their room in and whatever the cell grid looked like.
-  size_t temp_sort = 0, temp_scan = 0, temp_rows = 0;
-  const int bits = bits_for(n);
-  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_sort, i_unsorted_.data(), i_sorted_.data(),
-                                                    j_unsorted_.data(), j_unsorted_.data(), count_, 0, bits, stream));
+  // One radix sort over the 2b key bits: by i, and inside each row by j. The list is
+  // canonical, whatever order the warps claimed their room in and whatever the cell grid.
+  size_t temp_sort = 0, temp_scan = 0;
+  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_sort, keys, sorted, count_, 0, 2 * bits, stream));
   PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_scan, row_count_.data(), row_start_.data(), n + 1, stream));
-  PAIRMD_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, temp_rows, j_unsorted_.data(), j_sorted_.data(), count_, n,
-                                                       row_start_.data(), row_start_.data() + 1, stream));
-  cub_temp_.reserve_grow(std::max({temp_sort, temp_scan, temp_rows}));
-  // The pair sort's values land in i_unsorted_'s buffer reused as scratch for j by row.
-  int* j_by_row = i_unsorted_.data();
-  temp_sort = temp_scan = temp_rows = cub_temp_.capacity();
-  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp_.data(), temp_sort, i_unsorted_.data(), i_sorted_.data(),
-                                                    j_unsorted_.data(), j_sorted_.data(), count_, 0, bits, stream));
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(j_by_row, j_sorted_.data(), count_ * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+  cub_temp_.reserve_grow(std::max(temp_sort, temp_scan));
+  temp_sort = temp_scan = cub_temp_.capacity();
+  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(cub_temp_.data(), temp_sort, keys, sorted, count_, 0, 2 * bits, stream));
   PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_.data(), temp_scan, row_count_.data(), row_start_.data(), n + 1, stream));
-  PAIRMD_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(cub_temp_.data(), temp_rows, j_by_row, j_sorted_.data(), count_, n,
-                                                       row_start_.data(), row_start_.data() + 1, stream));
-  ++builds_;
+  if (count_ > 0) {
+    decode_pairs_kernel<Key><<<blocks_for(count_), kBlockSize, 0, stream>>>(sorted, count_, bits, i_.data(), j_.data());
+    PAIRMD_CHECK_LAUNCH();
+  }
 }
 
 }  // namespace pairmd

@@ -1,17 +1,21 @@
 // Verlet pair list built on the GPU.
 //
 //   1. Cell list: particles binned into cells at least cutoff + skin wide by a stable CUB radix
-//      sort of particle indices by cell, so the order inside a cell is deterministic.
-//   2. Count: one thread per (particle, neighbour cell) pair, particles in cell order for
-//      locality, counts the partners in that cell; each warp claims room for its threads'
-//      pairs with one integer atomicAdd on a global counter.
+//      sort of particle indices by cell; positions (with the particle index in w) are copied
+//      into cell order, so a cell's candidates are contiguous.
+//   2. Count: one warp per home cell, a lane per home particle (32 at a time). All lanes walk
+//      the same 27 neighbour cells and the same candidates, so every candidate load is one
+//      broadcast. A lane owns its particle's whole row, so the row length needs no atomic;
+//      each warp claims room for all its lanes' pairs with one integer atomicAdd on a global
+//      counter.
 //   3. If the claims exceed the buffer, the buffer grows before anything is written: no pair
 //      is ever dropped (growths are counted).
-//   4. Write: each thread writes its pairs (i, j) into its claimed room.
-//   5. Sort: a CUB radix sort by i (on the bits particle indices use), then each row sorted by
-//      j (CUB segmented sort). The list is canonical: it depends neither on which warp won the atomics nor on the
-//      cell grid at build time, so every sum over it is deterministic, and (since pairs beyond
-//      the cutoff add exactly zero) independent of when the list was built.
+//   4. Write: the same walk again; each lane writes its pairs as keys (i << b) | j into its
+//      claimed room (b = bits of a particle index: 32-bit keys up to 65,536 particles).
+//   5. Sort: one CUB radix sort of the keys over their 2b bits orders the list by i and each
+//      row by j. The list is canonical: it depends neither on which warp won the atomics nor
+//      on the cell grid at build time, so every sum over it is deterministic, and (since
+//      pairs beyond the cutoff add exactly zero) independent of when the list was built.
 //
 // Half lists hold each pair once (j > i); full lists hold both directions (atom-parallel use).
 #pragma once
@@ -35,14 +39,15 @@ struct PairListInput {
 class GpuPairList {
  public:
   GpuPairList(float cutoff, float skin, bool full, size_t initial_capacity);
+  ~GpuPairList();
+  GpuPairList(const GpuPairList&) = delete;
+  GpuPairList& operator=(const GpuPairList&) = delete;
 
   void build(const PairListInput& in, cudaStream_t stream);
 
-  // Sorted by i: pairs [row_start(i), row_start(i) + row_count(i)) belong to particle i.
-  const int* i() const { return i_sorted_.data(); }
-  const int* j() const { return j_sorted_.data(); }
-  int* i() { return i_sorted_.data(); }
-  int* j() { return j_sorted_.data(); }
+  // Sorted by (i, j): pairs [row_start(i), row_start(i) + row_count(i)) belong to particle i.
+  const int* i() const { return i_.data(); }
+  const int* j() const { return j_.data(); }
   int count() const { return count_; }
   const int* row_start() const { return row_start_.data(); }
   const int* row_count() const { return row_count_.data(); }
@@ -57,6 +62,8 @@ class GpuPairList {
 
  private:
   void build_cells(const PairListInput& in, cudaStream_t stream);
+  template <typename Key>
+  void write_sort_decode(const PairListInput& in, cudaStream_t stream);
 
   float cutoff_, skin_;
   bool full_;
@@ -68,12 +75,12 @@ class GpuPairList {
   int dims_[3] = {1, 1, 1};
   float3 cell_lo_{0, 0, 0}, cell_inv_{1, 1, 1};
   DeviceBuffer<int> cell_of_, cell_sorted_, cell_index_, cell_particles_, cell_start_, cell_end_;
-  DeviceBuffer<float4> cell_pos_;
+  DeviceBuffer<float4> cell_pos_;   // xyz + particle index bits, in cell order
   DeviceBuffer<unsigned> cell_tag_;
-  DeviceBuffer<float> bounds_;  // open boundaries: particle bounding box
   // Pairs
-  DeviceBuffer<int> row_count_, row_offset_ /* per search item */, row_start_, counter_;
-  DeviceBuffer<int> i_unsorted_, j_unsorted_, i_sorted_, j_sorted_;
+  DeviceBuffer<int> row_count_, row_start_, lane_offset_ /* per search thread */, counter_;
+  DeviceBuffer<unsigned long long> keys_, keys_sorted_;  // 32-bit keys use the same storage
+  DeviceBuffer<int> i_, j_;
   DeviceBuffer<unsigned char> cub_temp_;
   int* host_counter_ = nullptr;  // pinned
 };
