@@ -1,4 +1,4 @@
-// GPU integration kernels: one thread per particle adds up its force and applies the shared
+// GPU integration kernels: one thread (or two, see SlotForce) per particle adds up its force and applies the shared
 // per-particle step (integrators/particle_step.h). With the pair_slots_fused strategy the
 // force summation over the particle's slots happens right here, so the summed force never
 // goes through memory: "summation fused into the integrator".
@@ -35,29 +35,41 @@ inline int reported_index(int flag) { return flag == 0 ? -1 : INT_MAX - flag; }
 
 constexpr int kMaxSlotViews = 8;
 
-// Force = sum of the particle's slots over all terms (fused strategy).
+// Force = sum of the particle's slots over all terms (fused strategy), by two neighbouring
+// threads: part 0 adds the pairs in which p is j (partners below p, ascending; the slot holds
+// the force on the partner, so it is subtracted), part 1 those in which p is i (partners above
+// p, ascending, contiguous); the force is part 0 + part 1. Two threads per particle double the
+// loads in flight, which is what this memory-bound sum needs. Each part is a sequential sum
+// over a canonical list, so the result is deterministic, and pairs beyond the cutoff (exact
+// zeros) change nothing wherever the list build put them.
 struct SlotForce {
+  static constexpr int kParts = 2;
   SlotView views[kMaxSlotViews];
   int nviews;
-  __device__ __forceinline__ float3 operator()(int p) const {
+  __device__ __forceinline__ float3 operator()(int p, int part) const {
     float3 f = make_float3(0.f, 0.f, 0.f);
     for (int v = 0; v < nviews; ++v) {
       const SlotView& sv = views[v];
-      const int nj = sv.njslots[p];  // partners below p, ascending: coalesced ELLPACK rows
-      const float4* s = sv.jslots + sv.chunk_base[p >> 5] * 32 + (p & 31);
-      for (int k = 0; k < nj; ++k) {
-        const float4 x = s[k * 32];
-        f.x += x.x;
-        f.y += x.y;
-        f.z += x.z;
-      }
-      const int ni = sv.row_count[p];  // partners above p, ascending: contiguous, pair order
-      const float4* t = sv.islots + sv.row_start[p];
-      for (int k = 0; k < ni; ++k) {
-        const float4 x = t[k];
-        f.x += x.x;
-        f.y += x.y;
-        f.z += x.z;
+      if (part == 0) {
+        const int nj = sv.col_count[p];
+        const int* c = sv.col_pair + sv.col_start[p];
+#pragma unroll 4
+        for (int k = 0; k < nj; ++k) {
+          const float4 x = __ldg(sv.slots + __ldg(c + k));
+          f.x -= x.x;
+          f.y -= x.y;
+          f.z -= x.z;
+        }
+      } else {
+        const int ni = sv.row_count[p];
+        const float4* t = sv.slots + sv.row_start[p];
+#pragma unroll 4
+        for (int k = 0; k < ni; ++k) {
+          const float4 x = __ldg(t + k);
+          f.x += x.x;
+          f.y += x.y;
+          f.z += x.z;
+        }
       }
     }
     return f;
@@ -66,12 +78,33 @@ struct SlotForce {
 
 // Force read from an array (every other strategy).
 struct ArrayForce {
+  static constexpr int kParts = 1;
   const float4* force;
-  __device__ __forceinline__ float3 operator()(int p) const {
+  __device__ __forceinline__ float3 operator()(int p, int) const {
     const float4 f = force[p];
     return make_float3(f.x, f.y, f.z);
   }
 };
+
+// Thread t handles part t % kParts of particle t / kParts; the parts' sum, the same in every
+// thread of the particle (IEEE addition commutes), comes back to all of them.
+template <typename ForceSource>
+__device__ __forceinline__ float3 summed_force(const ForceSource& source, int t, int n) {
+  constexpr int kParts = ForceSource::kParts;
+  static_assert(kParts == 1 || kParts == 2, "one or two threads per particle");
+  const int p = t / kParts;
+  float3 f = p < n ? source(p, t % kParts) : make_float3(0.f, 0.f, 0.f);
+  if constexpr (kParts == 2) {
+    const float3 o = make_float3(__shfl_xor_sync(0xffffffffu, f.x, 1), __shfl_xor_sync(0xffffffffu, f.y, 1),
+                                 __shfl_xor_sync(0xffffffffu, f.z, 1));
+    f = make_float3(f.x + o.x, f.y + o.y, f.z + o.z);
+  }
+  return f;
+}
+
+// Threads to launch for n particles.
+template <typename ForceSource>
+inline size_t force_threads(int n) { return static_cast<size_t>(n) * ForceSource::kParts; }
 
 struct IntegrateArgs {
   float4* pos;                // xyz + type bits
@@ -93,10 +126,11 @@ struct IntegrateArgs {
 
 template <typename ForceSource>
 __global__ void integrate_kernel(IntegrateArgs a, ForceSource source) {
-  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // blockDim a multiple of 32: whole warps
+  const int p = t / ForceSource::kParts;
+  const float3 f3 = summed_force(source, t, a.n);
   float disp_sq = 0.f;
-  if (p < a.n) {
-    const float3 f3 = source(p);
+  if (p < a.n && t % ForceSource::kParts == 0) {
     const Vec3<float> f{f3.x, f3.y, f3.z};
     if (a.force_out) a.force_out[p] = make_float4(f.x, f.y, f.z, 0.f);
     float4 v4 = a.vel[p];
@@ -153,11 +187,12 @@ __global__ void kinetic_kernel(const float4* vel, int n, double* parts) {
 }
 
 // pair_slots (unfused): the same summation as SlotForce, as its own kernel.
+// Launch force_threads<SlotForce>(n) threads.
 __global__ void sum_slots_kernel(SlotForce source, int n, float4* force) {
-  const int p = blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= n) return;
-  const float3 f = source(p);
-  force[p] = make_float4(f.x, f.y, f.z, 0.f);
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 f = summed_force(source, t, n);
+  const int p = t / SlotForce::kParts;
+  if (p < n && t % SlotForce::kParts == 0) force[p] = make_float4(f.x, f.y, f.z, 0.f);
 }
 
 }  // namespace pairmd

@@ -2,9 +2,9 @@
 // eval_pair / eval_bond (kernels/pair_physics.cuh); they differ only in the thread mapping
 // and in how the per-pair forces reach the per-particle totals:
 //
-//   pair_slots[_fused]  one thread per pair of the half list; +f and -f go to the two
-//                       particles' own slots (kernels/slot_layout.cuh), summed later without
-//                       atomics. Deterministic.
+//   pair_slots[_fused]  one thread per pair of the half list; the pair's force goes to its own
+//                       slot, which i adds and j subtracts (kernels/slot_layout.cuh), summed
+//                       later without atomics. Deterministic.
 //   pair_atomic         one thread per pair; float atomicAdd of +f and -f (scatter).
 //   pair_warp           one thread per pair of the sorted list; the contributions to the same
 //                       i are summed in the warp by a segmented shuffle reduction, so one
@@ -30,32 +30,29 @@ struct ParticleData {
 
 // ---- pair_slots ----------------------------------------------------------------------------
 
-// Pair k = (pi[k], pj[k]) writes +f to i-side slot k and -f to its j-side slot jslot[k].
+// Pair k = (pi[k], pj[k]) writes its force on i into slot k; j reads it negated
+// (kernels/slot_layout.cuh). One coalesced 16-byte store per pair.
 template <typename Eval>
-__global__ void slots_pair_kernel(const int* __restrict__ pi, const int* __restrict__ pj, const int* __restrict__ jslot,
-                                  int count, ParticleData pd, const typename Eval::Params* __restrict__ table, int ntypes,
-                                  float4* __restrict__ islots, float4* __restrict__ jslots) {
+__global__ void slots_pair_kernel(const int* __restrict__ pi, const int* __restrict__ pj, int count, ParticleData pd,
+                                  const typename Eval::Params* __restrict__ table, int ntypes, float4* __restrict__ slots) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;
   const int i = pi[k], j = pj[k];
   const PairResult p = eval_pair<Eval>(__ldg(pd.pos + i), __ldg(pd.pos + j), Eval::kUsesCharge ? __ldg(pd.charge + i) : 0.f,
                                        Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table, ntypes, pd.box);
-  islots[k] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
-  jslots[jslot[k]] = make_float4(-p.f.x, -p.f.y, -p.f.z, 0.f);
+  slots[k] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
 }
 
 template <typename Eval>
-__global__ void slots_bond_kernel(const int* __restrict__ bi, const int* __restrict__ bj, const int* __restrict__ jslot,
-                                  const int* __restrict__ type, int count, ParticleData pd,
-                                  const typename Eval::Params* __restrict__ table, float4* __restrict__ islots,
-                                  float4* __restrict__ jslots, int* broken) {
+__global__ void slots_bond_kernel(const int* __restrict__ bi, const int* __restrict__ bj, const int* __restrict__ type,
+                                  int count, ParticleData pd, const typename Eval::Params* __restrict__ table,
+                                  float4* __restrict__ slots, int* broken) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;
   bool ok;
   const PairResult p = eval_bond<Eval>(pd.pos[bi[k]], pd.pos[bj[k]], table[type[k]], pd.box, ok);
   if (!ok) report_lowest(broken, k);
-  islots[k] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
-  jslots[jslot[k]] = make_float4(-p.f.x, -p.f.y, -p.f.z, 0.f);
+  slots[k] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
 }
 
 // ---- pair_atomic -------------------------------------------------------------------------

@@ -1,22 +1,21 @@
 // Per-particle force slots of the pair-parallel strategies.
 //
-// Every pair k = (i, j) of a half list sorted by (i, j) owns two slots, one for +f on i and one
-// for -f on j, so no two threads ever write the same place and no atomics are needed:
-//   i side: slot k of a pair-ordered array. Pairs are sorted by i, so particle i's i-side
-//           slots are contiguous ([row_start(i), row_start(i) + row_count(i))) and the pair
-//           kernel's writes to them are coalesced.
-//   j side: a sliced ELLPACK. Particles come in chunks of 32; chunk c is width_c = (largest
-//           number of pairs in which a particle of the chunk is j) rows of 32 float4, and the
-//           r-th pair in which p is j writes to (chunk_base[p / 32] + r) * 32 + p % 32. When
-//           thread p of the summation reads its r-th slot, a warp reads 32 consecutive float4:
-//           these loads are coalesced.
-// The summation adds p's j-side slots (partners i < p, ascending) then its i-side slots
-// (partners j > p, ascending). That order is fixed by the canonical list alone, so the sum is
-// deterministic and, because pairs beyond the cutoff contribute exactly +0, independent of when
-// the list was built.
+// Pair k = (i, j) of a half list sorted by (i, j) writes its force f (on i) into slot k of a
+// pair-ordered array; -f, its force on j, is the same slot read with the sign flipped. So each
+// pair owns its slot, no two threads ever write the same place, and no atomics are needed:
+//   i side: particle i's slots are contiguous ([row_start(i), row_start(i) + row_count(i))),
+//           and the pair kernel's writes are coalesced, one 16-byte store per pair.
+//   j side: particle j's slots are named by a list of pair indices (col_pair), in ascending
+//           order of the partner i, built once per list build by a stable CUB radix sort of
+//           the pair indices by j.
+// Writing f once and reading it negated on the j side gives bitwise the sums a second,
+// separate -f slot would (IEEE negation is exact and a - b == a + (-b)), and halves the slot
+// traffic. The earlier layout with a second slot per pair is measured in docs/benchmarks.md.
 //
-// The rank r of pair k among the pairs with the same j comes from a stable CUB radix sort of
-// pair indices by j (integer work only, once per list build).
+// The summation adds p's j-side slots (partners i < p, ascending, subtracted) then its i-side
+// slots (partners j > p, ascending). That order is fixed by the canonical list alone, so the
+// sum is deterministic and, because pairs beyond the cutoff contribute exactly 0, independent
+// of when the list was built.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -27,26 +26,24 @@ namespace pairmd {
 
 // What the summation needs to add up one term's slots.
 struct SlotView {
-  const float4* jslots;   // j side, sliced ELLPACK
-  const int* chunk_base;  // rows before each chunk of 32 particles
-  const int* njslots;     // j-side slots per particle
-  const float4* islots;   // i side, one per pair, in pair order
-  const int* row_start;   // first pair of each particle as i
-  const int* row_count;   // pairs of each particle as i
+  const float4* slots;     // force on i of each pair, in pair order
+  const int* row_start;    // first pair of each particle as i
+  const int* row_count;    // pairs of each particle as i
+  const int* col_start;    // first entry of each particle's j-side list in col_pair
+  const int* col_count;    // pairs of each particle as j
+  const int* col_pair;     // pair indices, grouped by j, ascending i inside a group
 };
 
 class SlotLayout {
  public:
-  // From a half list sorted by i: i[k], j[k], and per-particle row_start/row_count (pairs of
-  // particle p as i are [row_start[p], row_start[p] + row_count[p])).
+  // From a half list sorted by (i, j) on the device: i[k], j[k], and per-particle
+  // row_start/row_count (pairs of particle p as i are [row_start[p], row_start[p] + row_count[p])).
   void build(const int* i, const int* j, const int* row_start, const int* row_count, int count, int n, cudaStream_t s);
 
-  const int* jslot_of_pair() const { return jslot_.data(); }  // j-side slot of each pair
-  float4* jslots() { return jslots_.data(); }
-  float4* islots() { return islots_.data(); }
+  float4* slots() { return slots_.data(); }
   int count() const { return count_; }
   SlotView view() const {
-    return {jslots_.data(), chunk_base_.data(), count_j_.data(), islots_.data(), row_start_, row_count_};
+    return {slots_.data(), row_start_, row_count_, col_start_.data(), col_count_.data(), col_pair_.data()};
   }
   size_t bytes() const;
 
@@ -54,11 +51,9 @@ class SlotLayout {
   int count_ = 0;
   const int* row_start_ = nullptr;
   const int* row_count_ = nullptr;
-  DeviceBuffer<int> count_j_, col_start_, width_, order_, order_sorted_, keys_sorted_, chunk_base_;
-  DeviceBuffer<int> jslot_;
-  DeviceBuffer<float4> jslots_, islots_;
+  DeviceBuffer<int> col_count_, col_start_, order_, keys_sorted_, col_pair_;
+  DeviceBuffer<float4> slots_;
   DeviceBuffer<unsigned char> cub_temp_;
-  int* host_total_ = nullptr;
 };
 
 }  // namespace pairmd
