@@ -37,6 +37,7 @@ struct MaxOp {
 };
 
 // Adds `nparts` values per output in a fixed order: out[k] = sum_b parts[k * stride + b].
+// Launch with one block of kBlockSize threads per output.
 __global__ void sum_block_parts(const double* parts, int nparts, int stride, int nout, double* out);
 
 }  // namespace pairmd

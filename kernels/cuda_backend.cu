@@ -37,12 +37,14 @@
 namespace pairmd {
 
 __global__ void sum_block_parts(const double* parts, int nparts, int stride, int nout, double* out) {
-  // One thread per output, adding its parts in index order: deterministic.
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= nout) return;
+  // One block per output: thread t adds parts t, t + blockDim, ... in order, then a block
+  // reduction with a fixed tree. The order depends on nothing but nparts: deterministic.
+  const int k = blockIdx.x;
+  if (k >= nout) return;  // the whole block
   double s = 0.0;
-  for (int b = 0; b < nparts; ++b) s += parts[static_cast<size_t>(k) * stride + b];
-  out[k] = s;
+  for (int b = threadIdx.x; b < nparts; b += blockDim.x) s += parts[static_cast<size_t>(k) * stride + b];
+  s = block_reduce(s, SumOp{}, 0.0);
+  if (threadIdx.x == 0) out[k] = s;
 }
 
 namespace {
@@ -110,7 +112,10 @@ class CudaBackend final : public Backend {
   Observables observables() override;
   std::vector<Vec3d> forces() override;
   BackendStats stats() const override;
-  void set_profiling(bool on) override { profile_ = on; }
+  void set_profiling(bool on) override {
+    if (!on) resolve_phases();
+    profile_ = on;
+  }
 
  private:
   void rebuild_lists();
@@ -121,9 +126,16 @@ class CudaBackend final : public Backend {
   ParticleData particles() const { return {pos_.data(), charge_.data(), n_, box_}; }
   SlotForce slot_source() const;
 
-  // Phase timing for profiling mode.
+  // Phase timing for profiling mode: events around each phase, read back in batches, so the
+  // host never waits between phases and the times are what the GPU spent on them.
   void phase_begin();
   void phase_end(double& seconds);
+  int take_event();
+  void resolve_phases();
+  struct PhaseMark {
+    double* seconds;
+    int start, stop;
+  };
 
   Model model_;
   Strategy strategy_;
@@ -143,7 +155,11 @@ class CudaBackend final : public Backend {
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
   DeviceBuffer<DeviceFlags> flags_;
   DeviceFlags* host_flags_ = nullptr;
-  cudaEvent_t flags_ready_ = nullptr, ev_start_ = nullptr, ev_stop_ = nullptr;
+  cudaEvent_t flags_ready_ = nullptr;
+  std::vector<cudaEvent_t> events_;
+  size_t next_event_ = 0;
+  int open_phase_ = -1;
+  std::vector<PhaseMark> pending_phases_;
   DeviceBuffer<double> parts_, sums_;
   bool pending_finish_ = false;
   bool profile_ = false;
@@ -155,8 +171,6 @@ CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strateg
   PAIRMD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   PAIRMD_CUDA_CHECK(cudaMallocHost(&host_flags_, sizeof(DeviceFlags)));
   PAIRMD_CUDA_CHECK(cudaEventCreateWithFlags(&flags_ready_, cudaEventDisableTiming));
-  PAIRMD_CUDA_CHECK(cudaEventCreate(&ev_start_));
-  PAIRMD_CUDA_CHECK(cudaEventCreate(&ev_stop_));
   flags_.resize(1);
   sums_.resize(64);
 
@@ -262,8 +276,7 @@ CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(stream_);
   cudaFreeHost(host_flags_);
   cudaEventDestroy(flags_ready_);
-  cudaEventDestroy(ev_start_);
-  cudaEventDestroy(ev_stop_);
+  for (cudaEvent_t e : events_) cudaEventDestroy(e);
   cudaStreamDestroy(stream_);
 }
 
@@ -306,17 +319,42 @@ void CudaBackend::set_state(const SystemState& s) {
   read_flags_and_check(s.step);
 }
 
+int CudaBackend::take_event() {
+  if (next_event_ == events_.size()) {
+    cudaEvent_t e;
+    PAIRMD_CUDA_CHECK(cudaEventCreate(&e));
+    events_.push_back(e);
+  }
+  return static_cast<int>(next_event_++);
+}
+
 void CudaBackend::phase_begin() {
-  if (profile_) PAIRMD_CUDA_CHECK(cudaEventRecord(ev_start_, stream_));
+  if (!profile_) return;
+  open_phase_ = take_event();
+  PAIRMD_CUDA_CHECK(cudaEventRecord(events_[open_phase_], stream_));
 }
 
 void CudaBackend::phase_end(double& seconds) {
-  if (!profile_) return;
-  PAIRMD_CUDA_CHECK(cudaEventRecord(ev_stop_, stream_));
-  PAIRMD_CUDA_CHECK(cudaEventSynchronize(ev_stop_));
-  float ms = 0.f;
-  PAIRMD_CUDA_CHECK(cudaEventElapsedTime(&ms, ev_start_, ev_stop_));
-  seconds += 1e-3 * ms;
+  if (!profile_ || open_phase_ < 0) return;
+  const int stop = take_event();
+  PAIRMD_CUDA_CHECK(cudaEventRecord(events_[stop], stream_));
+  pending_phases_.push_back({&seconds, open_phase_, stop});
+  open_phase_ = -1;
+  if (next_event_ >= 4096) resolve_phases();
+}
+
+void CudaBackend::resolve_phases() {
+  if (!pending_phases_.empty()) {
+    PAIRMD_CUDA_CHECK(cudaEventSynchronize(events_[pending_phases_.back().stop]));
+    for (const PhaseMark& m : pending_phases_) {
+      float ms = 0.f;
+      PAIRMD_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[m.start], events_[m.stop]));
+      *m.seconds += 1e-3 * ms;
+    }
+    pending_phases_.clear();
+  }
+  next_event_ = 0;
+  open_phase_ = -1;
 }
 
 void CudaBackend::rebuild_lists() {
@@ -355,8 +393,8 @@ void CudaBackend::compute_forces() {
         dispatch_pair<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
           slots_pair_kernel<Eval><<<blocks_for(count), kBlockSize, 0, stream_>>>(
-              t->list->i(), t->list->j(), t->slots.jslot_of_pair(), count, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes,
-              t->slots.islots(), t->slots.jslots());
+              t->list->i(), t->list->j(), count, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()),
+              t->ntypes, t->slots.slots());
         });
         PAIRMD_CHECK_LAUNCH();
       }
@@ -366,13 +404,13 @@ void CudaBackend::compute_forces() {
         dispatch_bond<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
           slots_bond_kernel<Eval><<<blocks_for(count), kBlockSize, 0, stream_>>>(
-              t->bi.data(), t->bj.data(), t->slots.jslot_of_pair(), t->btype.data(), count, pd,
-              reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.islots(), t->slots.jslots(), broken);
+              t->bi.data(), t->bj.data(), t->btype.data(), count, pd,
+              reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.slots(), broken);
         });
         PAIRMD_CHECK_LAUNCH();
       }
       if (strategy_ == Strategy::Slots) {
-        sum_slots_kernel<<<blocks_for(n_), kBlockSize, 0, stream_>>>(slot_source(), n_, force_.data());
+        sum_slots_kernel<<<blocks_for(force_threads<SlotForce>(n_)), kBlockSize, 0, stream_>>>(slot_source(), n_, force_.data());
         PAIRMD_CHECK_LAUNCH();
       }
       break;
@@ -459,7 +497,7 @@ void CudaBackend::integrate(bool finish, bool begin, bool write_force) {
   a.flags = flags_.data();
   if (strategy_ == Strategy::SlotsFused) {
     // The summation of the slots happens inside the integrator kernel.
-    integrate_kernel<SlotForce><<<blocks_for(n_), kBlockSize, 0, stream_>>>(a, slot_source());
+    integrate_kernel<SlotForce><<<blocks_for(force_threads<SlotForce>(n_)), kBlockSize, 0, stream_>>>(a, slot_source());
   } else {
     if (write_force) a.force_out = nullptr;  // force_ already holds the force
     integrate_kernel<ArrayForce><<<blocks_for(n_), kBlockSize, 0, stream_>>>(a, ArrayForce{force_.data()});
@@ -520,6 +558,7 @@ void CudaBackend::advance(int64_t nsteps) {
     }
   }
   read_flags_and_check(host_.step);
+  resolve_phases();
   stats_.steps += nsteps;
   stats_.seconds_total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -538,7 +577,7 @@ void CudaBackend::get_state(SystemState& s) {
 
 std::vector<Vec3d> CudaBackend::forces() {
   if (uses_slots(strategy_)) {
-    sum_slots_kernel<<<blocks_for(n_), kBlockSize, 0, stream_>>>(slot_source(), n_, force_.data());
+    sum_slots_kernel<<<blocks_for(force_threads<SlotForce>(n_)), kBlockSize, 0, stream_>>>(slot_source(), n_, force_.data());
     PAIRMD_CHECK_LAUNCH();
   }
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -556,7 +595,7 @@ Observables CudaBackend::observables() {
   sums_.resize(2 * nterms + 4);
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(sums_.data(), 0, sums_.size() * sizeof(double), stream_));
   auto reduce_into = [&](int blocks, int nout, double* out) {
-    sum_block_parts<<<1, 32, 0, stream_>>>(parts_.data(), blocks, blocks, nout, out);
+    sum_block_parts<<<nout, kBlockSize, 0, stream_>>>(parts_.data(), blocks, blocks, nout, out);
     PAIRMD_CHECK_LAUNCH();
   };
   for (size_t k = 0; k < pair_terms_.size(); ++k) {

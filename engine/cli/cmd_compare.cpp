@@ -195,7 +195,7 @@ int cmd_compare(const Args& args) {
         row.ms_per_step = median(ms);
         row.spread = (*std::max_element(ms.begin(), ms.end()) - *std::min_element(ms.begin(), ms.end())) / row.ms_per_step;
         row.steps_per_s = 1000.0 / row.ms_per_step;
-        // Time shares from a separate profiled run (profiling synchronises after every phase).
+        // Time shares from a separate profiled run: GPU time between events around each phase.
         const BackendStats before = b->stats();
         b->set_profiling(true);
         b->advance(steps);
