@@ -7,6 +7,8 @@
 #   bench      LJ liquid scaling of the default strategy, N = 4k .. 4M (issue 3)
 #   compare    all strategies: LJ liquid at 64k and 1M, Kremer-Grest melt (issue 4)
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
+#   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
+#   skin       the default strategy at N = 62,500 for skins 0.3, 0.4, 0.5
 #   dcs        the potential-map kernels benchmark (issue 5), if built
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
 set -uo pipefail
@@ -72,6 +74,23 @@ for stage in "${stages[@]}"; do
         summary+=("compare kg: exit $?")
         cat "$OUT/compare_kg.log"
       fi
+      ;;
+    profile)
+      # Kernel durations (Nsight Compute, caches and clocks left as in a normal run) of the
+      # default path on the 62,500-particle liquid, from step ~600 on (the fcc start has melted),
+      # list builds included; grouped by kernel by scripts/kernel_times.py.
+      ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 1500 --csv \
+        --page raw "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=25 --steps 1200 --backend cuda \
+        --set output.progress=off --set output.trajectory.every=0 --output "$OUT/profile" > "$OUT/ncu_raw.csv" 2> "$OUT/ncu.log"
+      summary+=("profile: exit $?")
+      python3 scripts/kernel_times.py "$OUT/ncu_raw.csv" | tee "$OUT/kernel_times.txt"
+      ;;
+    skin)
+      for skin in 0.3 0.4 0.5; do
+        "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,atom_gather --sizes 62500 --steps 200 \
+          --repeats 5 --warmup 500 --no-reference --set neighbor.skin=$skin --out "$OUT/skin_$skin" 2>&1 |
+          grep -E "^(pair|atom)" | sed "s/^/skin $skin: /"
+      done | tee "$OUT/skin.log"
       ;;
     cpu)
       # The CPU reference backend on the GPU machine's idle cores (issue 2's benchmark).
