@@ -96,7 +96,7 @@ for stage in "${stages[@]}"; do
       # The CPU reference backend on the GPU machine's idle cores (issue 2's benchmark).
       for t in 1 $(nproc); do
         for r in 1 2 3; do
-          OMP_NUM_THREADS=$t "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=20 --steps 500 \
+          OMP_NUM_THREADS=$t "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=20 --set neighbor.skin=0.3 --steps 500 \
             --backend cpu --set output.progress=off --set output.trajectory.every=0 --output "$OUT/cpu_bench" 2>&1 |
             grep -E "^performance" | sed "s/^/threads $t: /"
         done
