@@ -55,8 +55,9 @@ class Backend {
 
   virtual BackendStats stats() const = 0;
 
-  // Time list builds, force computation and integration separately (adds synchronisation on a
-  // GPU, so it is off for normal runs and on for `pairmd compare`'s breakdown).
+  // Time list builds, force computation and integration separately (CUDA events around each
+  // phase on a GPU, read back at the end of advance(); off for normal runs, on for
+  // `pairmd compare`'s breakdown). Phases timed outside advance() count from the next one.
   virtual void set_profiling(bool on) { (void)on; }
 };
 

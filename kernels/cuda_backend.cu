@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "engine/backend.h"
@@ -127,7 +128,9 @@ class CudaBackend final : public Backend {
   SlotForce slot_source() const;
 
   // Phase timing for profiling mode: events around each phase, read back in batches, so the
-  // host never waits between phases and the times are what the GPU spent on them.
+  // host does not wait between phases. A phase's time runs from its first to its last GPU
+  // operation; for list builds it includes the GPU's idle time while the host reads the pair
+  // count back and grows buffers.
   void phase_begin();
   void phase_end(double& seconds);
   int take_event();
@@ -330,6 +333,7 @@ int CudaBackend::take_event() {
 
 void CudaBackend::phase_begin() {
   if (!profile_) return;
+  if (open_phase_ >= 0) throw std::logic_error("CudaBackend: timing phases must not nest");
   open_phase_ = take_event();
   PAIRMD_CUDA_CHECK(cudaEventRecord(events_[open_phase_], stream_));
 }

@@ -12,10 +12,11 @@
 // separate -f slot would (IEEE negation is exact and a - b == a + (-b)), and halves the slot
 // traffic. The earlier layout with a second slot per pair is measured in docs/benchmarks.md.
 //
-// The summation adds p's j-side slots (partners i < p, ascending, subtracted) then its i-side
-// slots (partners j > p, ascending). That order is fixed by the canonical list alone, so the
-// sum is deterministic and, because pairs beyond the cutoff contribute exactly 0, independent
-// of when the list was built.
+// The summation (SlotForce, integrators/gpu_integrate.cuh) forms two partial sums, one thread
+// each: p's j-side slots (partners i < p, ascending, subtracted) and its i-side slots
+// (partners j > p, ascending), over all terms; the force is their sum. Each order is fixed by
+// the canonical list alone, so the force is deterministic and, because pairs beyond the
+// cutoff contribute exactly 0, independent of when the list was built.
 #pragma once
 
 #include <cuda_runtime.h>

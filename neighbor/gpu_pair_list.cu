@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "kernels/block_reduce.cuh"
@@ -139,16 +142,18 @@ __device__ __forceinline__ void for_each_partner(const PairListInput& in, const 
 }
 
 // The search gives each particle kSplit neighbouring threads, each walking every kSplit-th of
-// the 27 cells: more threads in flight hide the latency of the candidate loop. Thread t takes
-// part t % kSplit of the (t / kSplit)-th particle in cell order, so a warp spans one or two
-// home cells and most candidate loads are shared by several lanes.
+// the 27 cells: more threads in flight hide the latency of the candidate loop (measured in
+// docs/benchmarks.md). Thread t takes part t % kSplit of the (t / kSplit)-th particle in cell
+// order, so a warp holds 32 / kSplit particles from one or a few home cells, and lanes with
+// the same home cell and part load the same candidates.
 constexpr int kSearchSplit = 4;
 
 // Pass 1: row lengths, and room claimed with one integer atomicAdd per warp. Inside the room a
 // warp claims, lanes follow in order: each particle's parts end up contiguous.
 template <bool kFull, int kSplit>
 __global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, int* row_count, int* lane_offset,
-                                   int* counter) {
+                                   int* lane_end, unsigned long long* counter) {
+  static_assert(kSplit > 0 && (kSplit & (kSplit - 1)) == 0 && kSplit <= 32, "parts must tile a warp");
   const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
   const int h = static_cast<int>(t / kSplit), part = static_cast<int>(t % kSplit);
@@ -166,15 +171,17 @@ __global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq,
     if (lane >= o) incl += y;
   }
   const int total = __shfl_sync(0xffffffffu, incl, 31);
-  int room = 0;
-  if (lane == 31 && total > 0) room = atomicAdd(counter, total);
+  // 64-bit claims, so an impossible total (> 2^31 pairs) is seen on the host, not wrapped.
+  unsigned long long room = 0;
+  if (lane == 31 && total > 0) room = atomicAdd(counter, static_cast<unsigned long long>(total));
   room = __shfl_sync(0xffffffffu, room, 31);
   int row = count;  // the particle's parts are lanes aligned to kSplit: add them up
 #pragma unroll
   for (int o = 1; o < kSplit; o <<= 1) row += __shfl_xor_sync(0xffffffffu, row, o);
   if (active) {
     if (part == 0) row_count[i] = row;
-    lane_offset[t] = room + incl - count;
+    lane_offset[t] = static_cast<int>(room + incl - count);
+    lane_end[t] = static_cast<int>(room + incl);
   }
 }
 
@@ -185,8 +192,8 @@ __device__ __forceinline__ Key pair_key(int i, int j, int bits) {
 
 // Pass 2: the same walk; each thread writes its part of the row into the room its warp claimed.
 template <bool kFull, int kSplit, typename Key>
-__global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, const int* lane_offset, int bits,
-                                   Key* keys) {
+__global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, const int* lane_offset,
+                                   const int* lane_end, int bits, Key* keys, unsigned long long* disagreed) {
   const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int h = static_cast<int>(t / kSplit), part = static_cast<int>(t % kSplit);
   if (h >= in.n) return;
@@ -194,8 +201,13 @@ __global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq,
   const int i = __float_as_int(pi.w);
   const unsigned tag_i = in.exclusion_width > 0 ? g.cell_tag[h] : 0u;
   int out = lane_offset[t];
-  for_each_partner<kFull, kSplit>(in, g, g.cell_of[h], part, pi, i, tag_i, true, rlist_sq,
-                                  [&](int j) { keys[out++] = pair_key<Key>(i, j, bits); });
+  const int end = lane_end[t];
+  // Never past the room counted in pass 1 (the walks are the same code, so they agree).
+  for_each_partner<kFull, kSplit>(in, g, g.cell_of[h], part, pi, i, tag_i, true, rlist_sq, [&](int j) {
+    if (out < end) keys[out] = pair_key<Key>(i, j, bits);
+    ++out;
+  });
+  if (out != end) atomicOr(disagreed, 1ull);
 }
 
 template <typename Key>
@@ -213,8 +225,9 @@ inline int blocks_for(size_t n) { return static_cast<int>((n + kBlockSize - 1) /
 
 GpuPairList::GpuPairList(float cutoff, float skin, bool full, size_t initial_capacity)
     : cutoff_(cutoff), skin_(skin), full_(full), capacity_(std::max<size_t>(initial_capacity, 1)) {
-  PAIRMD_CUDA_CHECK(cudaMallocHost(&host_counter_, sizeof(int)));
-  counter_.resize(1);
+  PAIRMD_CUDA_CHECK(cudaMallocHost(&host_counter_, 2 * sizeof(unsigned long long)));
+  counter_.resize(2);
+  PAIRMD_CUDA_CHECK(cudaMemset(counter_.data(), 0, 2 * sizeof(unsigned long long)));
 }
 
 GpuPairList::~GpuPairList() { cudaFreeHost(host_counter_); }
@@ -222,7 +235,7 @@ GpuPairList::~GpuPairList() { cudaFreeHost(host_counter_); }
 size_t GpuPairList::bytes() const {
   return cell_of_.bytes() + cell_sorted_.bytes() + cell_index_.bytes() + cell_particles_.bytes() + cell_start_.bytes() +
          cell_end_.bytes() + cell_pos_.bytes() + cell_tag_.bytes() + row_count_.bytes() + row_start_.bytes() +
-         lane_offset_.bytes() + keys_.bytes() + keys_sorted_.bytes() + i_.bytes() + j_.bytes() + cub_temp_.bytes();
+         lane_offset_.bytes() + lane_end_.bytes() + bbox_.bytes() + keys_.bytes() + keys_sorted_.bytes() + i_.bytes() + j_.bytes() + cub_temp_.bytes();
 }
 
 void GpuPairList::build_cells(const PairListInput& in, cudaStream_t stream) {
@@ -236,12 +249,12 @@ void GpuPairList::build_cells(const PairListInput& in, cudaStream_t stream) {
       init[d] = 0x7fffffff;
       init[3 + d] = static_cast<int>(0x80000000u);
     }
-    DeviceBuffer<int> box(6);
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(box.data(), init, sizeof init, cudaMemcpyHostToDevice, stream));
-    bounding_box_kernel<<<blocks_for(in.n), kBlockSize, 0, stream>>>(in.pos, in.n, box.data());
+    bbox_.resize(6);
+    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(bbox_.data(), init, sizeof init, cudaMemcpyHostToDevice, stream));
+    bounding_box_kernel<<<blocks_for(in.n), kBlockSize, 0, stream>>>(in.pos, in.n, bbox_.data());
     PAIRMD_CHECK_LAUNCH();
     int out[6];
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(out, box.data(), sizeof out, cudaMemcpyDeviceToHost, stream));
+    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(out, bbox_.data(), sizeof out, cudaMemcpyDeviceToHost, stream));
     PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
     for (int d = 0; d < 3; ++d) {
       lo[d] = order_float(out[d]);
@@ -310,26 +323,34 @@ void GpuPairList::write_sort_decode(const PairListInput& in, cudaStream_t stream
   row_start_.resize(n + 1);
   const size_t threads = static_cast<size_t>(n) * kSearchSplit;
   lane_offset_.resize(threads);
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(int), stream));
+  lane_end_.resize(threads);
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), stream));  // [1] stays
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(row_count_.data(), 0, (n + 1) * sizeof(int), stream));
   if (full_)
     count_pairs_kernel<true, kSearchSplit><<<blocks_for(threads), kBlockSize, 0, stream>>>(
-        in, g, rlist_sq, row_count_.data(), lane_offset_.data(), counter_.data());
+        in, g, rlist_sq, row_count_.data(), lane_offset_.data(), lane_end_.data(), counter_.data());
   else
     count_pairs_kernel<false, kSearchSplit><<<blocks_for(threads), kBlockSize, 0, stream>>>(
-        in, g, rlist_sq, row_count_.data(), lane_offset_.data(), counter_.data());
+        in, g, rlist_sq, row_count_.data(), lane_offset_.data(), lane_end_.data(), counter_.data());
   PAIRMD_CHECK_LAUNCH();
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), sizeof(int), cudaMemcpyDeviceToHost, stream));
+  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                                    stream));
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
-  count_ = *host_counter_;
+  if (host_counter_[1] != 0)
+    throw std::logic_error("GPU pair list: the count and write passes of the previous build disagreed (a bug; please "
+                           "report it with the config)");
+  if (host_counter_[0] > static_cast<unsigned long long>(std::numeric_limits<int>::max()))
+    throw std::runtime_error("GPU pair list: " + std::to_string(host_counter_[0]) +
+                             " pairs exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
+  count_ = static_cast<int>(host_counter_[0]);
 
   // Nothing has been written yet: grow first, so no pair is ever dropped.
   if (static_cast<size_t>(count_) > capacity_) {
     capacity_ = static_cast<size_t>(count_ * 1.25) + 1;
     ++growths_;
   }
-  keys_.resize(capacity_);
-  keys_sorted_.resize(capacity_);
+  keys_.resize(capacity_ * sizeof(Key));
+  keys_sorted_.resize(capacity_ * sizeof(Key));
   i_.resize(capacity_);
   j_.resize(capacity_);
   Key* keys = reinterpret_cast<Key*>(keys_.data());
@@ -337,10 +358,10 @@ void GpuPairList::write_sort_decode(const PairListInput& in, cudaStream_t stream
   const int bits = bits_for(n);
   if (full_)
     write_pairs_kernel<true, kSearchSplit, Key><<<blocks_for(threads), kBlockSize, 0, stream>>>(
-        in, g, rlist_sq, lane_offset_.data(), bits, keys);
+        in, g, rlist_sq, lane_offset_.data(), lane_end_.data(), bits, keys, counter_.data() + 1);
   else
     write_pairs_kernel<false, kSearchSplit, Key><<<blocks_for(threads), kBlockSize, 0, stream>>>(
-        in, g, rlist_sq, lane_offset_.data(), bits, keys);
+        in, g, rlist_sq, lane_offset_.data(), lane_end_.data(), bits, keys, counter_.data() + 1);
   PAIRMD_CHECK_LAUNCH();
 
   // One radix sort over the 2b key bits: by i, and inside each row by j. The list is

@@ -3,19 +3,21 @@
 //   1. Cell list: particles binned into cells at least cutoff + skin wide by a stable CUB radix
 //      sort of particle indices by cell; positions (with the particle index in w) are copied
 //      into cell order, so a cell's candidates are contiguous.
-//   2. Count: one warp per home cell, a lane per home particle (32 at a time). All lanes walk
-//      the same 27 neighbour cells and the same candidates, so every candidate load is one
-//      broadcast. A lane owns its particle's whole row, so the row length needs no atomic;
-//      each warp claims room for all its lanes' pairs with one integer atomicAdd on a global
-//      counter.
+//   2. Count: four neighbouring threads per particle, particles taken in cell order; each
+//      thread walks every fourth of the 27 neighbour cells. Lanes of a warp that share a home
+//      cell and a part load the same candidates (broadcasts). The four parts' counts are added
+//      by shuffles into the row length (no atomic); each warp claims room for all its lanes'
+//      pairs with one integer atomicAdd on a global counter, lanes in order inside it.
 //   3. If the claims exceed the buffer, the buffer grows before anything is written: no pair
 //      is ever dropped (growths are counted).
-//   4. Write: the same walk again; each lane writes its pairs as keys (i << b) | j into its
-//      claimed room (b = bits of a particle index: 32-bit keys up to 65,536 particles).
+//   4. Write: the same walk again; each thread writes its pairs as keys (i << b) | j into its
+//      claimed room and no further (b = bits of a particle index: 32-bit keys up to 65,536
+//      particles). Should the two walks ever disagree, the next build stops with an error.
 //   5. Sort: one CUB radix sort of the keys over their 2b bits orders the list by i and each
 //      row by j. The list is canonical: it depends neither on which warp won the atomics nor
-//      on the cell grid at build time, so every sum over it is deterministic, and (since
-//      pairs beyond the cutoff add exactly zero) independent of when the list was built.
+//      on the cell grid at build time. A sequential sum over each row (slots, gather) is then
+//      deterministic and, since pairs beyond the cutoff add exactly zero, independent of when
+//      the list was built.
 //
 // Half lists hold each pair once (j > i); full lists hold both directions (atom-parallel use).
 #pragma once
@@ -78,11 +80,14 @@ class GpuPairList {
   DeviceBuffer<float4> cell_pos_;   // xyz + particle index bits, in cell order
   DeviceBuffer<unsigned> cell_tag_;
   // Pairs
-  DeviceBuffer<int> row_count_, row_start_, lane_offset_ /* per search thread */, counter_;
-  DeviceBuffer<unsigned long long> keys_, keys_sorted_;  // 32-bit keys use the same storage
+  DeviceBuffer<int> row_count_, row_start_;
+  DeviceBuffer<int> lane_offset_, lane_end_;          // room of each search thread
+  DeviceBuffer<unsigned long long> counter_;          // [0] pairs claimed, [1] passes disagreed
+  DeviceBuffer<unsigned char> keys_, keys_sorted_;    // 32- or 64-bit keys
   DeviceBuffer<int> i_, j_;
+  DeviceBuffer<int> bbox_;                            // open boxes: ordered-int bounds
   DeviceBuffer<unsigned char> cub_temp_;
-  int* host_counter_ = nullptr;  // pinned
+  unsigned long long* host_counter_ = nullptr;        // pinned, 2 entries
 };
 
 int bits_for(int n);  // bits needed for keys in [0, n)
