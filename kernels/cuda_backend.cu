@@ -245,7 +245,7 @@ CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strateg
     t->row_start.upload(rs);
     t->row_count.upload(rc);
     if (uses_slots(strategy_))
-      t->slots.build(t->bi.data(), t->bj.data(), t->row_start.data(), t->row_count.data(), static_cast<int>(bi.size()), n_,
+      t->slots.build(t->bj.data(), t->row_start.data(), t->row_count.data(), static_cast<int>(bi.size()), n_,
                      stream_);
     if (strategy_ == Strategy::Gather) {
       std::vector<std::vector<std::array<int, 3>>> rows(n_);
@@ -369,7 +369,7 @@ void CudaBackend::rebuild_lists() {
     t->list->build(in, stream_);
     stats_.list_capacity_growths += t->list->growths() - growths;
     if (uses_slots(strategy_))
-      t->slots.build(t->list->i(), t->list->j(), t->list->row_start(), t->list->row_count(), t->list->count(), n_, stream_);
+      t->slots.build(t->list->j(), t->list->row_start(), t->list->row_count(), t->list->count(), n_, stream_);
   }
   PAIRMD_CUDA_CHECK(cudaMemcpyAsync(pos_build_.data(), pos_.data(), n_ * sizeof(float4), cudaMemcpyDeviceToDevice, stream_));
   ++stats_.list_builds;

@@ -28,9 +28,9 @@ size_t SlotLayout::bytes() const {
          slots_.bytes() + cub_temp_.bytes();
 }
 
-void SlotLayout::build(const int* i, const int* j, const int* row_start, const int* row_count, int count, int n,
+void SlotLayout::build(const int* j, const int* row_start, const int* row_count, int count, int n,
                        cudaStream_t s) {
-  (void)i;  // the list is sorted by i: the stable sort by j keeps ascending i inside each group
+  // The list is sorted by i: the stable sort by j below keeps ascending i inside each group.
   count_ = count;
   row_start_ = row_start;
   row_count_ = row_count;

@@ -37,9 +37,9 @@ struct SlotView {
 
 class SlotLayout {
  public:
-  // From a half list sorted by (i, j) on the device: i[k], j[k], and per-particle
+  // From a half list sorted by (i, j) on the device: the partners j[k] and per-particle
   // row_start/row_count (pairs of particle p as i are [row_start[p], row_start[p] + row_count[p])).
-  void build(const int* i, const int* j, const int* row_start, const int* row_count, int count, int n, cudaStream_t s);
+  void build(const int* j, const int* row_start, const int* row_count, int count, int n, cudaStream_t s);
 
   float4* slots() { return slots_.data(); }
   int count() const { return count_; }
