@@ -9,6 +9,7 @@
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
 #   skin       the default strategy at N = 62,500 for skins 0.3, 0.4, 0.5
+#   reorder    the default strategy and atom_gather with and without a Morton renumbering
 #   dcs        the potential-map kernels benchmark (issue 5), if built
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
 set -uo pipefail
@@ -91,6 +92,14 @@ for stage in "${stages[@]}"; do
           --repeats 5 --warmup 500 --no-reference --set neighbor.skin=$skin --out "$OUT/skin_$skin" 2>&1 |
           grep -E "^(pair|atom)" | sed "s/^/skin $skin: /"
       done | tee "$OUT/skin.log"
+      ;;
+    reorder)
+      # What a space-filling-curve reordering of the particles would give, right after a sort.
+      for sort in "" --sort-spatially; do
+        "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,atom_gather \
+          --sizes 62500,1000188,4000000 --steps 200 --repeats 5 --warmup 500 --no-reference $sort \
+          --out "$OUT/reorder${sort:+_sorted}" 2>&1 | grep -E "^(N =|pair|atom)" | sed "s/^/${sort:-unsorted}: /"
+      done | tee "$OUT/reorder.log"
       ;;
     cpu)
       # The CPU reference backend on the GPU machine's idle cores (issue 2's benchmark).
