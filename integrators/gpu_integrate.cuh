@@ -39,7 +39,8 @@ constexpr int kMaxSlotViews = 8;
 // threads: part 0 adds the pairs in which p is j (partners below p, ascending; the slot holds
 // the force on the partner, so it is subtracted), part 1 those in which p is i (partners above
 // p, ascending, contiguous); the force is part 0 + part 1. Two threads per particle double the
-// loads in flight, which is what this memory-bound sum needs. Each part is a sequential sum
+// loads in flight; the sum is bandwidth-bound, so this measured the same as one thread
+// (docs/benchmarks.md). Each part is a sequential sum
 // over a canonical list, so the result is deterministic, and pairs beyond the cutoff (exact
 // zeros) change nothing wherever the list build put them.
 struct SlotForce {

@@ -78,7 +78,7 @@ for stage in "${stages[@]}"; do
       ;;
     profile)
       # Kernel durations (Nsight Compute, caches and clocks left as in a normal run) of the
-      # default path on the 62,500-particle liquid, from step ~600 on (the fcc start has melted),
+      # default path on the 62,500-particle liquid, after the first 1,500 launches (~290 steps),
       # list builds included; grouped by kernel by scripts/kernel_times.py.
       ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 1500 --csv \
         --page raw "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=25 --steps 1200 --backend cuda \

@@ -40,7 +40,7 @@ double rms(const std::vector<Vec3d>& f) {
 // boxes of ~20), which moves a steep LJ pair force by ~13 dr / r ~ 1e-5 relative; sums of ~40
 // such pairs per particle partly cancel. So per particle |F_gpu - F_cpu| stays below ~1e-4 of
 // the typical force; we allow max 2e-3 and RMS 2e-4 of the RMS force (both measured values are
-// printed and recorded in docs/benchmarks.md).
+// printed and recorded in docs/gpu.md).
 constexpr double kMaxForceErr = 2e-3, kRmsForceErr = 2e-4;
 
 TEST(GpuBackend, ForcesMatchCpuOnEveryExampleAndStrategy) {
