@@ -41,16 +41,20 @@ std::vector<int> sort_spatially(SystemState& s, Topology& topo, double cell) {
     }
     len = {hi.x - lo.x, hi.y - lo.y, hi.z - lo.z};
   }
-  const auto cell_of = [&](double x, double lo_d, double len_d) {
-    const double cells = std::max(1.0, std::min(double(1 << 21), std::floor(len_d / cell)));
-    const double c = std::floor((x - lo_d) / std::max(len_d, 1e-300) * cells);
-    return static_cast<uint64_t>(std::min(cells - 1, std::max(0.0, c)));
+  // Cells per direction (at least 1, at most the 2^21 a Morton code holds), and their inverse size.
+  const auto cells_along = [&](double l) { return std::max(1.0, std::min(double(1 << 21), std::floor(l / cell))); };
+  const Vec3d cells{cells_along(len.x), cells_along(len.y), cells_along(len.z)};
+  const Vec3d per_length{cells.x / std::max(len.x, 1e-300), cells.y / std::max(len.y, 1e-300),
+                         cells.z / std::max(len.z, 1e-300)};
+  const auto cell_of = [](double x, double lo_d, double per, double ncells) {
+    return static_cast<uint64_t>(std::min(ncells - 1, std::max(0.0, std::floor((x - lo_d) * per))));
   };
   std::vector<uint64_t> code(n);
   for (size_t i = 0; i < n; ++i) {
     const Vec3d& p = s.position[i];
-    code[i] = spread_bits(cell_of(p.x, lo.x, len.x)) | spread_bits(cell_of(p.y, lo.y, len.y)) << 1 |
-              spread_bits(cell_of(p.z, lo.z, len.z)) << 2;
+    code[i] = spread_bits(cell_of(p.x, lo.x, per_length.x, cells.x)) |
+              spread_bits(cell_of(p.y, lo.y, per_length.y, cells.y)) << 1 |
+              spread_bits(cell_of(p.z, lo.z, per_length.z, cells.z)) << 2;
   }
   std::vector<int> order(n);
   std::iota(order.begin(), order.end(), 0);
