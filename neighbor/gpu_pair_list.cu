@@ -116,8 +116,9 @@ __device__ __forceinline__ bool neighbour_cell(const CellGrid& g, int c, int shi
 }
 
 // Calls f(j) for every partner j of particle i (position pi, tag tag_i) within rlist, j > i for
-// half lists, bonded exclusions left out, in neighbour cells part, part + kSplit, ... of 27. Lanes that share home cell c walk the same
-// candidates, so their loads are broadcasts. Inactive lanes walk along and take nothing.
+// half lists, bonded exclusions left out, in neighbour cells part, part + kSplit, ... of the 27
+// around home cell c. Lanes with the same home cell and part walk the same candidates, so
+// their loads are broadcasts. Inactive lanes walk along and take nothing.
 template <bool kFull, int kSplit, typename F>
 __device__ __forceinline__ void for_each_partner(const PairListInput& in, const CellGrid& g, int c, int part, float4 pi,
                                                  int i, unsigned tag_i, bool active, float rlist_sq, F&& f) {
