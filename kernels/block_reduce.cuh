@@ -5,9 +5,14 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 namespace pairmd {
 
 constexpr int kBlockSize = 256;
+
+// Blocks of kBlockSize threads that cover n threads.
+inline int blocks_for(size_t n) { return static_cast<int>((n + kBlockSize - 1) / kBlockSize); }
 
 template <typename T, typename Op>
 __device__ T block_reduce(T v, Op op, T identity) {

@@ -74,8 +74,6 @@ const char* strategy_name(Strategy s) {
 
 bool uses_slots(Strategy s) { return s == Strategy::SlotsFused || s == Strategy::Slots; }
 
-inline int blocks_for(size_t n) { return static_cast<int>((n + kBlockSize - 1) / kBlockSize); }
-
 template <typename T>
 DeviceBuffer<unsigned char> upload_table(const ParamTable& t) {
   DeviceBuffer<unsigned char> d(std::max<size_t>(t.bytes(), 1));

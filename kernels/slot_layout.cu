@@ -12,8 +12,6 @@ namespace pairmd {
 
 namespace {
 
-inline int blocks_for(size_t n) { return static_cast<int>((n + kBlockSize - 1) / kBlockSize); }
-
 __global__ void count_j_kernel(const int* j, int count, int* col_count, int* order) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;

@@ -220,8 +220,6 @@ __global__ void decode_pairs_kernel(const Key* keys, int count, int bits, int* p
   pj[k] = static_cast<int>(key & ((static_cast<Key>(1) << bits) - 1));
 }
 
-inline int blocks_for(size_t n) { return static_cast<int>((n + kBlockSize - 1) / kBlockSize); }
-
 }  // namespace
 
 GpuPairList::GpuPairList(float cutoff, float skin, bool full, size_t initial_capacity)
