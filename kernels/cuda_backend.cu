@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <iomanip>
 #include <climits>
@@ -74,6 +75,25 @@ const char* strategy_name(Strategy s) {
 
 bool uses_slots(Strategy s) { return s == Strategy::SlotsFused || s == Strategy::Slots; }
 
+// The pair-list search stencil. A development switch until the half shell has been measured
+// on a GPU (docs/gpu.md): PAIRMD_GPU_STENCIL=half_shell, or full (the default).
+CellStencil requested_stencil() {
+  const char* v = std::getenv("PAIRMD_GPU_STENCIL");
+  if (!v || !*v || std::string(v) == "full") return CellStencil::Full;
+  if (std::string(v) == "half_shell") return CellStencil::HalfShell;
+  throw std::runtime_error(std::string("PAIRMD_GPU_STENCIL: '") + v + "' is not a stencil; expected full or half_shell");
+}
+
+// Keep the slots resident in L2 between the pair kernel that writes them and the summation
+// that reads them (an access-policy window on the stream). A development switch until measured
+// on a GPU (docs/gpu.md): PAIRMD_GPU_L2_SLOTS=1, or 0 (the default).
+bool l2_slots_requested() {
+  const char* v = std::getenv("PAIRMD_GPU_L2_SLOTS");
+  if (!v || !*v || std::string(v) == "0") return false;
+  if (std::string(v) == "1") return true;
+  throw std::runtime_error(std::string("PAIRMD_GPU_L2_SLOTS: '") + v + "' is not 0 or 1");
+}
+
 template <typename T>
 DeviceBuffer<unsigned char> upload_table(const ParamTable& t) {
   DeviceBuffer<unsigned char> d(std::max<size_t>(t.bytes(), 1));
@@ -118,6 +138,7 @@ class CudaBackend final : public Backend {
 
  private:
   void rebuild_lists();
+  void keep_slots_in_l2();
   void compute_forces();
   void integrate(bool finish, bool begin, bool write_force);
   void complete_step();
@@ -164,11 +185,16 @@ class CudaBackend final : public Backend {
   DeviceBuffer<double> parts_, sums_;
   bool pending_finish_ = false;
   bool profile_ = false;
+  bool l2_slots_ = false;         // PAIRMD_GPU_L2_SLOTS
+  size_t l2_persisting_ = 0;      // bytes of L2 set aside for persisting lines (0: none)
   BackendStats stats_;
 };
 
 CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strategy strategy)
     : model_(model), strategy_(strategy) {
+  // Development switches first: a bad value throws before anything is allocated.
+  const CellStencil stencil = requested_stencil();
+  l2_slots_ = l2_slots_requested() && uses_slots(strategy_);
   PAIRMD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   PAIRMD_CUDA_CHECK(cudaMallocHost(&host_flags_, sizeof(DeviceFlags)));
   PAIRMD_CUDA_CHECK(cudaEventCreateWithFlags(&flags_ready_, cudaEventDisableTiming));
@@ -208,7 +234,7 @@ CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strateg
                               ? model_.neighbor.initial_capacity_per_particle
                               : 1.3 * (4.0 / 3.0) * M_PI * rl * rl * rl * density * (full ? 1.0 : 0.5) + 8;
     g->list = std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), skin, full,
-                                            static_cast<size_t>(per_particle * std::max(n_, 1)));
+                                            static_cast<size_t>(per_particle * std::max(n_, 1)), stencil);
     pair_terms_.push_back(std::move(g));
   }
 
@@ -275,6 +301,10 @@ CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strateg
 
 CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(stream_);
+  if (l2_persisting_) {  // give the set-aside back, so a later backend in this process starts clean
+    cudaCtxResetPersistingL2Cache();
+    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+  }
   cudaFreeHost(host_flags_);
   cudaEventDestroy(flags_ready_);
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
@@ -370,8 +400,37 @@ void CudaBackend::rebuild_lists() {
       t->slots.build(t->list->j(), t->list->row_start(), t->list->row_count(), t->list->count(), n_, stream_);
   }
   PAIRMD_CUDA_CHECK(cudaMemcpyAsync(pos_build_.data(), pos_.data(), n_ * sizeof(float4), cudaMemcpyDeviceToDevice, stream_));
+  if (l2_slots_) keep_slots_in_l2();  // the slots may have moved (grown)
   ++stats_.list_builds;
   phase_end(stats_.seconds_list);
+}
+
+void CudaBackend::keep_slots_in_l2() {
+  // The largest pair term's slots: the pair kernel writes them, the summation reads them back
+  // (i side in order, j side gathered) in the next kernel. Kept in L2, the gathers cost an L2
+  // sector each instead of a DRAM one. Where the device has no persisting L2, nothing happens.
+  int device = 0, max_persisting = 0, max_window = 0;
+  PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
+  PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device));
+  PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, device));
+  const GpuPairTerm* largest = nullptr;
+  for (const auto& t : pair_terms_)
+    if (!largest || t->slots.count() > largest->slots.count()) largest = t.get();
+  if (max_persisting <= 0 || max_window <= 0 || !largest || largest->slots.count() == 0) return;
+  if (!l2_persisting_) {
+    PAIRMD_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, static_cast<size_t>(max_persisting)));
+    PAIRMD_CUDA_CHECK(cudaDeviceGetLimit(&l2_persisting_, cudaLimitPersistingL2CacheSize));
+  }
+  const size_t bytes = std::min(static_cast<size_t>(largest->slots.count()) * sizeof(float4), static_cast<size_t>(max_window));
+  cudaStreamAttrValue attr{};
+  attr.accessPolicyWindow.base_ptr = const_cast<float4*>(largest->slots.view().slots);
+  attr.accessPolicyWindow.num_bytes = bytes;
+  // Of a window larger than the set-aside, only that fraction is marked persisting (the rest
+  // would evict itself).
+  attr.accessPolicyWindow.hitRatio = static_cast<float>(std::min(1.0, static_cast<double>(l2_persisting_) / bytes));
+  attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+  attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+  PAIRMD_CUDA_CHECK(cudaStreamSetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &attr));
 }
 
 SlotForce CudaBackend::slot_source() const {
@@ -655,7 +714,11 @@ BackendStats CudaBackend::stats() const {
   s.device_bytes = device_bytes_in_use();
   std::ostringstream d;
   d << "strategy " << strategy_name(strategy_);
-  for (const auto& t : pair_terms_) d << ", " << pair_kind_name(t->kind) << " list " << t->list->count() << " pairs";
+  for (const auto& t : pair_terms_) {
+    d << ", " << pair_kind_name(t->kind) << " list " << t->list->count() << " pairs";
+    if (t->list->stencil_used() == CellStencil::HalfShell) d << " (half-shell search)";
+  }
+  if (l2_persisting_) d << ", slots kept in L2 (" << l2_persisting_ / 1048576 << " MiB set aside)";
   d << ", GPU memory " << std::fixed << std::setprecision(1) << s.device_bytes / 1048576.0 << " MiB";
   if (stats_.list_capacity_growths) d << ", list grew " << stats_.list_capacity_growths << "x";
   s.detail = d.str();

@@ -12,6 +12,8 @@
 #include <type_traits>
 
 #include "kernels/block_reduce.cuh"
+#include "neighbor/cell_walk.h"
+#include "neighbor/pair_keys.h"
 
 namespace pairmd {
 
@@ -83,88 +85,63 @@ __global__ void gather_cell_order_kernel(const float4* pos, const unsigned* tag,
   cell_tag[k] = tag[i];
 }
 
+// The cell list as the walk (neighbor/cell_walk.h) reads it.
 struct CellGrid {
   const float4* cell_pos;    // xyz + particle index bits, in cell order: a cell's candidates are contiguous
   const unsigned* cell_tag;  // their tags
   const int* cell_of;        // the cell of each, ascending
-  const int* start;          // [start[c], end[c]) are cell c's particles (0, 0 when empty)
-  const int* end;
-  int3 dims;
-  int ncell;
-  bool periodic;
+  const int* starts;         // [starts[c], ends[c]) are cell c's particles (0, 0 when empty)
+  const int* ends;
+  CellDims dims;
+
+  __device__ int start(int c) const { return starts[c]; }
+  __device__ int end(int c) const { return ends[c]; }
+  __device__ unsigned tag(int k) const { return cell_tag[k]; }
+  __device__ WalkCandidate candidate(int k) const {
+    const float4 p = cell_pos[k];  // one 16-byte load: position and index
+    return {{p.x, p.y, p.z}, __float_as_int(p.w)};
+  }
 };
 
-// Neighbour `shift` (0..26) of cell c. False when that cell does not exist (open boundary) or
-// repeats another one (a periodic direction of 1 or 2 cells, where the -1 and +1 shifts meet).
-__device__ __forceinline__ bool neighbour_cell(const CellGrid& g, int c, int shift, int& cell) {
-  int q[3] = {c % g.dims.x, (c / g.dims.x) % g.dims.y, c / (g.dims.x * g.dims.y)};
-  const int o[3] = {shift % 3 - 1, (shift / 3) % 3 - 1, shift / 9 - 1};
-  const int n[3] = {g.dims.x, g.dims.y, g.dims.z};
-#pragma unroll
-  for (int d = 0; d < 3; ++d) {
-    if (g.periodic) {
-      if (n[d] == 1 && o[d] != 0) return false;
-      if (n[d] == 2 && o[d] == 1) return false;
-      q[d] = (q[d] + o[d] + n[d]) % n[d];
-    } else {
-      q[d] += o[d];
-      if (q[d] < 0 || q[d] >= n[d]) return false;
-    }
-  }
-  cell = (q[2] * g.dims.y + q[1]) * g.dims.x + q[0];
-  return true;
-}
-
-// Calls f(j) for every partner j of particle i (position pi, tag tag_i) within rlist, j > i for
-// half lists, bonded exclusions left out, in neighbour cells part, part + kSplit, ... of the 27
-// around home cell c. Lanes with the same home cell and part walk the same candidates, so
-// their loads are broadcasts. Inactive lanes walk along and take nothing.
-template <bool kFull, int kSplit, typename F>
-__device__ __forceinline__ void for_each_partner(const PairListInput& in, const CellGrid& g, int c, int part, float4 pi,
-                                                 int i, unsigned tag_i, bool active, float rlist_sq, F&& f) {
-  const int* ex = in.exclusions + static_cast<size_t>(tag_i) * in.exclusion_width;
-  for (int nb = part; nb < 27; nb += kSplit) {
-    int cell;
-    if (!neighbour_cell(g, c, nb, cell)) continue;
-    const int e = g.end[cell];
-#pragma unroll 4
-    for (int k = g.start[cell]; k < e; ++k) {
-      const float4 pj = g.cell_pos[k];
-      const int j = __float_as_int(pj.w);
-      const Vec3<float> d = in.box.min_image(Vec3<float>{pi.x - pj.x, pi.y - pj.y, pi.z - pj.z});
-      bool take = active && dot(d, d) < rlist_sq && (kFull ? j != i : j > i);
-      if (take && in.exclusion_width > 0) {
-        const int tag_j = static_cast<int>(g.cell_tag[k]);
-        for (int q = 0; q < in.exclusion_width; ++q) take &= ex[q] != tag_j;
-      }
-      if (take) f(j);
-    }
-  }
-}
-
-// The search gives each particle kSplit neighbouring threads, each walking every kSplit-th of
-// the 27 cells: more threads in flight hide the latency of the candidate loop (measured in
-// docs/benchmarks.md). Thread t takes part t % kSplit of the (t / kSplit)-th particle in cell
-// order, so a warp holds 32 / kSplit particles from one or a few home cells, and lanes with
-// the same home cell and part load the same candidates.
+// The search gives each particle kSplit neighbouring threads, each walking every kSplit-th
+// cell of the stencil: more threads in flight hide the latency of the candidate loop
+// (measured in docs/benchmarks.md). Thread t takes part t % kSplit of the (t / kSplit)-th
+// particle in cell order, so a warp holds 32 / kSplit particles from one or a few home cells,
+// and lanes with the same home cell and part load the same candidates.
 constexpr int kSearchSplit = 4;
 
-// Pass 1: row lengths, and room claimed with one integer atomicAdd per warp. Inside the room a
-// warp claims, lanes follow in order: each particle's parts end up contiguous.
-template <bool kFull, int kSplit>
+// What one search thread walks with: its particle and its exclusions.
+struct SearchThread {
+  int h;          // the particle's place in cell order
+  int part;       // which stencil cells: part, part + kSplit, ...
+  int i;          // the particle's index
+  Vec3<float> x;  // and position
+  const int* ex;  // its exclusion row (by tag)
+};
+
+template <int kSplit>
+__device__ __forceinline__ SearchThread search_thread(const PairListInput& in, const CellGrid& g, long t, int h) {
+  const float4 p = g.cell_pos[h];
+  const int* ex = in.exclusion_width > 0 ? in.exclusions + static_cast<size_t>(g.cell_tag[h]) * in.exclusion_width : nullptr;
+  return {h, static_cast<int>(t % kSplit), __float_as_int(p.w), {p.x, p.y, p.z}, ex};
+}
+
+// Pass 1: pairs per thread, and room claimed with one integer atomicAdd per warp. Inside the
+// room a warp claims, lanes follow in order: each particle's parts end up contiguous. With the
+// full stencil a particle's parts add up to its row length (its partners j > i), written here;
+// the half shell finds some of i's pairs from j's side, so its row lengths come after the sort.
+template <bool kFull, CellStencil kStencil, int kSplit>
 __global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, int* row_count, int* lane_offset,
                                    int* lane_end, unsigned long long* counter) {
   static_assert(kSplit > 0 && (kSplit & (kSplit - 1)) == 0 && kSplit <= 32, "parts must tile a warp");
   const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
-  const int h = static_cast<int>(t / kSplit), part = static_cast<int>(t % kSplit);
+  const int h = static_cast<int>(t / kSplit);
   const bool active = h < in.n;  // the whole warp stays for the shuffles below
-  const int hh = active ? h : in.n - 1;
-  const float4 pi = g.cell_pos[hh];
-  const int i = __float_as_int(pi.w);
-  const unsigned tag_i = in.exclusion_width > 0 ? g.cell_tag[hh] : 0u;
+  const SearchThread s = search_thread<kSplit>(in, g, t, active ? h : in.n - 1);
   int count = 0;
-  for_each_partner<kFull, kSplit>(in, g, g.cell_of[hh], part, pi, i, tag_i, active, rlist_sq, [&](int) { ++count; });
+  for_each_partner<kFull, kStencil, kSplit>(g, g.dims, in.box, s.h, g.cell_of[s.h], s.part, s.x, s.i, s.ex,
+                                            in.exclusion_width, active, rlist_sq, [&](int) { ++count; });
   int incl = count;
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
@@ -180,32 +157,29 @@ __global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq,
 #pragma unroll
   for (int o = 1; o < kSplit; o <<= 1) row += __shfl_xor_sync(0xffffffffu, row, o);
   if (active) {
-    if (part == 0) row_count[i] = row;
+    if (kStencil == CellStencil::Full && s.part == 0) row_count[s.i] = row;
     lane_offset[t] = static_cast<int>(room + incl - count);
     lane_end[t] = static_cast<int>(room + incl);
   }
 }
 
-template <typename Key>
-__device__ __forceinline__ Key pair_key(int i, int j, int bits) {
-  return (static_cast<Key>(i) << bits) | static_cast<Key>(j);
-}
-
-// Pass 2: the same walk; each thread writes its part of the row into the room its warp claimed.
-template <bool kFull, int kSplit, typename Key>
+// Pass 2: the same walk; each thread writes its pairs into the room its warp claimed. The half
+// shell meets a pair from either side: the key is (min, max), as in a half list.
+template <bool kFull, CellStencil kStencil, int kSplit, typename Key>
 __global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, const int* lane_offset,
                                    const int* lane_end, int bits, Key* keys, unsigned long long* disagreed) {
   const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int h = static_cast<int>(t / kSplit), part = static_cast<int>(t % kSplit);
+  const int h = static_cast<int>(t / kSplit);
   if (h >= in.n) return;
-  const float4 pi = g.cell_pos[h];
-  const int i = __float_as_int(pi.w);
-  const unsigned tag_i = in.exclusion_width > 0 ? g.cell_tag[h] : 0u;
+  const SearchThread s = search_thread<kSplit>(in, g, t, h);
   int out = lane_offset[t];
   const int end = lane_end[t];
   // Never past the room counted in pass 1 (the walks are the same code, so they agree).
-  for_each_partner<kFull, kSplit>(in, g, g.cell_of[h], part, pi, i, tag_i, true, rlist_sq, [&](int j) {
-    if (out < end) keys[out] = pair_key<Key>(i, j, bits);
+  for_each_partner<kFull, kStencil, kSplit>(g, g.dims, in.box, s.h, g.cell_of[s.h], s.part, s.x, s.i, s.ex,
+                                            in.exclusion_width, true, rlist_sq, [&](int j) {
+    if (out < end)
+      keys[out] = kStencil == CellStencil::HalfShell ? pair_key<Key>(min(s.i, j), max(s.i, j), bits)
+                                                     : pair_key<Key>(s.i, j, bits);
     ++out;
   });
   if (out != end) atomicOr(disagreed, 1ull);
@@ -216,14 +190,27 @@ __global__ void decode_pairs_kernel(const Key* keys, int count, int bits, int* p
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;
   const Key key = keys[k];
-  pi[k] = static_cast<int>(key >> bits);
-  pj[k] = static_cast<int>(key & ((static_cast<Key>(1) << bits) - 1));
+  pi[k] = key_first(key, bits);
+  pj[k] = key_second(key, bits);
+}
+
+// Row offsets and lengths from the sorted keys, where the search did not count rows (the half
+// shell): two binary searches per particle; p = n gives the total.
+template <typename Key>
+__global__ void rows_from_keys_kernel(const Key* keys, int count, int bits, int n, int* row_start, int* row_count) {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p > n) return;
+  // Particle indices only: n << bits may not fit a key (n = 2^bits).
+  const int start = p < n ? row_start_in_keys(keys, count, bits, p) : count;
+  const int next = p + 1 < n ? row_start_in_keys(keys, count, bits, p + 1) : count;
+  row_start[p] = start;
+  row_count[p] = p < n ? next - start : 0;
 }
 
 }  // namespace
 
-GpuPairList::GpuPairList(float cutoff, float skin, bool full, size_t initial_capacity)
-    : cutoff_(cutoff), skin_(skin), full_(full), capacity_(std::max<size_t>(initial_capacity, 1)) {
+GpuPairList::GpuPairList(float cutoff, float skin, bool full, size_t initial_capacity, CellStencil stencil)
+    : cutoff_(cutoff), skin_(skin), full_(full), stencil_(stencil), capacity_(std::max<size_t>(initial_capacity, 1)) {
   PAIRMD_CUDA_CHECK(cudaMallocHost(&host_counter_, 2 * sizeof(unsigned long long)));
   counter_.resize(2);
   PAIRMD_CUDA_CHECK(cudaMemset(counter_.data(), 0, 2 * sizeof(unsigned long long)));
@@ -311,11 +298,25 @@ void GpuPairList::build(const PairListInput& in, cudaStream_t stream) {
   ++builds_;
 }
 
+template <CellStencil S>
+using StencilConstant = std::integral_constant<CellStencil, S>;
+
+// Calls fn(kFull, kStencil) with the search this build runs, as compile-time constants.
+template <typename Fn>
+void with_search(bool full, CellStencil stencil, Fn&& fn) {
+  if (full) fn(std::true_type{}, StencilConstant<CellStencil::Full>{});
+  else if (stencil == CellStencil::HalfShell) fn(std::false_type{}, StencilConstant<CellStencil::HalfShell>{});
+  else fn(std::false_type{}, StencilConstant<CellStencil::Full>{});
+}
+
 template <typename Key>
 void GpuPairList::write_sort_decode(const PairListInput& in, cudaStream_t stream) {
   const int n = in.n;
-  const CellGrid g{cell_pos_.data(), cell_tag_.data(), cell_sorted_.data(), cell_start_.data(), cell_end_.data(),
-                   make_int3(dims_[0], dims_[1], dims_[2]), dims_[0] * dims_[1] * dims_[2], in.box.periodic};
+  const CellDims dims{dims_[0], dims_[1], dims_[2], in.box.periodic};
+  const CellGrid g{cell_pos_.data(), cell_tag_.data(), cell_sorted_.data(), cell_start_.data(), cell_end_.data(), dims};
+  // The half shell where asked for and exact (a half list, 3+ cells per periodic direction).
+  used_stencil_ = !full_ && stencil_ == CellStencil::HalfShell && half_shell_exact(dims) ? CellStencil::HalfShell
+                                                                                          : CellStencil::Full;
   const float rlist = cutoff_ + skin_;
   const float rlist_sq = rlist * rlist;
   row_count_.resize(n + 1);  // the extra 0 makes the scan's last entry the total
@@ -325,13 +326,12 @@ void GpuPairList::write_sort_decode(const PairListInput& in, cudaStream_t stream
   lane_end_.resize(threads);
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), stream));  // [1] stays
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(row_count_.data(), 0, (n + 1) * sizeof(int), stream));
-  if (full_)
-    count_pairs_kernel<true, kSearchSplit><<<blocks_for(threads), kBlockSize, 0, stream>>>(
-        in, g, rlist_sq, row_count_.data(), lane_offset_.data(), lane_end_.data(), counter_.data());
-  else
-    count_pairs_kernel<false, kSearchSplit><<<blocks_for(threads), kBlockSize, 0, stream>>>(
-        in, g, rlist_sq, row_count_.data(), lane_offset_.data(), lane_end_.data(), counter_.data());
-  PAIRMD_CHECK_LAUNCH();
+  with_search(full_, used_stencil_, [&](auto full, auto stencil) {
+    count_pairs_kernel<decltype(full)::value, decltype(stencil)::value, kSearchSplit>
+        <<<blocks_for(threads), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), lane_offset_.data(),
+                                                         lane_end_.data(), counter_.data());
+    PAIRMD_CHECK_LAUNCH();
+  });
   PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
                                     stream));
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -355,23 +355,29 @@ void GpuPairList::write_sort_decode(const PairListInput& in, cudaStream_t stream
   Key* keys = reinterpret_cast<Key*>(keys_.data());
   Key* sorted = reinterpret_cast<Key*>(keys_sorted_.data());
   const int bits = bits_for(n);
-  if (full_)
-    write_pairs_kernel<true, kSearchSplit, Key><<<blocks_for(threads), kBlockSize, 0, stream>>>(
-        in, g, rlist_sq, lane_offset_.data(), lane_end_.data(), bits, keys, counter_.data() + 1);
-  else
-    write_pairs_kernel<false, kSearchSplit, Key><<<blocks_for(threads), kBlockSize, 0, stream>>>(
-        in, g, rlist_sq, lane_offset_.data(), lane_end_.data(), bits, keys, counter_.data() + 1);
-  PAIRMD_CHECK_LAUNCH();
+  with_search(full_, used_stencil_, [&](auto full, auto stencil) {
+    write_pairs_kernel<decltype(full)::value, decltype(stencil)::value, kSearchSplit, Key>
+        <<<blocks_for(threads), kBlockSize, 0, stream>>>(in, g, rlist_sq, lane_offset_.data(), lane_end_.data(), bits,
+                                                         keys, counter_.data() + 1);
+    PAIRMD_CHECK_LAUNCH();
+  });
 
   // One radix sort over the 2b key bits: by i, and inside each row by j. The list is
-  // canonical, whatever order the warps claimed their room in and whatever the cell grid.
+  // canonical, whatever order the warps claimed their room in, whatever the cell grid and
+  // whichever stencil found the pairs.
   size_t temp_sort = 0, temp_scan = 0;
   PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_sort, keys, sorted, count_, 0, 2 * bits, stream));
   PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_scan, row_count_.data(), row_start_.data(), n + 1, stream));
   cub_temp_.reserve_grow(std::max(temp_sort, temp_scan));
   temp_sort = temp_scan = cub_temp_.capacity();
   PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(cub_temp_.data(), temp_sort, keys, sorted, count_, 0, 2 * bits, stream));
-  PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_.data(), temp_scan, row_count_.data(), row_start_.data(), n + 1, stream));
+  if (used_stencil_ == CellStencil::Full) {
+    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_.data(), temp_scan, row_count_.data(), row_start_.data(), n + 1, stream));
+  } else {
+    rows_from_keys_kernel<Key><<<blocks_for(n + 1), kBlockSize, 0, stream>>>(sorted, count_, bits, n, row_start_.data(),
+                                                                             row_count_.data());
+    PAIRMD_CHECK_LAUNCH();
+  }
   if (count_ > 0) {
     decode_pairs_kernel<Key><<<blocks_for(count_), kBlockSize, 0, stream>>>(sorted, count_, bits, i_.data(), j_.data());
     PAIRMD_CHECK_LAUNCH();

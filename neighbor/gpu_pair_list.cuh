@@ -4,20 +4,25 @@
 //      sort of particle indices by cell; positions (with the particle index in w) are copied
 //      into cell order, so a cell's candidates are contiguous.
 //   2. Count: four neighbouring threads per particle, particles taken in cell order; each
-//      thread walks every fourth of the 27 neighbour cells. Lanes of a warp that share a home
-//      cell and a part load the same candidates (broadcasts). The four parts' counts are added
-//      by shuffles into the row length (no atomic); each warp claims room for all its lanes'
-//      pairs with one integer atomicAdd on a global counter, lanes in order inside it.
+//      thread walks every fourth cell of the stencil (neighbor/cell_walk.h): the 27 cells
+//      around the particle's, or, for half lists on request, the half shell of 14, which meets
+//      each pair from one side only (not yet measured on a GPU, so not the default). Lanes of
+//      a warp that share a home cell and a part load the same candidates (broadcasts). With the
+//      full stencil the four parts' counts add up, by shuffles, to the row length (no atomic).
+//      Each warp claims room for all its lanes' pairs with one integer atomicAdd on a global
+//      counter, lanes in order inside it.
 //   3. If the claims exceed the buffer, the buffer grows before anything is written: no pair
 //      is ever dropped (growths are counted).
-//   4. Write: the same walk again; each thread writes its pairs as keys (i << b) | j into its
-//      claimed room and no further (b = bits of a particle index: 32-bit keys up to 65,536
-//      particles). Should the two walks ever disagree, the next build stops with an error.
+//   4. Write: the same walk again; each thread writes its pairs as keys (i << b) | j (i < j
+//      in half lists, whichever side found the pair) into its claimed room and no further
+//      (b = bits of a particle index: 32-bit keys up to 65,536 particles). Should the two
+//      walks ever disagree, the next build stops with an error.
 //   5. Sort: one CUB radix sort of the keys over their 2b bits orders the list by i and each
-//      row by j. The list is canonical: it depends neither on which warp won the atomics nor
-//      on the cell grid at build time. A sequential sum over each row (slots, gather) is then
-//      deterministic and, since pairs beyond the cutoff add exactly zero, independent of when
-//      the list was built.
+//      row by j; with the half shell a binary search per particle in the sorted keys then
+//      gives the row lengths. The list is canonical: it depends neither on which warp won the
+//      atomics, nor on the cell grid at build time, nor on the stencil. A sequential sum over
+//      each row (slots, gather) is then deterministic and, since pairs beyond the cutoff add
+//      exactly zero, independent of when the list was built.
 //
 // Half lists hold each pair once (j > i); full lists hold both directions (atom-parallel use).
 #pragma once
@@ -26,6 +31,7 @@
 
 #include "engine/box.h"
 #include "kernels/device_buffer.h"
+#include "neighbor/cell_walk.h"
 
 namespace pairmd {
 
@@ -40,7 +46,10 @@ struct PairListInput {
 
 class GpuPairList {
  public:
-  GpuPairList(float cutoff, float skin, bool full, size_t initial_capacity);
+  // `stencil` HalfShell applies to half lists where every periodic direction has 3+ cells;
+  // elsewhere the build walks the full stencil.
+  GpuPairList(float cutoff, float skin, bool full, size_t initial_capacity,
+              CellStencil stencil = CellStencil::Full);
   ~GpuPairList();
   GpuPairList(const GpuPairList&) = delete;
   GpuPairList& operator=(const GpuPairList&) = delete;
@@ -54,6 +63,7 @@ class GpuPairList {
   const int* row_start() const { return row_start_.data(); }
   const int* row_count() const { return row_count_.data(); }
   bool full() const { return full_; }
+  CellStencil stencil_used() const { return used_stencil_; }  // by the last build
   float cutoff() const { return cutoff_; }
   float skin() const { return skin_; }
 
@@ -69,6 +79,7 @@ class GpuPairList {
 
   float cutoff_, skin_;
   bool full_;
+  CellStencil stencil_, used_stencil_ = CellStencil::Full;
   size_t capacity_;
   int count_ = 0;
   int64_t builds_ = 0, growths_ = 0;

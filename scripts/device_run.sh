@@ -10,6 +10,9 @@
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
 #   skin       the default strategy at N = 62,500 for skins 0.3, 0.4, 0.5
 #   reorder    the default strategy and atom_gather with and without a Morton renumbering
+#   stencil    the pair-list search with the full 27-cell stencil and with the half shell
+#              (PAIRMD_GPU_STENCIL): steps/s at 62.5k and 1M, and the search kernels' times
+#   l2         the default strategy with and without the slots kept in L2 (PAIRMD_GPU_L2_SLOTS)
 #   dcs        the potential-map kernels benchmark (issue 5), if built
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
 set -uo pipefail
@@ -78,10 +81,11 @@ for stage in "${stages[@]}"; do
       ;;
     profile)
       # Kernel durations (Nsight Compute, caches and clocks left as in a normal run) of the
-      # default path on the 62,500-particle liquid, after the first 1,500 launches (~290 steps),
-      # list builds included; grouped by kernel by scripts/kernel_times.py.
-      ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 1500 --csv \
-        --page raw "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=25 --steps 1200 --backend cuda \
+      # default path on the 62,500-particle liquid, after the first 4,000 launches (~1,000 steps,
+      # once the lattice has melted), list builds included; grouped by kernel by
+      # scripts/kernel_times.py.
+      ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 4000 --csv \
+        --page raw "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=25 --steps 2000 --backend cuda \
         --set output.progress=off --set output.trajectory.every=0 --output "$OUT/profile" > "$OUT/ncu_raw.csv" 2> "$OUT/ncu.log"
       summary+=("profile: exit $?")
       python3 scripts/kernel_times.py "$OUT/ncu_raw.csv" | tee "$OUT/kernel_times.txt"
@@ -100,6 +104,34 @@ for stage in "${stages[@]}"; do
           --sizes 62500,1000188,4000000 --steps 200 --repeats 5 --warmup 500 --no-reference $sort \
           --out "$OUT/reorder${sort:+_sorted}" 2>&1 | grep -E "^(N =|pair|atom)" | sed "s/^/${sort:-unsorted}: /"
       done | tee "$OUT/reorder.log"
+      ;;
+    stencil)
+      # The default strategy with each search stencil (the lists are the same arrays; only the
+      # build's cost differs), then Nsight Compute times of the two search passes at 62,500.
+      for st in full half_shell; do
+        PAIRMD_GPU_STENCIL=$st "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused \
+          --sizes 62500,1000188 --steps 200 --repeats 5 --warmup 500 --no-reference \
+          --out "$OUT/stencil_$st" 2>&1 | grep -E "^(N =|pair)" | sed "s/^/$st: /"
+      done | tee "$OUT/stencil.log"
+      for st in full half_shell; do
+        PAIRMD_GPU_STENCIL=$st ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none \
+          --kernel-name regex:"pairs_kernel|rows_from_keys" --launch-skip 30 --launch-count 60 --csv --page raw \
+          "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=25 --steps 600 --backend cuda \
+          --set output.progress=off --set output.trajectory.every=0 --output "$OUT/stencil_profile" \
+          > "$OUT/ncu_stencil_$st.csv" 2>> "$OUT/ncu.log"
+        echo "--- search kernels, $st stencil"
+        python3 scripts/kernel_times.py "$OUT/ncu_stencil_$st.csv"
+      done | tee -a "$OUT/stencil.log"
+      summary+=("stencil: done (see stencil.log)")
+      ;;
+    l2)
+      # The slots held in persisting L2 lines between the pair kernel and the summation.
+      for l2 in 0 1; do
+        PAIRMD_GPU_L2_SLOTS=$l2 "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused \
+          --sizes 32000,62500,256000,1000188 --steps 200 --repeats 5 --warmup 500 --no-reference \
+          --out "$OUT/l2_$l2" 2>&1 | grep -E "^(N =|pair)" | sed "s/^/L2 slots $l2: /"
+      done | tee "$OUT/l2.log"
+      summary+=("l2: done (see l2.log)")
       ;;
     cpu)
       # The CPU reference backend on the GPU machine's idle cores (issue 2's benchmark).

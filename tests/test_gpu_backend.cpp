@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "engine/backend.h"
@@ -134,6 +135,55 @@ TEST(GpuBackend, DeterministicStrategiesAreBitwiseReproducible) {
       EXPECT_TRUE(bitwise_equal(a, b)) << sys.name << " " << strategy;
     }
   }
+}
+
+// 300 steps of every example and deterministic strategy with the environment variable `var`
+// set to `value` must be bitwise the 300 steps without it. Returns the stats lines of the runs
+// with it, so the caller can check the setting took effect.
+std::string same_trajectory_with(const char* var, const char* value) {
+  std::string details;
+  for (auto& sys : example_systems()) {
+    for (const std::string& strategy : kDeterministic) {
+      SystemState a, b;
+      auto g1 = gpu(sys.model(), sys.system.state, strategy);
+      g1->advance(300);
+      g1->get_state(a);
+      EXPECT_EQ(setenv(var, value, 1), 0);
+      auto g2 = gpu(sys.model(), sys.system.state, strategy);
+      unsetenv(var);
+      g2->advance(300);
+      g2->get_state(b);
+      EXPECT_GT(g2->stats().list_builds, 2) << "the test must cross list rebuilds";
+      details += g2->stats().detail + "\n";
+      EXPECT_TRUE(bitwise_equal(a, b)) << var << "=" << value << ": " << sys.name << " " << strategy;
+    }
+  }
+  return details;
+}
+
+// The half-shell search (PAIRMD_GPU_STENCIL=half_shell) builds the very same sorted lists as the
+// full stencil, so the trajectory must be bitwise the same, across list rebuilds.
+TEST(GpuBackend, HalfShellSearchGivesTheSameTrajectory) {
+  REQUIRE_GPU();
+  const std::string details = same_trajectory_with("PAIRMD_GPU_STENCIL", "half_shell");
+  EXPECT_NE(details.find("half-shell search"), std::string::npos)
+      << "no example system had 3+ cells per direction: the half shell was never exercised\n" << details;
+  ASSERT_EQ(setenv("PAIRMD_GPU_STENCIL", "half-shell", 1), 0);  // a misspelling is an error, not ignored
+  auto sys = example_systems().front();
+  EXPECT_THROW(gpu(sys.model(), sys.system.state, "pair_slots_fused"), std::runtime_error);
+  unsetenv("PAIRMD_GPU_STENCIL");
+}
+
+// Keeping the slots in L2 (PAIRMD_GPU_L2_SLOTS=1) is a cache policy: it may change the speed,
+// never a bit of the trajectory.
+TEST(GpuBackend, L2SlotWindowChangesNoResult) {
+  REQUIRE_GPU();
+  const std::string details = same_trajectory_with("PAIRMD_GPU_L2_SLOTS", "1");
+  EXPECT_NE(details.find("slots kept in L2"), std::string::npos) << "the window was never set\n" << details;
+  ASSERT_EQ(setenv("PAIRMD_GPU_L2_SLOTS", "yes", 1), 0);
+  auto sys = example_systems().front();
+  EXPECT_THROW(gpu(sys.model(), sys.system.state, "pair_slots_fused"), std::runtime_error);
+  unsetenv("PAIRMD_GPU_L2_SLOTS");
 }
 
 TEST(GpuBackend, RestartFromStateIsBitwiseIdentical) {

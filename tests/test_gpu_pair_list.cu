@@ -1,12 +1,14 @@
 // The GPU Verlet pair list holds exactly the pairs of the CPU list (as a set), is sorted by
 // (i, j), and has consistent row offsets; for half and full lists, with exclusions, in
 // periodic and open boxes, at sizes with 2 and many cells per direction, with fewer particles
-// than a warp, with no pairs, and above 65,536 particles (64-bit sort keys).
+// than a warp, with no pairs, and above 65,536 particles (64-bit sort keys). Half lists built
+// with the half-shell stencil are the same arrays as with the full one.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <set>
 #include <utility>
@@ -100,6 +102,29 @@ void run_case(const Case& c) {
     }
   }
   if (c.full) EXPECT_EQ(count % 2, 0);
+
+  // The half-shell stencil (half lists) finds the same pairs from one side each: after the sort
+  // the list must be the very same arrays, row offsets and lengths included. Where a periodic
+  // direction has fewer than 3 cells the build falls back to the full stencil.
+  if (!c.full) {
+    GpuPairList shell(cutoff, skin, false, 16, CellStencil::HalfShell);
+    shell.build({dpos.data(), dtag.data(), c.n, fbox, width ? dexcl.data() : nullptr, width}, nullptr);
+    PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
+    const bool exact = !c.periodic || std::floor(c.L / (cutoff + skin)) >= 3;
+    EXPECT_EQ(shell.stencil_used(), exact ? CellStencil::HalfShell : CellStencil::Full);
+    ASSERT_EQ(shell.count(), count) << "half shell";
+    std::vector<int> si(count), sj(count), srs(c.n + 1), src(c.n + 1), rs1(c.n + 1), rc1(c.n + 1);
+    PAIRMD_CUDA_CHECK(cudaMemcpy(si.data(), shell.i(), count * sizeof(int), cudaMemcpyDeviceToHost));
+    PAIRMD_CUDA_CHECK(cudaMemcpy(sj.data(), shell.j(), count * sizeof(int), cudaMemcpyDeviceToHost));
+    PAIRMD_CUDA_CHECK(cudaMemcpy(srs.data(), shell.row_start(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
+    PAIRMD_CUDA_CHECK(cudaMemcpy(src.data(), shell.row_count(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
+    PAIRMD_CUDA_CHECK(cudaMemcpy(rs1.data(), list.row_start(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
+    PAIRMD_CUDA_CHECK(cudaMemcpy(rc1.data(), list.row_count(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(si, gi) << "half shell: i";
+    EXPECT_EQ(sj, gj) << "half shell: j";
+    EXPECT_EQ(srs, rs1) << "half shell: row starts (the last one is the total)";
+    EXPECT_EQ(src, rc1) << "half shell: row lengths";
+  }
   int missing = 0, extra = 0;
   for (const auto& p : want)
     if (!got.count(p)) ++missing;

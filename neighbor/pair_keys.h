@@ -1,0 +1,34 @@
+// Pair keys of the GPU pair list: (i << bits) | j, so that one radix sort orders a list by i
+// and each row by j. Host and device, so the CPU tests check the decoding the kernels do.
+#pragma once
+
+#include "engine/hd.h"
+
+namespace pairmd {
+
+template <typename Key>
+PAIRMD_HD Key pair_key(int i, int j, int bits) {
+  return (static_cast<Key>(i) << bits) | static_cast<Key>(j);
+}
+template <typename Key>
+PAIRMD_HD int key_first(Key key, int bits) { return static_cast<int>(key >> bits); }
+template <typename Key>
+PAIRMD_HD int key_second(Key key, int bits) {
+  return static_cast<int>(key & ((static_cast<Key>(1) << bits) - 1));
+}
+
+// Where row p of a list sorted by key starts: the first key whose i is p or more (binary
+// search). p must be a particle index (below 2^bits), so that p << bits fits the key.
+template <typename Key>
+PAIRMD_HD int row_start_in_keys(const Key* keys, int count, int bits, int p) {
+  const Key want = static_cast<Key>(p) << bits;
+  int lo = 0, hi = count;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (keys[mid] < want) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+}  // namespace pairmd
