@@ -84,6 +84,9 @@ CellStencil requested_stencil() {
   throw std::runtime_error(std::string("PAIRMD_GPU_STENCIL: '") + v + "' is not a stencil; expected full or half_shell");
 }
 
+// Backends holding the persisting-L2 set-aside, which is per device context (process-wide).
+int l2_set_aside_users = 0;
+
 // Keep the slots resident in L2 between the pair kernel that writes them and the summation
 // that reads them (an access-policy window on the stream). A development switch until measured
 // on a GPU (docs/gpu.md): PAIRMD_GPU_L2_SLOTS=1, or 0 (the default).
@@ -187,6 +190,9 @@ class CudaBackend final : public Backend {
   bool profile_ = false;
   bool l2_slots_ = false;         // PAIRMD_GPU_L2_SLOTS
   size_t l2_persisting_ = 0;      // bytes of L2 set aside for persisting lines (0: none)
+  const void* l2_window_ = nullptr;  // the window in place: base and size
+  size_t l2_window_bytes_ = 0;
+  std::string l2_note_;           // why the window could not be set, if it could not
   BackendStats stats_;
 };
 
@@ -194,7 +200,11 @@ CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strateg
     : model_(model), strategy_(strategy) {
   // Development switches first: a bad value throws before anything is allocated.
   const CellStencil stencil = requested_stencil();
-  l2_slots_ = l2_slots_requested() && uses_slots(strategy_);
+  l2_slots_ = l2_slots_requested();
+  if (l2_slots_ && !uses_slots(strategy_)) {
+    l2_slots_ = false;
+    l2_note_ = "this strategy has no slots";
+  }
   PAIRMD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   PAIRMD_CUDA_CHECK(cudaMallocHost(&host_flags_, sizeof(DeviceFlags)));
   PAIRMD_CUDA_CHECK(cudaEventCreateWithFlags(&flags_ready_, cudaEventDisableTiming));
@@ -301,7 +311,9 @@ CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strateg
 
 CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(stream_);
-  if (l2_persisting_) {  // give the set-aside back, so a later backend in this process starts clean
+  // The set-aside belongs to the device context, shared by every backend of the process: the
+  // last backend using it gives it back, so later ones start clean.
+  if (l2_persisting_ && --l2_set_aside_users == 0) {
     cudaCtxResetPersistingL2Cache();
     cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
   }
@@ -408,7 +420,8 @@ void CudaBackend::rebuild_lists() {
 void CudaBackend::keep_slots_in_l2() {
   // The largest pair term's slots: the pair kernel writes them, the summation reads them back
   // (i side in order, j side gathered) in the next kernel. Kept in L2, the gathers cost an L2
-  // sector each instead of a DRAM one. Where the device has no persisting L2, nothing happens.
+  // sector each instead of a DRAM one. Where the device has no persisting L2, or the set-aside
+  // cannot be changed (MPS, MIG), the run goes on without the window and says so.
   int device = 0, max_persisting = 0, max_window = 0;
   PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
   PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device));
@@ -416,21 +429,39 @@ void CudaBackend::keep_slots_in_l2() {
   const GpuPairTerm* largest = nullptr;
   for (const auto& t : pair_terms_)
     if (!largest || t->slots.count() > largest->slots.count()) largest = t.get();
-  if (max_persisting <= 0 || max_window <= 0 || !largest || largest->slots.count() == 0) return;
-  if (!l2_persisting_) {
-    PAIRMD_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, static_cast<size_t>(max_persisting)));
-    PAIRMD_CUDA_CHECK(cudaDeviceGetLimit(&l2_persisting_, cudaLimitPersistingL2CacheSize));
+  if (max_persisting <= 0 || max_window <= 0) {
+    l2_slots_ = false;
+    l2_note_ = "no persisting L2 on this device";
+    return;
   }
+  if (!largest || largest->slots.count() == 0) return;
+  if (!l2_persisting_) {
+    const cudaError_t err = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, static_cast<size_t>(max_persisting));
+    if (err != cudaSuccess) {
+      cudaGetLastError();  // not sticky; clear it so later checks do not report it
+      l2_slots_ = false;
+      l2_note_ = std::string("the L2 set-aside could not be changed: ") + cudaGetErrorString(err);
+      return;
+    }
+    PAIRMD_CUDA_CHECK(cudaDeviceGetLimit(&l2_persisting_, cudaLimitPersistingL2CacheSize));
+    ++l2_set_aside_users;
+  }
+  const void* base = largest->slots.view().slots;
   const size_t bytes = std::min(static_cast<size_t>(largest->slots.count()) * sizeof(float4), static_cast<size_t>(max_window));
+  if (base == l2_window_ && bytes == l2_window_bytes_) return;
+  // The old window's lines would stay persisting until pushed out: release them first.
+  if (l2_window_) PAIRMD_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
   cudaStreamAttrValue attr{};
-  attr.accessPolicyWindow.base_ptr = const_cast<float4*>(largest->slots.view().slots);
+  attr.accessPolicyWindow.base_ptr = const_cast<void*>(base);
   attr.accessPolicyWindow.num_bytes = bytes;
   // Of a window larger than the set-aside, only that fraction is marked persisting (the rest
-  // would evict itself).
+  // would evict itself). Windows are capped at max_window (the first rows, for big systems).
   attr.accessPolicyWindow.hitRatio = static_cast<float>(std::min(1.0, static_cast<double>(l2_persisting_) / bytes));
   attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
   attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
   PAIRMD_CUDA_CHECK(cudaStreamSetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &attr));
+  l2_window_ = base;
+  l2_window_bytes_ = bytes;
 }
 
 SlotForce CudaBackend::slot_source() const {
@@ -718,7 +749,10 @@ BackendStats CudaBackend::stats() const {
     d << ", " << pair_kind_name(t->kind) << " list " << t->list->count() << " pairs";
     if (t->list->stencil_used() == CellStencil::HalfShell) d << " (half-shell search)";
   }
-  if (l2_persisting_) d << ", slots kept in L2 (" << l2_persisting_ / 1048576 << " MiB set aside)";
+  if (l2_persisting_)
+    d << ", slots kept in L2 (" << l2_window_bytes_ / 1048576 << " MiB window, " << l2_persisting_ / 1048576
+      << " MiB set aside)";
+  if (!l2_note_.empty()) d << ", no L2 window: " << l2_note_;
   d << ", GPU memory " << std::fixed << std::setprecision(1) << s.device_bytes / 1048576.0 << " MiB";
   if (stats_.list_capacity_growths) d << ", list grew " << stats_.list_capacity_growths << "x";
   s.detail = d.str();

@@ -7,20 +7,21 @@
 //   Full       the 27 cells around c. Half lists keep j > i; full lists keep every j != i.
 //   HalfShell  c itself (candidates after h in cell order only) and the 13 cells "after" it,
 //              so every pair of particles is met exactly once, from one side; half lists only.
-//              It needs every periodic direction to have at least 3 cells (otherwise a cell
-//              can be both before and after c); half_shell_exact() says so, and callers fall
-//              back to Full where it does not hold.
+//              A periodic direction of exactly 2 cells breaks it: there the +1 neighbour is
+//              the -1 neighbour, neighbour_cell() walks it once, as the -1 shift, which the
+//              half shell leaves out, so pairs across that direction would be lost.
+//              half_shell_exact() says whether the grid is safe; callers fall back to Full
+//              where it is not.
 // Half-shell pairs come out as (i, j) with either order of indices; the list keys them by
-// (min, max), and the sort that follows makes the list the same as the full stencil's.
+// (min, max) (half_list_key, neighbor/pair_keys.h), and the sort that follows makes the list
+// the same as the full stencil's.
 #pragma once
-
-#include <cstring>
 
 #include "engine/box.h"
 #include "engine/hd.h"
 #include "engine/vec3.h"
 
-#if defined(__CUDACC__)
+#if defined(__CUDA_ARCH__)
 #define PAIRMD_UNROLL_4 _Pragma("unroll 4")
 #else
 #define PAIRMD_UNROLL_4
@@ -59,8 +60,9 @@ struct StencilShape<CellStencil::HalfShell> {
 };
 constexpr int kSelfShift = 13;
 
-// Every periodic direction has at least 3 cells: then no cell is both before and after another.
-PAIRMD_HD bool half_shell_exact(const CellDims& g) { return !g.periodic || (g.x >= 3 && g.y >= 3 && g.z >= 3); }
+// No periodic direction has exactly 2 cells (see above). With 1 cell the direction has no
+// neighbours to lose, and with 3 or more each neighbour is either before or after.
+PAIRMD_HD bool half_shell_exact(const CellDims& g) { return !g.periodic || (g.x != 2 && g.y != 2 && g.z != 2); }
 
 // Neighbour `shift` (0..26) of cell c. False when that cell does not exist (open boundary) or
 // repeats another one (a periodic direction of 1 or 2 cells, where the -1 and +1 shifts meet).
@@ -86,7 +88,8 @@ PAIRMD_HD bool neighbour_cell(const CellDims& g, int c, int shift, int& cell) {
 // within rlist in stencil part `part`, bonded exclusions (row ex of `ex_width` tags) left out.
 // Grid provides start(cell), end(cell) (the cell's range in cell order), candidate(k) and
 // tag(k). Lanes with the same home cell and part walk the same candidates, so on the GPU
-// their loads are broadcasts. Inactive threads (active = false) walk along and take nothing.
+// their loads are broadcasts (except in the half shell's own cell, where each lane starts
+// after its own particle). Inactive threads (active = false) walk along and take nothing.
 template <bool kFull, CellStencil kStencil, int kSplit, typename Grid, typename F>
 PAIRMD_HD void for_each_partner(const Grid& g, const CellDims& dims, const BoxGeometry<float>& box, int h, int c,
                                 int part, Vec3<float> xi, int i, const int* ex, int ex_width, bool active,
@@ -113,17 +116,6 @@ PAIRMD_HD void for_each_partner(const Grid& g, const CellDims& dims, const BoxGe
       if (take) f(cj.index);
     }
   }
-}
-
-// The particle index the search keeps in the w bits of a cell-ordered position.
-PAIRMD_HD int index_from_bits(float w) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_int(w);
-#else
-  int i;
-  std::memcpy(&i, &w, sizeof i);
-  return i;
-#endif
 }
 
 }  // namespace pairmd

@@ -178,8 +178,7 @@ __global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq,
   for_each_partner<kFull, kStencil, kSplit>(g, g.dims, in.box, s.h, g.cell_of[s.h], s.part, s.x, s.i, s.ex,
                                             in.exclusion_width, true, rlist_sq, [&](int j) {
     if (out < end)
-      keys[out] = kStencil == CellStencil::HalfShell ? pair_key<Key>(min(s.i, j), max(s.i, j), bits)
-                                                     : pair_key<Key>(s.i, j, bits);
+      keys[out] = kStencil == CellStencil::HalfShell ? half_list_key<Key>(s.i, j, bits) : pair_key<Key>(s.i, j, bits);
     ++out;
   });
   if (out != end) atomicOr(disagreed, 1ull);
@@ -200,11 +199,10 @@ template <typename Key>
 __global__ void rows_from_keys_kernel(const Key* keys, int count, int bits, int n, int* row_start, int* row_count) {
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p > n) return;
-  // Particle indices only: n << bits may not fit a key (n = 2^bits).
-  const int start = p < n ? row_start_in_keys(keys, count, bits, p) : count;
-  const int next = p + 1 < n ? row_start_in_keys(keys, count, bits, p + 1) : count;
+  int start, length;
+  row_in_keys(keys, count, bits, n, p, start, length);
   row_start[p] = start;
-  row_count[p] = p < n ? next - start : 0;
+  row_count[p] = length;
 }
 
 }  // namespace
@@ -314,7 +312,7 @@ void GpuPairList::write_sort_decode(const PairListInput& in, cudaStream_t stream
   const int n = in.n;
   const CellDims dims{dims_[0], dims_[1], dims_[2], in.box.periodic};
   const CellGrid g{cell_pos_.data(), cell_tag_.data(), cell_sorted_.data(), cell_start_.data(), cell_end_.data(), dims};
-  // The half shell where asked for and exact (a half list, 3+ cells per periodic direction).
+  // The half shell where asked for and exact (a half list, no periodic direction of 2 cells).
   used_stencil_ = !full_ && stencil_ == CellStencil::HalfShell && half_shell_exact(dims) ? CellStencil::HalfShell
                                                                                           : CellStencil::Full;
   const float rlist = cutoff_ + skin_;

@@ -7,7 +7,8 @@
 //      thread walks every fourth cell of the stencil (neighbor/cell_walk.h): the 27 cells
 //      around the particle's, or, for half lists on request, the half shell of 14, which meets
 //      each pair from one side only (not yet measured on a GPU, so not the default). Lanes of
-//      a warp that share a home cell and a part load the same candidates (broadcasts). With the
+//      a warp that share a home cell and a part load the same candidates (broadcasts; in the
+//      half shell's own cell each starts after its own particle). With the
 //      full stencil the four parts' counts add up, by shuffles, to the row length (no atomic).
 //      Each warp claims room for all its lanes' pairs with one integer atomicAdd on a global
 //      counter, lanes in order inside it.
@@ -46,8 +47,8 @@ struct PairListInput {
 
 class GpuPairList {
  public:
-  // `stencil` HalfShell applies to half lists where every periodic direction has 3+ cells;
-  // elsewhere the build walks the full stencil.
+  // `stencil` HalfShell applies to half lists where no periodic direction has exactly 2
+  // cells (half_shell_exact); elsewhere the build walks the full stencil.
   GpuPairList(float cutoff, float skin, bool full, size_t initial_capacity,
               CellStencil stencil = CellStencil::Full);
   ~GpuPairList();

@@ -10,6 +10,11 @@ template <typename Key>
 PAIRMD_HD Key pair_key(int i, int j, int bits) {
   return (static_cast<Key>(i) << bits) | static_cast<Key>(j);
 }
+// A pair of a half list, whichever side found it: keyed (min, max).
+template <typename Key>
+PAIRMD_HD Key half_list_key(int i, int j, int bits) {
+  return i < j ? pair_key<Key>(i, j, bits) : pair_key<Key>(j, i, bits);
+}
 template <typename Key>
 PAIRMD_HD int key_first(Key key, int bits) { return static_cast<int>(key >> bits); }
 template <typename Key>
@@ -29,6 +34,16 @@ PAIRMD_HD int row_start_in_keys(const Key* keys, int count, int bits, int p) {
     else hi = mid;
   }
   return lo;
+}
+
+// Row p (0 <= p <= n) of a list of n particles sorted by key, as start and length; row n is
+// the sentinel after the last (start = count, length 0), as a scan of the row lengths gives.
+template <typename Key>
+PAIRMD_HD void row_in_keys(const Key* keys, int count, int bits, int n, int p, int& start, int& length) {
+  // Particle indices only: n << bits may not fit a key (n = 2^bits).
+  start = p < n ? row_start_in_keys(keys, count, bits, p) : count;
+  const int next = p + 1 < n ? row_start_in_keys(keys, count, bits, p + 1) : count;
+  length = p < n ? next - start : 0;
 }
 
 }  // namespace pairmd

@@ -107,7 +107,10 @@ for stage in "${stages[@]}"; do
       ;;
     stencil)
       # The default strategy with each search stencil (the lists are the same arrays; only the
-      # build's cost differs), then Nsight Compute times of the two search passes at 62,500.
+      # build's cost differs), then Nsight Compute times of the two search passes at 62,500:
+      # compare us/call (the us/step column is meaningless here, no integrate launches are
+      # profiled). The half shell adds rows_from_keys and drops a CUB scan (~7 us per build,
+      # bench/results/kernel_times_62500.txt).
       for st in full half_shell; do
         PAIRMD_GPU_STENCIL=$st "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused \
           --sizes 62500,1000188 --steps 200 --repeats 5 --warmup 500 --no-reference \
@@ -115,7 +118,7 @@ for stage in "${stages[@]}"; do
       done | tee "$OUT/stencil.log"
       for st in full half_shell; do
         PAIRMD_GPU_STENCIL=$st ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none \
-          --kernel-name regex:"pairs_kernel|rows_from_keys" --launch-skip 30 --launch-count 60 --csv --page raw \
+          --kernel-name regex:"(count|write)_pairs_kernel|rows_from_keys" --launch-skip 30 --launch-count 60 --csv --page raw \
           "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=25 --steps 600 --backend cuda \
           --set output.progress=off --set output.trajectory.every=0 --output "$OUT/stencil_profile" \
           > "$OUT/ncu_stencil_$st.csv" 2>> "$OUT/ncu.log"

@@ -137,6 +137,13 @@ TEST(GpuBackend, DeterministicStrategiesAreBitwiseReproducible) {
   }
 }
 
+// Sets an environment variable for the life of the guard, also where a test throws.
+struct ScopedEnv {
+  const char* var;
+  ScopedEnv(const char* v, const char* value) : var(v) { EXPECT_EQ(setenv(v, value, 1), 0); }
+  ~ScopedEnv() { unsetenv(var); }
+};
+
 // 300 steps of every example and deterministic strategy with the environment variable `var`
 // set to `value` must be bitwise the 300 steps without it. Returns the stats lines of the runs
 // with it, so the caller can check the setting took effect.
@@ -148,9 +155,11 @@ std::string same_trajectory_with(const char* var, const char* value) {
       auto g1 = gpu(sys.model(), sys.system.state, strategy);
       g1->advance(300);
       g1->get_state(a);
-      EXPECT_EQ(setenv(var, value, 1), 0);
-      auto g2 = gpu(sys.model(), sys.system.state, strategy);
-      unsetenv(var);
+      std::unique_ptr<Backend> g2;
+      {
+        ScopedEnv env(var, value);  // read when the backend is made
+        g2 = gpu(sys.model(), sys.system.state, strategy);
+      }
       g2->advance(300);
       g2->get_state(b);
       EXPECT_GT(g2->stats().list_builds, 2) << "the test must cross list rebuilds";
@@ -167,11 +176,10 @@ TEST(GpuBackend, HalfShellSearchGivesTheSameTrajectory) {
   REQUIRE_GPU();
   const std::string details = same_trajectory_with("PAIRMD_GPU_STENCIL", "half_shell");
   EXPECT_NE(details.find("half-shell search"), std::string::npos)
-      << "no example system had 3+ cells per direction: the half shell was never exercised\n" << details;
-  ASSERT_EQ(setenv("PAIRMD_GPU_STENCIL", "half-shell", 1), 0);  // a misspelling is an error, not ignored
+      << "no example system used the half shell: it was never exercised\n" << details;
+  ScopedEnv misspelt("PAIRMD_GPU_STENCIL", "half-shell");  // an error, not ignored
   auto sys = example_systems().front();
   EXPECT_THROW(gpu(sys.model(), sys.system.state, "pair_slots_fused"), std::runtime_error);
-  unsetenv("PAIRMD_GPU_STENCIL");
 }
 
 // Keeping the slots in L2 (PAIRMD_GPU_L2_SLOTS=1) is a cache policy: it may change the speed,
@@ -180,10 +188,9 @@ TEST(GpuBackend, L2SlotWindowChangesNoResult) {
   REQUIRE_GPU();
   const std::string details = same_trajectory_with("PAIRMD_GPU_L2_SLOTS", "1");
   EXPECT_NE(details.find("slots kept in L2"), std::string::npos) << "the window was never set\n" << details;
-  ASSERT_EQ(setenv("PAIRMD_GPU_L2_SLOTS", "yes", 1), 0);
+  ScopedEnv misspelt("PAIRMD_GPU_L2_SLOTS", "yes");
   auto sys = example_systems().front();
   EXPECT_THROW(gpu(sys.model(), sys.system.state, "pair_slots_fused"), std::runtime_error);
-  unsetenv("PAIRMD_GPU_L2_SLOTS");
 }
 
 TEST(GpuBackend, RestartFromStateIsBitwiseIdentical) {

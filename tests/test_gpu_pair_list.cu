@@ -105,12 +105,15 @@ void run_case(const Case& c) {
 
   // The half-shell stencil (half lists) finds the same pairs from one side each: after the sort
   // the list must be the very same arrays, row offsets and lengths included. Where a periodic
-  // direction has fewer than 3 cells the build falls back to the full stencil.
+  // direction has 2 cells the build falls back to the full stencil.
   if (!c.full) {
     GpuPairList shell(cutoff, skin, false, 16, CellStencil::HalfShell);
     shell.build({dpos.data(), dtag.data(), c.n, fbox, width ? dexcl.data() : nullptr, width}, nullptr);
     PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
-    const bool exact = !c.periodic || std::floor(c.L / (cutoff + skin)) >= 3;
+    // The build's grid: cells at least rlist wide, at most about two per particle.
+    const int cells = std::max(1, std::min(static_cast<int>(std::floor(c.L / (cutoff + skin))),
+                                           static_cast<int>(std::cbrt(2.0 * c.n) + 1)));
+    const bool exact = !c.periodic || cells != 2;
     EXPECT_EQ(shell.stencil_used(), exact ? CellStencil::HalfShell : CellStencil::Full);
     ASSERT_EQ(shell.count(), count) << "half shell";
     std::vector<int> si(count), sj(count), srs(c.n + 1), src(c.n + 1), rs1(c.n + 1), rc1(c.n + 1);
