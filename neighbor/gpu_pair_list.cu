@@ -153,9 +153,11 @@ __global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq,
   unsigned long long room = 0;
   if (lane == 31 && total > 0) room = atomicAdd(counter, static_cast<unsigned long long>(total));
   room = __shfl_sync(0xffffffffu, room, 31);
-  int row = count;  // the particle's parts are lanes aligned to kSplit: add them up
+  int row = count;  // full stencil: the particle's parts are lanes aligned to kSplit, add them up
+  if (kStencil == CellStencil::Full) {
 #pragma unroll
-  for (int o = 1; o < kSplit; o <<= 1) row += __shfl_xor_sync(0xffffffffu, row, o);
+    for (int o = 1; o < kSplit; o <<= 1) row += __shfl_xor_sync(0xffffffffu, row, o);
+  }
   if (active) {
     if (kStencil == CellStencil::Full && s.part == 0) row_count[s.i] = row;
     lane_offset[t] = static_cast<int>(room + incl - count);

@@ -120,29 +120,42 @@ bool bitwise_equal(const SystemState& a, const SystemState& b) {
          std::memcmp(a.image.data(), b.image.data(), a.size() * sizeof(Int3)) == 0;
 }
 
-TEST(GpuBackend, DeterministicStrategiesAreBitwiseReproducible) {
-  REQUIRE_GPU();
-  for (auto& sys : example_systems()) {
-    for (const std::string& strategy : kDeterministic) {
-      SystemState a, b;
-      auto g1 = gpu(sys.model(), sys.system.state, strategy);
-      g1->advance(300);
-      g1->get_state(a);
-      auto g2 = gpu(sys.model(), sys.system.state, strategy);
-      g2->advance(300);
-      g2->get_state(b);
-      EXPECT_GT(g1->stats().list_builds, 2) << "the test must cross list rebuilds";
-      EXPECT_TRUE(bitwise_equal(a, b)) << sys.name << " " << strategy;
-    }
-  }
-}
-
 // Sets an environment variable for the life of the guard, also where a test throws.
 struct ScopedEnv {
   const char* var;
   ScopedEnv(const char* v, const char* value) : var(v) { EXPECT_EQ(setenv(v, value, 1), 0); }
   ~ScopedEnv() { unsetenv(var); }
 };
+
+// 300 steps of a system from its start state, across list rebuilds; where `var` is given, it
+// is set to `value` while the backend is made (the development switches are read then).
+BackendStats run_300(const testing::TestSystem& sys, const std::string& strategy, SystemState& out,
+                     const char* var = nullptr, const char* value = nullptr) {
+  std::unique_ptr<Backend> g;
+  if (var) {
+    ScopedEnv env(var, value);
+    g = gpu(sys.model(), sys.system.state, strategy);
+  } else {
+    g = gpu(sys.model(), sys.system.state, strategy);
+  }
+  g->advance(300);
+  g->get_state(out);
+  const BackendStats stats = g->stats();
+  EXPECT_GT(stats.list_builds, 2) << "the test must cross list rebuilds";
+  return stats;
+}
+
+TEST(GpuBackend, DeterministicStrategiesAreBitwiseReproducible) {
+  REQUIRE_GPU();
+  for (auto& sys : example_systems()) {
+    for (const std::string& strategy : kDeterministic) {
+      SystemState a, b;
+      run_300(sys, strategy, a);
+      run_300(sys, strategy, b);
+      EXPECT_TRUE(bitwise_equal(a, b)) << sys.name << " " << strategy;
+    }
+  }
+}
 
 // 300 steps of every example and deterministic strategy with the environment variable `var`
 // set to `value` must be bitwise the 300 steps without it. Returns the stats lines of the runs
@@ -152,18 +165,8 @@ std::string same_trajectory_with(const char* var, const char* value) {
   for (auto& sys : example_systems()) {
     for (const std::string& strategy : kDeterministic) {
       SystemState a, b;
-      auto g1 = gpu(sys.model(), sys.system.state, strategy);
-      g1->advance(300);
-      g1->get_state(a);
-      std::unique_ptr<Backend> g2;
-      {
-        ScopedEnv env(var, value);  // read when the backend is made
-        g2 = gpu(sys.model(), sys.system.state, strategy);
-      }
-      g2->advance(300);
-      g2->get_state(b);
-      EXPECT_GT(g2->stats().list_builds, 2) << "the test must cross list rebuilds";
-      details += g2->stats().detail + "\n";
+      run_300(sys, strategy, a);
+      details += run_300(sys, strategy, b, var, value).detail + "\n";
       EXPECT_TRUE(bitwise_equal(a, b)) << var << "=" << value << ": " << sys.name << " " << strategy;
     }
   }
