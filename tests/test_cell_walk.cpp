@@ -117,12 +117,14 @@ struct System {
   int width = 0;
 };
 
-System random_system(int n, float L, bool periodic, bool exclusions, uint64_t seed) {
+// n particles uniformly in a box L wide (Lx along x where given: non-cubic grids).
+System random_system(int n, float L, bool periodic, bool exclusions, uint64_t seed, float Lx = 0.f) {
   System s;
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(0.f, L);
-  s.box = {{0.f, 0.f, 0.f}, {L, L, L}, periodic};
-  for (int i = 0; i < n; ++i) s.x.push_back({u(rng), u(rng), u(rng)});
+  if (Lx <= 0.f) Lx = L;
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  s.box = {{0.f, 0.f, 0.f}, {Lx, L, L}, periodic};
+  for (int i = 0; i < n; ++i) s.x.push_back({Lx * u(rng), L * u(rng), L * u(rng)});
   s.excl.resize(n);
   if (exclusions) {
     for (int i = 0; i + 1 < n; ++i) {  // chains: 1-2 partners
@@ -173,10 +175,12 @@ struct WalkCase {
   bool periodic;
   bool exclusions;
   bool half_shell_exact;  // what the grid must report
+  float Lx = 0.f;         // box length along x, if not L
 };
 
 void PrintTo(const WalkCase& c, std::ostream* os) {
-  *os << c.n << " particles, " << (c.periodic ? "periodic" : "open") << " box " << c.L
+  *os << c.n << " particles, " << (c.periodic ? "periodic" : "open") << " box " << (c.Lx > 0 ? c.Lx : c.L) << " x "
+      << c.L << " x " << c.L
       << (c.exclusions ? ", exclusions" : "");
 }
 
@@ -184,7 +188,7 @@ class CellWalk : public ::testing::TestWithParam<WalkCase> {};
 
 TEST_P(CellWalk, EveryStencilFindsTheReferencePairsOnce) {
   const WalkCase c = GetParam();
-  const System s = random_system(c.n, c.L, c.periodic, c.exclusions, 1000 + c.n);
+  const System s = random_system(c.n, c.L, c.periodic, c.exclusions, 1000 + c.n, c.Lx);
   const float rlist = static_cast<float>(kCutoff + kSkin);
   const HostGrid g = bin(s.x, s.box, rlist);
   ASSERT_EQ(half_shell_exact(g.dims), c.half_shell_exact)
@@ -212,12 +216,15 @@ INSTANTIATE_TEST_SUITE_P(
                       WalkCase{400, 8.5f, true, false, true},     // 3 cells: the smallest exact grid
                       WalkCase{300, 6.f, true, false, false},     // 2 cells: half shell not exact
                       WalkCase{100, 4.f, true, false, true},      // 1 cell: nothing to lose
+                      WalkCase{800, 16.f, true, false, true, 4.f},  // 1 x 5 x 5 cells
+                      WalkCase{900, 16.f, true, false, false, 6.f}, // 2 x 5 x 5 cells: not exact
                       WalkCase{1200, 14.f, false, true, true},    // open box, grid over the particles
                       WalkCase{200, 30.f, false, false, true}),   // open, sparse: the grid capped at ~2 cells per particle
     [](const ::testing::TestParamInfo<WalkCase>& i) {
       const WalkCase& c = i.param;
       return std::string(c.periodic ? "periodic" : "open") + "_n" + std::to_string(c.n) + "_L" +
-             std::to_string(static_cast<int>(c.L)) + (c.exclusions ? "_excl" : "");
+             std::to_string(static_cast<int>(c.L)) + (c.Lx > 0 ? "_Lx" + std::to_string(static_cast<int>(c.Lx)) : "") +
+             (c.exclusions ? "_excl" : "");
     });
 
 // Why the guard exists: with 2 cells along a periodic direction the +1 neighbour is the -1
