@@ -237,9 +237,10 @@ int cmd_run(const Args& args) {
     auto thermo = std::make_unique<ThermoLog>(cfg, csv_path, progress, dof, appending && csv_existed);
     if (!csv_existed || !appending) created.push_back(csv_path);
     sim.set_progress(thermo.get());
-    sim.add_observer(std::move(thermo));
-    // The map observer goes before the trajectory: its finish() writes the average into the
-    // trajectory file, which the trajectory's own finish() closes.
+    // Observers see each step in the order added. The map observer goes before the trajectory:
+    // its finish() writes the average into the trajectory file, which the trajectory's own
+    // finish() closes. The thermo log comes after the trajectory, so a row at step S means the
+    // frame of step S has been written (and, with flush_seconds 0, flushed).
     if (potential_map) {
       if (writer) {
         grid_sink = std::make_unique<H5mdGridSink>(writer);
@@ -248,6 +249,7 @@ int cmd_run(const Args& args) {
       sim.add_observer(std::move(potential_map));
     }
     if (traj) sim.add_observer(std::move(traj));
+    sim.add_observer(std::move(thermo));
     auto ckw = std::make_unique<CheckpointWriter>(ck_path, cfg.output.checkpoint_every, appending ? ck.first_step : first,
                                                   sim.backend().name());
     if (writer) ckw->add_before_write([writer] { writer->flush(); });
