@@ -17,6 +17,9 @@
 // the same as the full stencil's.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+
 #include "engine/box.h"
 #include "engine/hd.h"
 #include "engine/vec3.h"
@@ -59,6 +62,15 @@ struct StencilShape<CellStencil::HalfShell> {
   PAIRMD_HD static int shift(int s) { return 13 + s; }
 };
 constexpr int kSelfShift = 13;
+
+// Cells along a direction of length `len` for n particles: cells at least `rlist` wide, and at
+// most about two per particle, so far-flung particles (open boxes) cannot blow the grid up.
+// Host side (the build sizes its grid there).
+inline int cells_along(float len, float rlist, int n) {
+  const double max_per_dim = std::cbrt(2.0 * std::max(n, 1)) + 1;
+  const int k = static_cast<int>(std::floor(len / rlist));
+  return std::max(1, std::min(k, static_cast<int>(max_per_dim)));
+}
 
 // No periodic direction has exactly 2 cells (see above). With 1 cell the direction has no
 // neighbours to lose, and with 3 or more each neighbour is either before or after.

@@ -4,7 +4,6 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -16,12 +15,6 @@
 #include "neighbor/pair_keys.h"
 
 namespace pairmd {
-
-int bits_for(int n) {
-  int b = 1;
-  while (b < 31 && (1 << b) < n) ++b;
-  return b;
-}
 
 namespace {
 
@@ -247,12 +240,7 @@ void GpuPairList::build_cells(const PairListInput& in, cudaStream_t stream) {
       len[d] = order_float(out[3 + d]) - lo[d] + 1e-4f;
     }
   }
-  // About two cells per particle at most, so far-flung particles cannot blow the grid up.
-  const double max_per_dim = std::cbrt(2.0 * std::max(in.n, 1)) + 1;
-  for (int d = 0; d < 3; ++d) {
-    int k = static_cast<int>(std::floor(len[d] / rlist));
-    dims_[d] = std::max(1, std::min(k, static_cast<int>(max_per_dim)));
-  }
+  for (int d = 0; d < 3; ++d) dims_[d] = cells_along(len[d], rlist, in.n);
   cell_lo_ = make_float3(lo[0], lo[1], lo[2]);
   cell_inv_ = make_float3(dims_[0] / len[0], dims_[1] / len[1], dims_[2] / len[2]);
   const int ncell = dims_[0] * dims_[1] * dims_[2];

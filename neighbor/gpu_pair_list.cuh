@@ -33,6 +33,7 @@
 #include "engine/box.h"
 #include "kernels/device_buffer.h"
 #include "neighbor/cell_walk.h"
+#include "neighbor/pair_keys.h"
 
 namespace pairmd {
 
@@ -102,6 +103,5 @@ class GpuPairList {
   unsigned long long* host_counter_ = nullptr;        // pinned, 2 entries
 };
 
-int bits_for(int n);  // bits needed for keys in [0, n)
 
 }  // namespace pairmd

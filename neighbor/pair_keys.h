@@ -6,6 +6,13 @@
 
 namespace pairmd {
 
+// Bits needed for indices in [0, n): keys are 32-bit while 2 * bits_for(n) <= 32.
+inline int bits_for(int n) {
+  int b = 1;
+  while (b < 31 && (1 << b) < n) ++b;
+  return b;
+}
+
 template <typename Key>
 PAIRMD_HD Key pair_key(int i, int j, int bits) {
   return (static_cast<Key>(i) << bits) | static_cast<Key>(j);

@@ -56,9 +56,7 @@ HostGrid bin(const std::vector<Vec3<float>>& x, const BoxGeometry<float>& box, f
   }
   HostGrid g;
   int dims[3];
-  const double max_per_dim = std::cbrt(2.0 * std::max(n, 1)) + 1;
-  for (int d = 0; d < 3; ++d)
-    dims[d] = std::max(1, std::min(static_cast<int>(std::floor(len[d] / rlist)), static_cast<int>(max_per_dim)));
+  for (int d = 0; d < 3; ++d) dims[d] = cells_along(len[d], rlist, n);
   g.dims = {dims[0], dims[1], dims[2], box.periodic};
   std::vector<int> cell(n);
   for (int i = 0; i < n; ++i) {
@@ -248,11 +246,7 @@ TEST(CellWalkGuard, HalfShellWouldLosePairsOnTwoCellsPerDirection) {
 TEST(PairKeys, RoundTripAndRowStarts) {
   std::mt19937_64 rng(5);
   for (const int n : {1, 7, 1000, 65536, 70000}) {
-    const int bits = [&] {
-      int b = 1;
-      while (b < 31 && (1 << b) < n) ++b;
-      return b;
-    }();
+    const int bits = bits_for(n);
     std::uniform_int_distribution<int> u(0, n - 1);
     std::vector<uint64_t> keys;
     for (int k = 0; k < 3 * n; ++k) {

@@ -8,7 +8,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cmath>
 #include <random>
 #include <set>
 #include <utility>
@@ -110,9 +109,7 @@ void run_case(const Case& c) {
     GpuPairList shell(cutoff, skin, false, 16, CellStencil::HalfShell);
     shell.build({dpos.data(), dtag.data(), c.n, fbox, width ? dexcl.data() : nullptr, width}, nullptr);
     PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
-    // The build's grid: cells at least rlist wide, at most about two per particle.
-    const int cells = std::max(1, std::min(static_cast<int>(std::floor(c.L / (cutoff + skin))),
-                                           static_cast<int>(std::cbrt(2.0 * c.n) + 1)));
+    const int cells = cells_along(float(c.L), float(cutoff + skin), c.n);  // the build's grid
     const bool exact = !c.periodic || cells != 2;
     EXPECT_EQ(shell.stencil_used(), exact ? CellStencil::HalfShell : CellStencil::Full);
     ASSERT_EQ(shell.count(), count) << "half shell";
