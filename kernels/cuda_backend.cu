@@ -192,6 +192,7 @@ class CudaBackend final : public Backend {
   size_t l2_persisting_ = 0;      // bytes of L2 set aside for persisting lines (0: none)
   const void* l2_window_ = nullptr;  // the window in place: base and size
   size_t l2_window_bytes_ = 0;
+  size_t l2_max_window_ = 0;      // the device's largest access-policy window
   std::string l2_note_;           // why the window could not be set, if it could not
   BackendStats stats_;
 };
@@ -422,20 +423,21 @@ void CudaBackend::keep_slots_in_l2() {
   // (i side in order, j side gathered) in the next kernel. Kept in L2, the gathers cost an L2
   // sector each instead of a DRAM one. Where the device has no persisting L2, or the set-aside
   // cannot be changed (MPS, MIG), the run goes on without the window and says so.
-  int device = 0, max_persisting = 0, max_window = 0;
-  PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
-  PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device));
-  PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, device));
   const GpuPairTerm* largest = nullptr;
   for (const auto& t : pair_terms_)
     if (!largest || t->slots.count() > largest->slots.count()) largest = t.get();
-  if (max_persisting <= 0 || max_window <= 0) {
-    l2_slots_ = false;
-    l2_note_ = "no persisting L2 on this device";
-    return;
-  }
   if (!largest || largest->slots.count() == 0) return;
-  if (!l2_persisting_) {
+  if (!l2_persisting_) {  // first window: what the device allows, and the set-aside
+    int device = 0, max_persisting = 0, max_window = 0;
+    PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
+    PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device));
+    PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, device));
+    if (max_persisting <= 0 || max_window <= 0) {
+      l2_slots_ = false;
+      l2_note_ = "no persisting L2 on this device";
+      return;
+    }
+    l2_max_window_ = static_cast<size_t>(max_window);
     const cudaError_t err = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, static_cast<size_t>(max_persisting));
     if (err != cudaSuccess) {
       cudaGetLastError();  // not sticky; clear it so later checks do not report it
@@ -447,7 +449,7 @@ void CudaBackend::keep_slots_in_l2() {
     ++l2_set_aside_users;
   }
   const void* base = largest->slots.view().slots;
-  const size_t bytes = std::min(static_cast<size_t>(largest->slots.count()) * sizeof(float4), static_cast<size_t>(max_window));
+  const size_t bytes = std::min(static_cast<size_t>(largest->slots.count()) * sizeof(float4), l2_max_window_);
   if (base == l2_window_ && bytes == l2_window_bytes_) return;
   // The old window's lines would stay persisting until pushed out: release them first.
   if (l2_window_) PAIRMD_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
@@ -455,7 +457,8 @@ void CudaBackend::keep_slots_in_l2() {
   attr.accessPolicyWindow.base_ptr = const_cast<void*>(base);
   attr.accessPolicyWindow.num_bytes = bytes;
   // Of a window larger than the set-aside, only that fraction is marked persisting (the rest
-  // would evict itself). Windows are capped at max_window (the first rows, for big systems).
+  // would evict itself). Windows are capped at the device's largest (the first rows, for big
+  // systems).
   attr.accessPolicyWindow.hitRatio = static_cast<float>(std::min(1.0, static_cast<double>(l2_persisting_) / bytes));
   attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
   attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
