@@ -7,3 +7,11 @@
 #else
 #define PAIRMD_HD inline
 #endif
+
+// Unroll the next loop in device code (a fixed-trip loop over a small array keeps the array in
+// registers); host compilers see nothing.
+#if defined(__CUDA_ARCH__)
+#define PAIRMD_UNROLL _Pragma("unroll")
+#else
+#define PAIRMD_UNROLL
+#endif

@@ -1,0 +1,205 @@
+// The candidate walk of the GPU pair-list search (neighbor/gpu_pair_list.cu), written for host
+// and device so that the CPU tests run the very walk the kernels run (tests/test_cell_runs.cpp
+// emulates every search thread and compares its rows with the CPU Verlet list).
+//
+// The particles are stored in cell order (neighbor/gpu_cell_order.cuh): cell c = (z * ny + y)
+// * nx + x holds the particles [start[c], start[c + 1]). The cells of one row (z, y) with
+// consecutive x are therefore one contiguous range of particles, and visiting the stencil's
+// rows in ascending (z, y) and each row's cells in ascending x visits the candidates in
+// ascending particle index: every row of the list comes out sorted, with no sort.
+//
+// The stencil reaches m cells on each side per direction (m = ceil(r_list / cell width); one
+// grid serves terms of several cutoffs). Per direction its cells are up to three ascending
+// segments, each with the image shift of its particles: with periodic wrap-around a segment of
+// cells at the far end holds particles whose image next to the home cell is x - L (shift -1)
+// or x + L (shift +1). Where the stencil covers a whole periodic direction (2m + 1 >= cells),
+// the direction is one segment and pairs take the minimum image instead (kAnyImage).
+//
+// Half lists (each pair once, j > i) walk only the rows (z', y') >= (z, y), and in them only
+// candidates j > i: since index order is cell order, a pair (i, j), i < j, has cell(j) >= cell(i)
+// and is met exactly once, from i. Full lists walk every row and skip j == i.
+//
+// A particle's walk is shared by `parts` threads: part p takes the p-th of `parts` consecutive
+// chunks of its candidate sequence, so the parts' partners, concatenated, are the sorted row.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "engine/hd.h"
+
+namespace pairmd {
+
+// Cells per direction of the search grid, and whether the box is periodic.
+struct CellGridDims {
+  int nx, ny, nz;
+  bool periodic;
+  PAIRMD_HD int cells() const { return nx * ny * nz; }
+};
+
+// How many cells the stencil reaches on each side, per direction (at least 1).
+struct StencilReach {
+  int mx, my, mz;
+};
+
+constexpr int kAnyImage = 2;  // segment shift: the whole periodic direction, take the minimum image
+
+// Cells of one direction visited around cell c (of n) by a stencil of reach m: up to three
+// ascending, disjoint segments [lo, hi], each with the image shift of its particles.
+struct AxisSegments {
+  int lo[3], hi[3], shift[3];
+  int count;
+};
+
+PAIRMD_HD AxisSegments axis_segments(int c, int n, int m, bool periodic) {
+  AxisSegments s{};
+  s.count = 1;
+  if (!periodic) {
+    s.lo[0] = c - m < 0 ? 0 : c - m;
+    s.hi[0] = c + m > n - 1 ? n - 1 : c + m;
+    s.shift[0] = 0;
+  } else if (2 * m + 1 >= n) {
+    s.lo[0] = 0;
+    s.hi[0] = n - 1;
+    s.shift[0] = kAnyImage;
+  } else if (c - m < 0) {  // wraps below: the far end holds the cells below 0
+    s.lo[0] = 0;
+    s.hi[0] = c + m;
+    s.shift[0] = 0;
+    s.lo[1] = c - m + n;
+    s.hi[1] = n - 1;
+    s.shift[1] = -1;
+    s.count = 2;
+  } else if (c + m > n - 1) {  // wraps above: the low end holds the cells above n - 1
+    s.lo[0] = 0;
+    s.hi[0] = c + m - n;
+    s.shift[0] = 1;
+    s.lo[1] = c - m;
+    s.hi[1] = n - 1;
+    s.shift[1] = 0;
+    s.count = 2;
+  } else {
+    s.lo[0] = c - m;
+    s.hi[0] = c + m;
+    s.shift[0] = 0;
+  }
+  return s;
+}
+
+// A run of consecutive cells [first, last] of one row and the image shift of its particles.
+struct CellRun {
+  int first, last;
+  int sx, sy, sz;  // -1, 0, +1 box lengths, or kAnyImage
+};
+
+// Calls f(run) for every run of the stencil around cell (cx, cy, cz), in ascending cell order;
+// `half`: only the rows (z', y') >= (cz, cy).
+template <typename F>
+PAIRMD_HD void for_each_cell_run(const CellGridDims& g, const StencilReach& r, int cx, int cy, int cz, bool half, F&& f) {
+  const AxisSegments zs = axis_segments(cz, g.nz, r.mz, g.periodic);
+  const AxisSegments ys = axis_segments(cy, g.ny, r.my, g.periodic);
+  const AxisSegments xs = axis_segments(cx, g.nx, r.mx, g.periodic);
+  PAIRMD_UNROLL
+  for (int a = 0; a < 3; ++a) {
+    if (a >= zs.count) break;
+    for (int z = zs.lo[a]; z <= zs.hi[a]; ++z) {
+      if (half && z < cz) continue;
+      PAIRMD_UNROLL
+      for (int b = 0; b < 3; ++b) {
+        if (b >= ys.count) break;
+        for (int y = ys.lo[b]; y <= ys.hi[b]; ++y) {
+          if (half && z == cz && y < cy) continue;
+          const int row = (z * g.ny + y) * g.nx;
+          PAIRMD_UNROLL
+          for (int c = 0; c < 3; ++c) {
+            if (c >= xs.count) break;
+            f(CellRun{row + xs.lo[c], row + xs.hi[c], xs.shift[c], ys.shift[b], zs.shift[a]});
+          }
+        }
+      }
+    }
+  }
+}
+
+// A range of candidates [begin, end) (particle indices in cell order) and their image shift.
+struct CandidateRange {
+  int begin, end;
+  int sx, sy, sz;
+};
+
+// Calls f(range) for the candidates of particle i (in cell (cx, cy, cz)) that fall in chunk
+// `part` of `parts`, in ascending index order. `start(c)` is the first particle of cell c
+// (start(cells) = n). Half lists take only candidates after i; full lists take every candidate,
+// i itself included (the caller skips it).
+template <typename Start, typename F>
+PAIRMD_HD void for_each_candidate_range(const CellGridDims& g, const StencilReach& r, Start&& start, int cx, int cy,
+                                        int cz, int i, bool half, int part, int parts, F&& f) {
+  int64_t total = 0;
+  for_each_cell_run(g, r, cx, cy, cz, half, [&](const CellRun& run) {
+    int b = start(run.first);
+    const int e = start(run.last + 1);
+    if (half && b < i + 1) b = i + 1;
+    if (e > b) total += e - b;
+  });
+  const int64_t lo = total * part / parts, hi = total * (part + 1) / parts;
+  int64_t pos = 0;  // where this run begins in the candidate sequence
+  for_each_cell_run(g, r, cx, cy, cz, half, [&](const CellRun& run) {
+    int b = start(run.first);
+    const int e = start(run.last + 1);
+    if (half && b < i + 1) b = i + 1;
+    if (e <= b) return;
+    const int64_t len = e - b;
+    const int64_t s = lo > pos ? lo : pos, t = hi < pos + len ? hi : pos + len;
+    if (s < t) f(CandidateRange{b + static_cast<int>(s - pos), b + static_cast<int>(t - pos), run.sx, run.sy, run.sz});
+    pos += len;
+  });
+}
+
+// Separation of a candidate at xj from the home particle at xi along one direction, for a
+// range of shift s: xi - (xj + s L), or the minimum image where s is kAnyImage. The shifted form
+// needs no rounding to the box per candidate.
+PAIRMD_HD float shifted_separation(float xi, float xj, int s, float len) {
+  if (s == kAnyImage) {
+    float d = xi - xj;
+    const float half = 0.5f * len;
+    if (d > half) d -= len;
+    else if (d < -half) d += len;
+    return d;
+  }
+  return (xi - static_cast<float>(s) * len) - xj;
+}
+
+// Cell coordinate of x along a direction of n cells starting at lo, inv = cells per length
+// (clamped, so positions a rounding outside the grid land in its edge cells).
+PAIRMD_HD int cell_coordinate(float x, float lo, float inv, int n) {
+#if defined(__CUDA_ARCH__)
+  const int c = __float2int_rd((x - lo) * inv);
+#else
+  const int c = static_cast<int>(std::floor((x - lo) * inv));
+#endif
+  return c < 0 ? 0 : (c > n - 1 ? n - 1 : c);
+}
+
+// Cells along a direction of length `len` for cells at least `width` wide and n particles: at
+// most about two cells per particle, so far-flung particles (open boxes) cannot blow the grid
+// up. Host side (the build sizes its grid there).
+inline int cells_along(double len, double width, int n) {
+  const double max_per_dim = std::cbrt(2.0 * std::max(n, 1)) + 1;
+  const int k = static_cast<int>(std::floor(len / width));
+  return std::max(1, std::min(k, static_cast<int>(max_per_dim)));
+}
+
+// Bits that hold the values [0, n): the radix sort by cell sorts only those.
+inline int bits_for(int n) {
+  int b = 1;
+  while (b < 31 && (1 << b) < n) ++b;
+  return b;
+}
+
+// Cells a stencil must reach on each side so that it covers r_list with cells `cell_width` wide.
+inline int reach_for(double r_list, double cell_width) {
+  return std::max(1, static_cast<int>(std::ceil(r_list / cell_width)));
+}
+
+}  // namespace pairmd
