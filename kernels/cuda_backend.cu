@@ -1,38 +1,39 @@
 // The CUDA backend: the whole timestep loop on the GPU. Particles stay on the device in
-// structure-of-arrays form (position + type and velocity + mass as float4); forces are fp32,
-// energy and virial sums fp64. The host only decides when to rebuild the pair lists (one small
-// flag read per step) and copies data back for output.
+// structure-of-arrays form and in cell order (kernels/device_particles.cuh); forces are fp32
+// per pair and summed in 64-bit fixed point by the deterministic strategies; energies are
+// exact fixed-point sums.
 //
-// Per step, in stream order:
-//   integrate    finish step n with F(x_n), begin step n + 1 (force summation fused into it
-//                for pair_slots_fused); report the largest displacement since the list build
-//   flags        copied to pinned host memory
-//   forces       F(x_{n+1}) with the current lists, launched before the host has read the
-//                flags (speculative: the GPU stays busy while the host decides)
-//   [rebuild]    if some particle moved more than skin/2: rebuild the lists, forces again
+// The loop runs in chunks of k steps, each step an integrate kernel (ending step n with F(x_n)
+// and beginning step n + 1) followed by the force kernels for F(x_{n+1}). A chunk is one CUDA
+// graph launch (kernels/step_graphs.cuh). The integrate kernel decides on the GPU whether the
+// step counts or the chunk halts, because a list rebuild is due or the run blew up
+// (kernels/step_control.cuh); the host reads that once per chunk, rebuilds the lists if asked,
+// and launches the next chunk. k follows the observed interval between rebuilds, so few steps
+// of a chunk are spent halted.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
-#include <iomanip>
 #include <climits>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <iomanip>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "engine/backend.h"
-#include "integrators/gpu_integrate.cuh"
 #include "kernels/cuda_check.h"
 #include "kernels/device_buffer.h"
+#include "kernels/device_particles.cuh"
 #include "kernels/force_kernels.cuh"
-#include "kernels/slot_layout.cuh"
+#include "kernels/integrate_kernel.cuh"
+#include "kernels/step_graphs.cuh"
+#include "neighbor/gpu_cell_order.cuh"
 #include "neighbor/gpu_pair_list.cuh"
 #include "potentials/param_table.h"
 
@@ -75,32 +76,26 @@ const char* strategy_name(Strategy s) {
 
 bool uses_slots(Strategy s) { return s == Strategy::SlotsFused || s == Strategy::Slots; }
 
-// The pair-list search stencil. A development switch until the half shell has been measured
-// on a GPU (docs/gpu.md): PAIRMD_GPU_STENCIL=half_shell, or full (the default).
-CellStencil requested_stencil() {
-  const char* v = std::getenv("PAIRMD_GPU_STENCIL");
-  if (!v || !*v || std::string(v) == "full") return CellStencil::Full;
-  if (std::string(v) == "half_shell") return CellStencil::HalfShell;
-  throw std::runtime_error(std::string("PAIRMD_GPU_STENCIL: '") + v + "' is not a stencil; expected full or half_shell");
-}
+// The control block and the flags travel together, so one copy brings both to the host.
+struct ChunkState {
+  StepControl ctrl;
+  DeviceFlags flags;
+};
 
-// Backends holding the persisting-L2 set-aside, which is per device context (process-wide).
-int l2_set_aside_users = 0;
+// The longest chunk, in steps: a longer one would only add halted steps when a rebuild comes.
+constexpr int kMaxChunk = 32;
 
-// Keep the slots resident in L2 between the pair kernel that writes them and the summation
-// that reads them (an access-policy window on the stream). A development switch until measured
-// on a GPU (docs/gpu.md): PAIRMD_GPU_L2_SLOTS=1, or 0 (the default).
-bool l2_slots_requested() {
-  const char* v = std::getenv("PAIRMD_GPU_L2_SLOTS");
-  if (!v || !*v || std::string(v) == "0") return false;
-  if (std::string(v) == "1") return true;
-  throw std::runtime_error(std::string("PAIRMD_GPU_L2_SLOTS: '") + v + "' is not 0 or 1");
-}
-
-template <typename T>
 DeviceBuffer<unsigned char> upload_table(const ParamTable& t) {
   DeviceBuffer<unsigned char> d(std::max<size_t>(t.bytes(), 1));
   if (t.bytes()) PAIRMD_CUDA_CHECK(cudaMemcpy(d.data(), t.data(), t.bytes(), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <typename T>
+DeviceBuffer<T> upload_vector(const std::vector<T>& v) {
+  DeviceBuffer<T> d;
+  d.upload(v);
+  if (v.empty()) d.resize(1);  // a valid pointer for kernels that read nothing
   return d;
 }
 
@@ -109,17 +104,22 @@ struct GpuPairTerm {
   int ntypes;
   DeviceBuffer<unsigned char> table;
   std::unique_ptr<GpuPairList> list;
-  SlotLayout slots;
+  DeviceBuffer<float> slots;  // F/r of each pair (slot strategies)
 };
 
+// Bonds of one kind, static and indexed by tag: bond b joins tags bi[b] < bj[b], sorted by
+// (bi, bj). Tag t's bonds as i are [row_start[t], + row_count[t]) (partner bj); as j they are
+// listed in col_bond / col_partner; atom_gather reads both sides from g_*.
 struct GpuBondTerm {
   BondKind kind;
-  std::vector<Bond> bonds;  // i < j, sorted by (i, j)
+  std::vector<Bond> bonds;
   DeviceBuffer<unsigned char> table;
-  DeviceBuffer<int> bi, bj, btype, row_start, row_count;
-  SlotLayout slots;
-  // Atom-parallel form: every bond listed under both partners.
-  DeviceBuffer<int> g_start, g_partner, g_type, g_index;
+  DeviceBuffer<unsigned> bi, bj;
+  DeviceBuffer<int> btype, row_start, row_count, col_start, col_count, col_bond;
+  DeviceBuffer<unsigned> col_partner;
+  DeviceBuffer<int> g_start, g_type, g_index;
+  DeviceBuffer<unsigned> g_partner;
+  DeviceBuffer<float> slots;
 };
 
 class CudaBackend final : public Backend {
@@ -140,19 +140,29 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  void make_exclusions();
+  void make_pair_terms(const SystemState& initial);
+  void make_bond_terms();
+
   void rebuild_lists();
-  void keep_slots_in_l2();
-  void compute_forces();
-  void integrate(bool finish, bool begin, bool write_force);
+  void enqueue_forces(int buffer);
+  void enqueue_integrate(int buffer, bool begin, bool write_force);
+  void enqueue_steps(int steps, int parity);
+  void run_chunk(int steps);
+  int chunk_length(int64_t left) const;
+  void read_chunk_state();
+  void clear_halt();
+  [[noreturn]] void throw_blowup(const DeviceFlags& f, int64_t step) const;
   void complete_step();
-  void read_flags_and_check(int64_t force_step);
-  ParticleData particles() const { return {pos_.data(), charge_.data(), n_, box_}; }
-  SlotForce slot_source() const;
+  std::vector<uintptr_t> step_signature();
+  ParticleData particles(int buffer) { return {particles_.pos(buffer), particles_.charge(), n_, box_}; }
+  SlotForce slot_source(int buffer);
+  BondListView bond_view(GpuBondTerm& t) { return {t.bi.data(), t.bj.data(), t.btype.data(), static_cast<int>(t.bonds.size()), particles_.rank()}; }
+  StepControl* ctrl() { return &state_.data()->ctrl; }
+  DeviceFlags* flags() { return &state_.data()->flags; }
 
   // Phase timing for profiling mode: events around each phase, read back in batches, so the
-  // host does not wait between phases. A phase's time runs from its first to its last GPU
-  // operation; for list builds it includes the GPU's idle time while the host reads the pair
-  // count back and grows buffers.
+  // host does not wait between phases. Profiling launches kernels one by one (no graphs).
   void phase_begin();
   void phase_end(double& seconds);
   int take_event();
@@ -170,57 +180,58 @@ class CudaBackend final : public Backend {
   BoxGeometry<float> box_{};
   StepConstants<float> c_{};
   float half_skin_sq_ = 0.f;
-  DeviceBuffer<float4> pos_, vel_, pos_build_, force_;
-  DeviceBuffer<int3> image_;
-  DeviceBuffer<float> charge_;
-  DeviceBuffer<unsigned> tag_;
+  double grid_width_ = 1.0;  // the cell grid's smallest cell width: the shortest list radius
+  DeviceParticles particles_;
+  GpuCellOrder cells_;
   DeviceBuffer<int> exclusions_;
   int exclusion_width_ = 0;
   std::vector<std::unique_ptr<GpuPairTerm>> pair_terms_;
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
-  DeviceBuffer<DeviceFlags> flags_;
-  DeviceFlags* host_flags_ = nullptr;
-  cudaEvent_t flags_ready_ = nullptr;
+  DeviceBuffer<ChunkState> state_;
+  ChunkState* host_state_ = nullptr;  // pinned
+  DeviceBuffer<long long> energy_;
+  DeviceBuffer<double> parts_, sums_;
+  StepGraphs graphs_;
+  bool use_graphs_ = true;
+  int stride_blocks_ = 1;  // grid of the grid-stride kernels: a few blocks per multiprocessor
+  bool pending_finish_ = false;  // mirrors ctrl.pending
+  double rebuild_interval_ = 4;  // steps between list builds, smoothed
+  int64_t steps_since_build_ = 0;
+  int64_t chunks_ = 0;
   std::vector<cudaEvent_t> events_;
   size_t next_event_ = 0;
   int open_phase_ = -1;
   std::vector<PhaseMark> pending_phases_;
-  DeviceBuffer<double> parts_, sums_;
-  bool pending_finish_ = false;
   bool profile_ = false;
-  bool l2_slots_ = false;         // PAIRMD_GPU_L2_SLOTS
-  size_t l2_persisting_ = 0;      // bytes of L2 set aside for persisting lines (0: none)
-  const void* l2_window_ = nullptr;  // the window in place: base and size
-  size_t l2_window_bytes_ = 0;
-  size_t l2_max_window_ = 0;      // the device's largest access-policy window
-  std::string l2_note_;           // why the window could not be set, if it could not
   BackendStats stats_;
 };
 
 CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strategy strategy)
     : model_(model), strategy_(strategy) {
-  // Development switches first: a bad value throws before anything is allocated.
-  const CellStencil stencil = requested_stencil();
-  l2_slots_ = l2_slots_requested();
-  if (l2_slots_ && !uses_slots(strategy_)) {
-    l2_slots_ = false;
-    l2_note_ = "this strategy has no slots";
-  }
   PAIRMD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  PAIRMD_CUDA_CHECK(cudaMallocHost(&host_flags_, sizeof(DeviceFlags)));
-  PAIRMD_CUDA_CHECK(cudaEventCreateWithFlags(&flags_ready_, cudaEventDisableTiming));
-  flags_.resize(1);
-  sums_.resize(64);
+  PAIRMD_CUDA_CHECK(cudaMallocHost(&host_state_, sizeof(ChunkState)));
+  state_.resize(1);
+  sums_.resize(8);
+  // Graphs need launches that neither synchronise nor change between chunks.
+  use_graphs_ = !sync_launches();
+  int device = 0, sms = 1;
+  PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
+  PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  stride_blocks_ = 8 * sms;
 
   n_ = static_cast<int>(initial.size());
-  const ForceField& ff = model_.force_field;
-  const Units& u = model_.units;
-  c_ = make_step_constants<float>(model_.integrator, u.kB, u.force_to_accel);
+  c_ = make_step_constants<float>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
   const float skin = static_cast<float>(model_.neighbor.skin);
   half_skin_sq_ = 0.25f * skin * skin;
+  make_exclusions();
+  make_pair_terms(initial);
+  make_bond_terms();
+  set_state(initial);
+}
 
-  // Exclusions as a fixed-width table by tag.
-  const auto excl = model_.topology.exclusions(n_, ff.exclusions);
+// Exclusions as a fixed-width table by tag.
+void CudaBackend::make_exclusions() {
+  const auto excl = model_.topology.exclusions(n_, model_.force_field.exclusions);
   for (const auto& e : excl) exclusion_width_ = std::max(exclusion_width_, static_cast<int>(e.size()));
   if (exclusion_width_ > 0) {
     std::vector<int> table(static_cast<size_t>(n_) * exclusion_width_, -1);
@@ -228,28 +239,38 @@ CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strateg
       for (size_t k = 0; k < excl[i].size(); ++k) table[static_cast<size_t>(i) * exclusion_width_ + k] = excl[i][k];
     exclusions_.upload(table);
   }
+}
 
-  // Pair terms: a parameter table and a list each (half lists; full for atom_gather).
+// A parameter table and a list per pair term (half lists with columns for the slots, full for
+// atom_gather). One cell grid serves every term: cells as wide as the shortest list radius.
+void CudaBackend::make_pair_terms(const SystemState& initial) {
+  const ForceField& ff = model_.force_field;
+  if (ff.pair_terms.size() > static_cast<size_t>(kMaxPairTerms))
+    throw std::runtime_error("the CUDA backend supports at most " + std::to_string(kMaxPairTerms) + " pair terms");
   const double volume = initial.box.periodic ? initial.box.volume() : 0.0;
+  const double density = volume > 0 ? n_ / volume : 1.0;
+  const bool full = strategy_ == Strategy::Gather;
+  grid_width_ = 0;
   for (const PairTerm& t : ff.pair_terms) {
     auto g = std::make_unique<GpuPairTerm>();
     g->kind = t.kind;
     g->ntypes = ff.ntypes;
-    g->table = dispatch_pair<float>(t.kind, [&](auto eval) {
-      return upload_table<float>(make_pair_table<decltype(eval)>(t));
-    });
+    g->table = dispatch_pair<float>(t.kind, [&](auto eval) { return upload_table(make_pair_table<decltype(eval)>(t)); });
     const double rl = t.max_cutoff() + model_.neighbor.skin;
-    const double density = volume > 0 ? n_ / volume : 1.0;
-    const bool full = strategy_ == Strategy::Gather;
-    double per_particle = model_.neighbor.initial_capacity_per_particle > 0
-                              ? model_.neighbor.initial_capacity_per_particle
-                              : 1.3 * (4.0 / 3.0) * M_PI * rl * rl * rl * density * (full ? 1.0 : 0.5) + 8;
-    g->list = std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), skin, full,
-                                            static_cast<size_t>(per_particle * std::max(n_, 1)), stencil);
+    const double per_particle = model_.neighbor.initial_capacity_per_particle > 0
+                                    ? model_.neighbor.initial_capacity_per_particle
+                                    : 1.3 * (4.0 / 3.0) * M_PI * rl * rl * rl * density * (full ? 1.0 : 0.5) + 8;
+    g->list = std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), static_cast<float>(model_.neighbor.skin),
+                                            full, uses_slots(strategy_), per_particle, n_);
+    grid_width_ = grid_width_ > 0 ? std::min(grid_width_, rl) : rl;
     pair_terms_.push_back(std::move(g));
   }
+  if (grid_width_ <= 0) grid_width_ = 1.0;
+}
 
-  // Bond terms, one per bond kind in order of first appearance (as the CPU backend does).
+// Bond terms, one per bond kind in order of first appearance (as the CPU backend does).
+void CudaBackend::make_bond_terms() {
+  const ForceField& ff = model_.force_field;
   for (const Bond& b : model_.topology.bonds) {
     const BondKind kind = ff.bond_types.at(b.type).kind;
     GpuBondTerm* term = nullptr;
@@ -259,67 +280,77 @@ CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strateg
       bond_terms_.push_back(std::make_unique<GpuBondTerm>());
       term = bond_terms_.back().get();
       term->kind = kind;
-      term->table = dispatch_bond<float>(kind, [&](auto eval) { return upload_table<float>(make_bond_table<decltype(eval)>(ff)); });
+      term->table = dispatch_bond<float>(kind, [&](auto eval) { return upload_table(make_bond_table<decltype(eval)>(ff)); });
     }
     term->bonds.push_back({std::min(b.i, b.j), std::max(b.i, b.j), b.type});
   }
+  if (bond_terms_.size() > static_cast<size_t>(kMaxBondTerms))
+    throw std::runtime_error("the CUDA backend supports at most " + std::to_string(kMaxBondTerms) + " bond kinds");
   for (auto& t : bond_terms_) {
     std::stable_sort(t->bonds.begin(), t->bonds.end(),
                      [](const Bond& a, const Bond& b) { return a.i != b.i ? a.i < b.i : a.j < b.j; });
-    std::vector<int> bi, bj, bt, rs(n_ + 1, 0), rc(n_, 0);
-    for (const Bond& b : t->bonds) {
-      bi.push_back(b.i);
-      bj.push_back(b.j);
-      bt.push_back(b.type);
-      ++rc[b.i];
+    const int nb = static_cast<int>(t->bonds.size());
+    std::vector<unsigned> bi(nb), bj(nb);
+    std::vector<int> bt(nb), rs(n_ + 1, 0), rc(n_, 0), cc(n_, 0), cs(n_ + 1, 0);
+    for (int k = 0; k < nb; ++k) {
+      bi[k] = static_cast<unsigned>(t->bonds[k].i);
+      bj[k] = static_cast<unsigned>(t->bonds[k].j);
+      bt[k] = t->bonds[k].type;
+      ++rc[t->bonds[k].i];
+      ++cc[t->bonds[k].j];
     }
-    for (int i = 0; i < n_; ++i) rs[i + 1] = rs[i] + rc[i];
-    t->bi.upload(bi);
-    t->bj.upload(bj);
-    t->btype.upload(bt);
-    t->row_start.upload(rs);
-    t->row_count.upload(rc);
-    if (uses_slots(strategy_))
-      t->slots.build(t->bj.data(), t->row_start.data(), t->row_count.data(), static_cast<int>(bi.size()), n_,
-                     stream_);
+    for (int i = 0; i < n_; ++i) {
+      rs[i + 1] = rs[i] + rc[i];
+      cs[i + 1] = cs[i] + cc[i];
+    }
+    std::vector<int> col_bond(nb), fill(cs.begin(), cs.end() - 1);
+    std::vector<unsigned> col_partner(nb);
+    for (int k = 0; k < nb; ++k) {
+      const int e = fill[t->bonds[k].j]++;
+      col_bond[e] = k;
+      col_partner[e] = bi[k];
+    }
+    t->bi = upload_vector(bi);
+    t->bj = upload_vector(bj);
+    t->btype = upload_vector(bt);
+    t->row_start = upload_vector(rs);
+    t->row_count = upload_vector(rc);
+    t->col_start = upload_vector(cs);
+    t->col_count = upload_vector(cc);
+    t->col_bond = upload_vector(col_bond);
+    t->col_partner = upload_vector(col_partner);
+    t->slots.resize(std::max(nb, 1));
     if (strategy_ == Strategy::Gather) {
+      // Every bond listed under both partners, by tag.
       std::vector<std::vector<std::array<int, 3>>> rows(n_);
-      for (size_t k = 0; k < t->bonds.size(); ++k) {
+      for (int k = 0; k < nb; ++k) {
         const Bond& b = t->bonds[k];
-        rows[b.i].push_back(std::array<int, 3>{b.j, b.type, static_cast<int>(k)});
-        rows[b.j].push_back(std::array<int, 3>{b.i, b.type, static_cast<int>(k)});
+        rows[b.i].push_back(std::array<int, 3>{b.j, b.type, k});
+        rows[b.j].push_back(std::array<int, 3>{b.i, b.type, k});
       }
-      std::vector<int> gs(n_ + 1, 0), gp, gt, gi;
+      std::vector<int> gs(n_ + 1, 0), gt, gi;
+      std::vector<unsigned> gp;
       for (int i = 0; i < n_; ++i) {
         std::sort(rows[i].begin(), rows[i].end());
         for (const auto& r : rows[i]) {
-          gp.push_back(r[0]);
+          gp.push_back(static_cast<unsigned>(r[0]));
           gt.push_back(r[1]);
           gi.push_back(r[2]);
         }
         gs[i + 1] = static_cast<int>(gp.size());
       }
-      t->g_start.upload(gs);
-      t->g_partner.upload(gp);
-      t->g_type.upload(gt);
-      t->g_index.upload(gi);
+      t->g_start = upload_vector(gs);
+      t->g_partner = upload_vector(gp);
+      t->g_type = upload_vector(gt);
+      t->g_index = upload_vector(gi);
     }
   }
-  if (pair_terms_.size() + bond_terms_.size() > static_cast<size_t>(kMaxSlotViews))
-    throw std::runtime_error("the CUDA backend supports at most " + std::to_string(kMaxSlotViews) + " force terms");
-  set_state(initial);
 }
 
 CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(stream_);
-  // The set-aside belongs to the device context, shared by every backend of the process: the
-  // last backend using it gives it back, so later ones start clean.
-  if (l2_persisting_ && --l2_set_aside_users == 0) {
-    cudaCtxResetPersistingL2Cache();
-    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
-  }
-  cudaFreeHost(host_flags_);
-  cudaEventDestroy(flags_ready_);
+  graphs_.clear();
+  cudaFreeHost(host_state_);
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
   cudaStreamDestroy(stream_);
 }
@@ -330,37 +361,20 @@ void CudaBackend::set_state(const SystemState& s) {
   box_.lo = {static_cast<float>(s.box.lo.x), static_cast<float>(s.box.lo.y), static_cast<float>(s.box.lo.z)};
   box_.L = {static_cast<float>(s.box.L.x), static_cast<float>(s.box.L.y), static_cast<float>(s.box.L.z)};
   box_.periodic = s.box.periodic;
-  std::vector<float4> pos(n_), vel(n_);
-  std::vector<int3> img(n_);
-  std::vector<float> q(n_);
-  std::vector<unsigned> tag(n_);
-  for (int i = 0; i < n_; ++i) {
-    int type_bits;
-    const int type = s.type[i];
-    std::memcpy(&type_bits, &type, sizeof type);
-    float type_float;
-    std::memcpy(&type_float, &type_bits, sizeof type_float);
-    pos[i] = make_float4(static_cast<float>(s.position[i].x), static_cast<float>(s.position[i].y),
-                         static_cast<float>(s.position[i].z), type_float);
-    vel[i] = make_float4(static_cast<float>(s.velocity[i].x), static_cast<float>(s.velocity[i].y),
-                         static_cast<float>(s.velocity[i].z), static_cast<float>(s.mass[i]));
-    img[i] = make_int3(s.image[i].x, s.image[i].y, s.image[i].z);
-    q[i] = static_cast<float>(s.charge[i]);
-    tag[i] = static_cast<unsigned>(i);
-  }
-  pos_.upload(pos);
-  vel_.upload(vel);
-  image_.upload(img);
-  charge_.upload(q);
-  tag_.upload(tag);
-  pos_build_.resize(n_);
-  force_.resize(n_);
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(force_.data(), 0, n_ * sizeof(float4), stream_));
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(DeviceFlags), stream_));
+  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  particles_.upload(s);
+  ChunkState init{};
+  init.ctrl.step = static_cast<unsigned long long>(s.step);
+  PAIRMD_CUDA_CHECK(cudaMemcpy(state_.data(), &init, sizeof init, cudaMemcpyHostToDevice));
+  PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());  // the uploads above ran on the default stream
   pending_finish_ = false;
+  steps_since_build_ = 0;
   rebuild_lists();
-  compute_forces();
-  read_flags_and_check(s.step);
+  enqueue_forces(particles_.current());
+  read_chunk_state();
+  // A huge force is reported by the first step (every strategy alike); a broken bond now.
+  const DeviceFlags f = host_state_->flags;
+  if (f.broken_bond != 0) throw_blowup(f, s.step);
 }
 
 int CudaBackend::take_event() {
@@ -402,157 +416,122 @@ void CudaBackend::resolve_phases() {
   open_phase_ = -1;
 }
 
+// Sort the particles into cells, renumber them in that order, and search every term's list.
+// The forces do not depend on the numbering (fixed-point sums), only the speed does.
 void CudaBackend::rebuild_lists() {
   phase_begin();
-  const PairListInput in{pos_.data(), tag_.data(), n_, box_, exclusion_width_ ? exclusions_.data() : nullptr, exclusion_width_};
+  cells_.build(particles_.pos(), n_, box_, grid_width_, stream_);
+  particles_.renumber(cells_.order(), stream_);
+  const CellGridView grid = cells_.view();
+  const PairListInput in{particles_.pos(), particles_.tag(), n_, box_, exclusion_width_ ? exclusions_.data() : nullptr,
+                         exclusion_width_};
   for (auto& t : pair_terms_) {
     const int64_t growths = t->list->growths();
-    t->list->build(in, stream_);
+    t->list->build(in, grid, stream_);
     stats_.list_capacity_growths += t->list->growths() - growths;
-    if (uses_slots(strategy_))
-      t->slots.build(t->list->j(), t->list->row_start(), t->list->row_count(), t->list->count(), n_, stream_);
+    if (uses_slots(strategy_)) t->slots.resize(t->list->capacity());
   }
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(pos_build_.data(), pos_.data(), n_ * sizeof(float4), cudaMemcpyDeviceToDevice, stream_));
-  if (l2_slots_) keep_slots_in_l2();  // the slots may have moved (grown)
   ++stats_.list_builds;
   phase_end(stats_.seconds_list);
 }
 
-void CudaBackend::keep_slots_in_l2() {
-  // The largest pair term's slots: the pair kernel writes them, the summation reads them back
-  // (i side in order, j side gathered) in the next kernel. Kept in L2, the gathers cost an L2
-  // sector each instead of a DRAM one. Where the device has no persisting L2, or the set-aside
-  // cannot be changed (MPS, MIG), the run goes on without the window and says so.
-  const GpuPairTerm* largest = nullptr;
-  for (const auto& t : pair_terms_)
-    if (!largest || t->slots.count() > largest->slots.count()) largest = t.get();
-  if (!largest || largest->slots.count() == 0) return;
-  if (!l2_persisting_) {  // first window: what the device allows, and the set-aside
-    int device = 0, max_persisting = 0, max_window = 0;
-    PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
-    PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device));
-    PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, device));
-    if (max_persisting <= 0 || max_window <= 0) {
-      l2_slots_ = false;
-      l2_note_ = "no persisting L2 on this device";
-      return;
-    }
-    l2_max_window_ = static_cast<size_t>(max_window);
-    const cudaError_t err = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, static_cast<size_t>(max_persisting));
-    if (err != cudaSuccess) {
-      cudaGetLastError();  // not sticky; clear it so later checks do not report it
-      l2_slots_ = false;
-      l2_note_ = std::string("the L2 set-aside could not be changed: ") + cudaGetErrorString(err);
-      return;
-    }
-    PAIRMD_CUDA_CHECK(cudaDeviceGetLimit(&l2_persisting_, cudaLimitPersistingL2CacheSize));
-    ++l2_set_aside_users;
-  }
-  const void* base = largest->slots.view().slots;
-  const size_t bytes = std::min(static_cast<size_t>(largest->slots.count()) * sizeof(float4), l2_max_window_);
-  if (base == l2_window_ && bytes == l2_window_bytes_) return;
-  // The old window's lines would stay persisting until pushed out: release them first.
-  if (l2_window_) PAIRMD_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
-  cudaStreamAttrValue attr{};
-  attr.accessPolicyWindow.base_ptr = const_cast<void*>(base);
-  attr.accessPolicyWindow.num_bytes = bytes;
-  // Of a window larger than the set-aside, only that fraction is marked persisting (the rest
-  // would evict itself). Windows are capped at the device's largest (the first rows, for big
-  // systems).
-  attr.accessPolicyWindow.hitRatio = static_cast<float>(std::min(1.0, static_cast<double>(l2_persisting_) / bytes));
-  attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
-  attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
-  PAIRMD_CUDA_CHECK(cudaStreamSetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &attr));
-  l2_window_ = base;
-  l2_window_bytes_ = bytes;
-}
-
-SlotForce CudaBackend::slot_source() const {
+SlotForce CudaBackend::slot_source(int buffer) {
   SlotForce s{};
-  s.nviews = 0;
-  for (const auto& t : pair_terms_) s.views[s.nviews++] = t->slots.view();
-  for (const auto& t : bond_terms_) s.views[s.nviews++] = t->slots.view();
+  for (auto& t : pair_terms_) {
+    const GpuPairList& l = *t->list;
+    s.pairs[s.npairs++] = {t->slots.data(), l.j(),        l.row_start(), l.row_count(),
+                           l.col_start(),   l.col_count(), l.col_pair(),  l.col_partner()};
+  }
+  for (auto& t : bond_terms_)
+    s.bonds[s.nbonds++] = {t->slots.data(),     t->row_start.data(), t->row_count.data(), t->bj.data(),
+                           t->col_start.data(), t->col_count.data(), t->col_bond.data(),  t->col_partner.data()};
+  s.pos = particles_.pos(buffer);
+  s.tag = particles_.tag();
+  s.rank = particles_.rank();
+  s.box = box_;
   return s;
 }
 
-void CudaBackend::compute_forces() {
+// F(x) of the positions in `buffer`, for the strategy: slots (and, unfused, their sum), float
+// atomics, or the atom-parallel gather.
+void CudaBackend::enqueue_forces(int buffer) {
+  if (n_ == 0) return;
   phase_begin();
-  const ParticleData pd = particles();
-  int* broken = &flags_.data()->broken_bond;
+  const ParticleData pd = particles(buffer);
+  StepControl* ctl = ctrl();
+  int* broken = &flags()->broken_bond;
   switch (strategy_) {
     case Strategy::SlotsFused:
     case Strategy::Slots: {
       for (auto& t : pair_terms_) {
-        const int count = t->slots.count();
-        if (count == 0) continue;
+        const PairListView lv{t->list->i(), t->list->j(), t->list->device_count()};
         dispatch_pair<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
-          slots_pair_kernel<Eval><<<blocks_for(count), kBlockSize, 0, stream_>>>(
-              t->list->i(), t->list->j(), count, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()),
-              t->ntypes, t->slots.slots());
+          slots_pair_kernel<Eval><<<std::min(blocks_for(t->list->capacity()), stride_blocks_), kBlockSize, 0, stream_>>>(
+              lv, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes, t->slots.data(), ctl);
         });
         PAIRMD_CHECK_LAUNCH();
       }
       for (auto& t : bond_terms_) {
-        const int count = t->slots.count();
-        if (count == 0) continue;
         dispatch_bond<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
-          slots_bond_kernel<Eval><<<blocks_for(count), kBlockSize, 0, stream_>>>(
-              t->bi.data(), t->bj.data(), t->btype.data(), count, pd,
-              reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.slots(), broken);
+          slots_bond_kernel<Eval><<<blocks_for(t->bonds.size()), kBlockSize, 0, stream_>>>(
+              bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.data(), broken,
+              ctl);
         });
         PAIRMD_CHECK_LAUNCH();
       }
       if (strategy_ == Strategy::Slots) {
-        sum_slots_kernel<<<blocks_for(force_threads<SlotForce>(n_)), kBlockSize, 0, stream_>>>(slot_source(), n_, force_.data());
+        sum_slots_kernel<<<blocks_for(force_threads<SlotForce>(n_)), kBlockSize, 0, stream_>>>(
+            slot_source(buffer), n_, pd.pos, particles_.force(), flags(), ctl);
         PAIRMD_CHECK_LAUNCH();
       }
       break;
     }
     case Strategy::Atomic:
     case Strategy::Warp: {
-      PAIRMD_CUDA_CHECK(cudaMemsetAsync(force_.data(), 0, n_ * sizeof(float4), stream_));
+      PAIRMD_CUDA_CHECK(cudaMemsetAsync(particles_.force(), 0, n_ * sizeof(float4), stream_));
       for (auto& t : pair_terms_) {
-        const int count = t->list->count();
-        if (count == 0) continue;
+        const PairListView lv{t->list->i(), t->list->j(), t->list->device_count()};
         dispatch_pair<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
           const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
           if (strategy_ == Strategy::Atomic)
-            atomic_pair_kernel<Eval><<<blocks_for(count), kBlockSize, 0, stream_>>>(t->list->i(), t->list->j(), count, pd,
-                                                                                    table, t->ntypes, force_.data());
+            atomic_pair_kernel<Eval><<<blocks_for(t->list->capacity()), kBlockSize, 0, stream_>>>(
+                lv, pd, table, t->ntypes, particles_.force(), ctl);
           else
-            warp_pair_kernel<Eval><<<blocks_for(count), kBlockSize, 0, stream_>>>(t->list->i(), t->list->j(), count, pd, table,
-                                                                                  t->ntypes, force_.data());
+            warp_pair_kernel<Eval><<<blocks_for(t->list->capacity()), kBlockSize, 0, stream_>>>(
+                lv, pd, table, t->ntypes, particles_.force(), ctl);
         });
         PAIRMD_CHECK_LAUNCH();
       }
       for (auto& t : bond_terms_) {
-        const int count = static_cast<int>(t->bonds.size());
         dispatch_bond<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
-          atomic_bond_kernel<Eval><<<blocks_for(count), kBlockSize, 0, stream_>>>(
-              t->bi.data(), t->bj.data(), t->btype.data(), count, pd,
-              reinterpret_cast<const typename Eval::Params*>(t->table.data()), force_.data(), broken);
+          atomic_bond_kernel<Eval><<<blocks_for(t->bonds.size()), kBlockSize, 0, stream_>>>(
+              bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), particles_.force(), broken,
+              ctl);
         });
         PAIRMD_CHECK_LAUNCH();
       }
       break;
     }
     case Strategy::Gather: {
-      if (pair_terms_.empty()) PAIRMD_CUDA_CHECK(cudaMemsetAsync(force_.data(), 0, n_ * sizeof(float4), stream_));
+      if (pair_terms_.empty()) PAIRMD_CUDA_CHECK(cudaMemsetAsync(particles_.fixed_force(), 0, n_ * sizeof(FixedVec), stream_));
       for (size_t k = 0; k < pair_terms_.size(); ++k) {
         auto& t = pair_terms_[k];
+        const GpuPairList& l = *t->list;
         dispatch_pair<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
           const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
           if (k == 0)
             gather_pair_kernel<Eval, false><<<blocks_for(n_), kBlockSize, 0, stream_>>>(
-                t->list->row_start(), t->list->row_count(), t->list->j(), pd, table, t->ntypes, force_.data());
+                l.row_start(), l.row_count(), l.j(), pd, table, t->ntypes, particles_.fixed_force(), particles_.tag(),
+                flags(), ctl);
           else
             gather_pair_kernel<Eval, true><<<blocks_for(n_), kBlockSize, 0, stream_>>>(
-                t->list->row_start(), t->list->row_count(), t->list->j(), pd, table, t->ntypes, force_.data());
+                l.row_start(), l.row_count(), l.j(), pd, table, t->ntypes, particles_.fixed_force(), particles_.tag(),
+                flags(), ctl);
         });
         PAIRMD_CHECK_LAUNCH();
       }
@@ -560,8 +539,9 @@ void CudaBackend::compute_forces() {
         dispatch_bond<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
           gather_bond_kernel<Eval><<<blocks_for(n_), kBlockSize, 0, stream_>>>(
-              t->g_start.data(), t->g_partner.data(), t->g_type.data(), t->g_index.data(), pd,
-              reinterpret_cast<const typename Eval::Params*>(t->table.data()), force_.data(), broken);
+              t->g_start.data(), t->g_partner.data(), t->g_type.data(), t->g_index.data(), particles_.tag(),
+              particles_.rank(), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()),
+              particles_.fixed_force(), broken, flags(), ctl);
         });
         PAIRMD_CHECK_LAUNCH();
       }
@@ -571,112 +551,174 @@ void CudaBackend::compute_forces() {
   phase_end(stats_.seconds_force);
 }
 
-void CudaBackend::integrate(bool finish, bool begin, bool write_force) {
+// The integrate kernel on the positions in `buffer` (x_n); with `begin`, x_{n+1} goes to the
+// other buffer.
+void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
+  if (n_ == 0) return;
   phase_begin();
   IntegrateArgs a{};
-  a.pos = pos_.data();
-  a.vel = vel_.data();
-  a.image = image_.data();
-  a.tag = tag_.data();
-  a.pos_at_build = pos_build_.data();
-  a.force_out = write_force ? force_.data() : nullptr;
+  a.pos_in = particles_.pos(buffer);
+  a.pos_out = particles_.pos(buffer ^ 1);
+  a.vel = particles_.vel();
+  a.image = particles_.image();
+  a.tag = particles_.tag();
+  a.pos_at_build = particles_.pos_at_build();
+  a.force_out = nullptr;
   a.n = n_;
-  a.step = static_cast<uint64_t>(host_.step);
   a.c = c_;
   a.box = box_;
   a.kind = model_.integrator.kind;
-  a.finish = finish;
   a.begin = begin;
   const float lim = static_cast<float>(model_.max_step_displacement);
   a.max_move_sq = lim * lim;
-  a.flags = flags_.data();
-  if (strategy_ == Strategy::SlotsFused) {
-    // The summation of the slots happens inside the integrator kernel.
-    integrate_kernel<SlotForce><<<blocks_for(force_threads<SlotForce>(n_)), kBlockSize, 0, stream_>>>(a, slot_source());
-  } else {
-    if (write_force) a.force_out = nullptr;  // force_ already holds the force
-    integrate_kernel<ArrayForce><<<blocks_for(n_), kBlockSize, 0, stream_>>>(a, ArrayForce{force_.data()});
+  a.half_skin_sq = half_skin_sq_;
+  a.flags = flags();
+  a.ctrl = ctrl();
+  switch (strategy_) {
+    case Strategy::SlotsFused:
+      // The summation of the slots happens inside the integrate kernel.
+      if (write_force) a.force_out = particles_.force();
+      integrate_kernel<SlotForce><<<blocks_for(force_threads<SlotForce>(n_)), kBlockSize, 0, stream_>>>(a, slot_source(buffer));
+      break;
+    case Strategy::Gather:
+      integrate_kernel<FixedArrayForce><<<blocks_for(n_), kBlockSize, 0, stream_>>>(a, FixedArrayForce{particles_.fixed_force()});
+      break;
+    default:
+      integrate_kernel<ArrayForce><<<blocks_for(n_), kBlockSize, 0, stream_>>>(a, ArrayForce{particles_.force()});
   }
   PAIRMD_CHECK_LAUNCH();
   phase_end(stats_.seconds_integrate);
 }
 
-void CudaBackend::complete_step() {
-  if (!pending_finish_) return;
-  integrate(true, false, true);
-  pending_finish_ = false;
+// A chunk: clear the halt and the step count, then `steps` times integrate and forces, the
+// positions alternating between the two buffers from `parity` on.
+void CudaBackend::enqueue_steps(int steps, int parity) {
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(&ctrl()->halt, 0, 2 * sizeof(int), stream_));  // halt, steps_done
+  static_assert(offsetof(StepControl, steps_done) == offsetof(StepControl, halt) + sizeof(int), "halt, steps_done adjacent");
+  for (int s = 0; s < steps; ++s) {
+    const int buffer = parity ^ (s & 1);
+    enqueue_integrate(buffer, true, false);
+    enqueue_forces(buffer ^ 1);
+  }
 }
 
-void CudaBackend::read_flags_and_check(int64_t force_step) {
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_flags_, flags_.data(), sizeof(DeviceFlags), cudaMemcpyDeviceToHost, stream_));
-  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  if (host_flags_->broken_bond != 0) {
-    std::ostringstream m;
-    m << "step " << force_step << ": a bond stretched beyond its maximum extension (bond #"
-      << reported_index(host_flags_->broken_bond)
-      << " of its kind); is the time step too large, or do particles overlap in the start configuration?";
-    throw SimulationBlowup(m.str());
+// Every pointer and launch size a chunk's kernels use: a captured graph stays valid while this
+// does not change.
+std::vector<uintptr_t> CudaBackend::step_signature() {
+  std::vector<uintptr_t> s = {reinterpret_cast<uintptr_t>(particles_.pos(0)), reinterpret_cast<uintptr_t>(particles_.pos(1)),
+                              reinterpret_cast<uintptr_t>(particles_.vel()), reinterpret_cast<uintptr_t>(particles_.image()),
+                              reinterpret_cast<uintptr_t>(particles_.tag()), reinterpret_cast<uintptr_t>(particles_.rank()),
+                              reinterpret_cast<uintptr_t>(particles_.force()),
+                              reinterpret_cast<uintptr_t>(particles_.fixed_force()),
+                              reinterpret_cast<uintptr_t>(particles_.pos_at_build()), static_cast<uintptr_t>(n_)};
+  for (auto& t : pair_terms_) {
+    const GpuPairList& l = *t->list;
+    for (const void* p : {static_cast<const void*>(l.i()), static_cast<const void*>(l.j()),
+                          static_cast<const void*>(l.row_start()), static_cast<const void*>(l.row_count()),
+                          static_cast<const void*>(l.col_start()), static_cast<const void*>(l.col_count()),
+                          static_cast<const void*>(l.col_pair()), static_cast<const void*>(l.col_partner()),
+                          static_cast<const void*>(t->slots.data())})
+      s.push_back(reinterpret_cast<uintptr_t>(p));
+    s.push_back(static_cast<uintptr_t>(l.capacity()));
   }
+  return s;
+}
+
+void CudaBackend::read_chunk_state() {
+  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_state_, state_.data(), sizeof(ChunkState), cudaMemcpyDeviceToHost, stream_));
+  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaBackend::clear_halt() { PAIRMD_CUDA_CHECK(cudaMemsetAsync(&ctrl()->halt, 0, sizeof(int), stream_)); }
+
+void CudaBackend::run_chunk(int steps) {
+  const int parity = particles_.current();
+  if (use_graphs_ && !profile_) {
+    graphs_.launch(steps, parity, step_signature(), stream_, [&](int k, int p) { enqueue_steps(k, p); });
+  } else {
+    enqueue_steps(steps, parity);
+  }
+  ++chunks_;
+  read_chunk_state();
+}
+
+// Steps for the next chunk: up to the rebuild the observed interval predicts, and a little
+// past it (a halted step costs a few microseconds, a chunk that ends too early a host round trip).
+int CudaBackend::chunk_length(int64_t left) const {
+  const double predicted = rebuild_interval_ - static_cast<double>(steps_since_build_);
+  const int k = std::max(2, static_cast<int>(std::ceil(predicted)) + 1);
+  return static_cast<int>(std::min<int64_t>({left, static_cast<int64_t>(k), kMaxChunk}));
+}
+
+void CudaBackend::throw_blowup(const DeviceFlags& f, int64_t step) const {
+  std::ostringstream m;
+  if (f.broken_bond != 0) {
+    m << "step " << step << ": a bond stretched beyond its maximum extension (bond #" << reported_index(f.broken_bond)
+      << " of its kind); is the time step too large, or do particles overlap in the start configuration?";
+  } else if (f.bad_force != 0) {
+    m << "step " << step << ": the force on particle " << reported_index(f.bad_force) << " is not finite or larger than "
+      << kMaxFixedForce << " in a single pair; do particles overlap in the start configuration?";
+  } else {
+    m << "step " << step + 1 << ": particle " << reported_index(f.bad_particle)
+      << " moved farther than max_step_displacement = " << model_.max_step_displacement
+      << " in one step or is no longer finite. Is the time step too large, or do particles overlap in the start "
+         "configuration?";
+  }
+  throw SimulationBlowup(m.str());
 }
 
 void CudaBackend::advance(int64_t nsteps) {
   const auto t0 = std::chrono::steady_clock::now();
-  for (int64_t s = 0; s < nsteps; ++s) {
-    integrate(pending_finish_, true, false);
-    pending_finish_ = true;
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_flags_, flags_.data(), sizeof(DeviceFlags), cudaMemcpyDeviceToHost, stream_));
-    PAIRMD_CUDA_CHECK(cudaEventRecord(flags_ready_, stream_));
-    PAIRMD_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(DeviceFlags), stream_));
-    ++host_.step;
-    compute_forces();  // speculative: valid unless the lists must be rebuilt
-    PAIRMD_CUDA_CHECK(cudaEventSynchronize(flags_ready_));
-    const DeviceFlags f = *host_flags_;
-    if (f.broken_bond != 0) {
-      std::ostringstream m;
-      m << "step " << host_.step - 1 << ": a bond stretched beyond its maximum extension (bond #"
-        << reported_index(f.broken_bond)
-        << " of its kind); is the time step too large, or do particles overlap in the start configuration?";
-      throw SimulationBlowup(m.str());
-    }
-    if (f.bad_particle != 0) {
-      std::ostringstream m;
-      m << "step " << host_.step << ": particle " << reported_index(f.bad_particle) << " moved farther than max_step_displacement = "
-        << model_.max_step_displacement << " in one step or is no longer finite. Is the time step too large, or do "
-        << "particles overlap in the start configuration?";
-      throw SimulationBlowup(m.str());
-    }
-    float disp_sq;
-    std::memcpy(&disp_sq, &f.max_disp_sq, sizeof disp_sq);
-    if (disp_sq > half_skin_sq_) {
+  if (n_ == 0) {
+    host_.step += nsteps;
+    return;
+  }
+  int64_t left = nsteps;
+  while (left > 0) {
+    run_chunk(chunk_length(left));
+    const StepControl c = host_state_->ctrl;
+    left -= c.steps_done;
+    host_.step += c.steps_done;
+    steps_since_build_ += c.steps_done;
+    if (c.steps_done & 1) particles_.flip();
+    if (c.steps_done > 0) pending_finish_ = true;
+    if (c.halt == kHaltBlowup) throw_blowup(host_state_->flags, static_cast<int64_t>(c.step));
+    if (c.halt == kHaltRebuild) {
+      clear_halt();
+      rebuild_interval_ = 0.7 * rebuild_interval_ + 0.3 * static_cast<double>(steps_since_build_);
+      steps_since_build_ = 0;
       rebuild_lists();
-      compute_forces();
+      enqueue_forces(particles_.current());
     }
   }
-  read_flags_and_check(host_.step);
   resolve_phases();
   stats_.steps += nsteps;
   stats_.seconds_total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+void CudaBackend::complete_step() {
+  if (!pending_finish_) return;
+  enqueue_integrate(particles_.current(), false, true);
+  pending_finish_ = false;
+}
+
 void CudaBackend::get_state(SystemState& s) {
   complete_step();
-  const std::vector<float4> pos = pos_.download(), vel = vel_.download();
-  const std::vector<int3> img = image_.download();
   s = host_;
-  for (int i = 0; i < n_; ++i) {
-    s.position[i] = {pos[i].x, pos[i].y, pos[i].z};
-    s.velocity[i] = {vel[i].x, vel[i].y, vel[i].z};
-    s.image[i] = {img[i].x, img[i].y, img[i].z};
-  }
+  particles_.download(s, stream_);
 }
 
 std::vector<Vec3d> CudaBackend::forces() {
+  const int cur = particles_.current();
   if (uses_slots(strategy_)) {
-    sum_slots_kernel<<<blocks_for(force_threads<SlotForce>(n_)), kBlockSize, 0, stream_>>>(slot_source(), n_, force_.data());
+    sum_slots_kernel<<<blocks_for(force_threads<SlotForce>(n_)), kBlockSize, 0, stream_>>>(
+        slot_source(cur), n_, particles_.pos(cur), particles_.force(), flags(), ctrl());
+    PAIRMD_CHECK_LAUNCH();
+  } else if (strategy_ == Strategy::Gather) {
+    fixed_to_float_kernel<<<blocks_for(n_), kBlockSize, 0, stream_>>>(particles_.fixed_force(), n_, particles_.force());
     PAIRMD_CHECK_LAUNCH();
   }
-  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  const std::vector<float4> f = force_.download();
+  const std::vector<float4> f = particles_.in_user_order(particles_.force(), stream_);
   std::vector<Vec3d> out(n_);
   for (int i = 0; i < n_; ++i) out[i] = {f[i].x, f[i].y, f[i].z};
   return out;
@@ -684,62 +726,57 @@ std::vector<Vec3d> CudaBackend::forces() {
 
 Observables CudaBackend::observables() {
   complete_step();
-  const ParticleData pd = particles();
+  Observables o;
+  o.step = host_.step;
   const size_t nterms = pair_terms_.size() + bond_terms_.size();
-  sums_.reserve_grow(2 * nterms + 4);
-  sums_.resize(2 * nterms + 4);
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(sums_.data(), 0, sums_.size() * sizeof(double), stream_));
-  auto reduce_into = [&](int blocks, int nout, double* out) {
-    sum_block_parts<<<nout, kBlockSize, 0, stream_>>>(parts_.data(), blocks, blocks, nout, out);
-    PAIRMD_CHECK_LAUNCH();
-  };
+  if (n_ == 0) {
+    o.potential_by_term.assign(nterms, 0.0);
+    return o;
+  }
+  const ParticleData pd = particles(particles_.current());
+  energy_.resize(kEnergyWords * std::max<size_t>(nterms, 1));
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(energy_.data(), 0, energy_.size() * sizeof(long long), stream_));
   for (size_t k = 0; k < pair_terms_.size(); ++k) {
     auto& t = pair_terms_[k];
-    const int count = t->list->count();
-    if (count == 0) continue;
-    const int blocks = blocks_for(count);
-    parts_.reserve_grow(2 * static_cast<size_t>(blocks));
+    const PairListView lv{t->list->i(), t->list->j(), t->list->device_count()};
     dispatch_pair<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);
-      pair_energy_kernel<Eval><<<blocks, kBlockSize, 0, stream_>>>(
-          t->list->i(), t->list->j(), count, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes,
-          t->list->full() ? 0.5 : 1.0, parts_.data());
+      pair_energy_kernel<Eval><<<blocks_for(t->list->capacity()), kBlockSize, 0, stream_>>>(
+          lv, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes,
+          t->list->full() ? 0.5f : 1.0f, energy_.data() + kEnergyWords * k);
     });
     PAIRMD_CHECK_LAUNCH();
-    reduce_into(blocks, 2, sums_.data() + 2 * k);
   }
   for (size_t k = 0; k < bond_terms_.size(); ++k) {
     auto& t = bond_terms_[k];
-    const int count = static_cast<int>(t->bonds.size());
-    const int blocks = blocks_for(count);
-    parts_.reserve_grow(2 * static_cast<size_t>(blocks));
     dispatch_bond<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);
-      bond_energy_kernel<Eval><<<blocks, kBlockSize, 0, stream_>>>(t->bi.data(), t->bj.data(), t->btype.data(), count, pd,
-                                                                   reinterpret_cast<const typename Eval::Params*>(t->table.data()),
-                                                                   parts_.data());
+      bond_energy_kernel<Eval><<<blocks_for(t->bonds.size()), kBlockSize, 0, stream_>>>(
+          bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()),
+          energy_.data() + kEnergyWords * (pair_terms_.size() + k));
     });
     PAIRMD_CHECK_LAUNCH();
-    reduce_into(blocks, 2, sums_.data() + 2 * (pair_terms_.size() + k));
   }
   const int blocks = blocks_for(n_);
   parts_.reserve_grow(4 * static_cast<size_t>(blocks));
-  kinetic_kernel<<<blocks, kBlockSize, 0, stream_>>>(vel_.data(), n_, parts_.data());
+  kinetic_kernel<<<blocks, kBlockSize, 0, stream_>>>(particles_.vel(), particles_.rank(), n_, parts_.data());
   PAIRMD_CHECK_LAUNCH();
-  reduce_into(blocks, 4, sums_.data() + 2 * nterms);
-  std::vector<double> h(2 * nterms + 4);
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(h.data(), sums_.data(), h.size() * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  sum_block_parts<<<4, kBlockSize, 0, stream_>>>(parts_.data(), blocks, blocks, 4, sums_.data());
+  PAIRMD_CHECK_LAUNCH();
+  std::vector<long long> e(energy_.size());
+  double kin[4];
+  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(e.data(), energy_.data(), e.size() * sizeof(long long), cudaMemcpyDeviceToHost, stream_));
+  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(kin, sums_.data(), sizeof kin, cudaMemcpyDeviceToHost, stream_));
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
-
-  Observables o;
-  o.step = host_.step;
   for (size_t k = 0; k < nterms; ++k) {
-    o.potential_by_term.push_back(h[2 * k]);
-    o.potential += h[2 * k];
-    o.virial += h[2 * k + 1];
+    const long long* w = e.data() + kEnergyWords * k;
+    const SplitSum energy{w[0], w[1], w[4]}, virial{w[2], w[3], w[4]};
+    o.potential_by_term.push_back(energy.value());
+    o.potential += energy.value();
+    o.virial += virial.value();
   }
-  o.kinetic = h[2 * nterms] / model_.units.force_to_accel;
-  for (int d = 0; d < 3; ++d) o.momentum[d] = h[2 * nterms + 1 + d];
+  o.kinetic = kin[0] / model_.units.force_to_accel;
+  for (int d = 0; d < 3; ++d) o.momentum[d] = kin[1 + d];
   return o;
 }
 
@@ -748,14 +785,10 @@ BackendStats CudaBackend::stats() const {
   s.device_bytes = device_bytes_in_use();
   std::ostringstream d;
   d << "strategy " << strategy_name(strategy_);
-  for (const auto& t : pair_terms_) {
-    d << ", " << pair_kind_name(t->kind) << " list " << t->list->count() << " pairs";
-    if (t->list->stencil_used() == CellStencil::HalfShell) d << " (half-shell search)";
-  }
-  if (l2_persisting_)
-    d << ", slots kept in L2 (" << l2_window_bytes_ / 1048576 << " MiB window, " << l2_persisting_ / 1048576
-      << " MiB set aside)";
-  if (!l2_note_.empty()) d << ", no L2 window: " << l2_note_;
+  for (const auto& t : pair_terms_) d << ", " << pair_kind_name(t->kind) << " list " << t->list->count() << " pairs";
+  if (stats_.steps > 0 && chunks_ > 0)
+    d << ", " << std::fixed << std::setprecision(1) << static_cast<double>(stats_.steps) / chunks_ << " steps per "
+      << (use_graphs_ ? "graph launch" : "host sync") << " (" << graphs_.captures() << " graphs captured)";
   d << ", GPU memory " << std::fixed << std::setprecision(1) << s.device_bytes / 1048576.0 << " MiB";
   if (stats_.list_capacity_growths) d << ", list grew " << stats_.list_capacity_growths << "x";
   s.detail = d.str();

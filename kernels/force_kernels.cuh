@@ -1,58 +1,80 @@
 // Force kernels of the force-summation strategies. All of them evaluate pairs through
-// eval_pair / eval_bond (kernels/pair_physics.cuh); they differ only in the thread mapping
-// and in how the per-pair forces reach the per-particle totals:
+// kernels/pair_physics.cuh; they differ only in the thread mapping and in how the per-pair
+// forces reach the per-particle totals:
 //
-//   pair_slots[_fused]  one thread per pair of the half list; the pair's force goes to its own
-//                       slot, which i adds and j subtracts (kernels/slot_layout.cuh), summed
-//                       later without atomics. Deterministic.
+//   pair_slots[_fused]  one thread per pair of the half list; the pair's F/r goes to its own
+//                       slot, which i adds and j subtracts (kernels/force_sources.cuh), summed
+//                       later in fixed point without atomics. Deterministic.
 //   pair_atomic         one thread per pair; float atomicAdd of +f and -f (scatter).
-//   pair_warp           one thread per pair of the sorted list; the contributions to the same
-//                       i are summed in the warp by a segmented shuffle reduction, so one
+//   pair_warp           one thread per pair of the row-ordered list; the contributions to the
+//                       same i are summed in the warp by a segmented shuffle reduction, so one
 //                       atomicAdd per segment (and one per pair for j) reaches memory.
 //   atom_gather         one thread per particle over a full list: each pair computed twice,
-//                       the sum kept in registers, one plain store. Deterministic.
+//                       the sum kept in fixed point in registers, one plain store. Deterministic,
+//                       and bitwise the same forces as the slots.
+//
+// Every kernel is launched over a size that stays fixed between list builds (the list's
+// capacity), reads the current pair count on the device, and does nothing once the step chunk
+// has halted (kernels/step_control.cuh), so a chunk of steps can be one CUDA graph.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "kernels/block_reduce.cuh"
-#include "integrators/gpu_integrate.cuh"
+#include "kernels/fixed_point.h"
 #include "kernels/pair_physics.cuh"
+#include "kernels/step_control.cuh"
 
 namespace pairmd {
 
-struct ParticleData {
-  const float4* pos;     // xyz + type bits
-  const float* charge;
-  int n;
-  BoxGeometry<float> box;
+// A pair list as the per-pair kernels read it.
+struct PairListView {
+  const int* pi;
+  const int* pj;
+  const unsigned long long* count;  // on the device
+};
+
+// Bonds of one kind (static, by tag): bond b joins the particles of tags bi[b] < bj[b].
+struct BondListView {
+  const unsigned* bi;
+  const unsigned* bj;
+  const int* type;
+  int count;
+  const unsigned* rank;  // particle of each tag
 };
 
 // ---- pair_slots ----------------------------------------------------------------------------
 
-// Pair k = (pi[k], pj[k]) writes its force on i into slot k; j reads it negated
-// (kernels/slot_layout.cuh). One coalesced 16-byte store per pair.
+// Pair k = (i, j) writes its F/r into slot k: one coalesced 4-byte store per pair. A grid of
+// a few blocks per multiprocessor strides over the pairs, so the launch costs little when the
+// chunk has halted.
 template <typename Eval>
-__global__ void slots_pair_kernel(const int* __restrict__ pi, const int* __restrict__ pj, int count, ParticleData pd,
-                                  const typename Eval::Params* __restrict__ table, int ntypes, float4* __restrict__ slots) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= count) return;
-  const int i = pi[k], j = pj[k];
-  const PairResult p = eval_pair<Eval>(__ldg(pd.pos + i), __ldg(pd.pos + j), Eval::kUsesCharge ? __ldg(pd.charge + i) : 0.f,
-                                       Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table, ntypes, pd.box);
-  slots[k] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
+__global__ void slots_pair_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
+                                  int ntypes, float* __restrict__ slots, const StepControl* ctrl) {
+  if (halted(ctrl)) return;
+  const long long count = static_cast<long long>(*list.count);
+  for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; k < count;
+       k += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int i = list.pi[k], j = list.pj[k];
+    const float4 xi = __ldg(pd.pos + i), xj = __ldg(pd.pos + j);
+    const Vec3<float> d = separation(xi, xj, pd.box);
+    float e;
+    slots[k] = pair_force_divr<Eval>(dot(d, d), xi, xj, Eval::kUsesCharge ? __ldg(pd.charge + i) : 0.f,
+                                     Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table, ntypes, e);
+  }
 }
 
 template <typename Eval>
-__global__ void slots_bond_kernel(const int* __restrict__ bi, const int* __restrict__ bj, const int* __restrict__ type,
-                                  int count, ParticleData pd, const typename Eval::Params* __restrict__ table,
-                                  float4* __restrict__ slots, int* broken) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= count) return;
+__global__ void slots_bond_kernel(BondListView bonds, ParticleData pd, const typename Eval::Params* __restrict__ table,
+                                  float* __restrict__ slots, int* broken, const StepControl* ctrl) {
+  if (halted(ctrl)) return;
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= bonds.count) return;
+  const Vec3<float> d = separation(pd.pos[bonds.rank[bonds.bi[b]]], pd.pos[bonds.rank[bonds.bj[b]]], pd.box);
+  float e;
   bool ok;
-  const PairResult p = eval_bond<Eval>(pd.pos[bi[k]], pd.pos[bj[k]], table[type[k]], pd.box, ok);
-  if (!ok) report_lowest(broken, k);
-  slots[k] = make_float4(p.f.x, p.f.y, p.f.z, 0.f);
+  slots[b] = bond_force_divr<Eval>(dot(d, d), table[bonds.type[b]], e, ok);
+  if (!ok) report_lowest(broken, b);
 }
 
 // ---- pair_atomic -------------------------------------------------------------------------
@@ -64,11 +86,12 @@ __device__ __forceinline__ void atomic_add3(float4* f, int i, float3 v) {
 }
 
 template <typename Eval>
-__global__ void atomic_pair_kernel(const int* __restrict__ pi, const int* __restrict__ pj, int count, ParticleData pd,
-                                   const typename Eval::Params* __restrict__ table, int ntypes, float4* force) {
+__global__ void atomic_pair_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
+                                   int ntypes, float4* force, const StepControl* ctrl) {
+  if (halted(ctrl)) return;
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= count) return;
-  const int i = pi[k], j = pj[k];
+  if (k >= static_cast<long long>(*list.count)) return;
+  const int i = list.pi[k], j = list.pj[k];
   const PairResult p = eval_pair<Eval>(__ldg(pd.pos + i), __ldg(pd.pos + j), Eval::kUsesCharge ? pd.charge[i] : 0.f,
                                        Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box);
   if (p.f.x == 0.f && p.f.y == 0.f && p.f.z == 0.f) return;  // beyond the cutoff: nothing to add
@@ -77,36 +100,39 @@ __global__ void atomic_pair_kernel(const int* __restrict__ pi, const int* __rest
 }
 
 template <typename Eval>
-__global__ void atomic_bond_kernel(const int* __restrict__ bi, const int* __restrict__ bj, const int* __restrict__ type,
-                                   int count, ParticleData pd, const typename Eval::Params* __restrict__ table, float4* force,
-                                   int* broken) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= count) return;
+__global__ void atomic_bond_kernel(BondListView bonds, ParticleData pd, const typename Eval::Params* __restrict__ table,
+                                   float4* force, int* broken, const StepControl* ctrl) {
+  if (halted(ctrl)) return;
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= bonds.count) return;
+  const int i = bonds.rank[bonds.bi[b]], j = bonds.rank[bonds.bj[b]];
   bool ok;
-  const PairResult p = eval_bond<Eval>(pd.pos[bi[k]], pd.pos[bj[k]], table[type[k]], pd.box, ok);
-  if (!ok) report_lowest(broken, k);
-  atomic_add3(force, bi[k], p.f);
-  atomic_add3(force, bj[k], make_float3(-p.f.x, -p.f.y, -p.f.z));
+  const PairResult p = eval_bond<Eval>(pd.pos[i], pd.pos[j], table[bonds.type[b]], pd.box, ok);
+  if (!ok) report_lowest(broken, b);
+  atomic_add3(force, i, p.f);
+  atomic_add3(force, j, make_float3(-p.f.x, -p.f.y, -p.f.z));
 }
 
 // ---- pair_warp -----------------------------------------------------------------------------
 
 template <typename Eval>
-__global__ void warp_pair_kernel(const int* __restrict__ pi, const int* __restrict__ pj, int count, ParticleData pd,
-                                 const typename Eval::Params* __restrict__ table, int ntypes, float4* force) {
+__global__ void warp_pair_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
+                                 int ntypes, float4* force, const StepControl* ctrl) {
+  if (halted(ctrl)) return;
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
+  const long long count = static_cast<long long>(*list.count);
   int i = -1, j = -1;
   float3 f = make_float3(0.f, 0.f, 0.f);
   if (k < count) {
-    i = pi[k];
-    j = pj[k];
+    i = list.pi[k];
+    j = list.pj[k];
     f = eval_pair<Eval>(__ldg(pd.pos + i), __ldg(pd.pos + j), Eval::kUsesCharge ? pd.charge[i] : 0.f,
                         Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box).f;
   }
   if (j >= 0 && (f.x != 0.f || f.y != 0.f || f.z != 0.f)) atomic_add3(force, j, make_float3(-f.x, -f.y, -f.z));
-  // Segmented suffix sums over lanes with the same i (the list is sorted by i, so a segment is
-  // a run of lanes): after the loop the first lane of each run holds the run's total.
+  // Segmented suffix sums over lanes with the same i (a row is contiguous, so a segment is a
+  // run of lanes): after the loop the first lane of each run holds the run's total.
   float3 s = f;
   for (int o = 1; o < 32; o <<= 1) {
     const float x = __shfl_down_sync(0xffffffffu, s.x, o);
@@ -126,94 +152,108 @@ __global__ void warp_pair_kernel(const int* __restrict__ pi, const int* __restri
 
 // ---- atom_gather ---------------------------------------------------------------------------
 
+// Particle i over its full row: the force in fixed point, written once (added to what earlier
+// terms wrote when kAccumulate).
 template <typename Eval, bool kAccumulate>
 __global__ void gather_pair_kernel(const int* __restrict__ row_start, const int* __restrict__ row_count,
                                    const int* __restrict__ pj, ParticleData pd, const typename Eval::Params* __restrict__ table,
-                                   int ntypes, float4* force) {
+                                   int ntypes, FixedVec* force, const unsigned* tag, DeviceFlags* flags,
+                                   const StepControl* ctrl) {
+  if (halted(ctrl)) return;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= pd.n) return;
   const float4 xi = pd.pos[i];
   const float qi = Eval::kUsesCharge ? pd.charge[i] : 0.f;
-  float3 sum = make_float3(0.f, 0.f, 0.f);
+  FixedVec sum = kAccumulate ? force[i] : FixedVec{};
+  bool clamped = false;
   const int start = row_start[i], end = start + row_count[i];
   for (int k = start; k < end; ++k) {
     const int j = __ldg(pj + k);
-    const float3 f = eval_pair<Eval>(xi, __ldg(pd.pos + j), qi, Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table,
-                                     ntypes, pd.box).f;
-    sum.x += f.x;
-    sum.y += f.y;
-    sum.z += f.z;
+    const float4 xj = __ldg(pd.pos + j);
+    const Vec3<float> d = separation(xi, xj, pd.box);
+    float e;
+    const float s = pair_force_divr<Eval>(dot(d, d), xi, xj, qi, Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table,
+                                          ntypes, e);
+    add_scaled(sum, s, d.x, d.y, d.z, clamped);
   }
-  if (kAccumulate) {
-    const float4 old = force[i];
-    sum.x += old.x;
-    sum.y += old.y;
-    sum.z += old.z;
-  }
-  force[i] = make_float4(sum.x, sum.y, sum.z, 0.f);
+  if (clamped) report_lowest(&flags->bad_force, static_cast<int>(tag[i]));
+  force[i] = sum;
 }
 
-// Bonds of one kind, atom-parallel: row p of (partner, type) lists every bond of p.
+// Bonds of one kind, atom-parallel: tag t's bonds are [start[t], start[t + 1]) of (partner tag,
+// type, bond index); added to the particle's fixed-point force.
 template <typename Eval>
-__global__ void gather_bond_kernel(const int* __restrict__ row_start, const int* __restrict__ partner,
-                                   const int* __restrict__ type, const int* __restrict__ bond_index, ParticleData pd,
-                                   const typename Eval::Params* __restrict__ table, float4* force, int* broken) {
+__global__ void gather_bond_kernel(const int* __restrict__ start, const unsigned* __restrict__ partner,
+                                   const int* __restrict__ type, const int* __restrict__ bond_index, const unsigned* tag,
+                                   const unsigned* rank, ParticleData pd, const typename Eval::Params* __restrict__ table,
+                                   FixedVec* force, int* broken, DeviceFlags* flags, const StepControl* ctrl) {
+  if (halted(ctrl)) return;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= pd.n) return;
+  const unsigned t = tag[i];
   const float4 xi = pd.pos[i];
-  float4 sum = force[i];
-  for (int k = row_start[i]; k < row_start[i + 1]; ++k) {
+  FixedVec sum = force[i];
+  bool clamped = false;
+  for (int k = start[t]; k < start[t + 1]; ++k) {
+    const Vec3<float> d = separation(xi, pd.pos[rank[partner[k]]], pd.box);
+    float e;
     bool ok;
-    const float3 f = eval_bond<Eval>(xi, pd.pos[partner[k]], table[type[k]], pd.box, ok).f;
+    const float s = bond_force_divr<Eval>(dot(d, d), table[type[k]], e, ok);
     if (!ok) report_lowest(broken, bond_index[k]);
-    sum.x += f.x;
-    sum.y += f.y;
-    sum.z += f.z;
+    add_scaled(sum, s, d.x, d.y, d.z, clamped);
   }
+  if (clamped) report_lowest(&flags->bad_force, static_cast<int>(t));
   force[i] = sum;
 }
 
 // ---- energies and virial (thermo steps; the same for every strategy) ------------------------
 
-// parts[blockIdx.x] = energy, parts[gridDim.x + blockIdx.x] = virial of this block's pairs,
-// scaled by `scale` (0.5 for full lists, which hold every pair twice).
+// Accumulators of one term's energy and virial, in split fixed point (kernels/fixed_point.h):
+// [0, 1] energy whole and fraction, [2, 3] virial, [4] terms that were not finite.
+constexpr int kEnergyWords = 5;
+
+__device__ __forceinline__ void add_energy_words(long long* acc, long long ew, long long ef, long long ww, long long wf,
+                                                 long long bad) {
+  long long v[kEnergyWords] = {ew, ef, ww, wf, bad};
+#pragma unroll
+  for (int q = 0; q < kEnergyWords; ++q)
+    for (int o = 16; o > 0; o >>= 1) v[q] += __shfl_down_sync(0xffffffffu, v[q], o);
+  if ((threadIdx.x & 31) == 0)
+#pragma unroll
+    for (int q = 0; q < kEnergyWords; ++q)
+      if (v[q]) atomicAdd(reinterpret_cast<unsigned long long*>(acc + q), static_cast<unsigned long long>(v[q]));
+}
+
+// Energy and virial of the pairs, scaled by `scale` (0.5 for full lists, which hold every pair
+// twice). Exact, so the sum does not depend on the order of the pairs.
 template <typename Eval>
-__global__ void pair_energy_kernel(const int* __restrict__ pi, const int* __restrict__ pj, int count, ParticleData pd,
-                                   const typename Eval::Params* __restrict__ table, int ntypes, double scale, double* parts) {
+__global__ void pair_energy_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
+                                   int ntypes, float scale, long long* acc) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  double e = 0.0, w = 0.0;
-  if (k < count) {
-    const int i = pi[k], j = pj[k];
+  int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
+  if (k < static_cast<long long>(*list.count)) {
+    const int i = list.pi[k], j = list.pj[k];
     const PairResult p = eval_pair<Eval>(pd.pos[i], pd.pos[j], Eval::kUsesCharge ? pd.charge[i] : 0.f,
                                          Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box);
-    e = scale * p.e;
-    w = scale * p.w;
+    split_add(scale * p.e, ew, ef, bad);
+    split_add(scale * p.w, ww, wf, bad);
   }
-  e = block_reduce(e, SumOp{}, 0.0);
-  w = block_reduce(w, SumOp{}, 0.0);
-  if (threadIdx.x == 0) {
-    parts[blockIdx.x] = e;
-    parts[gridDim.x + blockIdx.x] = w;
-  }
+  add_energy_words(acc, ew, ef, ww, wf, bad);
 }
 
 template <typename Eval>
-__global__ void bond_energy_kernel(const int* __restrict__ bi, const int* __restrict__ bj, const int* __restrict__ type,
-                                   int count, ParticleData pd, const typename Eval::Params* __restrict__ table, double* parts) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  double e = 0.0, w = 0.0;
-  if (k < count) {
+__global__ void bond_energy_kernel(BondListView bonds, ParticleData pd, const typename Eval::Params* __restrict__ table,
+                                   long long* acc) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
+  if (b < bonds.count) {
     bool ok;
-    const PairResult p = eval_bond<Eval>(pd.pos[bi[k]], pd.pos[bj[k]], table[type[k]], pd.box, ok);
-    e = p.e;
-    w = p.w;
+    const PairResult p =
+        eval_bond<Eval>(pd.pos[bonds.rank[bonds.bi[b]]], pd.pos[bonds.rank[bonds.bj[b]]], table[bonds.type[b]], pd.box, ok);
+    split_add(p.e, ew, ef, bad);
+    split_add(p.w, ww, wf, bad);
   }
-  e = block_reduce(e, SumOp{}, 0.0);
-  w = block_reduce(w, SumOp{}, 0.0);
-  if (threadIdx.x == 0) {
-    parts[blockIdx.x] = e;
-    parts[gridDim.x + blockIdx.x] = w;
-  }
+  add_energy_words(acc, ew, ef, ww, wf, bad);
 }
 
 }  // namespace pairmd

@@ -1,209 +1,136 @@
 #include "neighbor/gpu_pair_list.cuh"
 
-#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
-#include <cstring>
-#include <limits>
+#include <climits>
+#include <cmath>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 #include "kernels/block_reduce.cuh"
-#include "neighbor/cell_walk.h"
-#include "neighbor/pair_keys.h"
+#include "neighbor/cell_runs.h"
 
 namespace pairmd {
 
 namespace {
 
-// Ordered-int encoding of floats so integer atomicMin/Max compare them correctly.
-__device__ __forceinline__ int float_order(float f) {
-  const int b = __float_as_int(f);
-  return b >= 0 ? b : b ^ 0x7fffffff;
-}
-__host__ __device__ inline float order_float(int b) {
-  const int f = b >= 0 ? b : b ^ 0x7fffffff;
-#ifdef __CUDA_ARCH__
-  return __int_as_float(f);
-#else
-  float r;
-  std::memcpy(&r, &f, sizeof r);
-  return r;
-#endif
-}
-
-__global__ void bounding_box_kernel(const float4* pos, int n, int* out /* min xyz, max xyz */) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  float4 p = t < n ? pos[t] : pos[0];
-  const float v[3] = {p.x, p.y, p.z};
-  for (int d = 0; d < 3; ++d) {
-    const float lo = block_reduce(v[d], MinOp{}, v[d]);
-    const float hi = block_reduce(v[d], MaxOp{}, v[d]);
-    if (threadIdx.x == 0) {
-      atomicMin(out + d, float_order(lo));
-      atomicMax(out + 3 + d, float_order(hi));
-    }
-  }
-}
-
-__global__ void assign_cells_kernel(const float4* pos, int n, float3 lo, float3 inv, int3 dims, int* cell_of, int* index) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float4 p = pos[i];
-  const int cx = min(dims.x - 1, max(0, __float2int_rd((p.x - lo.x) * inv.x)));
-  const int cy = min(dims.y - 1, max(0, __float2int_rd((p.y - lo.y) * inv.y)));
-  const int cz = min(dims.z - 1, max(0, __float2int_rd((p.z - lo.z) * inv.z)));
-  cell_of[i] = (cz * dims.y + cy) * dims.x + cx;
-  index[i] = i;
-}
-
-__global__ void cell_bounds_kernel(const int* cell_sorted, int n, int* start, int* end) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n) return;
-  const int c = cell_sorted[t];
-  if (t == 0 || cell_sorted[t - 1] != c) start[c] = t;
-  if (t == n - 1 || cell_sorted[t + 1] != c) end[c] = t + 1;
-}
-
-// Positions in cell order, the particle index in w (the search needs no type).
-__global__ void gather_cell_order_kernel(const float4* pos, const unsigned* tag, const int* particles, int n,
-                                         float4* cell_pos, unsigned* cell_tag) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= n) return;
-  const int i = particles[k];
-  const float4 p = pos[i];
-  cell_pos[k] = make_float4(p.x, p.y, p.z, __int_as_float(i));
-  cell_tag[k] = tag[i];
-}
-
-// The cell list as the walk (neighbor/cell_walk.h) reads it.
-struct CellGrid {
-  const float4* cell_pos;    // xyz + particle index bits, in cell order: a cell's candidates are contiguous
-  const unsigned* cell_tag;  // their tags
-  const int* cell_of;        // the cell of each, ascending
-  const int* starts;         // [starts[c], ends[c]) are cell c's particles (0, 0 when empty)
-  const int* ends;
-  CellDims dims;
-
-  __device__ int start(int c) const { return starts[c]; }
-  __device__ int end(int c) const { return ends[c]; }
-  __device__ unsigned tag(int k) const { return cell_tag[k]; }
-  __device__ WalkCandidate candidate(int k) const {
-    const float4 p = cell_pos[k];  // one 16-byte load: position and index
-    return {{p.x, p.y, p.z}, __float_as_int(p.w)};
-  }
-};
-
-// The search gives each particle kSplit neighbouring threads, each walking every kSplit-th
-// cell of the stencil: more threads in flight hide the latency of the candidate loop
-// (measured in docs/benchmarks.md). Thread t takes part t % kSplit of the (t / kSplit)-th
-// particle in cell order, so a warp holds 32 / kSplit particles from one or a few home cells,
-// and lanes with the same home cell and part load the same candidates.
+// Threads per particle in the search: more threads in flight hide the latency of the
+// candidate loop (measured in docs/benchmarks.md). They are neighbouring lanes of one warp.
 constexpr int kSearchSplit = 4;
+constexpr int kSearchBlock = 128;
 
-// What one search thread walks with: its particle and its exclusions.
-struct SearchThread {
-  int h;          // the particle's place in cell order
-  int part;       // which stencil cells: part, part + kSplit, ...
-  int i;          // the particle's index
-  Vec3<float> x;  // and position
-  const int* ex;  // its exclusion row (by tag)
+struct SearchArgs {
+  PairListInput in;
+  CellGridDims dims;
+  StencilReach reach;
+  const int* cell_of;
+  const int* cell_start;
+  float rlist_sq;
+  int staging;                    // partners a thread can stage in shared memory
+  unsigned long long capacity;    // pairs the output arrays hold
+  int* pi;
+  int* pj;
+  int* row_start;
+  int* row_count;
+  int* col_count;                 // columns only
+  int* col_place;
+  unsigned long long* counter;    // [0] pairs claimed, [1] most partners one thread found beyond staging
 };
 
-template <int kSplit>
-__device__ __forceinline__ SearchThread search_thread(const PairListInput& in, const CellGrid& g, long t, int h) {
-  const float4 p = g.cell_pos[h];
-  const int* ex = in.exclusion_width > 0 ? in.exclusions + static_cast<size_t>(g.cell_tag[h]) * in.exclusion_width : nullptr;
-  return {h, static_cast<int>(t % kSplit), __float_as_int(p.w), {p.x, p.y, p.z}, ex};
-}
-
-// Pass 1: pairs per thread, and room claimed with one integer atomicAdd per warp. Inside the
-// room a warp claims, lanes follow in order: each particle's parts end up contiguous. With the
-// full stencil a particle's parts add up to its row length (its partners j > i), written here;
-// the half shell finds some of i's pairs from j's side, so its row lengths come after the sort.
-template <bool kFull, CellStencil kStencil, int kSplit>
-__global__ void count_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, int* row_count, int* lane_offset,
-                                   int* lane_end, unsigned long long* counter) {
-  static_assert(kSplit > 0 && (kSplit & (kSplit - 1)) == 0 && kSplit <= 32, "parts must tile a warp");
+// One pass: walk, stage, claim, copy out. Inactive lanes (past the last particle) stay for the
+// warp's shuffles.
+template <bool kFull, bool kColumns>
+__global__ void __launch_bounds__(kSearchBlock) search_kernel(SearchArgs a) {
+  extern __shared__ int stage[];  // stage[m * blockDim.x + threadIdx.x]: no bank conflicts
   const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
-  const int h = static_cast<int>(t / kSplit);
-  const bool active = h < in.n;  // the whole warp stays for the shuffles below
-  const SearchThread s = search_thread<kSplit>(in, g, t, active ? h : in.n - 1);
-  int count = 0;
-  for_each_partner<kFull, kStencil, kSplit>(g, g.dims, in.box, s.h, g.cell_of[s.h], s.part, s.x, s.i, s.ex,
-                                            in.exclusion_width, active, rlist_sq, [&](int) { ++count; });
-  int incl = count;
+  const int i = static_cast<int>(t / kSearchSplit);
+  const int part = static_cast<int>(t % kSearchSplit);
+  const bool active = i < a.in.n;
+  int found = 0;
+  if (active) {
+    const float4 xi = a.in.pos[i];
+    const int c = a.cell_of[i];
+    const int cx = c % a.dims.nx, cy = (c / a.dims.nx) % a.dims.ny, cz = c / (a.dims.nx * a.dims.ny);
+    const int* ex = a.in.exclusion_width > 0 ? a.in.exclusions + static_cast<size_t>(a.in.tag[i]) * a.in.exclusion_width
+                                             : nullptr;
+    const Vec3<float> L = a.in.box.L;
+    const int* cell_start = a.cell_start;
+    for_each_candidate_range(a.dims, a.reach, [cell_start](int cell) { return __ldg(cell_start + cell); }, cx, cy, cz, i,
+                             !kFull, part, kSearchSplit, [&](const CandidateRange& r) {
+      for (int k = r.begin; k < r.end; ++k) {
+        const float4 q = __ldg(a.in.pos + k);
+        const float dx = shifted_separation(xi.x, q.x, r.sx, L.x);
+        const float dy = shifted_separation(xi.y, q.y, r.sy, L.y);
+        const float dz = shifted_separation(xi.z, q.z, r.sz, L.z);
+        bool take = dx * dx + dy * dy + dz * dz < a.rlist_sq;
+        if (kFull) take = take && k != i;
+        if (take && ex) {
+          const int tag_k = static_cast<int>(__ldg(a.in.tag + k));
+          for (int e = 0; e < a.in.exclusion_width; ++e) take = take && ex[e] != tag_k;
+        }
+        if (take) {
+          if (found < a.staging) stage[found * blockDim.x + threadIdx.x] = k;
+          ++found;
+        }
+      }
+    });
+  }
+  int incl = found;
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
     const int y = __shfl_up_sync(0xffffffffu, incl, o);
     if (lane >= o) incl += y;
   }
   const int total = __shfl_sync(0xffffffffu, incl, 31);
+  const bool overflowed = __any_sync(0xffffffffu, found > a.staging);
+  if (found > a.staging) atomicMax(a.counter + 1, static_cast<unsigned long long>(found));
   // 64-bit claims, so an impossible total (> 2^31 pairs) is seen on the host, not wrapped.
   unsigned long long room = 0;
-  if (lane == 31 && total > 0) room = atomicAdd(counter, static_cast<unsigned long long>(total));
+  if (lane == 31 && total > 0) room = atomicAdd(a.counter, static_cast<unsigned long long>(total));
   room = __shfl_sync(0xffffffffu, room, 31);
-  int row = count;  // full stencil: the particle's parts are lanes aligned to kSplit, add them up
-  if (kStencil == CellStencil::Full) {
+  int row = found;  // a particle's parts are kSearchSplit aligned lanes: add them up
 #pragma unroll
-    for (int o = 1; o < kSplit; o <<= 1) row += __shfl_xor_sync(0xffffffffu, row, o);
+  for (int o = 1; o < kSearchSplit; o <<= 1) row += __shfl_xor_sync(0xffffffffu, row, o);
+  const unsigned long long first = room + incl - found;
+  if (active && part == 0) {
+    a.row_start[i] = static_cast<int>(first);
+    a.row_count[i] = row;
   }
-  if (active) {
-    if (kStencil == CellStencil::Full && s.part == 0) row_count[s.i] = row;
-    lane_offset[t] = static_cast<int>(room + incl - count);
-    lane_end[t] = static_cast<int>(room + incl);
+  if (!active || overflowed || room + total > a.capacity) return;  // the host grows and searches again
+  for (int m = 0; m < found; ++m) {
+    const int j = stage[m * blockDim.x + threadIdx.x];
+    const size_t k = first + m;
+    a.pj[k] = j;
+    a.pi[k] = i;
+    if (kColumns) a.col_place[k] = atomicAdd(a.col_count + j, 1);
   }
 }
 
-// Pass 2: the same walk; each thread writes its pairs into the room its warp claimed. The half
-// shell meets a pair from either side: the key is (min, max), as in a half list.
-template <bool kFull, CellStencil kStencil, int kSplit, typename Key>
-__global__ void write_pairs_kernel(PairListInput in, CellGrid g, float rlist_sq, const int* lane_offset,
-                                   const int* lane_end, int bits, Key* keys, unsigned long long* disagreed) {
-  const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int h = static_cast<int>(t / kSplit);
-  if (h >= in.n) return;
-  const SearchThread s = search_thread<kSplit>(in, g, t, h);
-  int out = lane_offset[t];
-  const int end = lane_end[t];
-  // Never past the room counted in pass 1 (the walks are the same code, so they agree).
-  for_each_partner<kFull, kStencil, kSplit>(g, g.dims, in.box, s.h, g.cell_of[s.h], s.part, s.x, s.i, s.ex,
-                                            in.exclusion_width, true, rlist_sq, [&](int j) {
-    if (out < end)
-      keys[out] = kStencil == CellStencil::HalfShell ? half_list_key<Key>(s.i, j, bits) : pair_key<Key>(s.i, j, bits);
-    ++out;
-  });
-  if (out != end) atomicOr(disagreed, 1ull);
-}
-
-template <typename Key>
-__global__ void decode_pairs_kernel(const Key* keys, int count, int bits, int* pi, int* pj) {
+// Pair k goes to place col_place[k] of its j's column.
+__global__ void scatter_columns_kernel(const int* pi, const int* pj, const int* col_place, const int* col_start, int count,
+                                       int* col_pair, int* col_partner) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= count) return;
-  const Key key = keys[k];
-  pi[k] = key_first(key, bits);
-  pj[k] = key_second(key, bits);
+  const int e = col_start[pj[k]] + col_place[k];
+  col_pair[e] = k;
+  col_partner[e] = pi[k];
 }
 
-// Row offsets and lengths from the sorted keys, where the search did not count rows (the half
-// shell): two binary searches per particle; p = n gives the total.
-template <typename Key>
-__global__ void rows_from_keys_kernel(const Key* keys, int count, int bits, int n, int* row_start, int* row_count) {
-  const int p = blockIdx.x * blockDim.x + threadIdx.x;
-  if (p > n) return;
-  int start, length;
-  row_in_keys(keys, count, bits, n, p, start, length);
-  row_start[p] = start;
-  row_count[p] = length;
-}
+int round_up(int v, int m) { return (v + m - 1) / m * m; }
 
 }  // namespace
 
-GpuPairList::GpuPairList(float cutoff, float skin, bool full, size_t initial_capacity, CellStencil stencil)
-    : cutoff_(cutoff), skin_(skin), full_(full), stencil_(stencil), capacity_(std::max<size_t>(initial_capacity, 1)) {
+GpuPairList::GpuPairList(float cutoff, float skin, bool full, bool columns, double expected_per_particle, int n)
+    : cutoff_(cutoff), skin_(skin), full_(full), columns_(columns) {
+  const double per = std::max(1.0, expected_per_particle);
+  capacity_ = static_cast<size_t>(per * std::max(n, 1)) + 1;
+  // Chunks are a quarter of a row; fluctuations stay well inside twice that.
+  staging_ = round_up(static_cast<int>(std::ceil(2.0 * per / kSearchSplit)) + 4, 4);
+  int device = 0;
+  PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
+  PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_shared_, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   PAIRMD_CUDA_CHECK(cudaMallocHost(&host_counter_, 2 * sizeof(unsigned long long)));
   counter_.resize(2);
   PAIRMD_CUDA_CHECK(cudaMemset(counter_.data(), 0, 2 * sizeof(unsigned long long)));
@@ -212,164 +139,118 @@ GpuPairList::GpuPairList(float cutoff, float skin, bool full, size_t initial_cap
 GpuPairList::~GpuPairList() { cudaFreeHost(host_counter_); }
 
 size_t GpuPairList::bytes() const {
-  return cell_of_.bytes() + cell_sorted_.bytes() + cell_index_.bytes() + cell_particles_.bytes() + cell_start_.bytes() +
-         cell_end_.bytes() + cell_pos_.bytes() + cell_tag_.bytes() + row_count_.bytes() + row_start_.bytes() +
-         lane_offset_.bytes() + lane_end_.bytes() + bbox_.bytes() + keys_.bytes() + keys_sorted_.bytes() + i_.bytes() + j_.bytes() + cub_temp_.bytes();
+  return i_.bytes() + j_.bytes() + row_start_.bytes() + row_count_.bytes() + col_count_.bytes() + col_start_.bytes() +
+         col_place_.bytes() + col_pair_.bytes() + col_partner_.bytes() + counter_.bytes() + cub_temp_.bytes();
 }
 
-void GpuPairList::build_cells(const PairListInput& in, cudaStream_t stream) {
-  const float rlist = cutoff_ + skin_;
-  float lo[3] = {in.box.lo.x, in.box.lo.y, in.box.lo.z};
-  float len[3] = {in.box.L.x, in.box.L.y, in.box.L.z};
-  if (!in.box.periodic) {
-    // Open boundaries: the grid covers the particles' bounding box, read back once per build.
-    int init[6];
-    for (int d = 0; d < 3; ++d) {
-      init[d] = 0x7fffffff;
-      init[3 + d] = static_cast<int>(0x80000000u);
+template <bool kFull, bool kColumns>
+void launch_search(const SearchArgs& a, int threads_per_block, int shared, size_t threads, cudaStream_t stream) {
+  const int blocks = static_cast<int>((threads + threads_per_block - 1) / threads_per_block);
+  search_kernel<kFull, kColumns><<<blocks, threads_per_block, shared, stream>>>(a);
+  PAIRMD_CHECK_LAUNCH();
+}
+
+void GpuPairList::search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream) {
+  const int n = in.n;
+  const double rlist = static_cast<double>(cutoff_) + skin_;
+  SearchArgs a{};
+  a.in = in;
+  a.dims = grid.dims;
+  a.reach = {reach_for(rlist, grid.cell_width[0]), reach_for(rlist, grid.cell_width[1]),
+             reach_for(rlist, grid.cell_width[2])};
+  a.cell_of = grid.cell_of;
+  a.cell_start = grid.cell_start;
+  const float rl = cutoff_ + skin_;
+  a.rlist_sq = rl * rl;
+  a.counter = counter_.data();
+  const size_t threads = static_cast<size_t>(n) * kSearchSplit;
+  for (;;) {
+    i_.resize(capacity_);
+    j_.resize(capacity_);
+    if (columns_) col_place_.resize(capacity_);
+    // The staging buffer of a block: smaller blocks where a thread must stage many partners.
+    int block = kSearchBlock;
+    while (block > 32 && static_cast<size_t>(staging_) * block * sizeof(int) > static_cast<size_t>(max_shared_)) block /= 2;
+    const size_t shared = static_cast<size_t>(staging_) * block * sizeof(int);
+    if (shared > static_cast<size_t>(max_shared_))
+      throw std::runtime_error("GPU pair list: a particle has more than " + std::to_string(kSearchSplit * (staging_ - 1)) +
+                               " partners within cutoff + skin (" + std::to_string(rlist) +
+                               "), more than one search thread can stage; use a shorter cutoff or skin");
+    if (static_cast<int>(shared) > shared_set_) {
+      PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_shared_));
+      PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_shared_));
+      PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_shared_));
+      shared_set_ = max_shared_;
     }
-    bbox_.resize(6);
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(bbox_.data(), init, sizeof init, cudaMemcpyHostToDevice, stream));
-    bounding_box_kernel<<<blocks_for(in.n), kBlockSize, 0, stream>>>(in.pos, in.n, bbox_.data());
-    PAIRMD_CHECK_LAUNCH();
-    int out[6];
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(out, bbox_.data(), sizeof out, cudaMemcpyDeviceToHost, stream));
+    a.staging = staging_;
+    a.capacity = capacity_;
+    a.pi = i_.data();
+    a.pj = j_.data();
+    a.row_start = row_start_.data();
+    a.row_count = row_count_.data();
+    a.col_count = columns_ ? col_count_.data() : nullptr;
+    a.col_place = columns_ ? col_place_.data() : nullptr;
+    PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, 2 * sizeof(unsigned long long), stream));
+    if (columns_) PAIRMD_CUDA_CHECK(cudaMemsetAsync(col_count_.data(), 0, (n + 1) * sizeof(int), stream));
+    if (full_) launch_search<true, false>(a, block, static_cast<int>(shared), threads, stream);
+    else if (columns_) launch_search<false, true>(a, block, static_cast<int>(shared), threads, stream);
+    else launch_search<false, false>(a, block, static_cast<int>(shared), threads, stream);
+    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), 2 * sizeof(unsigned long long),
+                                      cudaMemcpyDeviceToHost, stream));
     PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (int d = 0; d < 3; ++d) {
-      lo[d] = order_float(out[d]);
-      len[d] = order_float(out[3 + d]) - lo[d] + 1e-4f;
+    const unsigned long long total = host_counter_[0], most = host_counter_[1];
+    if (total > static_cast<unsigned long long>(INT_MAX))
+      throw std::runtime_error("GPU pair list: " + std::to_string(total) +
+                               " pairs exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
+    bool again = false;
+    if (most > static_cast<unsigned long long>(staging_)) {  // grow the staging, then search again
+      staging_ = round_up(static_cast<int>(most + most / 4) + 4, 4);
+      ++growths_;
+      again = true;
+    }
+    if (total > capacity_) {  // nothing was written: grow first, so no pair is ever dropped
+      capacity_ = static_cast<size_t>(total * 1.25) + 1;
+      ++growths_;
+      again = true;
+    }
+    if (!again) {
+      count_ = static_cast<int>(total);
+      return;
     }
   }
-  for (int d = 0; d < 3; ++d) dims_[d] = cells_along(len[d], rlist, in.n);
-  cell_lo_ = make_float3(lo[0], lo[1], lo[2]);
-  cell_inv_ = make_float3(dims_[0] / len[0], dims_[1] / len[1], dims_[2] / len[2]);
-  const int ncell = dims_[0] * dims_[1] * dims_[2];
-
-  const int n = in.n;
-  cell_of_.resize(n);
-  cell_sorted_.resize(n);
-  cell_index_.resize(n);
-  cell_particles_.resize(n);
-  cell_start_.resize(ncell);
-  cell_end_.resize(ncell);
-  assign_cells_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(in.pos, n, cell_lo_, cell_inv_,
-                                                                 make_int3(dims_[0], dims_[1], dims_[2]),
-                                                                 cell_of_.data(), cell_index_.data());
-  PAIRMD_CHECK_LAUNCH();
-  size_t temp = 0;
-  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp, cell_of_.data(), cell_sorted_.data(), cell_index_.data(),
-                                                    cell_particles_.data(), n, 0, bits_for(ncell), stream));
-  cub_temp_.reserve_grow(temp);
-  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp_.data(), temp, cell_of_.data(), cell_sorted_.data(),
-                                                    cell_index_.data(), cell_particles_.data(), n, 0, bits_for(ncell), stream));
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(cell_start_.data(), 0, ncell * sizeof(int), stream));
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(cell_end_.data(), 0, ncell * sizeof(int), stream));
-  cell_bounds_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(cell_sorted_.data(), n, cell_start_.data(), cell_end_.data());
-  PAIRMD_CHECK_LAUNCH();
-  cell_pos_.resize(n);
-  cell_tag_.resize(n);
-  gather_cell_order_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(in.pos, in.tag, cell_particles_.data(), n,
-                                                                     cell_pos_.data(), cell_tag_.data());
-  PAIRMD_CHECK_LAUNCH();
 }
 
-void GpuPairList::build(const PairListInput& in, cudaStream_t stream) {
+void GpuPairList::build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream) {
   const int n = in.n;
+  row_start_.resize(std::max(n, 1));
+  row_count_.resize(std::max(n, 1));
+  if (columns_) {
+    col_count_.resize(n + 1);  // the extra 0 makes the scan's last entry the total
+    col_start_.resize(n + 1);
+  }
   if (n == 0) {
     count_ = 0;
+    PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), stream));
+    ++builds_;
     return;
   }
-  build_cells(in, stream);
-  // Keys (i << b) | j: 32 bits while 2b <= 32 (up to 65,536 particles), else 64.
-  if (2 * bits_for(n) <= 32) write_sort_decode<unsigned>(in, stream);
-  else write_sort_decode<unsigned long long>(in, stream);
+  search(in, grid, stream);
+  if (columns_) {
+    col_pair_.resize(capacity_);
+    col_partner_.resize(capacity_);
+    size_t temp = 0;
+    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp, col_count_.data(), col_start_.data(), n + 1, stream));
+    cub_temp_.reserve_grow(temp);
+    temp = cub_temp_.capacity();
+    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_.data(), temp, col_count_.data(), col_start_.data(), n + 1, stream));
+    if (count_ > 0) {
+      scatter_columns_kernel<<<blocks_for(count_), kBlockSize, 0, stream>>>(i_.data(), j_.data(), col_place_.data(),
+                                                                            col_start_.data(), count_, col_pair_.data(),
+                                                                            col_partner_.data());
+      PAIRMD_CHECK_LAUNCH();
+    }
+  }
   ++builds_;
-}
-
-template <CellStencil S>
-using StencilConstant = std::integral_constant<CellStencil, S>;
-
-// Calls fn(kFull, kStencil) with the search this build runs, as compile-time constants.
-template <typename Fn>
-void with_search(bool full, CellStencil stencil, Fn&& fn) {
-  if (full) fn(std::true_type{}, StencilConstant<CellStencil::Full>{});
-  else if (stencil == CellStencil::HalfShell) fn(std::false_type{}, StencilConstant<CellStencil::HalfShell>{});
-  else fn(std::false_type{}, StencilConstant<CellStencil::Full>{});
-}
-
-template <typename Key>
-void GpuPairList::write_sort_decode(const PairListInput& in, cudaStream_t stream) {
-  const int n = in.n;
-  const CellDims dims{dims_[0], dims_[1], dims_[2], in.box.periodic};
-  const CellGrid g{cell_pos_.data(), cell_tag_.data(), cell_sorted_.data(), cell_start_.data(), cell_end_.data(), dims};
-  // The half shell where asked for and exact (a half list, no periodic direction of 2 cells).
-  used_stencil_ = !full_ && stencil_ == CellStencil::HalfShell && half_shell_exact(dims) ? CellStencil::HalfShell
-                                                                                          : CellStencil::Full;
-  const float rlist = cutoff_ + skin_;
-  const float rlist_sq = rlist * rlist;
-  row_count_.resize(n + 1);  // the extra 0 makes the scan's last entry the total
-  row_start_.resize(n + 1);
-  const size_t threads = static_cast<size_t>(n) * kSearchSplit;
-  lane_offset_.resize(threads);
-  lane_end_.resize(threads);
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), stream));  // [1] stays
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(row_count_.data(), 0, (n + 1) * sizeof(int), stream));
-  with_search(full_, used_stencil_, [&](auto full, auto stencil) {
-    count_pairs_kernel<decltype(full)::value, decltype(stencil)::value, kSearchSplit>
-        <<<blocks_for(threads), kBlockSize, 0, stream>>>(in, g, rlist_sq, row_count_.data(), lane_offset_.data(),
-                                                         lane_end_.data(), counter_.data());
-    PAIRMD_CHECK_LAUNCH();
-  });
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
-                                    stream));
-  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (host_counter_[1] != 0)
-    throw std::logic_error("GPU pair list: the count and write passes of the previous build disagreed (a bug; please "
-                           "report it with the config)");
-  if (host_counter_[0] > static_cast<unsigned long long>(std::numeric_limits<int>::max()))
-    throw std::runtime_error("GPU pair list: " + std::to_string(host_counter_[0]) +
-                             " pairs exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
-  count_ = static_cast<int>(host_counter_[0]);
-
-  // Nothing has been written yet: grow first, so no pair is ever dropped.
-  if (static_cast<size_t>(count_) > capacity_) {
-    capacity_ = static_cast<size_t>(count_ * 1.25) + 1;
-    ++growths_;
-  }
-  keys_.resize(capacity_ * sizeof(Key));
-  keys_sorted_.resize(capacity_ * sizeof(Key));
-  i_.resize(capacity_);
-  j_.resize(capacity_);
-  Key* keys = reinterpret_cast<Key*>(keys_.data());
-  Key* sorted = reinterpret_cast<Key*>(keys_sorted_.data());
-  const int bits = bits_for(n);
-  with_search(full_, used_stencil_, [&](auto full, auto stencil) {
-    write_pairs_kernel<decltype(full)::value, decltype(stencil)::value, kSearchSplit, Key>
-        <<<blocks_for(threads), kBlockSize, 0, stream>>>(in, g, rlist_sq, lane_offset_.data(), lane_end_.data(), bits,
-                                                         keys, counter_.data() + 1);
-    PAIRMD_CHECK_LAUNCH();
-  });
-
-  // One radix sort over the 2b key bits: by i, and inside each row by j. The list is
-  // canonical, whatever order the warps claimed their room in, whatever the cell grid and
-  // whichever stencil found the pairs.
-  size_t temp_sort = 0, temp_scan = 0;
-  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_sort, keys, sorted, count_, 0, 2 * bits, stream));
-  PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_scan, row_count_.data(), row_start_.data(), n + 1, stream));
-  cub_temp_.reserve_grow(std::max(temp_sort, temp_scan));
-  temp_sort = temp_scan = cub_temp_.capacity();
-  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(cub_temp_.data(), temp_sort, keys, sorted, count_, 0, 2 * bits, stream));
-  if (used_stencil_ == CellStencil::Full) {
-    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_.data(), temp_scan, row_count_.data(), row_start_.data(), n + 1, stream));
-  } else {
-    rows_from_keys_kernel<Key><<<blocks_for(n + 1), kBlockSize, 0, stream>>>(sorted, count_, bits, n, row_start_.data(),
-                                                                             row_count_.data());
-    PAIRMD_CHECK_LAUNCH();
-  }
-  if (count_ > 0) {
-    decode_pairs_kernel<Key><<<blocks_for(count_), kBlockSize, 0, stream>>>(sorted, count_, bits, i_.data(), j_.data());
-    PAIRMD_CHECK_LAUNCH();
-  }
 }
 
 }  // namespace pairmd

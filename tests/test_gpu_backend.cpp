@@ -120,25 +120,13 @@ bool bitwise_equal(const SystemState& a, const SystemState& b) {
          std::memcmp(a.image.data(), b.image.data(), a.size() * sizeof(Int3)) == 0;
 }
 
-// Sets an environment variable for the life of the guard, also where a test throws.
-struct ScopedEnv {
-  const char* var;
-  ScopedEnv(const char* v, const char* value) : var(v) { EXPECT_EQ(setenv(v, value, 1), 0); }
-  ~ScopedEnv() { unsetenv(var); }
-};
-
-// 300 steps of a system from its start state, across list rebuilds; where `var` is given, it
-// is set to `value` while the backend is made (the development switches are read then).
-BackendStats run_300(const testing::TestSystem& sys, const std::string& strategy, SystemState& out,
-                     const char* var = nullptr, const char* value = nullptr) {
-  std::unique_ptr<Backend> g;
-  if (var) {
-    ScopedEnv env(var, value);
-    g = gpu(sys.model(), sys.system.state, strategy);
-  } else {
-    g = gpu(sys.model(), sys.system.state, strategy);
-  }
+// 300 steps of a system from its start state, across list rebuilds; with `direct`, launched
+// kernel by kernel (profiling mode) instead of as CUDA graphs.
+BackendStats run_300(const testing::TestSystem& sys, const std::string& strategy, SystemState& out, bool direct = false) {
+  auto g = gpu(sys.model(), sys.system.state, strategy);
+  g->set_profiling(direct);
   g->advance(300);
+  g->set_profiling(false);
   g->get_state(out);
   const BackendStats stats = g->stats();
   EXPECT_GT(stats.list_builds, 2) << "the test must cross list rebuilds";
@@ -157,43 +145,41 @@ TEST(GpuBackend, DeterministicStrategiesAreBitwiseReproducible) {
   }
 }
 
-// 300 steps of every example and deterministic strategy with the environment variable `var`
-// set to `value` must be bitwise the 300 steps without it. Returns the stats lines of the runs
-// with it, so the caller can check the setting took effect.
-std::string same_trajectory_with(const char* var, const char* value) {
-  std::string details;
+// The deterministic strategies compute each pair's F/r with the same evaluator and add the same
+// fixed-point contributions: their forces, and so their trajectories, are bitwise the same.
+TEST(GpuBackend, DeterministicStrategiesAgreeBitForBit) {
+  REQUIRE_GPU();
+  for (auto& sys : example_systems()) {
+    SystemState s = sys.system.state;
+    jiggle(s, 0.05, 17);
+    const std::vector<Vec3d> ref = gpu(sys.model(), s, kDeterministic[0])->forces();
+    SystemState ref_run;
+    run_300(sys, kDeterministic[0], ref_run);
+    for (size_t k = 1; k < kDeterministic.size(); ++k) {
+      const std::vector<Vec3d> f = gpu(sys.model(), s, kDeterministic[k])->forces();
+      ASSERT_EQ(f.size(), ref.size());
+      EXPECT_EQ(std::memcmp(f.data(), ref.data(), f.size() * sizeof(Vec3d)), 0)
+          << sys.name << ": forces of " << kDeterministic[k] << " differ from " << kDeterministic[0];
+      SystemState run;
+      run_300(sys, kDeterministic[k], run);
+      EXPECT_TRUE(bitwise_equal(run, ref_run)) << sys.name << ": trajectory of " << kDeterministic[k];
+    }
+  }
+}
+
+// Chunks of steps replayed as CUDA graphs are a way of launching, not of computing: kernel by
+// kernel launches give bitwise the same trajectory.
+TEST(GpuBackend, GraphsChangeNoResult) {
+  REQUIRE_GPU();
   for (auto& sys : example_systems()) {
     for (const std::string& strategy : kDeterministic) {
       SystemState a, b;
-      run_300(sys, strategy, a);
-      details += run_300(sys, strategy, b, var, value).detail + "\n";
-      EXPECT_TRUE(bitwise_equal(a, b)) << var << "=" << value << ": " << sys.name << " " << strategy;
+      const BackendStats graphs = run_300(sys, strategy, a);
+      run_300(sys, strategy, b, true);
+      EXPECT_TRUE(bitwise_equal(a, b)) << sys.name << " " << strategy;
+      EXPECT_EQ(graphs.detail.find("(0 graphs captured)"), std::string::npos) << "no graph was used: " << graphs.detail;
     }
   }
-  return details;
-}
-
-// The half-shell search (PAIRMD_GPU_STENCIL=half_shell) builds the very same sorted lists as the
-// full stencil, so the trajectory must be bitwise the same, across list rebuilds.
-TEST(GpuBackend, HalfShellSearchGivesTheSameTrajectory) {
-  REQUIRE_GPU();
-  const std::string details = same_trajectory_with("PAIRMD_GPU_STENCIL", "half_shell");
-  EXPECT_NE(details.find("half-shell search"), std::string::npos)
-      << "no example system used the half shell: it was never exercised\n" << details;
-  ScopedEnv misspelt("PAIRMD_GPU_STENCIL", "half-shell");  // an error, not ignored
-  auto sys = example_systems().front();
-  EXPECT_THROW(gpu(sys.model(), sys.system.state, "pair_slots_fused"), std::runtime_error);
-}
-
-// Keeping the slots in L2 (PAIRMD_GPU_L2_SLOTS=1) is a cache policy: it may change the speed,
-// never a bit of the trajectory.
-TEST(GpuBackend, L2SlotWindowChangesNoResult) {
-  REQUIRE_GPU();
-  const std::string details = same_trajectory_with("PAIRMD_GPU_L2_SLOTS", "1");
-  EXPECT_NE(details.find("slots kept in L2"), std::string::npos) << "the window was never set\n" << details;
-  ScopedEnv misspelt("PAIRMD_GPU_L2_SLOTS", "yes");
-  auto sys = example_systems().front();
-  EXPECT_THROW(gpu(sys.model(), sys.system.state, "pair_slots_fused"), std::runtime_error);
 }
 
 TEST(GpuBackend, RestartFromStateIsBitwiseIdentical) {

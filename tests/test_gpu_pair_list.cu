@@ -1,8 +1,9 @@
-// The GPU Verlet pair list holds exactly the pairs of the CPU list (as a set), is sorted by
-// (i, j), and has consistent row offsets; for half and full lists, with exclusions, in
-// periodic and open boxes, at sizes with 2 and many cells per direction, with fewer particles
-// than a warp, with no pairs, and above 65,536 particles (64-bit sort keys). Half lists built
-// with the half-shell stencil are the same arrays as with the full one.
+// The GPU cell order and Verlet pair list against the CPU list: the list holds exactly the
+// CPU list's pairs (mapped back to the user's numbering), every row is sorted, half lists hold
+// each pair once with i < j, row offsets and columns are consistent; for half and full lists,
+// with exclusions, in periodic and open boxes, at sizes with 1, 2, 3 and many cells per
+// direction, with fewer particles than a warp, with no pairs, with a tiny first buffer that must
+// grow, and with a grid shared with a shorter term (a stencil reaching several cells).
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -13,6 +14,7 @@
 #include <utility>
 
 #include "engine/backend.h"
+#include "neighbor/gpu_cell_order.cuh"
 #include "neighbor/gpu_pair_list.cuh"
 #include "neighbor/verlet_list.h"
 
@@ -26,7 +28,15 @@ struct Case {
   bool full;
   bool exclusions;
   bool expect_pairs = true;
+  double grid = 0;  // cell width; 0: cutoff + skin
 };
+
+template <typename T>
+std::vector<T> download(const T* p, size_t n) {
+  std::vector<T> h(n);
+  if (n) PAIRMD_CUDA_CHECK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
 
 void run_case(const Case& c) {
   std::mt19937_64 rng(c.n * 7 + c.full);
@@ -37,7 +47,6 @@ void run_case(const Case& c) {
   box.periodic = c.periodic;
   std::vector<Vec3d> x(c.n);
   for (auto& p : x) p = {u(rng), u(rng), u(rng)};
-  // Exclusions: chain-like 1-2 partners.
   std::vector<std::vector<int>> excl(c.n);
   if (c.exclusions)
     for (int i = 0; i + 1 < c.n; ++i) {
@@ -60,70 +69,78 @@ void run_case(const Case& c) {
   };
   const std::set<std::pair<int, int>> want = pairs_within(skin - 1e-4), allowed = pairs_within(skin + 1e-4);
 
+  // Sort into cells on the GPU, then put positions and tags in that order, as the backend does.
   std::vector<float4> pos(c.n);
+  for (int i = 0; i < c.n; ++i) pos[i] = make_float4(float(x[i].x), float(x[i].y), float(x[i].z), 0.f);
+  DeviceBuffer<float4> dpos;
+  dpos.upload(pos);
+  BoxGeometry<float> fbox{{0.f, 0.f, 0.f}, {float(c.L), float(c.L), float(c.L)}, c.periodic};
+  GpuCellOrder cells;
+  cells.build(dpos.data(), c.n, fbox, c.grid > 0 ? c.grid : cutoff + skin, nullptr);
+  PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<int> order = download(cells.order(), c.n);
+  const std::vector<int> cell_of = download(cells.view().cell_of, c.n);
+  ASSERT_TRUE(std::is_sorted(cell_of.begin(), cell_of.end())) << "cells not in order";
+  std::vector<float4> sorted(c.n);
   std::vector<unsigned> tag(c.n);
-  for (int i = 0; i < c.n; ++i) {
-    pos[i] = make_float4(float(x[i].x), float(x[i].y), float(x[i].z), 0.f);
-    tag[i] = i;
+  for (int k = 0; k < c.n; ++k) {
+    sorted[k] = pos[order[k]];
+    tag[k] = static_cast<unsigned>(order[k]);
   }
-  int width = c.exclusions ? 2 : 0;
+  const int width = c.exclusions ? 2 : 0;
   std::vector<int> table(static_cast<size_t>(c.n) * std::max(width, 1), -1);
   for (int i = 0; i < c.n && width; ++i)
     for (size_t k = 0; k < excl[i].size(); ++k) table[i * width + k] = excl[i][k];
-  DeviceBuffer<float4> dpos;
+  DeviceBuffer<float4> dsorted;
   DeviceBuffer<unsigned> dtag;
   DeviceBuffer<int> dexcl;
-  dpos.upload(pos);
+  dsorted.upload(sorted);
   dtag.upload(tag);
   dexcl.upload(table);
-  BoxGeometry<float> fbox{{0.f, 0.f, 0.f}, {float(c.L), float(c.L), float(c.L)}, c.periodic};
-  GpuPairList list(cutoff, skin, c.full, 16);  // tiny capacity: must grow
-  list.build({dpos.data(), dtag.data(), c.n, fbox, width ? dexcl.data() : nullptr, width}, nullptr);
+
+  const bool columns = !c.full;
+  GpuPairList list(cutoff, skin, c.full, columns, 0.05, c.n);  // tiny first buffers: they must grow
+  list.build({dsorted.data(), dtag.data(), c.n, fbox, width ? dexcl.data() : nullptr, width}, cells.view(), nullptr);
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
-  if (list.count() > 16) EXPECT_GT(list.growths(), 0);
+  if (list.count() > c.n + 1) EXPECT_GT(list.growths(), 0) << "the list outgrew its first buffer without growing";
 
   const int count = list.count();
-  std::vector<int> gi(count), gj(count), rs(c.n), rc(c.n);
-  PAIRMD_CUDA_CHECK(cudaMemcpy(gi.data(), list.i(), count * sizeof(int), cudaMemcpyDeviceToHost));
-  PAIRMD_CUDA_CHECK(cudaMemcpy(gj.data(), list.j(), count * sizeof(int), cudaMemcpyDeviceToHost));
-  PAIRMD_CUDA_CHECK(cudaMemcpy(rs.data(), list.row_start(), c.n * sizeof(int), cudaMemcpyDeviceToHost));
-  PAIRMD_CUDA_CHECK(cudaMemcpy(rc.data(), list.row_count(), c.n * sizeof(int), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(download(list.device_count(), 1)[0], static_cast<unsigned long long>(count));
+  const std::vector<int> gi = download(list.i(), count), gj = download(list.j(), count);
+  const std::vector<int> rs = download(list.row_start(), c.n), rc = download(list.row_count(), c.n);
   std::set<std::pair<int, int>> got;
-  for (int k = 0; k < count; ++k) {
-    if (k > 0) ASSERT_TRUE(gi[k - 1] < gi[k] || (gi[k - 1] == gi[k] && gj[k - 1] < gj[k])) << "not sorted by (i, j) at " << k;
-    ASSERT_GE(k, rs[gi[k]]);
-    ASSERT_LT(k, rs[gi[k]] + rc[gi[k]]);
-    if (c.full) {
-      if (gi[k] < gj[k]) got.insert({gi[k], gj[k]});
-    } else {
-      ASSERT_LT(gi[k], gj[k]);
-      got.insert({gi[k], gj[k]});
+  std::vector<int> seen(count, 0);
+  for (int p = 0; p < c.n; ++p) {
+    for (int k = rs[p]; k < rs[p] + rc[p]; ++k) {
+      ASSERT_GE(k, 0);
+      ASSERT_LT(k, count);
+      ++seen[k];
+      ASSERT_EQ(gi[k], p) << "row " << p << " holds a pair of another particle";
+      if (k > rs[p]) ASSERT_LT(gj[k - 1], gj[k]) << "row " << p << " not sorted";
+      if (!c.full) ASSERT_LT(p, gj[k]) << "half list with j < i";
+      ASSERT_NE(p, gj[k]);
+      const int a = order[p], b = order[gj[k]];
+      got.insert({std::min(a, b), std::max(a, b)});
     }
   }
-  if (c.full) EXPECT_EQ(count % 2, 0);
+  for (int k = 0; k < count; ++k) ASSERT_EQ(seen[k], 1) << "pair " << k << " in " << seen[k] << " rows";
+  EXPECT_EQ(static_cast<size_t>(count), (c.full ? 2 : 1) * got.size()) << "a pair listed more than once";
 
-  // The half-shell stencil (half lists) finds the same pairs from one side each: after the sort
-  // the list must be the very same arrays, row offsets and lengths included. Where a periodic
-  // direction has 2 cells the build falls back to the full stencil.
-  if (!c.full) {
-    GpuPairList shell(cutoff, skin, false, 16, CellStencil::HalfShell);
-    shell.build({dpos.data(), dtag.data(), c.n, fbox, width ? dexcl.data() : nullptr, width}, nullptr);
-    PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
-    const int cells = cells_along(float(c.L), float(cutoff + skin), c.n);  // the build's grid
-    const bool exact = !c.periodic || cells != 2;
-    EXPECT_EQ(shell.stencil_used(), exact ? CellStencil::HalfShell : CellStencil::Full);
-    ASSERT_EQ(shell.count(), count) << "half shell";
-    std::vector<int> si(count), sj(count), srs(c.n + 1), src(c.n + 1), rs1(c.n + 1), rc1(c.n + 1);
-    PAIRMD_CUDA_CHECK(cudaMemcpy(si.data(), shell.i(), count * sizeof(int), cudaMemcpyDeviceToHost));
-    PAIRMD_CUDA_CHECK(cudaMemcpy(sj.data(), shell.j(), count * sizeof(int), cudaMemcpyDeviceToHost));
-    PAIRMD_CUDA_CHECK(cudaMemcpy(srs.data(), shell.row_start(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
-    PAIRMD_CUDA_CHECK(cudaMemcpy(src.data(), shell.row_count(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
-    PAIRMD_CUDA_CHECK(cudaMemcpy(rs1.data(), list.row_start(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
-    PAIRMD_CUDA_CHECK(cudaMemcpy(rc1.data(), list.row_count(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
-    EXPECT_EQ(si, gi) << "half shell: i";
-    EXPECT_EQ(sj, gj) << "half shell: j";
-    EXPECT_EQ(srs, rs1) << "half shell: row starts (the last one is the total)";
-    EXPECT_EQ(src, rc1) << "half shell: row lengths";
+  if (columns) {  // every pair once in its j's column, with its i
+    const std::vector<int> cs = download(list.col_start(), c.n + 1), cc = download(list.col_count(), c.n + 1);
+    const std::vector<int> cp = download(list.col_pair(), count), ci = download(list.col_partner(), count);
+    std::vector<int> in_column(count, 0);
+    for (int p = 0; p < c.n; ++p)
+      for (int e = cs[p]; e < cs[p] + cc[p]; ++e) {
+        const int k = cp[e];
+        ASSERT_GE(k, 0);
+        ASSERT_LT(k, count);
+        ++in_column[k];
+        EXPECT_EQ(gj[k], p) << "column " << p << " names pair " << k << " of another j";
+        EXPECT_EQ(ci[e], gi[k]);
+      }
+    for (int k = 0; k < count; ++k) ASSERT_EQ(in_column[k], 1) << "pair " << k;
+    EXPECT_EQ(cs[c.n], count);
   }
   int missing = 0, extra = 0;
   for (const auto& p : want)
@@ -143,12 +160,16 @@ TEST(GpuPairList, EqualsCpuListAsASet) {
                         Case{800, 6.0, true, false, true} /* 2 cells per direction */,
                         Case{800, 6.0, true, true, true}, Case{1500, 20.0, false, false, false},
                         Case{1500, 20.0, false, true, true}, Case{5000, 9.0, true, false, false} /* 3 cells, dense */,
+                        Case{300, 2.9, true, false, false} /* 1 cell per direction */,
                         Case{20, 6.0, true, false, false} /* fewer particles than a warp */,
                         Case{33, 8.0, false, true, true} /* 33 x 4 search threads: a partial warp */,
                         Case{10, 200.0, true, false, false, false} /* no pairs at all */,
-                        Case{70000, 45.8, true, false, false} /* 64-bit keys (> 65,536 particles) */}) {
+                        Case{3000, 16.0, true, false, true, true, 1.0} /* a stencil reaching 3 cells */,
+                        Case{3000, 16.0, true, true, false, true, 1.4} /* 2-3 cells, full list */,
+                        Case{70000, 45.8, true, false, false} /* many warps' claims */}) {
     SCOPED_TRACE(::testing::Message() << "n " << c.n << " L " << c.L << (c.periodic ? " periodic" : " open")
-                                      << (c.full ? " full" : " half") << (c.exclusions ? " exclusions" : ""));
+                                      << (c.full ? " full" : " half") << (c.exclusions ? " exclusions" : "")
+                                      << " grid " << c.grid);
     run_case(c);
   }
 }

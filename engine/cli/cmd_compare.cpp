@@ -12,7 +12,6 @@
 
 #include "engine/cli/run_setup.h"
 #include "engine/cpu_backend.h"
-#include "engine/spatial_order.h"
 #include "engine/svg_plot.h"
 
 namespace pairmd::cli {
@@ -68,7 +67,7 @@ int cmd_compare(const Args& args) {
   ConfigOptions o;
   std::string strategies_arg = "pair_slots_fused,pair_slots,pair_atomic,pair_warp,atom_gather";
   std::string sizes_arg, out_prefix, steps_arg = "500", repeats_arg = "5", warmup_arg = "1000";
-  bool reference = true, spatial_sort = false;
+  bool reference = true;
   OptionReader r{args};
   try {
     while (!r.done()) {
@@ -79,10 +78,6 @@ int cmd_compare(const Args& args) {
       if (r.value("--steps", steps_arg)) continue;
       if (r.flag("--no-reference")) {
         reference = false;
-        continue;
-      }
-      if (r.flag("--sort-spatially")) {
-        spatial_sort = true;
         continue;
       }
       if (read_config_option(r, o)) continue;
@@ -98,7 +93,7 @@ int cmd_compare(const Args& args) {
   }
   if (o.config_path.empty()) {
     std::cerr << "usage: pairmd compare CONFIG [--strategies a,b,..] [--steps N] [--sizes n1,n2,..] [--repeats R]\n"
-                 "                      [--warmup W] [--no-reference] [--sort-spatially] [--out PREFIX]\n"
+                 "                      [--warmup W] [--no-reference] [--out PREFIX]\n"
                  "                      [--set key.path=value]...\n";
     return kExitUsage;
   }
@@ -132,8 +127,7 @@ int cmd_compare(const Args& args) {
 
   std::vector<Row> rows;
   std::cout << "pairmd compare: " << o.config_path << ", " << steps << " timed steps x " << repeats << " repeats after "
-            << warmup << " warm-up steps" << (spatial_sort ? ", then renumbered along a Morton curve" : "") << "; "
-            << (gpu ? why : "no GPU") << "\n";
+            << warmup << " warm-up steps; " << (gpu ? why : "no GPU") << "\n";
   for (long size : sizes) {
     RunConfig cfg;
     BuiltSystem sys;
@@ -160,8 +154,6 @@ int cmd_compare(const Args& args) {
       b->advance(warmup);
       b->get_state(start);
     }
-    // What reordering the particles in space would give right after a sort (docs/gpu.md).
-    if (spatial_sort) sort_spatially(start, model.topology, 1.0);
     std::vector<Vec3d> ref;
     double ref_rms = 0;
     if (reference) {

@@ -1,0 +1,173 @@
+// The GPU integration kernel: one thread (two with SlotForce) per particle gets its force
+// (kernels/force_sources.cuh; with pair_slots_fused the slot summation happens right here, so
+// the summed force never goes through memory) and applies the shared per-particle step
+// (integrators/particle_step.h).
+//
+// One launch ends the step begun last (the last half kick with the new forces, if one is
+// pending) and, with `begin`, begins the next (kick, drift, thermostat, drift). Both are separate
+// operations, so a launch that only ends a step (output) followed by one that only begins the
+// next gives bitwise the same result as one launch doing both.
+//
+// Positions are double-buffered: the kernel reads x_n from pos_in and writes x_{n+1} to pos_out,
+// because the slot summation of other threads still reads x_n of this particle.
+//
+// The kernel also decides, on the GPU, what the step means for the run (kernels/step_control.cuh):
+// each block reports the largest squared displacement since the list build (one integer
+// atomicMax) and any runaway particle or huge force; the last block to finish reads the flags,
+// counts the step, and halts the chunk when a list rebuild is due or the run blew up.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "integrators/particle_step.h"
+#include "kernels/block_reduce.cuh"
+#include "kernels/force_sources.cuh"
+#include "kernels/step_control.cuh"
+
+namespace pairmd {
+
+struct IntegrateArgs {
+  const float4* pos_in;        // x_n: xyz + type bits
+  float4* pos_out;             // x_{n+1} (begin only); never the same array as pos_in
+  float4* vel;                 // xyz + mass
+  int3* image;
+  const unsigned* tag;
+  const float4* pos_at_build;  // positions at the last list build
+  float4* force_out;           // if non-null, the force is stored (outputs, tests)
+  int n;
+  StepConstants<float> c;
+  BoxGeometry<float> box;
+  IntegratorKind kind;
+  bool begin;                  // begin the next step (else only end the pending one)
+  float max_move_sq;           // runaway threshold per step
+  float half_skin_sq;          // a list rebuild is due beyond this squared displacement
+  DeviceFlags* flags;
+  StepControl* ctrl;
+};
+
+// The last block's reading of the step: counts it or halts the chunk.
+__device__ __forceinline__ void decide_step(const IntegrateArgs& a) {
+  StepControl* c = a.ctrl;
+  DeviceFlags* f = a.flags;
+  if (!a.begin) {
+    c->pending = 0;
+    return;
+  }
+  // Atomic reads: the flags were set by atomics of other blocks, at L2.
+  const unsigned disp = atomicOr(&f->max_disp_sq, 0u);
+  const bool blown = atomicOr(&f->bad_particle, 0) != 0 || atomicOr(&f->broken_bond, 0) != 0 ||
+                     atomicOr(&f->bad_force, 0) != 0;
+  if (blown) {
+    c->halt = kHaltBlowup;
+    return;
+  }
+  c->step += 1;
+  c->steps_done += 1;
+  c->pending = 1;
+  atomicExch(&f->max_disp_sq, 0u);
+  if (__uint_as_float(disp) > a.half_skin_sq) c->halt = kHaltRebuild;
+}
+
+template <typename ForceSource>
+__global__ void __launch_bounds__(kBlockSize) integrate_kernel(IntegrateArgs a, ForceSource source) {
+  if (halted(a.ctrl)) return;  // the same for every block: only the last block changes it
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;  // blockDim a multiple of 32: whole warps
+  const int p = t / ForceSource::kParts;
+  const bool mine = p < a.n && t % ForceSource::kParts == 0;
+  const float4 x4 = p < a.n ? a.pos_in[p] : make_float4(0.f, 0.f, 0.f, 0.f);
+  bool clamped = false;
+  const float3 f3 = particle_force(source, t, a.n, x4, clamped);
+  if (clamped && p < a.n) report_lowest(&a.flags->bad_force, static_cast<int>(a.tag[p]));
+  float disp_sq = 0.f;
+  if (mine) {
+    const Vec3<float> f{f3.x, f3.y, f3.z};
+    if (a.force_out) a.force_out[p] = make_float4(f.x, f.y, f.z, 0.f);
+    const float4 v4 = a.vel[p];
+    Vec3<float> v{v4.x, v4.y, v4.z};
+    const float inv_mass = 1.f / v4.w;
+    if (a.ctrl->pending) end_step(a.kind, v, f, inv_mass, a.c);
+    if (a.begin) {
+      const unsigned tag = a.tag[p];
+      Vec3<float> x{x4.x, x4.y, x4.z};
+      const int3 im3 = a.image[p];
+      Int3 im{im3.x, im3.y, im3.z};
+      const Int3 im0 = im;
+      begin_step(a.kind, x, v, im, f, inv_mass, tag, a.ctrl->step, a.c, a.box);
+      const Vec3<float> moved{x.x - x4.x + (im.x - im0.x) * a.box.L.x, x.y - x4.y + (im.y - im0.y) * a.box.L.y,
+                              x.z - x4.z + (im.z - im0.z) * a.box.L.z};
+      if (!(dot(moved, moved) <= a.max_move_sq) || !(dot(v, v) < 3.0e38f)) report_lowest(&a.flags->bad_particle, tag);
+      a.pos_out[p] = make_float4(x.x, x.y, x.z, x4.w);
+      a.image[p] = make_int3(im.x, im.y, im.z);
+      const float4 b = a.pos_at_build[p];
+      const Vec3<float> d = a.box.min_image(Vec3<float>{x.x - b.x, x.y - b.y, x.z - b.z});
+      disp_sq = dot(d, d);
+      if (!(disp_sq < 3.0e38f)) disp_sq = 3.0e38f;  // NaN: force the rebuild check to trip
+    }
+    a.vel[p] = make_float4(v.x, v.y, v.z, v4.w);
+  }
+  if (a.begin) {
+    const float m = block_reduce(disp_sq, MaxOp{}, 0.f);
+    // Non-negative floats order like their bit patterns: an integer max is exact.
+    if (threadIdx.x == 0) atomicMax(&a.flags->max_disp_sq, __float_as_uint(m));
+  }
+  // The last block to get here decides (every block's atomics are done before its ticket).
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&a.ctrl->blocks_done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (last && threadIdx.x == 0) {
+    __threadfence();
+    decide_step(a);
+    a.ctrl->blocks_done = 0;
+  }
+}
+
+// pair_slots (unfused): the same summation as the fused kernel, as a kernel of its own.
+// Launch force_threads<SlotForce>(n) threads.
+__global__ void sum_slots_kernel(SlotForce source, int n, const float4* pos, float4* force, DeviceFlags* flags,
+                                 const StepControl* ctrl) {
+  if (halted(ctrl)) return;
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const int p = t / SlotForce::kParts;
+  const float4 xp = p < n ? pos[p] : make_float4(0.f, 0.f, 0.f, 0.f);
+  bool clamped = false;
+  const float3 f = particle_force(source, t, n, xp, clamped);
+  if (clamped && p < n) report_lowest(&flags->bad_force, static_cast<int>(source.tag[p]));
+  if (p < n && t % SlotForce::kParts == 0) force[p] = make_float4(f.x, f.y, f.z, 0.f);
+}
+
+// Forces as floats from the fixed-point array (atom_gather's outputs and tests).
+__global__ void fixed_to_float_kernel(const FixedVec* fixed, int n, float4* force) {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= n) return;
+  const FixedVec f = fixed[p];
+  force[p] = make_float4(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z), 0.f);
+}
+
+// Kinetic energy and momentum, summed in tag order (so the sum does not depend on the
+// particles' current numbering): parts[b] = kinetic energy (m v^2 units), parts[B + b],
+// parts[2B + b], parts[3B + b] = momentum, of the block's tags.
+__global__ void kinetic_kernel(const float4* vel, const unsigned* rank, int n, double* parts) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  double ke = 0, px = 0, py = 0, pz = 0;
+  if (t < n) {
+    const float4 v = vel[rank[t]];
+    ke = 0.5 * v.w * (double(v.x) * v.x + double(v.y) * v.y + double(v.z) * v.z);
+    px = double(v.w) * v.x;
+    py = double(v.w) * v.y;
+    pz = double(v.w) * v.z;
+  }
+  ke = block_reduce(ke, SumOp{}, 0.0);
+  px = block_reduce(px, SumOp{}, 0.0);
+  py = block_reduce(py, SumOp{}, 0.0);
+  pz = block_reduce(pz, SumOp{}, 0.0);
+  if (threadIdx.x == 0) {
+    parts[blockIdx.x] = ke;
+    parts[gridDim.x + blockIdx.x] = px;
+    parts[2 * gridDim.x + blockIdx.x] = py;
+    parts[3 * gridDim.x + blockIdx.x] = pz;
+  }
+}
+
+}  // namespace pairmd

@@ -1,0 +1,39 @@
+// What the GPU decides by itself during a chunk of steps (kernels/cuda_backend.cu): the
+// integrate kernel's last block reads the step's flags and either counts the step or halts the
+// chunk (a list rebuild is due, or the run blew up); every later kernel of the chunk then
+// returns at once. The host reads this block once per chunk, not once per step.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+
+namespace pairmd {
+
+enum StepHalt : int { kRunning = 0, kHaltRebuild = 1, kHaltBlowup = 2 };
+
+struct StepControl {
+  unsigned long long step;  // the step the next integrate begins (the noise key)
+  int pending;              // 1: the step begun last still needs its end (the last half kick)
+  int halt;                 // StepHalt
+  int steps_done;           // steps begun since the host last cleared it
+  unsigned blocks_done;     // last-block ticket of the integrate kernel
+};
+
+// Set by any thread, read by the integrate kernel's last block (and the host after a halt).
+// All zero means "nothing to report".
+struct DeviceFlags {
+  unsigned max_disp_sq;  // float bits of the largest squared displacement since the list build
+  int bad_particle;      // INT_MAX - (lowest tag of a runaway / non-finite particle), 0 if none
+  int broken_bond;       // INT_MAX - (lowest index of a broken bond), 0 if none
+  int bad_force;         // INT_MAX - (lowest tag with a huge or non-finite force), 0 if none
+};
+
+__device__ __forceinline__ void report_lowest(int* flag, int index) { atomicMax(flag, INT_MAX - index); }
+inline int reported_index(int flag) { return flag == 0 ? -1 : INT_MAX - flag; }
+
+// Kernels of a chunk start with this: nothing more happens once the chunk has halted.
+__device__ __forceinline__ bool halted(const StepControl* ctrl) { return ctrl->halt != kRunning; }
+
+}  // namespace pairmd
