@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (through the device tool), from the repository root, with
 # device-bundle/ carried there (see scripts/build_device_bundle.sh). Stages, in the order
-# given (default: all of them):
+# given (default: tests sanitize bench compare dcs):
 #   tests      every test, GPU tests included (GoogleTest XML and logs into $OUT)
 #   sanitize   the GPU tests under compute-sanitizer memcheck and racecheck
-#   bench      LJ liquid scaling of the default strategy, N = 4k .. 4M (issue 3)
+#   smoke      a quick look: the default strategy and atom_gather at N = 4k, 62.5k and 1M
+#   bench      LJ liquid scaling of the default strategy, N = 4k .. 4M (issues 3 and 12)
 #   compare    all strategies: LJ liquid at 64k and 1M, Kremer-Grest melt (issue 4)
+#   openmm     pairmd compare and OpenMM (bench/openmm_lj.py, wheels carried in .whl/) on the
+#              same LJ liquids in one job, and their ratio (issue 12)
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
-#   skin       the default strategy at N = 62,500 for skins 0.3, 0.4, 0.5
-#   reorder    the default strategy and atom_gather with and without a Morton renumbering
-#   stencil    the pair-list search with the full 27-cell stencil and with the half shell
-#              (PAIRMD_GPU_STENCIL): steps/s at 62.5k and 1M, and the search kernels' times
-#   l2         the default strategy with and without the slots kept in L2 (PAIRMD_GPU_L2_SLOTS)
+#   skin       the default strategy at N = 62,500 for skins 0.2 .. 0.5
 #   dcs        the potential-map kernels benchmark (issue 5), if built
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
 set -uo pipefail
@@ -50,7 +49,7 @@ for stage in "${stages[@]}"; do
     sanitize)
       # Small systems: the sanitizers slow kernels down by 10-100x.
       export PAIRMD_SYNC_LAUNCHES=1
-      filter='GpuPairList.*:GpuBackend.ForcesMatchCpu*:GpuBackend.ListOverflow*:GpuBackend.EnergyAndVirial*'
+      filter='GpuPairList.*:GpuBackend.ForcesMatchCpu*:GpuBackend.ListOverflow*:GpuBackend.EnergyAndVirial*:GpuBackend.BlowUps*'
       for tool in memcheck racecheck; do
         compute-sanitizer --tool $tool --error-exitcode 99 "$B/pairmd_gpu_tests" --gtest_filter="$filter" \
           > "$OUT/sanitize_$tool.log" 2>&1
@@ -58,6 +57,30 @@ for stage in "${stages[@]}"; do
         summary+=("compute-sanitizer $tool: exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)")
       done
       unset PAIRMD_SYNC_LAUNCHES
+      ;;
+    smoke)
+      "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,atom_gather \
+        --sizes 4000,62500,1000188 --steps 200 --repeats 3 --warmup 300 --no-reference \
+        --out "$OUT/smoke" > "$OUT/smoke.log" 2>&1
+      summary+=("smoke: exit $?")
+      cat "$OUT/smoke.log"
+      ;;
+    openmm)
+      # pairmd and OpenMM on the same GPU in one job. The wheels travel in .whl/ (docs/benchmarks.md).
+      "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,atom_gather,pair_warp \
+        --sizes 4000,32000,62500,256000,1000188 --steps 200 --repeats 5 --warmup 500 --no-reference \
+        --out "$OUT/vs_openmm_pairmd" > "$OUT/vs_openmm_pairmd.log" 2>&1
+      summary+=("openmm stage, pairmd compare: exit $?")
+      cat "$OUT/vs_openmm_pairmd.log"
+      if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl; then
+        PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_lj.py \
+          --sizes 4000,32000,62500,256000,1000188 --precision mixed,single --csv "$OUT/vs_openmm_openmm.csv" \
+          2>&1 | tee "$OUT/vs_openmm_openmm.log"
+        summary+=("openmm: exit ${PIPESTATUS[0]}")
+        python3 bench/openmm_ratio.py "$OUT/vs_openmm_pairmd.csv" "$OUT/vs_openmm_openmm.csv" | tee "$OUT/vs_openmm.txt"
+      else
+        summary+=("openmm: the wheels in .whl/ did not install")
+      fi
       ;;
     bench)
       # 4k, 32k, 64k, 256k, 1M, 4M particles (fcc cells 10, 20, 25, 40, 63, 100).
@@ -81,60 +104,21 @@ for stage in "${stages[@]}"; do
       ;;
     profile)
       # Kernel durations (Nsight Compute, caches and clocks left as in a normal run) of the
-      # default path on the 62,500-particle liquid, after the first 4,000 launches (~1,000 steps,
-      # once the lattice has melted), list builds included; grouped by kernel by
-      # scripts/kernel_times.py.
-      ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 4000 --csv \
+      # default path on the 62,500-particle liquid, after the first 3,000 launches (~850 steps,
+      # once the lattice has melted), list builds included; kernels inside CUDA graphs are
+      # profiled one by one; grouped by kernel by scripts/kernel_times.py.
+      ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 3000 --csv \
         --page raw "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=25 --steps 2000 --backend cuda \
         --set output.progress=off --set output.trajectory.every=0 --output "$OUT/profile" > "$OUT/ncu_raw.csv" 2> "$OUT/ncu.log"
       summary+=("profile: exit $?")
       python3 scripts/kernel_times.py "$OUT/ncu_raw.csv" | tee "$OUT/kernel_times.txt"
       ;;
     skin)
-      for skin in 0.3 0.4 0.5; do
+      for skin in 0.2 0.3 0.4 0.5; do
         "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,atom_gather --sizes 62500 --steps 200 \
           --repeats 5 --warmup 500 --no-reference --set neighbor.skin=$skin --out "$OUT/skin_$skin" 2>&1 |
           grep -E "^(pair|atom)" | sed "s/^/skin $skin: /"
       done | tee "$OUT/skin.log"
-      ;;
-    reorder)
-      # What a space-filling-curve reordering of the particles would give, right after a sort.
-      for sort in "" --sort-spatially; do
-        "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,atom_gather \
-          --sizes 62500,1000188,4000000 --steps 200 --repeats 5 --warmup 500 --no-reference $sort \
-          --out "$OUT/reorder${sort:+_sorted}" 2>&1 | grep -E "^(N =|pair|atom)" | sed "s/^/${sort:-unsorted}: /"
-      done | tee "$OUT/reorder.log"
-      ;;
-    stencil)
-      # The default strategy with each search stencil (the lists are the same arrays; only the
-      # build's cost differs), then Nsight Compute times of the two search passes at 62,500:
-      # compare us/call (the us/step column is meaningless here, no integrate launches are
-      # profiled). The half shell adds rows_from_keys and drops a CUB scan (~7 us per build,
-      # bench/results/kernel_times_62500.txt).
-      for st in full half_shell; do
-        PAIRMD_GPU_STENCIL=$st "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused \
-          --sizes 62500,1000188 --steps 200 --repeats 5 --warmup 500 --no-reference \
-          --out "$OUT/stencil_$st" 2>&1 | grep -E "^(N =|pair)" | sed "s/^/$st: /"
-      done | tee "$OUT/stencil.log"
-      for st in full half_shell; do
-        PAIRMD_GPU_STENCIL=$st ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none \
-          --kernel-name regex:"(count|write)_pairs_kernel|rows_from_keys" --launch-skip 30 --launch-count 60 --csv --page raw \
-          "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=25 --steps 600 --backend cuda \
-          --set output.progress=off --set output.trajectory.every=0 --output "$OUT/stencil_profile" \
-          > "$OUT/ncu_stencil_$st.csv" 2>> "$OUT/ncu.log"
-        echo "--- search kernels, $st stencil"
-        python3 scripts/kernel_times.py "$OUT/ncu_stencil_$st.csv"
-      done | tee -a "$OUT/stencil.log"
-      summary+=("stencil: done (see stencil.log)")
-      ;;
-    l2)
-      # The slots held in persisting L2 lines between the pair kernel and the summation.
-      for l2 in 0 1; do
-        PAIRMD_GPU_L2_SLOTS=$l2 "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused \
-          --sizes 32000,62500,256000,1000188 --steps 200 --repeats 5 --warmup 500 --no-reference \
-          --out "$OUT/l2_$l2" 2>&1 | grep -E "^(N =|pair)" | sed "s/^/L2 slots $l2: /"
-      done | tee "$OUT/l2.log"
-      summary+=("l2: done (see l2.log)")
       ;;
     cpu)
       # The CPU reference backend on the GPU machine's idle cores (issue 2's benchmark).
