@@ -8,10 +8,10 @@
 #define PAIRMD_HD inline
 #endif
 
-// Unroll the next loop in device code (a fixed-trip loop over a small array keeps the array in
-// registers); host compilers see nothing.
+// Keep the next loop rolled in device code (a loop whose large body must appear once, for the
+// instruction cache); host compilers see nothing.
 #if defined(__CUDA_ARCH__)
-#define PAIRMD_UNROLL _Pragma("unroll")
+#define PAIRMD_NO_UNROLL _Pragma("unroll 1")
 #else
-#define PAIRMD_UNROLL
+#define PAIRMD_NO_UNROLL
 #endif

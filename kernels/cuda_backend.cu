@@ -18,6 +18,7 @@
 #include <climits>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <iomanip>
 #include <iostream>
@@ -25,6 +26,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "engine/backend.h"
 #include "kernels/cuda_check.h"
@@ -194,6 +196,9 @@ class CudaBackend final : public Backend {
   StepGraphs graphs_;
   bool use_graphs_ = true;
   int stride_blocks_ = 1;  // grid of the grid-stride kernels: a few blocks per multiprocessor
+  int64_t halted_steps_ = 0;     // launched in chunks after a halt (they returned at once)
+  double seconds_chunks_ = 0;    // host time launching chunks and waiting for them
+  double seconds_rebuilds_ = 0;  // host time in list builds and the forces after them
   bool pending_finish_ = false;  // mirrors ctrl.pending
   double rebuild_interval_ = 4;  // steps between list builds, smoothed
   int64_t steps_since_build_ = 0;
@@ -218,6 +223,7 @@ CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strateg
   PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
   PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   stride_blocks_ = 8 * sms;
+
 
   n_ = static_cast<int>(initial.size());
   c_ = make_step_constants<float>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
@@ -439,8 +445,7 @@ SlotForce CudaBackend::slot_source(int buffer) {
   SlotForce s{};
   for (auto& t : pair_terms_) {
     const GpuPairList& l = *t->list;
-    s.pairs[s.npairs++] = {t->slots.data(), l.j(),        l.row_start(), l.row_count(),
-                           l.col_start(),   l.col_count(), l.col_pair(),  l.col_partner()};
+    s.pairs[s.npairs++] = {t->slots.data(), l.j(), l.row_start(), l.row_count(), l.col_start(), l.col_count(), l.cols()};
   }
   for (auto& t : bond_terms_)
     s.bonds[s.nbonds++] = {t->slots.data(),     t->row_start.data(), t->row_count.data(), t->bj.data(),
@@ -482,8 +487,7 @@ void CudaBackend::enqueue_forces(int buffer) {
         PAIRMD_CHECK_LAUNCH();
       }
       if (strategy_ == Strategy::Slots) {
-        sum_slots_kernel<<<blocks_for(force_threads<SlotForce>(n_)), kBlockSize, 0, stream_>>>(
-            slot_source(buffer), n_, pd.pos, particles_.force(), flags(), ctl);
+        sum_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(slot_source(buffer), n_, particles_.force(), flags(), ctl);
         PAIRMD_CHECK_LAUNCH();
       }
       break;
@@ -578,7 +582,7 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
     case Strategy::SlotsFused:
       // The summation of the slots happens inside the integrate kernel.
       if (write_force) a.force_out = particles_.force();
-      integrate_kernel<SlotForce><<<blocks_for(force_threads<SlotForce>(n_)), kBlockSize, 0, stream_>>>(a, slot_source(buffer));
+      integrate_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(a, slot_source(buffer));
       break;
     case Strategy::Gather:
       integrate_kernel<FixedArrayForce><<<blocks_for(n_), kBlockSize, 0, stream_>>>(a, FixedArrayForce{particles_.fixed_force()});
@@ -616,8 +620,7 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
     for (const void* p : {static_cast<const void*>(l.i()), static_cast<const void*>(l.j()),
                           static_cast<const void*>(l.row_start()), static_cast<const void*>(l.row_count()),
                           static_cast<const void*>(l.col_start()), static_cast<const void*>(l.col_count()),
-                          static_cast<const void*>(l.col_pair()), static_cast<const void*>(l.col_partner()),
-                          static_cast<const void*>(t->slots.data())})
+                          static_cast<const void*>(l.cols()), static_cast<const void*>(t->slots.data())})
       s.push_back(reinterpret_cast<uintptr_t>(p));
     s.push_back(static_cast<uintptr_t>(l.capacity()));
   }
@@ -675,8 +678,13 @@ void CudaBackend::advance(int64_t nsteps) {
   }
   int64_t left = nsteps;
   while (left > 0) {
-    run_chunk(chunk_length(left));
+    const int k = chunk_length(left);
+    const auto c0 = std::chrono::steady_clock::now();
+    run_chunk(k);
+    const auto c1 = std::chrono::steady_clock::now();
+    seconds_chunks_ += std::chrono::duration<double>(c1 - c0).count();
     const StepControl c = host_state_->ctrl;
+    if (c.halt != kRunning) halted_steps_ += k - c.steps_done;
     left -= c.steps_done;
     host_.step += c.steps_done;
     steps_since_build_ += c.steps_done;
@@ -689,6 +697,7 @@ void CudaBackend::advance(int64_t nsteps) {
       steps_since_build_ = 0;
       rebuild_lists();
       enqueue_forces(particles_.current());
+      seconds_rebuilds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - c1).count();
     }
   }
   resolve_phases();
@@ -711,8 +720,7 @@ void CudaBackend::get_state(SystemState& s) {
 std::vector<Vec3d> CudaBackend::forces() {
   const int cur = particles_.current();
   if (uses_slots(strategy_)) {
-    sum_slots_kernel<<<blocks_for(force_threads<SlotForce>(n_)), kBlockSize, 0, stream_>>>(
-        slot_source(cur), n_, particles_.pos(cur), particles_.force(), flags(), ctrl());
+    sum_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(slot_source(cur), n_, particles_.force(), flags(), ctrl());
     PAIRMD_CHECK_LAUNCH();
   } else if (strategy_ == Strategy::Gather) {
     fixed_to_float_kernel<<<blocks_for(n_), kBlockSize, 0, stream_>>>(particles_.fixed_force(), n_, particles_.force());
@@ -788,7 +796,9 @@ BackendStats CudaBackend::stats() const {
   for (const auto& t : pair_terms_) d << ", " << pair_kind_name(t->kind) << " list " << t->list->count() << " pairs";
   if (stats_.steps > 0 && chunks_ > 0)
     d << ", " << std::fixed << std::setprecision(1) << static_cast<double>(stats_.steps) / chunks_ << " steps per "
-      << (use_graphs_ ? "graph launch" : "host sync") << " (" << graphs_.captures() << " graphs captured)";
+      << (use_graphs_ ? "graph launch" : "host sync") << " (" << graphs_.captures() << " graphs captured, "
+      << halted_steps_ << " halted steps launched; host " << std::setprecision(1) << 1e6 * seconds_chunks_ / stats_.steps
+      << " us/step in chunks, " << 1e6 * seconds_rebuilds_ / stats_.steps << " in list builds)";
   d << ", GPU memory " << std::fixed << std::setprecision(1) << s.device_bytes / 1048576.0 << " MiB";
   if (stats_.list_capacity_growths) d << ", list grew " << stats_.list_capacity_growths << "x";
   s.detail = d.str();

@@ -1,39 +1,47 @@
-// Where the integrate kernel (kernels/integrate_kernel.cuh) gets each particle's force from:
+// Where the integrate kernels (kernels/integrate_kernel.cuh) get each particle's force from:
 //
 //   SlotForce        pair_slots_fused / pair_slots: the sum of the particle's slots. Each pair k
 //                    = (i, j) of a half list holds s_k = F/r in its own slot, written once by the
-//                    pair kernel; i adds s_k (x_i - x_j), j subtracts the same vector, rebuilt
-//                    here from the positions the pair kernel read. Two neighbouring threads per
-//                    particle: part 0 the pairs in which it is j (its column), part 1 those in
-//                    which it is i (its row); bonds likewise, by tag.
+//                    pair kernel; i adds s_k (x_i - x_j) and j subtracts it, the vector rebuilt
+//                    here from the positions the pair kernel read. A block sums kSumParticles
+//                    particles, kSumLanes threads each: the lanes of a particle take every
+//                    kSumLanes-th entry of its column (pairs in which it is j) and then of its
+//                    row (pairs in which it is i), so all lanes run the same loop, neighbouring
+//                    lanes read neighbouring entries, and many loads are in flight.
 //   FixedArrayForce  atom_gather: a fixed-point force per particle, summed by the gather kernels.
 //   ArrayForce       pair_atomic / pair_warp: a float force per particle (float atomics).
 //
 // The first two add in 64-bit fixed point (kernels/fixed_point.h), so the force does not depend
 // on the order of the pairs, the numbering of the particles or when the list was built, and
-// the slot and gather strategies give bitwise the same forces.
+// the slot and gather strategies give bitwise the same forces. Both sides of a pair add
+// s_k * separation(own, partner): separation(j, i) is exactly -separation(i, j) and the
+// fixed-point conversion is odd, so that is exactly "j subtracts what i adds".
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "kernels/fixed_point.h"
 #include "kernels/pair_physics.cuh"
+#include "kernels/step_control.cuh"
+#include "neighbor/gpu_pair_list.cuh"
 
 namespace pairmd {
 
 constexpr int kMaxPairTerms = 4;
 constexpr int kMaxBondTerms = 4;
+constexpr int kSumLanes = 8;                            // threads per particle in the slot sums
+constexpr int kSumParticles = 32;                       // particles per block: one warp integrates them
+constexpr int kSumBlock = kSumLanes * kSumParticles;   // threads per block
 
 // One nonbonded term: the slots and the list's rows and columns (current numbering).
 struct PairSlots {
   const float* slot;        // F/r of pair k
-  const int* pj;            // row side: pairs [row_start[p], + row_count[p]) have i = p, partner pj[k]
+  const int* pj;            // row: pairs [row_start[p], + row_count[p]) have i = p, partner pj[k]
   const int* row_start;
   const int* row_count;
-  const int* col_start;     // column side: entries [col_start[p], + col_count[p]) have j = p,
-  const int* col_count;     //   pair col_pair[e] and partner col_partner[e]
-  const int* col_pair;
-  const int* col_partner;
+  const int* col_start;     // column: entries [col_start[p], + col_count[p]) of cols have j = p
+  const int* col_count;
+  const ColumnEntry* cols;
 };
 
 // One bond kind: static, indexed by tag. Bond b = (i, j) with tag i < tag j.
@@ -49,7 +57,6 @@ struct BondSlots {
 };
 
 struct SlotForce {
-  static constexpr int kParts = 2;
   PairSlots pairs[kMaxPairTerms];
   int npairs;
   BondSlots bonds[kMaxBondTerms];
@@ -59,47 +66,45 @@ struct SlotForce {
   const unsigned* rank;     // particle of each tag
   BoxGeometry<float> box;
 
-  // Part `part` of the force on particle p at xp.
-  __device__ __forceinline__ FixedVec partial(int p, int part, float4 xp, bool& clamped) const {
+  // Lane `lane`'s share (of kSumLanes) of the force on particle p at xp.
+  __device__ __forceinline__ FixedVec partial(int p, int lane, float4 xp, bool& clamped) const {
     FixedVec f;
     for (int v = 0; v < npairs; ++v) {
       const PairSlots& s = pairs[v];
-      if (part == 0) {
-        const int b = s.col_start[p], e = b + s.col_count[p];
-#pragma unroll 4
-        for (int k = b; k < e; ++k) {
-          const int q = __ldg(s.col_partner + k);
-          const float sk = __ldg(s.slot + __ldg(s.col_pair + k));
-          const Vec3<float> d = separation(__ldg(pos + q), xp, box);  // x_i - x_j, i = q
-          sub_scaled(f, sk, d.x, d.y, d.z, clamped);
+      const int ncol = s.col_count[p], nrow = s.row_count[p];
+      const int cb = s.col_start[p], rb = s.row_start[p] - ncol;
+#pragma unroll 2
+      for (int e = lane; e < ncol + nrow; e += kSumLanes) {
+        int q;
+        float sk;
+        if (e < ncol) {
+          const ColumnEntry c = s.cols[cb + e];
+          q = c.partner;
+          sk = __ldg(s.slot + c.pair);
+        } else {
+          q = __ldg(s.pj + rb + e);
+          sk = __ldg(s.slot + rb + e);
         }
-      } else {
-        const int b = s.row_start[p], e = b + s.row_count[p];
-#pragma unroll 4
-        for (int k = b; k < e; ++k) {
-          const int q = __ldg(s.pj + k);
-          const float sk = __ldg(s.slot + k);
-          const Vec3<float> d = separation(xp, __ldg(pos + q), box);
-          add_scaled(f, sk, d.x, d.y, d.z, clamped);
-        }
+        const Vec3<float> d = separation(xp, __ldg(pos + q), box);
+        add_scaled(f, sk, d.x, d.y, d.z, clamped);
       }
     }
     if (nbonds > 0) {
       const unsigned t = tag[p];
       for (int v = 0; v < nbonds; ++v) {
         const BondSlots& s = bonds[v];
-        if (part == 0) {
-          const int b = s.col_start[t], e = b + s.col_count[t];
-          for (int k = b; k < e; ++k) {
-            const Vec3<float> d = separation(pos[rank[s.col_partner[k]]], xp, box);
-            sub_scaled(f, s.slot[s.col_bond[k]], d.x, d.y, d.z, clamped);
+        const int ncol = s.col_count[t], nrow = s.row_count[t];
+        for (int e = lane; e < ncol + nrow; e += kSumLanes) {
+          int b, q;
+          if (e < ncol) {
+            b = s.col_bond[s.col_start[t] + e];
+            q = rank[s.col_partner[s.col_start[t] + e]];
+          } else {
+            b = s.row_start[t] + e - ncol;
+            q = rank[s.partner[b]];
           }
-        } else {
-          const int b = s.row_start[t], e = b + s.row_count[t];
-          for (int k = b; k < e; ++k) {
-            const Vec3<float> d = separation(xp, pos[rank[s.partner[k]]], box);
-            add_scaled(f, s.slot[k], d.x, d.y, d.z, clamped);
-          }
+          const Vec3<float> d = separation(xp, pos[q], box);
+          add_scaled(f, s.slot[b], d.x, d.y, d.z, clamped);
         }
       }
     }
@@ -107,41 +112,37 @@ struct SlotForce {
   }
 };
 
+// The block's share of the slot summation: the forces of particles [first, first +
+// kSumParticles) into out[] (shared memory). Launch with kSumBlock threads per block; every
+// thread must call it (the lanes of a particle meet by shuffles).
+__device__ __forceinline__ void sum_slots_block(const SlotForce& s, int first, int n, FixedVec* out, DeviceFlags* flags) {
+  const int local = threadIdx.x / kSumLanes, lane = threadIdx.x % kSumLanes, p = first + local;
+  bool clamped = false;
+  FixedVec f = p < n ? s.partial(p, lane, s.pos[p], clamped) : FixedVec{};
+#pragma unroll
+  for (int o = 1; o < kSumLanes; o <<= 1) {  // integer sums: the order of the lanes does not matter
+    f.x += __shfl_xor_sync(0xffffffffu, f.x, o);
+    f.y += __shfl_xor_sync(0xffffffffu, f.y, o);
+    f.z += __shfl_xor_sync(0xffffffffu, f.z, o);
+  }
+  if (lane == 0) out[local] = f;
+  if (clamped) report_lowest(&flags->bad_force, static_cast<int>(s.tag[p]));
+}
+
 struct FixedArrayForce {
-  static constexpr int kParts = 1;
   const FixedVec* force;
+  __device__ __forceinline__ float3 operator()(int p) const {
+    const FixedVec f = force[p];
+    return make_float3(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z));
+  }
 };
 
 struct ArrayForce {
-  static constexpr int kParts = 1;
   const float4* force;
+  __device__ __forceinline__ float3 operator()(int p) const {
+    const float4 f = force[p];
+    return make_float3(f.x, f.y, f.z);
+  }
 };
-
-// Threads to launch for n particles.
-template <typename Source>
-inline size_t force_threads(int n) { return static_cast<size_t>(n) * Source::kParts; }
-
-// The force on particle t / kParts at xp, the same in every thread of the particle. Every lane
-// of the warp must call it (the parts meet by shuffles); p >= n gives zero.
-__device__ __forceinline__ float3 particle_force(const SlotForce& s, int t, int n, float4 xp, bool& clamped) {
-  const int p = t / SlotForce::kParts;
-  FixedVec f = p < n ? s.partial(p, t % SlotForce::kParts, xp, clamped) : FixedVec{};
-  f.x += __shfl_xor_sync(0xffffffffu, f.x, 1);
-  f.y += __shfl_xor_sync(0xffffffffu, f.y, 1);
-  f.z += __shfl_xor_sync(0xffffffffu, f.z, 1);
-  return make_float3(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z));
-}
-
-__device__ __forceinline__ float3 particle_force(const FixedArrayForce& s, int t, int n, float4, bool&) {
-  if (t >= n) return make_float3(0.f, 0.f, 0.f);
-  const FixedVec f = s.force[t];
-  return make_float3(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z));
-}
-
-__device__ __forceinline__ float3 particle_force(const ArrayForce& s, int t, int n, float4, bool&) {
-  if (t >= n) return make_float3(0.f, 0.f, 0.f);
-  const float4 f = s.force[t];
-  return make_float3(f.x, f.y, f.z);
-}
 
 }  // namespace pairmd

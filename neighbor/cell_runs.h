@@ -15,12 +15,15 @@
 // or x + L (shift +1). Where the stencil covers a whole periodic direction (2m + 1 >= cells),
 // the direction is one segment and pairs take the minimum image instead (kAnyImage).
 //
-// Half lists (each pair once, j > i) walk only the rows (z', y') >= (z, y), and in them only
-// candidates j > i: since index order is cell order, a pair (i, j), i < j, has cell(j) >= cell(i)
-// and is met exactly once, from i. Full lists walk every row and skip j == i.
+// Half lists (each pair once, j > i) walk only the rows (z', y') >= (z, y) and the candidates
+// from the home cell's first particle on; the caller keeps j > i. Since index order is cell
+// order, a pair (i, j), i < j, has cell(j) >= cell(i) and is met exactly once, from i. Full
+// lists walk every row; the caller skips j == i.
 //
 // A particle's walk is shared by `parts` threads: part p takes the p-th of `parts` consecutive
 // chunks of its candidate sequence, so the parts' partners, concatenated, are the sorted row.
+// The sequence is the same for every particle of a cell, so the threads of one part of the
+// particles of a cell read the same candidates at the same time (one load serves them all).
 #pragma once
 
 #include <algorithm>
@@ -45,11 +48,19 @@ struct StencilReach {
 
 constexpr int kAnyImage = 2;  // segment shift: the whole periodic direction, take the minimum image
 
-// Cells of one direction visited around cell c (of n) by a stencil of reach m: up to three
+// Cells of one direction visited around cell c (of n) by a stencil of reach m: one or two
 // ascending, disjoint segments [lo, hi], each with the image shift of its particles.
 struct AxisSegments {
-  int lo[3], hi[3], shift[3];
+  int lo[2], hi[2], shift[2];
   int count;
+  PAIRMD_HD int cells() const { return (hi[0] - lo[0] + 1) + (count > 1 ? hi[1] - lo[1] + 1 : 0); }
+  // The k-th cell in ascending order, and its shift.
+  PAIRMD_HD void cell(int k, int& c, int& s) const {
+    const int n0 = hi[0] - lo[0] + 1;
+    const bool first = k < n0 || count == 1;
+    c = first ? lo[0] + k : lo[1] + k - n0;
+    s = first ? shift[0] : shift[1];
+  }
 };
 
 PAIRMD_HD AxisSegments axis_segments(int c, int n, int m, bool periodic) {
@@ -94,32 +105,46 @@ struct CellRun {
 };
 
 // Calls f(run) for every run of the stencil around cell (cx, cy, cz), in ascending cell order;
-// `half`: only the rows (z', y') >= (cz, cy).
+// `half`: only the rows (z', y') >= (cz, cy). The loops are kept rolled on the GPU so that f's
+// code appears once: unrolled, its copies overflow the instruction cache.
 template <typename F>
 PAIRMD_HD void for_each_cell_run(const CellGridDims& g, const StencilReach& r, int cx, int cy, int cz, bool half, F&& f) {
   const AxisSegments zs = axis_segments(cz, g.nz, r.mz, g.periodic);
   const AxisSegments ys = axis_segments(cy, g.ny, r.my, g.periodic);
   const AxisSegments xs = axis_segments(cx, g.nx, r.mx, g.periodic);
-  PAIRMD_UNROLL
-  for (int a = 0; a < 3; ++a) {
-    if (a >= zs.count) break;
-    for (int z = zs.lo[a]; z <= zs.hi[a]; ++z) {
-      if (half && z < cz) continue;
-      PAIRMD_UNROLL
-      for (int b = 0; b < 3; ++b) {
-        if (b >= ys.count) break;
-        for (int y = ys.lo[b]; y <= ys.hi[b]; ++y) {
-          if (half && z == cz && y < cy) continue;
-          const int row = (z * g.ny + y) * g.nx;
-          PAIRMD_UNROLL
-          for (int c = 0; c < 3; ++c) {
-            if (c >= xs.count) break;
-            f(CellRun{row + xs.lo[c], row + xs.hi[c], xs.shift[c], ys.shift[b], zs.shift[a]});
-          }
-        }
+  const int nz = zs.cells(), ny = ys.cells();
+  PAIRMD_NO_UNROLL
+  for (int a = 0; a < nz; ++a) {
+    int z, sz;
+    zs.cell(a, z, sz);
+    if (half && z < cz) continue;
+    PAIRMD_NO_UNROLL
+    for (int b = 0; b < ny; ++b) {
+      int y, sy;
+      ys.cell(b, y, sy);
+      if (half && z == cz && y < cy) continue;
+      const int row = (z * g.ny + y) * g.nx;
+      PAIRMD_NO_UNROLL
+      for (int c = 0; c < xs.count; ++c) {
+        const bool first = c == 0;
+        f(CellRun{row + (first ? xs.lo[0] : xs.lo[1]), row + (first ? xs.hi[0] : xs.hi[1]),
+                  first ? xs.shift[0] : xs.shift[1], sy, sz});
       }
     }
   }
+}
+
+// Calls f(run) for the runs of the stencil around cell (cx, cy, cz) made of cells at or before
+// it in index order: where the partners i < j of the particles j of that cell lie (the
+// columns of a half list, neighbor/gpu_pair_list.cu).
+template <typename F>
+PAIRMD_HD void for_each_cell_run_up_to(const CellGridDims& g, const StencilReach& r, int cx, int cy, int cz, F&& f) {
+  const int c = (cz * g.ny + cy) * g.nx + cx;
+  for_each_cell_run(g, r, cx, cy, cz, false, [&](CellRun run) {
+    if (run.first > c) return;
+    if (run.last > c) run.last = c;
+    f(run);
+  });
 }
 
 // A range of candidates [begin, end) (particle indices in cell order) and their image shift.
@@ -128,18 +153,19 @@ struct CandidateRange {
   int sx, sy, sz;
 };
 
-// Calls f(range) for the candidates of particle i (in cell (cx, cy, cz)) that fall in chunk
+// Calls f(range) for the candidates of the particles of cell (cx, cy, cz) that fall in chunk
 // `part` of `parts`, in ascending index order. `start(c)` is the first particle of cell c
-// (start(cells) = n). Half lists take only candidates after i; full lists take every candidate,
-// i itself included (the caller skips it).
+// (start(cells) = n). Half lists begin at the home cell's first particle (the caller keeps
+// j > i); full lists take every candidate, i itself included (the caller skips it).
 template <typename Start, typename F>
 PAIRMD_HD void for_each_candidate_range(const CellGridDims& g, const StencilReach& r, Start&& start, int cx, int cy,
-                                        int cz, int i, bool half, int part, int parts, F&& f) {
+                                        int cz, bool half, int part, int parts, F&& f) {
+  const int first = half ? start((cz * g.ny + cy) * g.nx + cx) : 0;
   int64_t total = 0;
   for_each_cell_run(g, r, cx, cy, cz, half, [&](const CellRun& run) {
     int b = start(run.first);
     const int e = start(run.last + 1);
-    if (half && b < i + 1) b = i + 1;
+    if (b < first) b = first;
     if (e > b) total += e - b;
   });
   const int64_t lo = total * part / parts, hi = total * (part + 1) / parts;
@@ -147,7 +173,7 @@ PAIRMD_HD void for_each_candidate_range(const CellGridDims& g, const StencilReac
   for_each_cell_run(g, r, cx, cy, cz, half, [&](const CellRun& run) {
     int b = start(run.first);
     const int e = start(run.last + 1);
-    if (half && b < i + 1) b = i + 1;
+    if (b < first) b = first;
     if (e <= b) return;
     const int64_t len = e - b;
     const int64_t s = lo > pos ? lo : pos, t = hi < pos + len ? hi : pos + len;

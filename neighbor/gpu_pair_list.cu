@@ -15,110 +15,157 @@ namespace pairmd {
 
 namespace {
 
-// Threads per particle in the search: more threads in flight hide the latency of the
-// candidate loop (measured in docs/benchmarks.md). They are neighbouring lanes of one warp.
-constexpr int kSearchSplit = 4;
-constexpr int kSearchBlock = 128;
+// Parts of a cell's candidate sequence, one warp each: a block per (cell, 32 home particles).
+constexpr int kSearchParts = 4;
 
 struct SearchArgs {
   PairListInput in;
   CellGridDims dims;
   StencilReach reach;
-  const int* cell_of;
   const int* cell_start;
   float rlist_sq;
-  int staging;                    // partners a thread can stage in shared memory
+  int part_room;                  // partners one part can stage for one home particle
+  int group;                      // home particles per block pass: 32, fewer where rows are long
   unsigned long long capacity;    // pairs the output arrays hold
   int* pi;
   int* pj;
   int* row_start;
   int* row_count;
-  int* col_count;                 // columns only
-  int* col_place;
-  unsigned long long* counter;    // [0] pairs claimed, [1] most partners one thread found beyond staging
+  unsigned long long* counter;    // [0] pairs claimed, [1] the most partners a part found beyond its staging
 };
 
-// One pass: walk, stage, claim, copy out. Inactive lanes (past the last particle) stay for the
-// warp's shuffles.
-template <bool kFull, bool kColumns>
-__global__ void __launch_bounds__(kSearchBlock) search_kernel(SearchArgs a) {
-  extern __shared__ int stage[];  // stage[m * blockDim.x + threadIdx.x]: no bank conflicts
-  const long t = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int lane = threadIdx.x & 31;
-  const int i = static_cast<int>(t / kSearchSplit);
-  const int part = static_cast<int>(t % kSearchSplit);
-  const bool active = i < a.in.n;
-  int found = 0;
-  if (active) {
-    const float4 xi = a.in.pos[i];
-    const int c = a.cell_of[i];
-    const int cx = c % a.dims.nx, cy = (c / a.dims.nx) % a.dims.ny, cz = c / (a.dims.nx * a.dims.ny);
-    const int* ex = a.in.exclusion_width > 0 ? a.in.exclusions + static_cast<size_t>(a.in.tag[i]) * a.in.exclusion_width
-                                             : nullptr;
-    const Vec3<float> L = a.in.box.L;
-    const int* cell_start = a.cell_start;
-    for_each_candidate_range(a.dims, a.reach, [cell_start](int cell) { return __ldg(cell_start + cell); }, cx, cy, cz, i,
-                             !kFull, part, kSearchSplit, [&](const CandidateRange& r) {
-      for (int k = r.begin; k < r.end; ++k) {
-        const float4 q = __ldg(a.in.pos + k);
-        const float dx = shifted_separation(xi.x, q.x, r.sx, L.x);
-        const float dy = shifted_separation(xi.y, q.y, r.sy, L.y);
-        const float dz = shifted_separation(xi.z, q.z, r.sz, L.z);
-        bool take = dx * dx + dy * dy + dz * dz < a.rlist_sq;
-        if (kFull) take = take && k != i;
-        if (take && ex) {
-          const int tag_k = static_cast<int>(__ldg(a.in.tag + k));
-          for (int e = 0; e < a.in.exclusion_width; ++e) take = take && ex[e] != tag_k;
+// A block per cell, kSearchParts warps: lane l of every warp stands for home particle l of the
+// cell, and warp w walks the w-th of kSearchParts consecutive chunks of the cell's candidate
+// sequence (neighbor/cell_runs.h), the same for all its lanes (one load serves the warp, and
+// the lanes run the same loop). Each lane stages the partners it finds, in ascending order, in
+// shared memory. Then the block claims room for all the cell's rows with one integer atomicAdd
+// and the warps copy their parts there, so every row is its parts in order: sorted, no sort.
+// Cells of more than `group` (32, or fewer where rows are so long that 32 staged rows would not
+// fit in shared memory) particles are done `group` home particles at a time.
+template <bool kFull>
+__global__ void __launch_bounds__(kSearchParts * 32) search_kernel(SearchArgs a) {
+  extern __shared__ int stage[];  // part w, entry m of home l at [(w * part_room + m) * (group + 1) + l]
+  __shared__ int count[kSearchParts][32], offset[kSearchParts][32];
+  __shared__ bool skip;
+  const int lane = threadIdx.x & 31, part = threadIdx.x >> 5;
+  const int c = blockIdx.x;
+  const int cx = c % a.dims.nx, cy = (c / a.dims.nx) % a.dims.ny, cz = c / (a.dims.nx * a.dims.ny);
+  const int cell_first = a.cell_start[c], cell_end = a.cell_start[c + 1];
+  const Vec3<float> L = a.in.box.L;
+  const int* cell_start = a.cell_start;
+  const int stride = a.group + 1;  // a padded stride: the lanes of a warp hit different banks
+  for (int g0 = cell_first; g0 < cell_end; g0 += a.group) {
+    const int homes = min(a.group, cell_end - g0);
+    const int h = g0 + lane;
+    int found = 0;
+    if (lane < homes) {
+      const float4 xh = a.in.pos[h];
+      const int* ex =
+          a.in.exclusion_width > 0 ? a.in.exclusions + static_cast<size_t>(a.in.tag[h]) * a.in.exclusion_width : nullptr;
+      for_each_candidate_range(a.dims, a.reach, [cell_start](int cell) { return __ldg(cell_start + cell); }, cx, cy, cz,
+                               !kFull, part, kSearchParts, [&](const CandidateRange& r) {
+        // The home particle shifted by the range's image; whole periodic directions take the
+        // minimum image per candidate (neighbor/cell_runs.h, shifted_separation).
+        const float ox = r.sx == kAnyImage ? xh.x : xh.x - static_cast<float>(r.sx) * L.x;
+        const float oy = r.sy == kAnyImage ? xh.y : xh.y - static_cast<float>(r.sy) * L.y;
+        const float oz = r.sz == kAnyImage ? xh.z : xh.z - static_cast<float>(r.sz) * L.z;
+        const bool any = r.sx == kAnyImage || r.sy == kAnyImage || r.sz == kAnyImage;
+#pragma unroll 4
+        for (int k = r.begin; k < r.end; ++k) {
+          const float4 q = __ldg(a.in.pos + k);
+          float dx = ox - q.x, dy = oy - q.y, dz = oz - q.z;
+          if (any) {
+            if (r.sx == kAnyImage) dx = shifted_separation(dx, 0.f, kAnyImage, L.x);
+            if (r.sy == kAnyImage) dy = shifted_separation(dy, 0.f, kAnyImage, L.y);
+            if (r.sz == kAnyImage) dz = shifted_separation(dz, 0.f, kAnyImage, L.z);
+          }
+          bool take = dx * dx + dy * dy + dz * dz < a.rlist_sq && (kFull ? k != h : k > h);
+          if (take && ex) {
+            const int tag_k = static_cast<int>(__ldg(a.in.tag + k));
+            for (int e = 0; e < a.in.exclusion_width; ++e) take = take && ex[e] != tag_k;
+          }
+          if (take) {
+            if (found < a.part_room) stage[(part * a.part_room + found) * stride + lane] = k;
+            ++found;
+          }
         }
-        if (take) {
-          if (found < a.staging) stage[found * blockDim.x + threadIdx.x] = k;
-          ++found;
+      });
+    }
+    count[part][lane] = found;
+    __syncthreads();
+    if (part == 0) {  // rows, the claim, and where each part goes
+      int row = 0, longest = 0;
+#pragma unroll
+      for (int w = 0; w < kSearchParts; ++w) {
+        row += count[w][lane];
+        longest = max(longest, count[w][lane]);
+      }
+      if (longest > a.part_room) atomicMax(a.counter + 1, static_cast<unsigned long long>(longest));
+      const bool overflowed = __any_sync(0xffffffffu, longest > a.part_room);
+      int incl = row;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const int y = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += y;
+      }
+      const int total = __shfl_sync(0xffffffffu, incl, 31);
+      unsigned long long room = 0;
+      if (lane == 31 && total > 0) room = atomicAdd(a.counter, static_cast<unsigned long long>(total));
+      room = __shfl_sync(0xffffffffu, room, 31);
+      int next = static_cast<int>(room) + incl - row;
+      if (lane < homes) {
+        a.row_start[h] = next;
+        a.row_count[h] = row;
+      }
+#pragma unroll
+      for (int w = 0; w < kSearchParts; ++w) {
+        offset[w][lane] = next;
+        next += count[w][lane];
+      }
+      if (lane == 0) skip = overflowed || room + total > a.capacity;  // the host grows and searches again
+    }
+    __syncthreads();
+    if (!skip) {
+      PAIRMD_NO_UNROLL
+      for (int i = 0; i < homes; ++i) {
+        const int n_i = count[part][i];
+        const size_t first = offset[part][i];
+        for (int m = lane; m < n_i; m += 32) {
+          a.pj[first + m] = stage[(part * a.part_room + m) * stride + i];
+          a.pi[first + m] = g0 + i;
         }
       }
-    });
-  }
-  int incl = found;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const int y = __shfl_up_sync(0xffffffffu, incl, o);
-    if (lane >= o) incl += y;
-  }
-  const int total = __shfl_sync(0xffffffffu, incl, 31);
-  const bool overflowed = __any_sync(0xffffffffu, found > a.staging);
-  if (found > a.staging) atomicMax(a.counter + 1, static_cast<unsigned long long>(found));
-  // 64-bit claims, so an impossible total (> 2^31 pairs) is seen on the host, not wrapped.
-  unsigned long long room = 0;
-  if (lane == 31 && total > 0) room = atomicAdd(a.counter, static_cast<unsigned long long>(total));
-  room = __shfl_sync(0xffffffffu, room, 31);
-  int row = found;  // a particle's parts are kSearchSplit aligned lanes: add them up
-#pragma unroll
-  for (int o = 1; o < kSearchSplit; o <<= 1) row += __shfl_xor_sync(0xffffffffu, row, o);
-  const unsigned long long first = room + incl - found;
-  if (active && part == 0) {
-    a.row_start[i] = static_cast<int>(first);
-    a.row_count[i] = row;
-  }
-  if (!active || overflowed || room + total > a.capacity) return;  // the host grows and searches again
-  for (int m = 0; m < found; ++m) {
-    const int j = stage[m * blockDim.x + threadIdx.x];
-    const size_t k = first + m;
-    a.pj[k] = j;
-    a.pi[k] = i;
-    if (kColumns) a.col_place[k] = atomicAdd(a.col_count + j, 1);
+    }
+    __syncthreads();  // the staging is reused by the next group
   }
 }
 
-// Pair k goes to place col_place[k] of its j's column.
-__global__ void scatter_columns_kernel(const int* pi, const int* pj, const int* col_place, const int* col_start, int count,
-                                       int* col_pair, int* col_partner) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= count) return;
-  const int e = col_start[pj[k]] + col_place[k];
-  col_pair[e] = k;
-  col_partner[e] = pi[k];
+// Columns of a half list: pair k takes a place in the column of its j (integer atomicAdd; the
+// lanes of a warp hold consecutive pairs, mostly of one row, so their j differ); a scan of the
+// column lengths gives the column starts; then every pair goes to its place. The order inside a
+// column is whatever the atomics gave: the fixed-point force sums do not depend on it.
+__global__ void column_places_kernel(const int* pj, const unsigned long long* count, int* col_count, int* place) {
+  const long long n = static_cast<long long>(*count);
+  for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; k < n;
+       k += static_cast<long long>(gridDim.x) * blockDim.x)
+    place[k] = atomicAdd(col_count + pj[k], 1);
+}
+
+__global__ void scatter_columns_kernel(const int* pi, const int* pj, const int* place, const int* col_start,
+                                       const unsigned long long* count, ColumnEntry* cols) {
+  const long long n = static_cast<long long>(*count);
+  for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; k < n;
+       k += static_cast<long long>(gridDim.x) * blockDim.x)
+    cols[col_start[pj[k]] + place[k]] = ColumnEntry{static_cast<int>(k), pi[k]};
 }
 
 int round_up(int v, int m) { return (v + m - 1) / m * m; }
+
+template <bool kFull>
+void launch_search(const SearchArgs& a, int shared, int cells, cudaStream_t stream) {
+  search_kernel<kFull><<<cells, kSearchParts * 32, shared, stream>>>(a);
+  PAIRMD_CHECK_LAUNCH();
+}
 
 }  // namespace
 
@@ -126,11 +173,13 @@ GpuPairList::GpuPairList(float cutoff, float skin, bool full, bool columns, doub
     : cutoff_(cutoff), skin_(skin), full_(full), columns_(columns) {
   const double per = std::max(1.0, expected_per_particle);
   capacity_ = static_cast<size_t>(per * std::max(n, 1)) + 1;
-  // Chunks are a quarter of a row; fluctuations stay well inside twice that.
-  staging_ = round_up(static_cast<int>(std::ceil(2.0 * per / kSearchSplit)) + 4, 4);
-  int device = 0;
+  // A part's share of a row, with room for fluctuations.
+  staging_ = round_up(static_cast<int>(std::ceil(1.5 * per / kSearchParts)) + 8, 8);
+  int device = 0, sms = 1;
   PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
   PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_shared_, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  stride_blocks_ = 8 * sms;
   PAIRMD_CUDA_CHECK(cudaMallocHost(&host_counter_, 2 * sizeof(unsigned long long)));
   counter_.resize(2);
   PAIRMD_CUDA_CHECK(cudaMemset(counter_.data(), 0, 2 * sizeof(unsigned long long)));
@@ -140,71 +189,59 @@ GpuPairList::~GpuPairList() { cudaFreeHost(host_counter_); }
 
 size_t GpuPairList::bytes() const {
   return i_.bytes() + j_.bytes() + row_start_.bytes() + row_count_.bytes() + col_count_.bytes() + col_start_.bytes() +
-         col_place_.bytes() + col_pair_.bytes() + col_partner_.bytes() + counter_.bytes() + cub_temp_.bytes();
-}
-
-template <bool kFull, bool kColumns>
-void launch_search(const SearchArgs& a, int threads_per_block, int shared, size_t threads, cudaStream_t stream) {
-  const int blocks = static_cast<int>((threads + threads_per_block - 1) / threads_per_block);
-  search_kernel<kFull, kColumns><<<blocks, threads_per_block, shared, stream>>>(a);
-  PAIRMD_CHECK_LAUNCH();
+         place_.bytes() + cols_.bytes() + counter_.bytes() + cub_temp_.bytes();
 }
 
 void GpuPairList::search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream) {
-  const int n = in.n;
   const double rlist = static_cast<double>(cutoff_) + skin_;
   SearchArgs a{};
   a.in = in;
   a.dims = grid.dims;
   a.reach = {reach_for(rlist, grid.cell_width[0]), reach_for(rlist, grid.cell_width[1]),
              reach_for(rlist, grid.cell_width[2])};
-  a.cell_of = grid.cell_of;
   a.cell_start = grid.cell_start;
   const float rl = cutoff_ + skin_;
   a.rlist_sq = rl * rl;
   a.counter = counter_.data();
-  const size_t threads = static_cast<size_t>(n) * kSearchSplit;
+  const int cells = grid.dims.cells();
   for (;;) {
     i_.resize(capacity_);
     j_.resize(capacity_);
-    if (columns_) col_place_.resize(capacity_);
-    // The staging buffer of a block: smaller blocks where a thread must stage many partners.
-    int block = kSearchBlock;
-    while (block > 32 && static_cast<size_t>(staging_) * block * sizeof(int) > static_cast<size_t>(max_shared_)) block /= 2;
-    const size_t shared = static_cast<size_t>(staging_) * block * sizeof(int);
-    if (shared > static_cast<size_t>(max_shared_))
-      throw std::runtime_error("GPU pair list: a particle has more than " + std::to_string(kSearchSplit * (staging_ - 1)) +
+    // The staging of a block: fewer home particles per pass where rows are long.
+    const size_t limit = static_cast<size_t>(max_shared_) - 2048;  // the kernel's static arrays
+    int group = 32;
+    const auto shared_for = [&](int g) { return static_cast<size_t>(kSearchParts) * staging_ * (g + 1) * sizeof(int); };
+    while (group > 1 && shared_for(group) > limit) group /= 2;
+    if (shared_for(group) > limit)
+      throw std::runtime_error("GPU pair list: a particle has more than " + std::to_string(kSearchParts * staging_) +
                                " partners within cutoff + skin (" + std::to_string(rlist) +
-                               "), more than one search thread can stage; use a shorter cutoff or skin");
+                               "), more than the search can stage; use a shorter cutoff or skin");
+    const size_t shared = shared_for(group);
     if (static_cast<int>(shared) > shared_set_) {
-      PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_shared_));
-      PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_shared_));
-      PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_shared_));
-      shared_set_ = max_shared_;
+      PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
+      PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
+      shared_set_ = static_cast<int>(limit);
     }
-    a.staging = staging_;
+    a.group = group;
+    a.part_room = staging_;
     a.capacity = capacity_;
     a.pi = i_.data();
     a.pj = j_.data();
     a.row_start = row_start_.data();
     a.row_count = row_count_.data();
-    a.col_count = columns_ ? col_count_.data() : nullptr;
-    a.col_place = columns_ ? col_place_.data() : nullptr;
     PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, 2 * sizeof(unsigned long long), stream));
-    if (columns_) PAIRMD_CUDA_CHECK(cudaMemsetAsync(col_count_.data(), 0, (n + 1) * sizeof(int), stream));
-    if (full_) launch_search<true, false>(a, block, static_cast<int>(shared), threads, stream);
-    else if (columns_) launch_search<false, true>(a, block, static_cast<int>(shared), threads, stream);
-    else launch_search<false, false>(a, block, static_cast<int>(shared), threads, stream);
+    if (full_) launch_search<true>(a, static_cast<int>(shared), cells, stream);
+    else launch_search<false>(a, static_cast<int>(shared), cells, stream);
     PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), 2 * sizeof(unsigned long long),
                                       cudaMemcpyDeviceToHost, stream));
     PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const unsigned long long total = host_counter_[0], most = host_counter_[1];
+    const unsigned long long total = host_counter_[0], longest = host_counter_[1];
     if (total > static_cast<unsigned long long>(INT_MAX))
       throw std::runtime_error("GPU pair list: " + std::to_string(total) +
                                " pairs exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
     bool again = false;
-    if (most > static_cast<unsigned long long>(staging_)) {  // grow the staging, then search again
-      staging_ = round_up(static_cast<int>(most + most / 4) + 4, 4);
+    if (longest > static_cast<unsigned long long>(staging_)) {  // a part did not fit: more room, search again
+      staging_ = round_up(static_cast<int>(longest + longest / 4) + 8, 8);
       ++growths_;
       again = true;
     }
@@ -225,8 +262,8 @@ void GpuPairList::build(const PairListInput& in, const CellGridView& grid, cudaS
   row_start_.resize(std::max(n, 1));
   row_count_.resize(std::max(n, 1));
   if (columns_) {
-    col_count_.resize(n + 1);  // the extra 0 makes the scan's last entry the total
-    col_start_.resize(n + 1);
+    col_count_.resize(std::max(n, 1));
+    col_start_.resize(std::max(n, 1));
   }
   if (n == 0) {
     count_ = 0;
@@ -236,19 +273,20 @@ void GpuPairList::build(const PairListInput& in, const CellGridView& grid, cudaS
   }
   search(in, grid, stream);
   if (columns_) {
-    col_pair_.resize(capacity_);
-    col_partner_.resize(capacity_);
+    place_.resize(capacity_);
+    cols_.resize(capacity_);
+    const int blocks = std::max(1, std::min(blocks_for(static_cast<size_t>(count_)), stride_blocks_));
+    PAIRMD_CUDA_CHECK(cudaMemsetAsync(col_count_.data(), 0, n * sizeof(int), stream));
+    column_places_kernel<<<blocks, kBlockSize, 0, stream>>>(j_.data(), counter_.data(), col_count_.data(), place_.data());
+    PAIRMD_CHECK_LAUNCH();
     size_t temp = 0;
-    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp, col_count_.data(), col_start_.data(), n + 1, stream));
+    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp, col_count_.data(), col_start_.data(), n, stream));
     cub_temp_.reserve_grow(temp);
     temp = cub_temp_.capacity();
-    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_.data(), temp, col_count_.data(), col_start_.data(), n + 1, stream));
-    if (count_ > 0) {
-      scatter_columns_kernel<<<blocks_for(count_), kBlockSize, 0, stream>>>(i_.data(), j_.data(), col_place_.data(),
-                                                                            col_start_.data(), count_, col_pair_.data(),
-                                                                            col_partner_.data());
-      PAIRMD_CHECK_LAUNCH();
-    }
+    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_.data(), temp, col_count_.data(), col_start_.data(), n, stream));
+    scatter_columns_kernel<<<blocks, kBlockSize, 0, stream>>>(i_.data(), j_.data(), place_.data(), col_start_.data(),
+                                                              counter_.data(), cols_.data());
+    PAIRMD_CHECK_LAUNCH();
   }
   ++builds_;
 }

@@ -1,21 +1,23 @@
 // Verlet pair list built on the GPU, over particles stored in cell order
 // (neighbor/gpu_cell_order.cuh).
 //
-//   1. Search: four threads per particle, each a consecutive chunk of the particle's candidates,
-//      which neighbor/cell_runs.h visits in ascending index order. A thread stages the partners
-//      it finds (within cutoff + skin, bonded exclusions left out) in shared memory.
-//   2. Claim: each warp claims room for all its lanes' partners with one integer atomicAdd on a
-//      global counter; inside that room the lanes follow in order, so a particle's four chunks
-//      are contiguous and its row is sorted by partner index, with no sort. The rows of
-//      different warps lie wherever their claims landed (row_start says where).
-//   3. Grow, never drop: when the claims exceed the buffer, or a thread found more partners than
-//      it could stage, nothing is written; the host grows what was short and searches again.
-//      Growths are counted and reported.
-//   4. Columns (the slot strategies): while copying its partners out, a thread also takes a
-//      place in each partner's column with an integer atomicAdd; a scan of the column lengths
-//      and one scatter then list, for every particle j, the pairs in which it is j. Their order
-//      is whatever the atomics gave: the fixed-point force sums (kernels/fixed_point.h) do not
-//      depend on it.
+//   1. Search: a block per cell. Lane l of each warp stands for the cell's particle l; the
+//      cell's candidates, in ascending index order (neighbor/cell_runs.h), are cut into four
+//      consecutive parts, one per warp, so all lanes of a warp walk the same candidates (one
+//      load serves the warp). Each lane stages the partners it finds (within cutoff + skin,
+//      bonded exclusions left out), in order, in shared memory.
+//   2. Claim: the block claims room for all its cell's rows with one integer atomicAdd on a
+//      global counter; each row is its four parts in order, so it is sorted by partner index,
+//      with no sort. The cells' rows lie wherever their claims landed (row_start says where);
+//      a cell's rows are consecutive, in particle order.
+//   3. Grow, never drop: when the claims exceed the buffer, or a row is longer than its
+//      staging, nothing is written; the host grows what was short and searches again. Growths
+//      are counted and reported.
+//   4. Columns (the slot strategies): for every particle j, the pairs in which it is j. Each
+//      pair takes a place in its j's column with an integer atomicAdd, a scan of the column
+//      lengths gives their starts, one scatter fills them. No sort: the order inside a column
+//      is whatever the atomics gave, and the fixed-point force sums (kernels/fixed_point.h) do
+//      not depend on it.
 //
 // Half lists hold each pair once (i < j in the cell-order numbering); full lists hold both
 // directions (atom-parallel use).
@@ -28,6 +30,12 @@
 #include "neighbor/gpu_cell_order.cuh"
 
 namespace pairmd {
+
+// A column entry: the pair (index into i(), j()) and its i.
+struct alignas(8) ColumnEntry {
+  int pair;
+  int partner;
+};
 
 struct PairListInput {
   const float4* pos;        // xyz + type bits, in cell order
@@ -54,12 +62,11 @@ class GpuPairList {
   const int* j() const { return j_.data(); }
   const int* row_start() const { return row_start_.data(); }
   const int* row_count() const { return row_count_.data(); }
-  // Columns: entries [col_start(p), col_start(p) + col_count(p)) of col_pair / col_partner are
-  // the pairs k with j()[k] == p and their i.
+  // Columns: entries [col_start(p), col_start(p) + col_count(p)) of cols() are the pairs k
+  // with j()[k] == p, and their i.
   const int* col_start() const { return col_start_.data(); }
   const int* col_count() const { return col_count_.data(); }
-  const int* col_pair() const { return col_pair_.data(); }
-  const int* col_partner() const { return col_partner_.data(); }
+  const ColumnEntry* cols() const { return cols_.data(); }
 
   int count() const { return count_; }
   // The pair count on the device, for kernels launched over capacity() (CUDA graphs keep their
@@ -72,7 +79,7 @@ class GpuPairList {
 
   int64_t builds() const { return builds_; }
   int64_t growths() const { return growths_; }
-  int staging() const { return staging_; }   // partners a search thread can stage
+  int staging() const { return staging_; }   // partners a part of a row can stage in the search
   size_t bytes() const;
 
  private:
@@ -86,10 +93,12 @@ class GpuPairList {
   int64_t builds_ = 0, growths_ = 0;
   int max_shared_ = 0;        // the device's largest dynamic shared memory per block
   int shared_set_ = 48 * 1024;  // what the search kernels may use now
+  int stride_blocks_ = 1;     // grid of the grid-stride column kernels
 
   DeviceBuffer<int> i_, j_, row_start_, row_count_;
-  DeviceBuffer<int> col_count_, col_start_, col_place_, col_pair_, col_partner_;
-  DeviceBuffer<unsigned long long> counter_;  // [0] pairs claimed, [1] most partners one thread found
+  DeviceBuffer<int> col_count_, col_start_, place_;
+  DeviceBuffer<ColumnEntry> cols_;
+  DeviceBuffer<unsigned long long> counter_;  // [0] pairs claimed, [1] the longest row beyond its staging
   DeviceBuffer<unsigned char> cub_temp_;
   unsigned long long* host_counter_ = nullptr;  // pinned, 2 entries
 };

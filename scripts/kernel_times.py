@@ -30,7 +30,7 @@ def main():
         name = name.split("(")[0].split("<")[0].strip()
         total[name] += t
         calls[name] += 1
-        if name == "pairmd::integrate_kernel":
+        if name.startswith("pairmd::integrate"):
             integrate.append(t)
     scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}.get(unit, 1.0)  # to microseconds
     integrate.sort()

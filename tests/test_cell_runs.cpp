@@ -89,7 +89,7 @@ std::vector<std::vector<int>> search(const CellOrdered& g, const BoxGeometry<flo
     const int* ex = width ? excl.data() + static_cast<size_t>(g.order[i]) * width : nullptr;
     const Vec3<float> xi = g.x[i];
     for (int part = 0; part < kSplit; ++part) {
-      for_each_candidate_range(g.dims, reach, [&](int cell) { return g.cell_start[cell]; }, cx, cy, cz, i, !full, part,
+      for_each_candidate_range(g.dims, reach, [&](int cell) { return g.cell_start[cell]; }, cx, cy, cz, !full, part,
                                kSplit, [&](const CandidateRange& r) {
         for (int k = r.begin; k < r.end; ++k) {
           const Vec3<float> q = g.x[k];
@@ -97,7 +97,7 @@ std::vector<std::vector<int>> search(const CellOrdered& g, const BoxGeometry<flo
           const float dy = shifted_separation(xi.y, q.y, r.sy, box.L.y);
           const float dz = shifted_separation(xi.z, q.z, r.sz, box.L.z);
           bool take = dx * dx + dy * dy + dz * dz < rlist_sq;
-          if (full) take = take && k != i;
+          take = take && (full ? k != i : k > i);
           for (int e = 0; ex && e < width; ++e) take = take && ex[e] != g.order[k];
           if (take) rows[i].push_back(k);
         }
@@ -200,6 +200,46 @@ void check(const Case& c) {
   }
 }
 
+// The columns of a half list, as neighbor/gpu_pair_list.cu builds them: for every cell C, the
+// rows of the particles in the stencil cells at or before C hold every pair (i, j) with j in C,
+// each as one stretch of the sorted row.
+void check_columns(const Case& c) {
+  const System s = random_system(c.n, c.Lx, c.Ly, c.Lz, c.periodic, c.exclusions, 2000 + c.n);
+  const double width = c.width > 0 ? c.width : static_cast<double>(c.cutoff) + c.skin;
+  const CellOrdered g = order_cells(s.x, s.box, width);
+  const auto rows = search(g, s.box, c.cutoff, c.skin, false, s.table, s.width);
+  const double rlist = static_cast<double>(c.cutoff) + c.skin;
+  const StencilReach reach{reach_for(rlist, g.width[0]), reach_for(rlist, g.width[1]), reach_for(rlist, g.width[2])};
+  std::vector<int> found(c.n, 0), expected(c.n, 0);
+  for (int i = 0; i < c.n; ++i)
+    for (int j : rows[i]) ++expected[j];
+  for (int cell = 0; cell < g.dims.cells(); ++cell) {
+    const int a = g.cell_start[cell], b = g.cell_start[cell + 1];
+    const int cx = cell % g.dims.nx, cy = (cell / g.dims.nx) % g.dims.ny, cz = cell / (g.dims.nx * g.dims.ny);
+    std::set<int> cells_seen;
+    for_each_cell_run_up_to(g.dims, reach, cx, cy, cz, [&](const CellRun& run) {
+      ASSERT_LE(run.last, cell);
+      for (int q = run.first; q <= run.last; ++q) ASSERT_TRUE(cells_seen.insert(q).second) << "cell visited twice";
+      for (int i = g.cell_start[run.first]; i < g.cell_start[run.last + 1]; ++i) {
+        const auto& r = rows[i];
+        for (auto it = std::lower_bound(r.begin(), r.end(), a); it != r.end() && *it < b; ++it) ++found[*it];
+      }
+    });
+  }
+  EXPECT_EQ(found, expected) << "a column misses pairs or has some twice";
+}
+
+TEST(CellRuns, ColumnsAreFoundInTheRowsOfEarlierCells) {
+  for (const Case& c : {Case{2000, 14.f, 14.f, 14.f, true, false}, Case{800, 6.f, 6.f, 6.f, true, true},
+                        Case{1200, 8.5f, 8.5f, 8.5f, true, false}, Case{900, 6.f, 15.f, 15.f, true, true},
+                        Case{1500, 20.f, 11.f, 16.f, false, true}, Case{20, 6.f, 6.f, 6.f, true, false},
+                        Case{2000, 14.f, 14.f, 14.f, true, false, 2.5f, 0.3f, 1.0}}) {
+    SCOPED_TRACE(::testing::Message() << "n " << c.n << " box " << c.Lx << "x" << c.Ly << "x" << c.Lz
+                                      << (c.periodic ? " periodic" : " open") << " grid width " << c.width);
+    check_columns(c);
+  }
+}
+
 TEST(CellRuns, AxisSegmentsCoverTheStencilOnceInAscendingOrder) {
   for (const bool periodic : {true, false})
     for (int n = 1; n <= 9; ++n)
@@ -248,8 +288,8 @@ TEST(CellRuns, RowsEqualTheCpuListSortedAndOnce) {
   }
 }
 
-// The walk must visit a particle's candidates in ascending order across the parts: the
-// parts' chunks tile the sequence without gaps or overlaps, whatever the number of parts.
+// The walk must visit a cell's candidates in ascending order across the parts: the parts'
+// chunks tile the sequence without gaps or overlaps, whatever the number of parts.
 TEST(CellRuns, PartsTileTheCandidateSequence) {
   const System s = random_system(500, 9.f, 9.f, 9.f, true, false, 5);
   const CellOrdered g = order_cells(s.x, s.box, 2.8);
@@ -259,21 +299,24 @@ TEST(CellRuns, PartsTileTheCandidateSequence) {
       const int c = g.cell_of[i];
       const int cx = c % g.dims.nx, cy = (c / g.dims.nx) % g.dims.ny, cz = c / (g.dims.nx * g.dims.ny);
       std::vector<int> whole, split;
-      for_each_candidate_range(g.dims, reach, [&](int cell) { return g.cell_start[cell]; }, cx, cy, cz, i, half, 0, 1,
+      for_each_candidate_range(g.dims, reach, [&](int cell) { return g.cell_start[cell]; }, cx, cy, cz, half, 0, 1,
                                [&](const CandidateRange& r) {
                                  for (int k = r.begin; k < r.end; ++k) whole.push_back(k);
                                });
       for (int parts : {2, 3, 4, 7})
         for (int p = 0; p < parts; ++p) {
           if (p == 0) split.clear();
-          for_each_candidate_range(g.dims, reach, [&](int cell) { return g.cell_start[cell]; }, cx, cy, cz, i, half, p,
+          for_each_candidate_range(g.dims, reach, [&](int cell) { return g.cell_start[cell]; }, cx, cy, cz, half, p,
                                    parts, [&](const CandidateRange& r) {
                                      for (int k = r.begin; k < r.end; ++k) split.push_back(k);
                                    });
           if (p == parts - 1) EXPECT_EQ(split, whole) << parts << " parts, particle " << i;
         }
       EXPECT_TRUE(std::is_sorted(whole.begin(), whole.end()));
-      if (half) EXPECT_TRUE(whole.empty() || whole.front() > i);
+      // Half walks begin at the home cell (every particle of a cell walks the same sequence) and
+      // reach every candidate after i.
+      if (half) EXPECT_TRUE(whole.empty() || whole.front() >= g.cell_start[c]);
+      if (half && i + 1 < 500 && g.cell_of[i + 1] == c) EXPECT_TRUE(std::binary_search(whole.begin(), whole.end(), i + 1));
     }
 }
 

@@ -49,6 +49,7 @@ struct Row {
   std::string reproducible;
   double mib = 0;
   double bytes_per_particle = 0;
+  std::string detail;  // the backend's own account of the timed runs
 };
 
 double median(std::vector<double> v) {
@@ -196,6 +197,7 @@ int cmd_compare(const Args& args) {
         row.ms_per_step = median(ms);
         row.spread = (*std::max_element(ms.begin(), ms.end()) - *std::min_element(ms.begin(), ms.end())) / row.ms_per_step;
         row.steps_per_s = 1000.0 / row.ms_per_step;
+        row.detail = b->stats().detail;
         // Time shares from a separate profiled run: GPU time between events around each phase.
         const BackendStats before = b->stats();
         b->set_profiling(true);
@@ -233,8 +235,9 @@ int cmd_compare(const Args& args) {
                 << std::setw(7) << 100 * row.share_force << "%" << std::setw(6) << 100 * row.share_list << "%" << std::setw(6)
                 << 100 * row.share_integrate << "%" << std::scientific << std::setprecision(2) << std::setw(12) << row.max_err
                 << std::setw(12) << row.rms_err << std::setw(12) << row.reproducible << std::fixed << std::setprecision(1)
-                << std::setw(10) << row.mib << std::defaultfloat << "\n"
-                << std::flush;
+                << std::setw(10) << row.mib << std::defaultfloat << "\n";
+      if (!row.detail.empty()) std::cout << "  " << row.detail << "\n";
+      std::cout << std::flush;
       rows.push_back(row);
     }
   }
