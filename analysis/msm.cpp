@@ -323,6 +323,7 @@ MsmPlan make_msm_plan(const ChargeList& c, const Grid3& g, const MsmParams& p, d
   if (!(plan.a > floor))
     throw std::invalid_argument("msm: the cutoff (splitting distance) must be larger than the distance floor");
   const double h = p.grid_spacing > 0 ? p.grid_spacing : plan.a / default_ratio(p.order);
+  plan.h_target = h;
   if (2 * plan.a / h > 64) throw std::invalid_argument("msm: cutoff / grid spacing must be at most 32");
   msm::softening_polynomial(plan.split, plan.a, plan.coef.data());
   std::array<double, 3> origin = plan.grid_origin;
@@ -693,12 +694,7 @@ void msm_long_range_cpu(const MsmPlan& plan, const MsmAtoms& atoms, std::vector<
 MsmPlan potential_msm_cpu(const ChargeList& c, double k_e, double floor, const MsmParams& params, const Box* box,
                           Grid3& g) {
   MsmPlan plan = make_msm_plan(c, g, params, floor, box);
-  const MsmAtoms atoms = msm_atoms(plan, c, g);
-  std::vector<double> v;
-  msm_short_range_cpu(plan, atoms, v);
-  msm_long_range_cpu(plan, atoms, v);
-  for (double& x : v) x *= k_e;
-  g.values = std::move(v);
+  compute_msm_potential(plan, c, k_e, false, g);
   return plan;
 }
 
@@ -742,15 +738,25 @@ std::vector<float> msm_gpu_atoms(const MsmAtoms& a) {
   return xyzq;
 }
 
-double potential_msm_gpu(const ChargeList& c, double k_e, double floor, const MsmPlan& plan, Grid3& g) {
-  (void)floor;
+double compute_msm_potential(const MsmPlan& plan, const ChargeList& c, double k_e, bool gpu, Grid3& g) {
+  if (g.dims != plan.lattice_dims) throw std::invalid_argument("msm: the plan was made for another lattice");
   const MsmAtoms atoms = msm_atoms(plan, c, g);
-  const std::vector<float> xyzq = msm_gpu_atoms(atoms);
-  std::vector<float> out(plan.lattice_points());
-  const dcs::MsmGpuTimes t = dcs::gpu_msm_potential(msm_gpu_plan(plan), xyzq.data(), c.size(), out.data(), dcs::MsmGpuOptions{});
-  g.values.resize(out.size());
-  for (size_t p = 0; p < out.size(); ++p) g.values[p] = k_e * static_cast<double>(out[p]);
-  return 1e-3 * t.total;
+  if (gpu) {
+    const std::vector<float> xyzq = msm_gpu_atoms(atoms);
+    std::vector<float> out(plan.lattice_points());
+    const dcs::MsmGpuTimes t =
+        dcs::gpu_msm_potential(msm_gpu_plan(plan), xyzq.data(), c.size(), out.data(), dcs::MsmGpuOptions{});
+    g.values.resize(out.size());
+    for (size_t p = 0; p < out.size(); ++p) g.values[p] = k_e * static_cast<double>(out[p]);
+    return 1e-3 * t.total;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<double> v;
+  msm_short_range_cpu(plan, atoms, v);
+  msm_long_range_cpu(plan, atoms, v);
+  for (double& x : v) x *= k_e;
+  g.values = std::move(v);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 MapCost estimate_map_cost(const MsmPlan& plan, size_t natoms, bool gpu) {

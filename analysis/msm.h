@@ -55,6 +55,7 @@ struct MsmPlan {
   int order = 4;   // P
   int split = 2;   // K (Taylor order of the softening)
   double a = 0;    // splitting distance
+  double h_target = 0;  // the finest spacing asked for (periodic grids round it down to divide the box)
   double floor = 0;
   std::array<double, 5> coef{};  // g_a(r) = sum_j coef[j] r^(2j) below a
 
@@ -108,12 +109,13 @@ void msm_long_range_cpu(const MsmPlan& plan, const MsmAtoms& atoms, std::vector<
 // The finest-grid potential of the long-range part (for tests): e_1 at every level-0 point.
 std::vector<double> msm_grid_potential_cpu(const MsmPlan& plan, const MsmAtoms& atoms);
 
-// The CPU reference: grid.values = k_e * (short + long range). Returns the plan it used.
+// grid.values = k_e * (short + long range) by `plan`, on the CPU (double) or the GPU (float,
+// kernels/dcs/msm_kernels.cu). Returns seconds: GPU the kernels' (CUDA events), CPU wall clock.
+double compute_msm_potential(const MsmPlan& plan, const ChargeList& charges, double k_e, bool gpu, Grid3& grid);
+
+// The CPU reference in one call (plan from params). Returns the plan it used.
 MsmPlan potential_msm_cpu(const ChargeList& charges, double k_e, double floor, const MsmParams& params,
                           const Box* box, Grid3& grid);
-
-// The same on the GPU (float; kernels/dcs/msm_kernels.cu). Returns the kernels' seconds.
-double potential_msm_gpu(const ChargeList& charges, double k_e, double floor, const MsmPlan& plan, Grid3& grid);
 
 // The plan and the atoms in the GPU's form (float), for tests that run the kernels part by part.
 dcs::MsmGpuPlan msm_gpu_plan(const MsmPlan& plan);
@@ -126,13 +128,9 @@ struct MapCost {
 MapCost estimate_map_cost(const MsmPlan& plan, size_t atoms, bool gpu);
 
 // Accuracy of a map against the exact sum at `samples` lattice points chosen at random (fixed
-// seed): sqrt(sum (V - V_exact)^2 / sum V_exact^2) over those points. V_exact is the exact sum in
-// double (open) or an Ewald sum with the same background and floor (periodic, `box`).
-struct MapAccuracy {
-  int samples = 0;
-  double rel_rms = 0;      // the estimate
-  double max_abs_err = 0;  // largest |V - V_exact| over the samples
-};
+// seed; every point if there are fewer): sqrt(sum (V - V_exact)^2 / sum V_exact^2) over those
+// points. V_exact is the exact sum in double (open) or an Ewald sum with the same background and
+// floor (periodic_box given).
 MapAccuracy sampled_accuracy(const ChargeList& charges, double k_e, double floor, const Box* periodic_box,
                              const Grid3& map, int samples, unsigned seed = 20261);
 
