@@ -17,12 +17,20 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <random>
 #include <set>
 
+#include "analysis/dx_writer.h"
 #include "analysis/ewald.h"
 #include "analysis/msm.h"
 #include "analysis/potential_map.h"
+#include "analysis/potential_map_observer.h"
+#include "engine/config.h"
+#include "engine/system_builder.h"
+#include "kernels/dcs/dcs_launch.h"
 #include "kernels/dcs/msm_bins.h"
 #include "potentials/msm.h"
 
@@ -585,6 +593,236 @@ TEST(MsmAccuracy, CostModelPrefersMsmOnlyForLargeMaps) {
     const MapCost cb = estimate_map_cost(make_msm_plan(big, gb, p, 0.25), big.size(), gpu);
     EXPECT_GT(cb.exact, 20 * cb.msm) << (gpu ? "gpu" : "cpu") << ": 100k atoms on 201^3";
   }
+}
+
+
+// ---- Methods in the map pipeline ----------------------------------------------------------------
+
+SystemState charged_state(const ChargeList& c, const Box& box) {
+  SystemState s;
+  s.box = box;
+  for (size_t i = 0; i < c.size(); ++i) {
+    s.position.push_back({c.x[i], c.y[i], c.z[i]});
+    s.velocity.push_back({0, 0, 0});
+    s.image.push_back({0, 0, 0});
+    s.type.push_back(0);
+    s.mass.push_back(1);
+    s.charge.push_back(c.q[i]);
+  }
+  s.type_names = {"A"};
+  return s;
+}
+
+TEST(MsmMaps, SeriesComputesMsmMapsAndEstimatesTheirError) {
+  Box box = periodic_box({0, 0, 0}, {16, 16, 16});
+  box.periodic = false;
+  const ChargeList c = random_charges(2000, {0, 0, 0}, {16, 16, 16}, 31);
+  MapSettings m;
+  m.spacing = 0.5;
+  m.kernel = "cpu";
+  m.method = "msm";
+  PotentialMapSeries series(m, Units::real());
+  const Grid3 map = series.add(charged_state(c, box));
+  EXPECT_EQ(series.method(), MapMethod::Msm);
+  Grid3 exact = map;
+  potential_cpu(c, Units::real().coulomb, m.floor(), exact);
+  const double e = rel_rms(map.values, exact.values);
+  std::printf("  series msm: %s; true rel RMS %.2e, estimated %.2e from %d points\n", series.method_description().c_str(), e,
+              series.accuracy().rel_rms, series.accuracy().samples);
+  EXPECT_LT(e, 1e-3);
+  EXPECT_EQ(series.accuracy().samples, 256);
+  EXPECT_GT(series.accuracy().rel_rms, 0.5 * e);
+  EXPECT_LT(series.accuracy().rel_rms, 2.0 * e);
+  EXPECT_NE(series.summary().find("estimated relative RMS error"), std::string::npos) << series.summary();
+  EXPECT_NE(series.method_description().find("quintic"), std::string::npos);
+  // A second frame: same a and h, the average of both.
+  ChargeList c2 = c;
+  for (double& x : c2.x) x = std::fmod(x + 1.3, 16.0);
+  const Grid3 map2 = series.add(charged_state(c2, box));
+  Grid3 exact2 = map2;
+  potential_cpu(c2, Units::real().coulomb, m.floor(), exact2);
+  EXPECT_LT(rel_rms(map2.values, exact2.values), 1e-3);
+  EXPECT_EQ(series.frames(), 2);
+}
+
+TEST(MsmMaps, AutoKeepsTheExactSumForSmallMapsAndPeriodicNeedsMsm) {
+  Box box = periodic_box({0, 0, 0}, {8, 8, 8});
+  const ChargeList c = random_charges(100, {0, 0, 0}, {8, 8, 8}, 32);
+  MapSettings m;
+  m.spacing = 0.5;
+  m.kernel = "cpu";
+  m.method = "auto";
+  {
+    PotentialMapSeries series(m, Units::lj());
+    const Grid3 map = series.add(charged_state(c, box));
+    EXPECT_EQ(series.method(), MapMethod::Exact) << series.method_description();
+    EXPECT_NE(series.method_description().find("auto: exact (estimated"), std::string::npos) << series.method_description();
+    Grid3 exact = map;
+    potential_cpu(c, 1.0, m.floor(), exact);
+    EXPECT_EQ(map.values, exact.values);  // the exact path, unchanged
+  }
+  {
+    // A large map (not computed): auto picks msm on either backend.
+    const ChargeList big = random_charges(200000, {0, 0, 0}, {150, 150, 150}, 33);
+    const Grid3 lat = lattice({301, 301, 301}, {0, 0, 0}, {0.5, 0.5, 0.5});
+    Box open = box;
+    open.periodic = false;
+    for (bool gpu : {false, true}) {
+      std::string why;
+      EXPECT_EQ(choose_map_method(big, lat, m, open, gpu, &why), MapMethod::Msm) << why;
+    }
+  }
+  {
+    // Periodic: auto is msm, the map is the Ewald-like periodic one.
+    m.boundary = "periodic";
+    PotentialMapSeries series(m, Units::lj());
+    const Grid3 map = series.add(charged_state(c, box));
+    EXPECT_EQ(series.method(), MapMethod::Msm);
+    std::vector<std::array<double, 3>> pts;
+    for (size_t p = 0; p < map.size(); p += 37) pts.push_back(point_of(map, p));
+    const std::vector<double> want = test_ewald(c, {8, 8, 8}, m.floor(), pts);
+    std::vector<double> got;
+    for (size_t p = 0; p < map.size(); p += 37) got.push_back(map.values[p]);
+    EXPECT_LT(rel_rms(got, want), 1e-3);
+  }
+  m.method = "exact";
+  EXPECT_THROW(PotentialMapSeries(m, Units::lj()), std::invalid_argument);
+  m.method = "msm";
+  Box open = box;
+  open.periodic = false;
+  PotentialMapSeries needs_box(m, Units::lj());
+  EXPECT_THROW(needs_box.add(charged_state(c, open)), std::invalid_argument);
+  m.method = "fast";
+  EXPECT_THROW(PotentialMapSeries(m, Units::lj()), std::invalid_argument);
+}
+
+const char* kMsmConfig = R"(
+units: real
+steps: 10
+system:
+  boundary: open
+  types:
+    - {name: A, mass: 10, charge: 1.0}
+    - {name: B, mass: 10, charge: -0.5}
+  lattice: {kind: sc, cells: 5, density: 0.01}
+force_field:
+  pair:
+    - potential: lj
+      cutoff: 3.0
+      coeffs:
+        - {types: [A, A], epsilon: 0.1, sigma: 1.0}
+        - {types: [A, B], epsilon: 0.1, sigma: 1.0}
+        - {types: [B, B], epsilon: 0.1, sigma: 1.0}
+integrator: {kind: langevin, dt: 0.001, temperature: 300, seed: 5}
+)";
+
+std::string with_map(const std::string& keys) {
+  return std::string(kMsmConfig) + "analysis:\n  potential_map: {every: 5, spacing: 1.0" + keys + "}\n";
+}
+
+TEST(MsmMaps, ConfigKeysAndTheirErrors) {
+  const RunConfig cfg = parse_config(with_map(", method: msm, msm_cutoff: 6, msm_grid_spacing: 1.5, msm_order: 4, error_samples: 0"), "m.yaml");
+  EXPECT_EQ(cfg.potential_map.method, "msm");
+  EXPECT_EQ(cfg.potential_map.boundary, "open");
+  const MapSettings m = map_settings(cfg.potential_map);
+  EXPECT_EQ(m.msm_cutoff, 6.0);
+  EXPECT_EQ(m.msm_grid_spacing, 1.5);
+  EXPECT_EQ(m.msm_order, 4);
+  EXPECT_EQ(m.error_samples, 0);
+  const RunConfig def = parse_config(with_map(""), "d.yaml");
+  EXPECT_EQ(def.potential_map.method, "exact");
+  EXPECT_EQ(def.potential_map.msm_order, 6);
+  EXPECT_EQ(def.potential_map.error_samples, 256);
+  const struct {
+    std::string text, message;
+  } bad[] = {
+      {with_map(", method: fast"), "analysis.potential_map.method: expected one of exact, msm, auto, got 'fast'"},
+      {with_map(", method: msm, boundary: periodic"), "analysis.potential_map.boundary: periodic needs a periodic system"},
+      {with_map(", msm_order: 5"), "analysis.potential_map.msm_order: expected 4 (cubic) or 6 (quintic)"},
+      {with_map(", msm_cutoff: -1"), "analysis.potential_map.msm_cutoff: expected"},
+  };
+  for (const auto& b : bad) {
+    try {
+      parse_config(b.text, "bad.yaml");
+      ADD_FAILURE() << "no error for: " << b.message;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(b.message), std::string::npos) << e.what();
+    }
+  }
+  std::string periodic = with_map(", boundary: periodic");
+  periodic.replace(periodic.find("boundary: open"), 14, "boundary: periodic");
+  try {
+    parse_config(periodic, "p.yaml");
+    ADD_FAILURE() << "method exact with boundary periodic must be refused";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("boundary periodic needs method msm or auto"), std::string::npos) << e.what();
+  }
+}
+
+std::string temp_path(const std::string& name) { return ::testing::TempDir() + "pairmd_msm_" + name; }
+
+int run_pairmd(const std::string& args, std::string* output) {
+  const std::string log = temp_path("cmd.log");
+  const int rc = std::system((std::string(PAIRMD_BINARY) + " " + args + " > " + log + " 2>&1").c_str());
+  std::ifstream in(log);
+  std::stringstream t;
+  t << in.rdbuf();
+  *output = t.str();
+  return WEXITSTATUS(rc);
+}
+
+TEST(MsmMaps, PotentialMapAndPlaceIonsTakeMethod) {
+  const std::string cfg_path = temp_path("cfg.yaml");
+  {
+    std::ofstream f(cfg_path);
+    f << with_map(", region: particles, padding: 3.0");
+  }
+  std::string out;
+  const std::string dx = temp_path("msm.dx");
+  ASSERT_EQ(run_pairmd("potential-map --config " + cfg_path + " --spacing 0.5 --kernel cpu --method msm --out " + dx, &out), 0) << out;
+  EXPECT_NE(out.find("method: msm; msm: a ="), std::string::npos) << out;
+  EXPECT_NE(out.find("accuracy: estimated relative RMS error"), std::string::npos) << out;
+  const Grid3 got = read_dx(dx);
+  const RunConfig cfg = load_config(cfg_path);
+  MapSettings m = map_settings(cfg.potential_map);
+  m.spacing = 0.5;
+  const BuiltSystem sys = build_system(cfg);
+  Grid3 want = map_lattice(sys.state, m, cfg.model.units);
+  potential_cpu(charged_particles(sys.state), cfg.model.units.coulomb, m.floor(), want);
+  ASSERT_EQ(got.dims, want.dims);
+  EXPECT_LT(rel_rms(got.values, want.values), 1e-3);
+  {
+    std::ifstream f(dx);
+    std::string title;
+    std::getline(f, title);
+    EXPECT_NE(title.find("multilevel summation, estimated relative RMS error"), std::string::npos) << title;
+  }
+  EXPECT_EQ(run_pairmd("potential-map --config " + cfg_path + " --method fastest", &out), 2) << out;
+  EXPECT_NE(out.find("expected one of: exact, msm, auto"), std::string::npos) << out;
+  EXPECT_EQ(run_pairmd("potential-map --config " + cfg_path + " --boundary periodic --method exact", &out), 2) << out;
+  // place-ions on an msm map: the first ion goes where the exact map is (to the map's error)
+  // as low as at the exact map's choice; this symmetric system has several equivalent places.
+  const std::string ions_msm = temp_path("ions_msm.yaml"), ions_exact = temp_path("ions_exact.yaml");
+  ASSERT_EQ(run_pairmd("place-ions --config " + cfg_path + " --count 2 --type B --min-distance 2.0 --spacing 0.5 "
+                       "--kernel cpu --method msm --out " + ions_msm, &out), 0) << out;
+  EXPECT_NE(out.find("multilevel summation"), std::string::npos) << out;
+  ASSERT_EQ(run_pairmd("place-ions --config " + cfg_path + " --count 2 --type B --min-distance 2.0 --spacing 0.5 "
+                       "--kernel cpu --method exact --out " + ions_exact, &out), 0) << out;
+  const BuiltSystem a = build_system(load_config(ions_msm)), b = build_system(load_config(ions_exact));
+  ASSERT_EQ(a.state.size(), b.state.size());
+  ASSERT_EQ(a.state.size(), sys.state.size() + 2);
+  auto exact_at = [&](const Vec3d& x) {
+    double v = 0;
+    const ChargeList c = charged_particles(sys.state);
+    for (size_t i = 0; i < c.size(); ++i)
+      v += c.q[i] / std::max(m.floor(), std::sqrt((x.x - c.x[i]) * (x.x - c.x[i]) + (x.y - c.y[i]) * (x.y - c.y[i]) +
+                                                  (x.z - c.z[i]) * (x.z - c.z[i])));
+    return cfg.model.units.coulomb * v;
+  };
+  double vmax = 0;
+  for (double v : want.values) vmax = std::max(vmax, std::fabs(v));
+  const size_t first = sys.state.size();
+  EXPECT_NEAR(exact_at(a.state.position[first]), exact_at(b.state.position[first]), 1e-3 * vmax);
 }
 
 }  // namespace
