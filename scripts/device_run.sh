@@ -14,6 +14,11 @@
 #              (PAIRMD_GPU_STENCIL): steps/s at 62.5k and 1M, and the search kernels' times
 #   l2         the default strategy with and without the slots kept in L2 (PAIRMD_GPU_L2_SLOTS)
 #   dcs        the potential-map kernels benchmark (issue 5), if built
+#   msm        multilevel-summation maps (issue 18): the MSM and DCS GPU tests (quick), then
+#              msm_bench: 10k/100k/1M atoms on 0.5 and 1.0 lattices, MSM against the exact sum
+#              (time, error, crossover), GPU and CPU; msm_tests.log, msm_bench.{log,csv}
+#   rsqrt      exact DCS with a share of 1/sqrt on the FMA pipes (issue 18, stretch):
+#              gather_coalesced against gather_mixed_rsqrt, 100k atoms on 256^3; rsqrt.{log,csv}
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -151,6 +156,26 @@ for stage in "${stages[@]}"; do
         "$B/dcs_bench" --csv "$OUT/dcs_bench.csv" > "$OUT/dcs_bench.log" 2>&1
         summary+=("dcs bench: exit $?")
         cat "$OUT/dcs_bench.log"
+      fi
+      ;;
+    msm)
+      if [[ -x "$B/pairmd_dcs_gpu_tests" ]]; then
+        "$B/pairmd_dcs_gpu_tests" --gtest_filter='MsmGpu.*:DcsGpu.*' > "$OUT/msm_tests.log" 2>&1
+        summary+=("msm/dcs gpu tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/msm_tests.log" | tr '\n' ' '))")
+        grep -E '^  |FAILED|Failure' "$OUT/msm_tests.log" | head -80
+      fi
+      if [[ -x "$B/msm_bench" ]]; then
+        "$B/msm_bench" --csv "$OUT/msm_bench.csv" > "$OUT/msm_bench.log" 2>&1
+        summary+=("msm bench: exit $?")
+        cat "$OUT/msm_bench.log"
+      fi
+      ;;
+    rsqrt)
+      if [[ -x "$B/dcs_bench" ]]; then
+        "$B/dcs_bench" --cases large --kernels gather_coalesced,gather_mixed_rsqrt --cpu-planes 1 --csv "$OUT/rsqrt.csv" \
+          > "$OUT/rsqrt.log" 2>&1
+        summary+=("rsqrt bench: exit $?")
+        cat "$OUT/rsqrt.log"
       fi
       ;;
     *) echo "unknown stage $stage" ;;

@@ -2,11 +2,11 @@
 // method, potentials/msm.h for the splitting and the stencils, msm_bins.h for the binning).
 //
 // Every step is a gather (one thread per output value, inputs read in a fixed order), and the
-// atoms are binned deterministically (integer atomicAdd for the counts and slots, then each bin
-// sorted by atom index), so a map is bitwise reproducible: no float atomics anywhere.
+// atoms are binned deterministically (integer atomicAdd for the counts, a stable sort for the
+// order: by atom index within a bin), so a map is bitwise reproducible: no float atomics.
 //
-//   binning        count per bin (atomicAdd), exclusive scan (CUB), place (atomicAdd on a
-//                  cursor), sort each bin by atom index, gather the atoms in bin order
+//   binning        count per bin (integer atomicAdd), exclusive scan (CUB) for the bins' starts,
+//                  stable radix sort (CUB) of (bin, atom index), gather the atoms in bin order
 //   short range    a block per tile of 8^3 lattice points (128 threads, 4 points each, along z):
 //                  the tile's bin rows within a (msm_bins.h) are laid out in shared memory
 //                  128 atoms at a time; every thread evaluates its 4 points against each
@@ -76,29 +76,9 @@ __global__ void bin_count(const float4* __restrict__ atoms, int n, msm::BinGrid<
   atomicAdd(count + b, 1);
 }
 
-__global__ void bin_place(const int* __restrict__ bin, int n, const int* __restrict__ start, int* __restrict__ cursor,
-                          int* __restrict__ order) {
+__global__ void iota(int* __restrict__ v, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const int b = bin[i];
-  order[start[b] + atomicAdd(cursor + b, 1)] = i;
-}
-
-// The slots of a bin were claimed in arbitrary order: sort them by atom index (bins hold few
-// atoms), so that every later sum runs in one order.
-__global__ void bin_sort(const int* __restrict__ start, size_t nbins, int* __restrict__ order) {
-  const size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (b >= nbins) return;
-  const int s = start[b], e = start[b + 1];
-  for (int i = s + 1; i < e; ++i) {
-    const int v = order[i];
-    int j = i - 1;
-    while (j >= s && order[j] > v) {
-      order[j + 1] = order[j];
-      --j;
-    }
-    order[j + 1] = v;
-  }
+  if (i < n) v[i] = i;
 }
 
 __global__ void bin_gather(const float4* __restrict__ atoms, const int* __restrict__ order, int n,
@@ -564,7 +544,8 @@ MsmGpuTimes gpu_msm_potential(const MsmGpuPlan& p, const float* xyzq, size_t nat
 
   DeviceBuffer<float> d_out(npoints);
   DeviceBuffer<float4> d_atoms(natoms), d_binned(natoms);
-  DeviceBuffer<int> d_bin(natoms), d_order(natoms), d_count(nbins + 1), d_start(nbins + 1), d_cursor(nbins);
+  DeviceBuffer<int> d_bin(natoms), d_bin_sorted(natoms), d_index(natoms), d_order(natoms), d_count(nbins + 1),
+      d_start(nbins + 1);
   if (n) PAIRMD_CUDA_CHECK(cudaMemcpy(d_atoms.data(), xyzq, natoms * sizeof(float4), cudaMemcpyHostToDevice));
   if (opt.poison) {
     fill<<<blocks_for(npoints), 256>>>(d_out.data(), npoints, std::numeric_limits<float>::quiet_NaN());
@@ -573,6 +554,12 @@ MsmGpuTimes gpu_msm_potential(const MsmGpuPlan& p, const float* xyzq, size_t nat
   size_t scan_bytes = 0;
   PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, d_count.data(), d_start.data(), nbins + 1));
   DeviceBuffer<unsigned char> d_scan(scan_bytes + 1);
+  int key_bits = 1;
+  while (key_bits < 31 && (size_t(1) << key_bits) < nbins) ++key_bits;
+  size_t sort_bytes = 0;
+  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, d_bin.data(), d_bin_sorted.data(), d_index.data(),
+                                                    d_order.data(), n, 0, key_bits));
+  DeviceBuffer<unsigned char> d_sort(sort_bytes + 1);
   std::unique_ptr<DevicePlan> dev;
   if (n && opt.long_range) dev = std::make_unique<DevicePlan>(p);
 
@@ -583,16 +570,16 @@ MsmGpuTimes gpu_msm_potential(const MsmGpuPlan& p, const float* xyzq, size_t nat
     PAIRMD_CHECK_LAUNCH();
     for (int i = 1; i < 6; ++i) PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[i]));
   } else {
-    // Binning.
+    // Binning: counts by integer atomicAdd, offsets by a scan, and the atoms in bin order by a
+    // stable radix sort of (bin, atom index), so that within a bin they stay in index order.
     PAIRMD_CUDA_CHECK(cudaMemsetAsync(d_count.data(), 0, (nbins + 1) * sizeof(int)));
-    PAIRMD_CUDA_CHECK(cudaMemsetAsync(d_cursor.data(), 0, nbins * sizeof(int)));
     bin_count<<<blocks_for(natoms), 256>>>(d_atoms.data(), n, bins, d_bin.data(), d_count.data());
     PAIRMD_CHECK_LAUNCH();
     PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_scan.data(), scan_bytes, d_count.data(), d_start.data(), nbins + 1));
-    bin_place<<<blocks_for(natoms), 256>>>(d_bin.data(), n, d_start.data(), d_cursor.data(), d_order.data());
+    iota<<<blocks_for(natoms), 256>>>(d_index.data(), n);
     PAIRMD_CHECK_LAUNCH();
-    bin_sort<<<blocks_for(nbins), 256>>>(d_start.data(), nbins, d_order.data());
-    PAIRMD_CHECK_LAUNCH();
+    PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(d_sort.data(), sort_bytes, d_bin.data(), d_bin_sorted.data(),
+                                                      d_index.data(), d_order.data(), n, 0, key_bits));
     bin_gather<<<blocks_for(natoms), 256>>>(d_atoms.data(), d_order.data(), n, d_binned.data());
     PAIRMD_CHECK_LAUNCH();
     PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[1]));
