@@ -211,9 +211,11 @@ TEST(MsmInterpolation, CubicAndQuinticArePartitionsOfUnityThatReproducePolynomia
 
 // ---- Cutoff binning ---------------------------------------------------------------------------
 
-// Every (atom, image) within a of some point of the tile appears in the tile's rows, once.
-void check_rows_cover(const msm::BinGrid<double>& g, const std::vector<std::array<double, 3>>& atoms, const double* bmin,
-                      const double* bmax, double a) {
+// Every (atom, image) within a of some point of the tile appears in the tile's rows, once. Real
+// is the precision of the row geometry (the GPU's is float: atoms within a (1 - 1e-5) then).
+template <typename Real>
+void check_rows_cover(const msm::BinGrid<Real>& g, const std::vector<std::array<Real, 3>>& atoms, const Real* bmin,
+                      const Real* bmax, Real a) {
   // The binned order: atom indices sorted by bin.
   std::vector<int> order(atoms.size());
   std::vector<int> bin(atoms.size());
@@ -227,7 +229,7 @@ void check_rows_cover(const msm::BinGrid<double>& g, const std::vector<std::arra
   std::multiset<std::array<long, 4>> seen;  // atom, image shift in units of L
   const msm::TileRows rows = msm::tile_rows(g, bmin, bmax, a);
   for (int r = 0; r < rows.count(); ++r) {
-    msm::RowSegment<double> seg;
+    msm::RowSegment<Real> seg;
     if (!msm::tile_row(g, rows, bmin, bmax, a, r, seg)) continue;
     for (int s = start[seg.first]; s < start[seg.last + 1]; ++s) {
       std::array<long, 4> key{order[s], 0, 0, 0};
@@ -244,41 +246,48 @@ void check_rows_cover(const msm::BinGrid<double>& g, const std::vector<std::arra
           const long n[3] = {nx, ny, nz};
           double d2 = 0;  // distance from the image to the tile box
           for (int d = 0; d < 3; ++d) {
-            const double x = atoms[i][d] + n[d] * (g.periodic ? g.L[d] : 0);
-            const double gap = std::max({0.0, bmin[d] - x, x - bmax[d]});
+            const double x = double(atoms[i][d]) + n[d] * (g.periodic ? double(g.L[d]) : 0.0);
+            const double gap = std::max({0.0, double(bmin[d]) - x, x - double(bmax[d])});
             d2 += gap * gap;
           }
-          if (d2 < a * a * (1 - 1e-12))
+          if (d2 < double(a) * a * (sizeof(Real) == 4 ? 1 - 1e-5 : 1 - 1e-12))
             EXPECT_EQ(seen.count({static_cast<long>(i), nx, ny, nz}), 1u)
                 << "atom " << i << " image " << nx << " " << ny << " " << nz << " at " << std::sqrt(d2) << " < a missed";
         }
 }
 
-TEST(MsmBins, TileRowsHoldEveryAtomImageWithinTheCutoffOnce) {
+template <typename Real>
+void check_tile_rows() {
   std::mt19937_64 rng(9);
   std::uniform_real_distribution<double> u(0, 1);
   {
     // Open: bins of 0.7 from cell -3 on; tiles inside, at the edge and beyond the atoms.
-    msm::BinGrid<double> g{{20, 14, 17}, {-3, -2, -4}, {0.7, 0.7, 0.7}, {0, 0, 0}, 0};
-    std::vector<std::array<double, 3>> atoms;
-    for (int i = 0; i < 600; ++i) atoms.push_back({(-3 + 20 * u(rng)) * 0.7, (-2 + 14 * u(rng)) * 0.7, (-4 + 17 * u(rng)) * 0.7});
+    msm::BinGrid<Real> g{{20, 14, 17}, {-3, -2, -4}, {Real(0.7), Real(0.7), Real(0.7)}, {0, 0, 0}, 0};
+    std::vector<std::array<Real, 3>> atoms;
+    for (int i = 0; i < 600; ++i)
+      atoms.push_back({Real((-3 + 20 * u(rng)) * 0.7), Real((-2 + 14 * u(rng)) * 0.7), Real((-4 + 17 * u(rng)) * 0.7)});
     for (int t = 0; t < 20; ++t) {
-      double bmin[3], bmax[3];
-      for (int d = 0; d < 3; ++d) bmin[d] = -4 + 16 * u(rng), bmax[d] = bmin[d] + 3 * u(rng);
-      check_rows_cover(g, atoms, bmin, bmax, 0.5 + 3 * u(rng));
+      Real bmin[3], bmax[3];
+      for (int d = 0; d < 3; ++d) bmin[d] = Real(-4 + 16 * u(rng)), bmax[d] = bmin[d] + Real(3 * u(rng));
+      check_rows_cover<Real>(g, atoms, bmin, bmax, Real(0.5 + 3 * u(rng)));
     }
   }
   {
     // Periodic, a box smaller than 2a in y: rows wrap, several images of one atom come in.
-    msm::BinGrid<double> g{{12, 5, 9}, {0, 0, 0}, {0.75, 0.8, 0.6}, {9.0, 4.0, 5.4}, 1};
-    std::vector<std::array<double, 3>> atoms;
-    for (int i = 0; i < 300; ++i) atoms.push_back({9.0 * u(rng), 4.0 * u(rng), 5.4 * u(rng)});
+    msm::BinGrid<Real> g{{12, 5, 9}, {0, 0, 0}, {Real(0.75), Real(0.8), Real(0.6)}, {Real(9.0), Real(4.0), Real(5.4)}, 1};
+    std::vector<std::array<Real, 3>> atoms;
+    for (int i = 0; i < 300; ++i) atoms.push_back({Real(9.0 * u(rng)), Real(4.0 * u(rng)), Real(5.4 * u(rng))});
     for (int t = 0; t < 20; ++t) {
-      double bmin[3], bmax[3];
-      for (int d = 0; d < 3; ++d) bmin[d] = -6 + 18 * u(rng), bmax[d] = bmin[d] + 2 * u(rng);
-      check_rows_cover(g, atoms, bmin, bmax, 0.5 + 3.5 * u(rng));
+      Real bmin[3], bmax[3];
+      for (int d = 0; d < 3; ++d) bmin[d] = Real(-6 + 18 * u(rng)), bmax[d] = bmin[d] + Real(2 * u(rng));
+      check_rows_cover<Real>(g, atoms, bmin, bmax, Real(0.5 + 3.5 * u(rng)));
     }
   }
+}
+
+TEST(MsmBins, TileRowsHoldEveryAtomImageWithinTheCutoffOnce) {
+  check_tile_rows<double>();
+  check_tile_rows<float>();  // the GPU kernel's precision
 }
 
 // Brute force over atoms and images of the short-range part at the lattice points.
@@ -550,6 +559,39 @@ TEST(MsmPlan, GridsCoverTheStencilsAndPeriodicGridsDivideTheBox) {
     EXPECT_NEAR(top.h[d] * top.dims[d], per.box[d], 1e-9);
   }
   EXPECT_GE(std::min({top.dims[0], top.dims[1], top.dims[2]}), 4);
+}
+
+TEST(MsmPlan, GpuFormCarriesThePlan) {
+  const ChargeList c = random_charges(300, {-1, 0, 2}, {9, 8, 12}, 6);
+  const Grid3 g = lattice({17, 13, 21}, {0, 0, 2}, {0.5, 0.6, 0.5});
+  MsmParams p;
+  p.cutoff = 2.0;
+  const MsmPlan plan = make_msm_plan(c, g, p, 0.25);
+  const dcs::MsmGpuPlan gp = msm_gpu_plan(plan);
+  EXPECT_EQ(gp.order, plan.order);
+  EXPECT_EQ(gp.split, plan.split);
+  EXPECT_EQ(gp.nx, 17);
+  EXPECT_EQ(gp.nz, 21);
+  EXPECT_FLOAT_EQ(gp.a * gp.a, float(plan.a * plan.a));
+  EXPECT_FLOAT_EQ(gp.floor2, 0.0625f);
+  ASSERT_EQ(gp.levels.size(), plan.levels.size());
+  for (size_t l = 0; l < plan.levels.size(); ++l)
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_EQ(gp.levels[l].lo[d], plan.levels[l].lo[d]);
+      EXPECT_EQ(gp.levels[l].dims[d], plan.levels[l].dims[d]);
+    }
+  EXPECT_EQ(gp.stencil.size(), plan.stencil.size());
+  EXPECT_EQ(gp.row_reach, plan.row_reach);
+  EXPECT_EQ(gp.top.size(), plan.top.size());
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_EQ(gp.interp_index[d], plan.interp_index[d]);
+    EXPECT_EQ(gp.interp_weight[d].size(), static_cast<size_t>(g.dims[d]) * plan.order);
+  }
+  for (int j = 0; j <= plan.split; ++j) EXPECT_FLOAT_EQ(gp.coef[j], float(plan.coef[j]));
+  const std::vector<float> xyzq = msm_gpu_atoms(msm_atoms(plan, c, g));
+  ASSERT_EQ(xyzq.size(), 4 * c.size());
+  EXPECT_FLOAT_EQ(xyzq[2], float(c.z[0] - 2.0));  // relative to the lattice (and grid) origin
+  EXPECT_FLOAT_EQ(xyzq[3], float(c.q[0]));
 }
 
 TEST(MsmAccuracy, SampledEstimateTracksTheTrueError) {
