@@ -186,6 +186,7 @@ double choose_cutoff(const MsmParams& p, double floor, const Extent& atoms, cons
   double best_a = a_min, best = std::numeric_limits<double>::infinity();
   for (double a = a_min; a <= a_max * 1.0001; a *= 1.12) {
     const double h = p.grid_spacing > 0 ? p.grid_spacing : a / ratio;
+    if (2 * a / h > 64) break;  // make_msm_plan's limit; larger a only grow the stencil
     std::array<double, 3> origin{};
     std::vector<MsmLevel> levels;
     try {

@@ -304,9 +304,14 @@ double PotentialMapSeries::compute_msm(const ChargeList& charges, const Box& box
     settings_.msm_cutoff = plan.a;
     settings_.msm_grid_spacing = plan.h_target;
     method_why_ += "; " + plan.describe();
-    if (settings_.error_samples > 0)
-      accuracy_ = sampled_accuracy(charges, units_.coulomb, settings_.floor(), plan.periodic ? &box : nullptr, last_,
-                                   settings_.error_samples);
+    if (settings_.error_samples > 0) {
+      try {
+        accuracy_ = sampled_accuracy(charges, units_.coulomb, settings_.floor(), plan.periodic ? &box : nullptr, last_,
+                                     settings_.error_samples);
+      } catch (const std::invalid_argument& e) {
+        method_why_ += std::string("; no accuracy check: ") + e.what();  // e.g. a floor of half the box
+      }
+    }
   }
   return s;
 }
