@@ -17,6 +17,8 @@
 #   msm        multilevel-summation maps (issue 18): the MSM and DCS GPU tests (quick), then
 #              msm_bench: 10k/100k/1M atoms on 0.5 and 1.0 lattices, MSM against the exact sum
 #              (time, error, crossover), GPU and CPU; msm_tests.log, msm_bench.{log,csv}
+#   msm_sanitize  the small MSM GPU tests under compute-sanitizer memcheck and racecheck
+#              (the short-range kernel shares atoms through shared memory); sanitize_msm_*.log
 #   rsqrt      exact DCS with a share of 1/sqrt on the FMA pipes (issue 18, stretch):
 #              gather_coalesced against gather_mixed_rsqrt, 100k atoms on 256^3; rsqrt.{log,csv}
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
@@ -169,6 +171,16 @@ for stage in "${stages[@]}"; do
         summary+=("msm bench: exit $?")
         cat "$OUT/msm_bench.log"
       fi
+      ;;
+    msm_sanitize)
+      export PAIRMD_SYNC_LAUNCHES=1
+      for tool in memcheck racecheck; do
+        compute-sanitizer --tool $tool --error-exitcode 99 "$B/pairmd_dcs_gpu_tests" \
+          --gtest_filter='MsmGpu.OpenBoundary*:MsmGpu.Periodic*:MsmGpu.NoAtoms*' > "$OUT/sanitize_msm_$tool.log" 2>&1
+        rc=$?
+        summary+=("compute-sanitizer $tool (msm): exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_msm_$tool.log" | tail -1)")
+      done
+      unset PAIRMD_SYNC_LAUNCHES
       ;;
     rsqrt)
       if [[ -x "$B/dcs_bench" ]]; then
