@@ -33,9 +33,14 @@ int ceil_div(int a, int b) { return -msm::floor_div(-a, b); }
 int split_order(int P) { return P / 2; }  // C2 softening for cubic, C3 for quintic
 
 // a / h of the automatic grid spacing: the accuracy is set by a / h (and the order), hardly by a
-// itself. Measured on random charges (docs/potential_maps.md): relative RMS error 2e-4..6e-4 for
-// quintic at a/h = 5 and for cubic at a/h = 7, open and periodic.
-double default_ratio(int P) { return P == 4 ? 7.0 : 5.0; }
+// itself. Measured (docs/potential_maps.md): relative RMS error 2e-4..6e-4 for quintic at a/h = 5
+// and for cubic at a/h = 7 on open maps. A periodic map's V is smaller (the background removes
+// its large-scale part), so the same absolute error is a larger share: 9e-4 at a/h = 5 for the
+// polyelectrolyte example, 1.7e-4 at 6; periodic maps get a finer grid.
+double default_ratio(int P, bool periodic) {
+  if (periodic) return P == 4 ? 8.0 : 6.0;
+  return P == 4 ? 7.0 : 5.0;
+}
 
 struct Extent {
   double lo[3], hi[3];
@@ -182,7 +187,7 @@ double choose_cutoff(const MsmParams& p, double floor, const Extent& atoms, cons
   double a_max = 0;
   for (int d = 0; d < 3; ++d) a_max = std::max(a_max, p.periodic ? box[d] : std::max(atoms.hi[d] - atoms.lo[d], g.dims[d] * g.spacing[d]));
   a_max = std::max(a_min, 0.5 * a_max);
-  const double ratio = default_ratio(p.order);
+  const double ratio = default_ratio(p.order, p.periodic);
   double best_a = a_min, best = std::numeric_limits<double>::infinity();
   for (double a = a_min; a <= a_max * 1.0001; a *= 1.12) {
     const double h = p.grid_spacing > 0 ? p.grid_spacing : a / ratio;
@@ -323,7 +328,7 @@ MsmPlan make_msm_plan(const ChargeList& c, const Grid3& g, const MsmParams& p, d
   plan.a = p.cutoff > 0 ? p.cutoff : choose_cutoff(p, floor, atoms, g, plan.box, c.size(), p.gpu);
   if (!(plan.a > floor))
     throw std::invalid_argument("msm: the cutoff (splitting distance) must be larger than the distance floor");
-  const double h = p.grid_spacing > 0 ? p.grid_spacing : plan.a / default_ratio(p.order);
+  const double h = p.grid_spacing > 0 ? p.grid_spacing : plan.a / default_ratio(p.order, p.periodic);
   plan.h_target = h;
   if (2 * plan.a / h > 64) throw std::invalid_argument("msm: cutoff / grid spacing must be at most 32");
   msm::softening_polynomial(plan.split, plan.a, plan.coef.data());

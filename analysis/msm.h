@@ -90,8 +90,8 @@ struct MsmPlan {
 // Sets up the grids for `charges` and the lattice of `grid` (dims, origin, spacing). Periodic
 // (params.periodic) needs `box` periodic. Automatic choices: a minimises the estimated cost of
 // the short- and long-range parts on the backend (params.gpu), at least 4 floor and 2 lattice
-// spacings; h = a / 5 (quintic) or a / 7 (cubic). Throws std::invalid_argument for bad
-// parameters or grids too large.
+// spacings; h = a / 5 (quintic) or a / 7 (cubic), periodic a / 6 or a / 8. Throws
+// std::invalid_argument for bad parameters or grids too large.
 MsmPlan make_msm_plan(const ChargeList& charges, const Grid3& grid, const MsmParams& params, double floor,
                       const Box* box = nullptr);
 

@@ -67,7 +67,7 @@ struct MapSettings {
   std::string method = "exact";   // exact | msm | auto
   std::string boundary = "open";  // open | periodic (every image and a neutralising background; msm)
   double msm_cutoff = 0;          // multilevel summation: splitting distance a; 0 = automatic
-  double msm_grid_spacing = 0;    // finest grid spacing h; 0 = automatic (a / 5, a / 7 for cubic)
+  double msm_grid_spacing = 0;    // finest grid spacing h; 0 = automatic (docs/potential_maps.md)
   int msm_order = 6;              // interpolation: 4 cubic, 6 quintic
   int error_samples = 256;        // msm: lattice points of the sampled exact check of the first map
 

@@ -97,7 +97,7 @@ struct PotentialMapSpec {
   std::string method = "exact"; // exact | msm (multilevel summation) | auto (by estimated cost)
   std::string boundary = "open";  // open | periodic (every image, neutralising background; msm)
   double msm_cutoff = 0.0;      // splitting distance a; 0 = automatic
-  double msm_grid_spacing = 0.0;  // finest grid spacing h; 0 = automatic (a / 5)
+  double msm_grid_spacing = 0.0;  // finest grid spacing h; 0 = automatic (a / 5; periodic a / 6)
   int msm_order = 6;            // interpolation: 4 cubic, 6 quintic
   int error_samples = 256;      // msm: lattice points of the sampled exact check; 0 = none
 };
