@@ -7,9 +7,9 @@
 // Tolerances. The MSM error is that of interpolating the smooth part g_a on grids of spacing h:
 // it falls like (h/a)^p (p ~ 3 for cubic, ~5 for quintic; measured: quintic 3.7e-3 at a/h = 3,
 // 3.3e-4 at 5; cubic 2.3e-3 at a/h = 4, 2e-4 at 8) and hardly depends on a itself. The default
-// a/h (4.5 quintic, 6 cubic) measured 2e-4..6e-4 relative RMS on these systems; the tests assert
-// the 1e-3, and that the error falls when h does (the method converges, so a wrong
-// stencil or table cannot hide behind a loose bound). Parts that are exact up to rounding (the
+// a/h (open: 5 quintic, 7 cubic; periodic: 6, 8) measured 2.6e-4..4.5e-4 relative RMS on these
+// systems; the tests assert the 1e-3, and that the error falls when h does (the method
+// converges, so a wrong stencil or table cannot hide behind a loose bound). Parts that are exact up to rounding (the
 // short-range sum, the Ewald sums, the sampled check's reference) are held to 1e-10..1e-12.
 #include <gtest/gtest.h>
 
