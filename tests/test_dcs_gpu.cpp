@@ -20,15 +20,10 @@
 
 #include "analysis/potential_map.h"
 #include "kernels/dcs/dcs_launch.h"
+#include "map_test_util.h"
 
 namespace pairmd {
 namespace {
-
-#define REQUIRE_GPU()                                   \
-  do {                                                  \
-    std::string why_;                                   \
-    if (!dcs::gpu_available(&why_)) GTEST_SKIP() << why_; \
-  } while (0)
 
 struct Case {
   const char* kernel_name;
@@ -121,7 +116,7 @@ void check_all_kernels(int nx, int ny, int nz, float h, size_t natoms, unsigned 
 }
 
 TEST(DcsGpu, AllKernelsMatchTheReferenceOnOddLattices) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   // 5000 atoms: one full __constant__ chunk (4096) and a partial one.
   check_all_kernels(37, 29, 23, 0.5f, 5000, 1);
   check_all_kernels(65, 7, 3, 0.3f, 5000, 2);    // nx just past a multiple of 32 and of 16
@@ -131,13 +126,13 @@ TEST(DcsGpu, AllKernelsMatchTheReferenceOnOddLattices) {
 }
 
 TEST(DcsGpu, HundredThousandAtomsStayWithinTheErrorBound) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   // The benchmark's atom count: 25 chunks of float partial sums per point.
   check_all_kernels(40, 36, 33, 1.0f, 100000, 6);
 }
 
 TEST(DcsGpu, NoAtomsGiveZeros) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   dcs::GpuLattice lat;
   lat.nx = 17, lat.ny = 3, lat.nz = 2;
   for (const Case& k : kCases) {
@@ -152,7 +147,7 @@ TEST(DcsGpu, NoAtomsGiveZeros) {
 }
 
 TEST(DcsGpu, ComputePotentialHandlesFarOriginsAndUnits) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   // The lattice far from the coordinate origin: coordinates are made relative to the lattice
   // corner before they become floats, so the error stays that of a lattice at the origin.
   Grid3 ref;

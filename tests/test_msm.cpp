@@ -32,6 +32,7 @@
 #include "engine/system_builder.h"
 #include "kernels/dcs/dcs_launch.h"
 #include "kernels/dcs/msm_bins.h"
+#include "map_test_util.h"
 #include "potentials/msm.h"
 
 namespace pairmd {
@@ -39,40 +40,12 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-ChargeList random_charges(size_t n, const std::array<double, 3>& lo, const std::array<double, 3>& hi, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1), mag(0.1, 1.0);
-  ChargeList c;
-  for (size_t i = 0; i < n; ++i) {
-    const double x = lo[0] + u(rng) * (hi[0] - lo[0]), y = lo[1] + u(rng) * (hi[1] - lo[1]),
-                 z = lo[2] + u(rng) * (hi[2] - lo[2]);
-    c.add(x, y, z, (rng() & 1 ? 1.0 : -1.0) * mag(rng));
-  }
-  return c;
-}
+using maptest::charged_state;
+using maptest::lattice;
+using maptest::random_charges;
+using maptest::rel_rms;
 
-Grid3 lattice(std::array<int, 3> dims, std::array<double, 3> origin, std::array<double, 3> spacing) {
-  Grid3 g;
-  g.dims = dims;
-  g.origin = origin;
-  g.spacing = spacing;
-  g.values.assign(g.size(), 0.0);
-  return g;
-}
-
-Box periodic_box(std::array<double, 3> lo, std::array<double, 3> L) {
-  Box b;
-  b.lo = {lo[0], lo[1], lo[2]};
-  b.L = {L[0], L[1], L[2]};
-  b.periodic = true;
-  return b;
-}
-
-double rel_rms(const std::vector<double>& got, const std::vector<double>& want) {
-  double se = 0, sr = 0;
-  for (size_t p = 0; p < want.size(); ++p) se += (got[p] - want[p]) * (got[p] - want[p]), sr += want[p] * want[p];
-  return std::sqrt(se / sr);
-}
+Box periodic_box(std::array<double, 3> lo, std::array<double, 3> L) { return maptest::make_box(lo, L, true); }
 
 std::array<double, 3> point_of(const Grid3& g, size_t p) {
   const int i = static_cast<int>(p % g.dims[0]), j = static_cast<int>((p / g.dims[0]) % g.dims[1]),
@@ -314,20 +287,24 @@ std::vector<double> short_range_brute(const MsmPlan& plan, const MsmAtoms& at) {
   return out;
 }
 
+// Only the summation order differs: rounding ~ atoms * 1e-16 of the largest value.
+void expect_short_range_is_brute_force(const MsmPlan& plan, const ChargeList& c, const Grid3& g) {
+  const MsmAtoms at = msm_atoms(plan, c, g);
+  std::vector<double> got;
+  msm_short_range_cpu(plan, at, got);
+  const std::vector<double> want = short_range_brute(plan, at);
+  double scale = 0;
+  for (double v : want) scale = std::max(scale, std::fabs(v));
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12 * scale) << i;
+}
+
 TEST(MsmCpu, ShortRangeSumMatchesBruteForceOpenAndPeriodic) {
   {
     Grid3 g = lattice({13, 11, 17}, {-1.0, 0.5, 2.0}, {0.5, 0.6, 0.45});
     const ChargeList c = random_charges(700, {-3, -2, 0}, {8, 8, 11}, 1);
     MsmParams p;
     p.cutoff = 2.2;
-    const MsmPlan plan = make_msm_plan(c, g, p, 0.25);
-    const MsmAtoms at = msm_atoms(plan, c, g);
-    std::vector<double> got;
-    msm_short_range_cpu(plan, at, got);
-    const std::vector<double> want = short_range_brute(plan, at);
-    double scale = 0;
-    for (double v : want) scale = std::max(scale, std::fabs(v));
-    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12 * scale) << i;
+    expect_short_range_is_brute_force(make_msm_plan(c, g, p, 0.25), c, g);
   }
   {
     // Periodic, box 6 x 4.5 x 5 with a = 2.6 (> half the box in y): up to 3 images per atom.
@@ -337,14 +314,7 @@ TEST(MsmCpu, ShortRangeSumMatchesBruteForceOpenAndPeriodic) {
     MsmParams p;
     p.cutoff = 2.6;
     p.periodic = true;
-    const MsmPlan plan = make_msm_plan(c, g, p, 0.3, &box);
-    const MsmAtoms at = msm_atoms(plan, c, g);
-    std::vector<double> got;
-    msm_short_range_cpu(plan, at, got);
-    const std::vector<double> want = short_range_brute(plan, at);
-    double scale = 0;
-    for (double v : want) scale = std::max(scale, std::fabs(v));
-    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12 * scale) << i;
+    expect_short_range_is_brute_force(make_msm_plan(c, g, p, 0.3, &box), c, g);
   }
 }
 
@@ -640,24 +610,8 @@ TEST(MsmAccuracy, CostModelPrefersMsmOnlyForLargeMaps) {
 
 // ---- Methods in the map pipeline ----------------------------------------------------------------
 
-SystemState charged_state(const ChargeList& c, const Box& box) {
-  SystemState s;
-  s.box = box;
-  for (size_t i = 0; i < c.size(); ++i) {
-    s.position.push_back({c.x[i], c.y[i], c.z[i]});
-    s.velocity.push_back({0, 0, 0});
-    s.image.push_back({0, 0, 0});
-    s.type.push_back(0);
-    s.mass.push_back(1);
-    s.charge.push_back(c.q[i]);
-  }
-  s.type_names = {"A"};
-  return s;
-}
-
 TEST(MsmMaps, SeriesComputesMsmMapsAndEstimatesTheirError) {
-  Box box = periodic_box({0, 0, 0}, {16, 16, 16});
-  box.periodic = false;
+  const Box box = maptest::make_box({0, 0, 0}, {16, 16, 16}, false);
   const ChargeList c = random_charges(2000, {0, 0, 0}, {16, 16, 16}, 31);
   MapSettings m;
   m.spacing = 0.5;

@@ -24,34 +24,14 @@
 #include "analysis/potential_map.h"
 #include "kernels/dcs/dcs_launch.h"
 #include "kernels/dcs/msm_launch.h"
+#include "map_test_util.h"
 
 namespace pairmd {
 namespace {
 
-#define REQUIRE_GPU()                                     \
-  do {                                                    \
-    std::string why_;                                     \
-    if (!dcs::gpu_available(&why_)) GTEST_SKIP() << why_; \
-  } while (0)
-
-ChargeList random_charges(size_t n, const std::array<double, 3>& lo, const std::array<double, 3>& hi, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1), mag(0.1, 1.0);
-  ChargeList c;
-  for (size_t i = 0; i < n; ++i)
-    c.add(lo[0] + u(rng) * (hi[0] - lo[0]), lo[1] + u(rng) * (hi[1] - lo[1]), lo[2] + u(rng) * (hi[2] - lo[2]),
-          (rng() & 1 ? 1.0 : -1.0) * mag(rng));
-  return c;
-}
-
-Grid3 lattice(std::array<int, 3> dims, std::array<double, 3> origin, std::array<double, 3> spacing) {
-  Grid3 g;
-  g.dims = dims;
-  g.origin = origin;
-  g.spacing = spacing;
-  g.values.assign(g.size(), 0.0);
-  return g;
-}
+using maptest::charged_state;
+using maptest::lattice;
+using maptest::random_charges;
 
 double rms(const std::vector<double>& v) {
   double s = 0;
@@ -147,7 +127,7 @@ void check_case(const Case& k) {
 }
 
 TEST(MsmGpu, OpenBoundaryPartsMatchTheCpuReference) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   // Odd sizes (partial 8^3 tiles), anisotropic spacing, atoms beyond the lattice, far origin.
   check_case({"open quintic", {37, 29, 23}, {0, 0, 0}, {0.5, 0.6, 0.45}, 5000, {-2, -2, -2}, {20, 19, 12}, false, 6, 2.5});
   check_case({"open cubic", {37, 29, 23}, {0, 0, 0}, {0.5, 0.6, 0.45}, 5000, {-2, -2, -2}, {20, 19, 12}, false, 4, 2.5});
@@ -157,7 +137,7 @@ TEST(MsmGpu, OpenBoundaryPartsMatchTheCpuReference) {
 }
 
 TEST(MsmGpu, PeriodicPartsMatchTheCpuReference) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   // The lattice sticks out of the box on every side (the map is periodic).
   check_case({"periodic brick", {31, 25, 27}, {-1, -1, -1}, {0.5, 0.5, 0.5}, 3000, {0, 0, 0}, {14, 11, 12.5}, true, 6, 3.2});
   check_case({"periodic cubic", {20, 20, 20}, {0, 0, 0}, {0.6, 0.6, 0.6}, 2000, {0, 0, 0}, {12, 12, 12}, true, 4, 2.5});
@@ -166,13 +146,13 @@ TEST(MsmGpu, PeriodicPartsMatchTheCpuReference) {
 }
 
 TEST(MsmGpu, ThirtyThousandAtoms) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   // Many atoms per tile: several 128-atom chunks and row batches per block.
   check_case({"30k atoms", {64, 64, 64}, {0, 0, 0}, {0.5, 0.5, 0.5}, 30000, {0, 0, 0}, {32, 32, 32}, false, 6, 0});
 }
 
 TEST(MsmGpu, NoAtomsGiveZeros) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   ChargeList none;
   Grid3 g = lattice({9, 10, 11}, {0, 0, 0}, {0.5, 0.5, 0.5});
   MsmParams p;
@@ -186,21 +166,9 @@ TEST(MsmGpu, NoAtomsGiveZeros) {
 }
 
 TEST(MsmGpu, SeriesUsesTheGpuForMsm) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   const ChargeList c = random_charges(4000, {0, 0, 0}, {16, 16, 16}, 43);
-  SystemState s;
-  s.box.lo = {0, 0, 0};
-  s.box.L = {16, 16, 16};
-  s.box.periodic = false;
-  for (size_t i = 0; i < c.size(); ++i) {
-    s.position.push_back({c.x[i], c.y[i], c.z[i]});
-    s.velocity.push_back({0, 0, 0});
-    s.image.push_back({0, 0, 0});
-    s.type.push_back(0);
-    s.mass.push_back(1);
-    s.charge.push_back(c.q[i]);
-  }
-  s.type_names = {"A"};
+  const SystemState s = charged_state(c, maptest::make_box({0, 0, 0}, {16, 16, 16}, false));
   MapSettings m;
   m.spacing = 0.5;
   m.method = "msm";
@@ -210,11 +178,10 @@ TEST(MsmGpu, SeriesUsesTheGpuForMsm) {
   EXPECT_NE(series.kernel_description().find("msm GPU"), std::string::npos) << series.kernel_description();
   Grid3 exact = map;
   potential_cpu(c, Units::real().coulomb, m.floor(), exact);
-  double se = 0, sr = 0;
-  for (size_t p = 0; p < map.size(); ++p) se += std::pow(map.values[p] - exact.values[p], 2), sr += std::pow(exact.values[p], 2);
+  const double e = maptest::rel_rms(map.values, exact.values);
   std::printf("  series on the GPU: %s, rel RMS against the exact sum %.2e (estimated %.2e)\n",
-              series.method_description().c_str(), std::sqrt(se / sr), series.accuracy().rel_rms);
-  EXPECT_LT(std::sqrt(se / sr), 1e-3);
+              series.method_description().c_str(), e, series.accuracy().rel_rms);
+  EXPECT_LT(e, 1e-3);
   EXPECT_GT(series.accuracy().samples, 0);
 }
 

@@ -176,6 +176,19 @@ __global__ void __launch_bounds__(kShortThreads) short_range(float* __restrict__
 
 // ---- Anterpolation ----------------------------------------------------------------------------
 
+// Cell c (unwrapped) along direction d: its bin index and the shift that brings its atoms next to
+// c. False where an open grid has no such bin.
+__device__ __forceinline__ bool cell_bin(const msm::BinGrid<float>& bins, int d, int c, int& b, float& shift) {
+  if (bins.periodic) {
+    b = msm::wrap_index(c, bins.nb[d]);
+    shift = static_cast<float>((c - b) / bins.nb[d]) * bins.L[d];
+    return true;
+  }
+  b = c - bins.lo[d];
+  shift = 0.0f;
+  return b >= 0 && b < bins.nb[d];
+}
+
 template <int P>
 __global__ void anterpolate(float* __restrict__ q, LevelDev l, msm::BinGrid<float> bins, const float4* __restrict__ atoms,
                             const int* __restrict__ start) {
@@ -185,36 +198,14 @@ __global__ void anterpolate(float* __restrict__ q, LevelDev l, msm::BinGrid<floa
                     static_cast<int>(idx / (static_cast<size_t>(l.dims[0]) * l.dims[1])) + l.lo[2]};
   float sum = 0.0f;
   // Atoms of cell c reach grid points c - P/2 + 1 .. c + P/2.
+  int bx, by, bz;
+  float sx, sy, sz;
   for (int cz = m[2] - P / 2; cz < m[2] + P / 2; ++cz) {
-    int bz = cz - bins.lo[2];
-    float sz = 0.0f;
-    if (bins.periodic) {
-      const int w = msm::wrap_index(cz, bins.nb[2]);
-      sz = static_cast<float>((cz - w) / bins.nb[2]) * bins.L[2];
-      bz = w;
-    } else if (bz < 0 || bz >= bins.nb[2]) {
-      continue;
-    }
+    if (!cell_bin(bins, 2, cz, bz, sz)) continue;
     for (int cy = m[1] - P / 2; cy < m[1] + P / 2; ++cy) {
-      int by = cy - bins.lo[1];
-      float sy = 0.0f;
-      if (bins.periodic) {
-        const int w = msm::wrap_index(cy, bins.nb[1]);
-        sy = static_cast<float>((cy - w) / bins.nb[1]) * bins.L[1];
-        by = w;
-      } else if (by < 0 || by >= bins.nb[1]) {
-        continue;
-      }
+      if (!cell_bin(bins, 1, cy, by, sy)) continue;
       for (int cx = m[0] - P / 2; cx < m[0] + P / 2; ++cx) {
-        int bx = cx - bins.lo[0];
-        float sx = 0.0f;
-        if (bins.periodic) {
-          const int w = msm::wrap_index(cx, bins.nb[0]);
-          sx = static_cast<float>((cx - w) / bins.nb[0]) * bins.L[0];
-          bx = w;
-        } else if (bx < 0 || bx >= bins.nb[0]) {
-          continue;
-        }
+        if (!cell_bin(bins, 0, cx, bx, sx)) continue;
         const int b = bx + bins.nb[0] * (by + bins.nb[1] * bz);
         const int e = start[b + 1];
         for (int a = start[b]; a < e; ++a) {
