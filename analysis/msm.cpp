@@ -81,7 +81,6 @@ std::vector<MsmLevel> level_geometry(bool periodic, int P, double h, const Exten
       for (int d = 0; d < 3; ++d) c.dims[d] = levels.back().dims[d] / 2, c.h[d] = 2 * levels.back().h[d];
       levels.push_back(c);
     }
-    (void)stencil_points;
     return levels;
   }
   // Open: grid index 0 at lattice point (0,0,0); the finest grid covers the P-point stencils of
@@ -326,6 +325,7 @@ MsmPlan make_msm_plan(const ChargeList& c, const Grid3& g, const MsmParams& p, d
   }
   const Extent atoms = c.size() ? atom_extent(c, g) : Extent{{0, 0, 0}, {0, 0, 0}};
   plan.a = p.cutoff > 0 ? p.cutoff : choose_cutoff(p, floor, atoms, g, plan.box, c.size(), p.gpu);
+  plan.atom_volume = atom_volume(atoms, p.periodic, plan.box, plan.a);
   if (!(plan.a > floor))
     throw std::invalid_argument("msm: the cutoff (splitting distance) must be larger than the distance floor");
   const double h = p.grid_spacing > 0 ? p.grid_spacing : plan.a / default_ratio(p.order, p.periodic);
@@ -769,16 +769,8 @@ MapCost estimate_map_cost(const MsmPlan& plan, size_t natoms, bool gpu) {
   Grid3 g;
   g.dims = plan.lattice_dims;
   g.spacing = plan.lattice_spacing;
-  Extent e{};
-  double v = 1;
-  for (int d = 0; d < 3; ++d) {
-    // The finest grid's extent bounds the atoms' (periodic: the box).
-    const double ext = plan.periodic ? plan.box[d] : (plan.levels[0].dims[d] - plan.order) * plan.levels[0].h[d];
-    v *= std::max(ext, plan.a);
-  }
-  (void)e;
-  const int S = plan.levels.size() > 1 ? static_cast<int>(std::count_if(plan.stencil.begin(), plan.stencil.end(), [](double w) { return w != 0; })) : 0;
-  const Work w = work_of(plan.levels, S, plan.order, plan.a, natoms, v, g);
+  const int S = static_cast<int>(std::count_if(plan.stencil.begin(), plan.stencil.end(), [](double w) { return w != 0; }));
+  const Work w = work_of(plan.levels, S, plan.order, plan.a, natoms, plan.atom_volume, g);
   const Rates r = rates(gpu);
   return {w.exact * r.exact, seconds_of(w, r)};
 }

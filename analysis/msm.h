@@ -56,6 +56,7 @@ struct MsmPlan {
   int split = 2;   // K (Taylor order of the softening)
   double a = 0;    // splitting distance
   double h_target = 0;  // the finest spacing asked for (periodic grids round it down to divide the box)
+  double atom_volume = 0;  // the atoms' bounding box (each edge at least a; periodic: the box), for costs
   double floor = 0;
   std::array<double, 5> coef{};  // g_a(r) = sum_j coef[j] r^(2j) below a
 
