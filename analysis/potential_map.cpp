@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 
+#include "analysis/msm.h"
 #include "kernels/dcs/dcs_launch.h"
 
 namespace pairmd {
@@ -52,6 +54,25 @@ dcs::GpuKernel gpu_kernel(MapKernel k) {
 }
 
 }  // namespace
+
+MapMethod parse_map_method(const std::string& name) {
+  if (name == "exact") return MapMethod::Exact;
+  if (name == "msm") return MapMethod::Msm;
+  if (name == "auto") return MapMethod::Auto;
+  throw std::invalid_argument("unknown potential-map method '" + name + "' (expected one of: exact, msm, auto)");
+}
+
+const char* map_method_name(MapMethod m) {
+  switch (m) {
+    case MapMethod::Exact:
+      return "exact";
+    case MapMethod::Msm:
+      return "msm";
+    case MapMethod::Auto:
+      return "auto";
+  }
+  return "?";
+}
 
 MapKernel parse_map_kernel(const std::string& name) {
   std::string all;
@@ -210,7 +231,102 @@ PotentialMapSeries::PotentialMapSeries(const MapSettings& settings, const Units&
   if (!(settings.spacing > 0)) throw std::invalid_argument("potential map: the spacing must be > 0");
   if (settings.coarsen != 4 && settings.coarsen != 8 && settings.coarsen != 16)
     throw std::invalid_argument("potential map: coarsen must be 4, 8 or 16");
+  method_ = parse_map_method(settings.method);
+  if (settings.boundary != "open" && settings.boundary != "periodic")
+    throw std::invalid_argument("potential map: unknown boundary '" + settings.boundary + "' (expected open or periodic)");
+  if (settings.boundary == "periodic" && method_ == MapMethod::Exact)
+    throw std::invalid_argument(
+        "potential map: the exact sum counts no periodic images; boundary periodic needs method msm or auto");
+  if (settings.msm_order != 4 && settings.msm_order != 6)
+    throw std::invalid_argument("potential map: msm_order must be 4 (cubic) or 6 (quintic)");
+  if (!(settings.msm_cutoff >= 0) || !(settings.msm_grid_spacing >= 0) || settings.error_samples < 0)
+    throw std::invalid_argument("potential map: msm_cutoff, msm_grid_spacing and error_samples must be >= 0");
   kernel_ = resolve_map_kernel(parse_map_kernel(settings.kernel), &why_);
+  method_why_ = map_method_name(method_);
+}
+
+namespace {
+
+MsmParams msm_params(const MapSettings& m, bool gpu) {
+  MsmParams p;
+  p.cutoff = m.msm_cutoff;
+  p.grid_spacing = m.msm_grid_spacing;
+  p.order = m.msm_order;
+  p.periodic = m.boundary == "periodic";
+  p.gpu = gpu;
+  return p;
+}
+
+std::string seconds_text(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, s < 1e-2 ? "%.2g s" : "%.3g s", s);
+  return b;
+}
+
+}  // namespace
+
+// What `auto` picks: msm when its estimated time is under a quarter of the exact sum's (the
+// exact sum has no approximation error, so it keeps small maps), and always in a periodic map.
+MapMethod choose_map_method(const ChargeList& charges, const Grid3& lattice, const MapSettings& settings,
+                            const Box& box, bool gpu, std::string* why) {
+  if (settings.boundary == "periodic") {
+    if (why) *why = "auto: msm (boundary periodic: the exact sum counts no images)";
+    return MapMethod::Msm;
+  }
+  const MsmPlan plan = make_msm_plan(charges, lattice, msm_params(settings, gpu), settings.floor(), &box);
+  const MapCost cost = estimate_map_cost(plan, charges.size(), gpu);
+  const MapMethod m = 4 * cost.msm < cost.exact ? MapMethod::Msm : MapMethod::Exact;
+  if (why)
+    *why = std::string("auto: ") + map_method_name(m) + " (estimated " + seconds_text(cost.msm) + " for msm, " +
+           seconds_text(cost.exact) + " for the exact sum, on the " + (gpu ? "GPU" : "CPU") + ")";
+  return m;
+}
+
+void PotentialMapSeries::resolve_method(const ChargeList& charges, const Box& box) {
+  if (settings_.boundary == "periodic" && !box.periodic)
+    throw std::invalid_argument("potential map: boundary periodic needs a periodic simulation box");
+  const bool gpu = kernel_ != MapKernel::Cpu;
+  if (method_ == MapMethod::Auto) method_ = choose_map_method(charges, last_, settings_, box, gpu, &method_why_);
+  else method_why_ = map_method_name(method_);
+  if (method_ == MapMethod::Msm) {
+    // Kernel names other than cpu and auto belong to the exact sum; msm has one GPU path.
+    why_ = gpu ? "msm GPU kernels (" + why_ + ")" : std::string("msm CPU reference (double precision, OpenMP)");
+  }
+}
+
+double PotentialMapSeries::compute_msm(const ChargeList& charges, const Box& box) {
+  const bool gpu = kernel_ != MapKernel::Cpu;
+  const MsmParams params = msm_params(settings_, gpu);
+  const MsmPlan plan = make_msm_plan(charges, last_, params, settings_.floor(), &box);
+  const double s = compute_msm_potential(plan, charges, units_.coulomb, gpu, last_);
+  if (frames_ == 0) {
+    // Later frames keep a and h (the grids follow the atoms, the approximation stays the same).
+    settings_.msm_cutoff = plan.a;
+    settings_.msm_grid_spacing = plan.h_target;
+    method_why_ += "; " + plan.describe();
+    if (settings_.error_samples > 0) {
+      try {
+        accuracy_ = sampled_accuracy(charges, units_.coulomb, settings_.floor(), plan.periodic ? &box : nullptr, last_,
+                                     settings_.error_samples);
+      } catch (const std::invalid_argument& e) {
+        method_why_ += std::string("; no accuracy check: ") + e.what();  // e.g. a floor of half the box
+      }
+    }
+  }
+  return s;
+}
+
+std::string PotentialMapSeries::summary() const {
+  if (method_ != MapMethod::Msm) return "Direct Coulomb Summation";
+  std::ostringstream s;
+  s << "multilevel summation" << (settings_.boundary == "periodic" ? ", periodic (every image, neutralising background)" : "");
+  if (accuracy_.samples > 0) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.2e", accuracy_.rel_rms);
+    s << ", estimated relative RMS error " << b << " (against the exact sum at " << accuracy_.samples
+      << " sampled lattice points of the first map)";
+  }
+  return s.str();
 }
 
 const Grid3& PotentialMapSeries::add(const SystemState& s) {
@@ -219,7 +335,9 @@ const Grid3& PotentialMapSeries::add(const SystemState& s) {
     sum_.assign(last_.size(), 0.0);
   }
   const ChargeList charges = charged_particles(s);
-  seconds_ += compute_potential(kernel_, charges, units_.coulomb, settings_.floor(), last_, settings_.coarsen);
+  if (frames_ == 0) resolve_method(charges, s.box);
+  if (method_ == MapMethod::Msm) seconds_ += compute_msm(charges, s.box);
+  else seconds_ += compute_potential(kernel_, charges, units_.coulomb, settings_.floor(), last_, settings_.coarsen);
   evaluations_ += static_cast<double>(charges.size()) * static_cast<double>(last_.size());
   for (size_t p = 0; p < sum_.size(); ++p) sum_[p] += last_.values[p];
   ++frames_;

@@ -9,7 +9,9 @@
 // energy per charge (kcal/mol/e in real units).
 //
 // The CPU reference is double precision; the GPU kernels (kernels/dcs) compute in float and are
-// checked against it. The lattice, kernel choice and time averaging live here.
+// checked against it. The lattice, kernel choice and time averaging live here. The same map by
+// multilevel summation (method msm, O(atoms + points), relative error ~1e-4; and the periodic
+// map with every image, boundary periodic) is in analysis/msm.h.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +42,11 @@ ChargeList charged_particles(const SystemState& s);
 
 enum class MapKernel { Auto, Cpu, Scatter, Gather, GatherCoarsened, GatherCoalesced };
 
+// How the map is summed: exact (DCS), msm (multilevel summation), auto (by estimated cost).
+enum class MapMethod { Exact, Msm, Auto };
+MapMethod parse_map_method(const std::string& name);  // throws std::invalid_argument naming the choices
+const char* map_method_name(MapMethod m);
+
 // "auto", "cpu", "scatter", ...; throws std::invalid_argument naming the choices.
 MapKernel parse_map_kernel(const std::string& name);
 const char* map_kernel_name(MapKernel k);
@@ -57,8 +64,22 @@ struct MapSettings {
   double min_distance = 0.0;   // distance floor; <= 0: spacing / 2
   std::string kernel = "auto";
   int coarsen = 8;             // points per thread of the coarsened GPU kernels (4, 8, 16)
+  std::string method = "exact";   // exact | msm | auto
+  std::string boundary = "open";  // open | periodic (every image and a neutralising background; msm)
+  double msm_cutoff = 0;          // multilevel summation: splitting distance a; 0 = automatic
+  double msm_grid_spacing = 0;    // finest grid spacing h; 0 = automatic (docs/potential_maps.md)
+  int msm_order = 6;              // interpolation: 4 cubic, 6 quintic
+  int error_samples = 256;        // msm: lattice points of the sampled exact check of the first map
 
   double floor() const { return min_distance > 0 ? min_distance : 0.5 * spacing; }
+};
+
+// Accuracy of a map against the exact sum at sampled lattice points (analysis/msm.h,
+// sampled_accuracy): sqrt(sum (V - V_exact)^2 / sum V_exact^2) over the samples.
+struct MapAccuracy {
+  int samples = 0;         // 0: not checked
+  double rel_rms = 0;      // the estimate
+  double max_abs_err = 0;  // largest |V - V_exact| over the samples
 };
 
 // The empty lattice (values zero) for a frame: spacing h in every direction, origin at the
@@ -80,7 +101,15 @@ void potential_cpu(const ChargeList& charges, double k_e, double floor, Grid3& g
 double compute_potential(MapKernel kernel, const ChargeList& charges, double k_e, double floor, Grid3& grid,
                          int coarsen = 8);
 
+// What method `auto` picks for a frame on `lattice`: msm when its estimated time (analysis/msm.cpp,
+// estimate_map_cost) is under a quarter of the exact sum's on that backend, and always where
+// settings.boundary is periodic. `why` gets a line with the estimates.
+MapMethod choose_map_method(const ChargeList& charges, const Grid3& lattice, const MapSettings& settings,
+                            const Box& box, bool gpu, std::string* why);
+
 // Maps of successive frames on one lattice (set by the first frame) and their running mean.
+// The method (settings.method) is resolved at the first frame; msm keeps the first frame's a and
+// h for the later ones and checks the first map against the exact sum at error_samples points.
 class PotentialMapSeries {
  public:
   // Throws std::runtime_error when the kernel cannot run here, std::invalid_argument for bad settings.
@@ -96,12 +125,25 @@ class PotentialMapSeries {
   const std::string& kernel_description() const { return why_; }
   double seconds() const { return seconds_; }          // in the kernels, all frames
   double evaluations() const { return evaluations_; }  // charged atoms x lattice points, all frames
+  // The method the maps use (auto is resolved by the first map) and a line saying how it was
+  // chosen and set up; the accuracy of the first msm map (samples == 0 when not checked).
+  MapMethod method() const { return method_; }
+  const std::string& method_description() const { return method_why_; }
+  const MapAccuracy& accuracy() const { return accuracy_; }
+  // One line for titles and logs: the method, and for msm the estimated error.
+  std::string summary() const;
 
  private:
+  void resolve_method(const ChargeList& charges, const Box& box);
+  double compute_msm(const ChargeList& charges, const Box& box);
+
   MapSettings settings_;
   Units units_;
   MapKernel kernel_;
   std::string why_;
+  MapMethod method_;
+  std::string method_why_;
+  MapAccuracy accuracy_;
   Grid3 last_;
   std::vector<double> sum_;
   int64_t frames_ = 0;

@@ -13,6 +13,12 @@ MapSettings map_settings(const PotentialMapSpec& spec) {
   m.padding = spec.padding;
   m.min_distance = spec.min_distance;
   m.kernel = spec.kernel;
+  m.method = spec.method;
+  m.boundary = spec.boundary;
+  m.msm_cutoff = spec.msm_cutoff;
+  m.msm_grid_spacing = spec.msm_grid_spacing;
+  m.msm_order = spec.msm_order;
+  m.error_samples = spec.error_samples;
   return m;
 }
 
@@ -33,7 +39,7 @@ void PotentialMapObserver::finish(const RunContext& ctx, const Frame& frame) {
   if (series_.frames() == 0) observe(ctx, frame);
   const Grid3 avg = series_.average();
   std::ostringstream title;
-  title << "pairmd electrostatic potential map (Direct Coulomb Summation), mean of " << series_.frames()
+  title << "pairmd electrostatic potential map (" << series_.summary() << "), mean of " << series_.frames()
         << " frame(s) up to step " << last_step_ << ", kernel " << map_kernel_name(series_.kernel());
   write_dx(dx_path_, avg, title.str());
   if (sink_) sink_->write_grid("potential_map_average", avg);

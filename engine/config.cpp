@@ -485,7 +485,8 @@ void read_analysis(const Map& root, RunConfig& cfg) {
   Map a(root.ctx(), root.node("analysis"), "analysis", {"potential_map"});
   if (!a.has("potential_map")) return;
   Map m(root.ctx(), a.node("potential_map"), "analysis.potential_map",
-        {"every", "spacing", "region", "padding", "kernel", "min_distance"});
+        {"every", "spacing", "region", "padding", "kernel", "min_distance", "method", "boundary", "msm_cutoff",
+         "msm_grid_spacing", "msm_order", "error_samples"});
   PotentialMapSpec& p = cfg.potential_map;
   p.every = m.integer_required("every", 1, kMaxInt);
   p.spacing = m.number_required("spacing", 0.0, kInf, true, "a lattice spacing > 0");
@@ -493,6 +494,18 @@ void read_analysis(const Map& root, RunConfig& cfg) {
   p.padding = m.number("padding", 5.0, 0.0, kInf);
   p.kernel = m.choice("kernel", "auto", {"auto", "cpu", "scatter", "gather", "gather_coarsened", "gather_coalesced"});
   p.min_distance = m.number("min_distance", 0.0, 0.0, kInf);
+  p.method = m.choice("method", "exact", {"exact", "msm", "auto"});
+  p.boundary = m.choice("boundary", "open", {"open", "periodic"});
+  p.msm_cutoff = m.number("msm_cutoff", 0.0, 0.0, kInf);
+  p.msm_grid_spacing = m.number("msm_grid_spacing", 0.0, 0.0, kInf);
+  p.msm_order = static_cast<int>(m.integer("msm_order", 6, 4, 6));
+  if (p.msm_order == 5) root.ctx().fail(m.node("msm_order"), m.sub("msm_order"), "expected 4 (cubic) or 6 (quintic), got 5");
+  p.error_samples = static_cast<int>(m.integer("error_samples", 256, 0, 1000000));
+  if (p.boundary == "periodic" && !cfg.system.periodic)
+    root.ctx().fail(m.node("boundary"), m.sub("boundary"), "periodic needs a periodic system (system.boundary is open)");
+  if (p.boundary == "periodic" && p.method == "exact")
+    root.ctx().fail(m.node(m.has("method") ? "method" : "boundary"), m.sub("method"),
+                    "the exact sum counts no periodic images; boundary periodic needs method msm or auto");
 }
 
 // Applies "a.b.c=value" to the document: maps are created on the way, list items are named by

@@ -13,6 +13,13 @@
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
 #   skin       the default strategy at N = 62,500 for skins 0.2 .. 0.5
 #   dcs        the potential-map kernels benchmark (issue 5), if built
+#   msm        multilevel-summation maps (issue 18): the MSM and DCS GPU tests (quick), then
+#              msm_bench: 10k/100k/1M atoms on 0.5 and 1.0 lattices, MSM against the exact sum
+#              (time, error, crossover), GPU and CPU; msm_tests.log, msm_bench.{log,csv}
+#   msm_sanitize  the small MSM GPU tests under compute-sanitizer memcheck and racecheck
+#              (the short-range kernel shares atoms through shared memory); sanitize_msm_*.log
+#   rsqrt      exact DCS with a share of 1/sqrt on the FMA pipes (issue 18, stretch):
+#              gather_coalesced against gather_mixed_rsqrt, 100k atoms on 256^3; rsqrt.{log,csv}
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -135,6 +142,36 @@ for stage in "${stages[@]}"; do
         "$B/dcs_bench" --csv "$OUT/dcs_bench.csv" > "$OUT/dcs_bench.log" 2>&1
         summary+=("dcs bench: exit $?")
         cat "$OUT/dcs_bench.log"
+      fi
+      ;;
+    msm)
+      if [[ -x "$B/pairmd_dcs_gpu_tests" ]]; then
+        "$B/pairmd_dcs_gpu_tests" --gtest_filter='MsmGpu.*:DcsGpu.*' > "$OUT/msm_tests.log" 2>&1
+        summary+=("msm/dcs gpu tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/msm_tests.log" | tr '\n' ' '))")
+        grep -E '^  |FAILED|Failure' "$OUT/msm_tests.log" | head -80
+      fi
+      if [[ -x "$B/msm_bench" ]]; then
+        "$B/msm_bench" --csv "$OUT/msm_bench.csv" > "$OUT/msm_bench.log" 2>&1
+        summary+=("msm bench: exit $?")
+        cat "$OUT/msm_bench.log"
+      fi
+      ;;
+    msm_sanitize)
+      export PAIRMD_SYNC_LAUNCHES=1
+      for tool in memcheck racecheck; do
+        compute-sanitizer --tool $tool --error-exitcode 99 "$B/pairmd_dcs_gpu_tests" \
+          --gtest_filter='MsmGpu.OpenBoundary*:MsmGpu.Periodic*:MsmGpu.NoAtoms*' > "$OUT/sanitize_msm_$tool.log" 2>&1
+        rc=$?
+        summary+=("compute-sanitizer $tool (msm): exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_msm_$tool.log" | tail -1)")
+      done
+      unset PAIRMD_SYNC_LAUNCHES
+      ;;
+    rsqrt)
+      if [[ -x "$B/dcs_bench" ]]; then
+        "$B/dcs_bench" --cases large --kernels gather_coalesced,gather_mixed_rsqrt --cpu-planes 1 --csv "$OUT/rsqrt.csv" \
+          > "$OUT/rsqrt.log" 2>&1
+        summary+=("rsqrt bench: exit $?")
+        cat "$OUT/rsqrt.log"
       fi
       ;;
     *) echo "unknown stage $stage" ;;

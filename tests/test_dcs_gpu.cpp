@@ -20,20 +20,16 @@
 
 #include "analysis/potential_map.h"
 #include "kernels/dcs/dcs_launch.h"
+#include "map_test_util.h"
 
 namespace pairmd {
 namespace {
-
-#define REQUIRE_GPU()                                   \
-  do {                                                  \
-    std::string why_;                                   \
-    if (!dcs::gpu_available(&why_)) GTEST_SKIP() << why_; \
-  } while (0)
 
 struct Case {
   const char* kernel_name;
   dcs::GpuKernel kernel;
   int coarsen;
+  int soft_rsqrt = 0;  // gather_mixed_rsqrt: points per thread whose rsqrt runs on the FMA pipes
 };
 
 const Case kCases[] = {
@@ -45,6 +41,12 @@ const Case kCases[] = {
     {"gather_coalesced", dcs::GpuKernel::GatherCoalesced, 4},
     {"gather_coalesced", dcs::GpuKernel::GatherCoalesced, 8},
     {"gather_coalesced", dcs::GpuKernel::GatherCoalesced, 16},
+    // rsqrt_fma: per-term error <= 5.3e-7 (test_soft_rsqrt.cpp), unbiased, on 1/8..1/4 of the terms.
+    {"gather_mixed_rsqrt", dcs::GpuKernel::GatherMixedRsqrt, 8, 1},
+    {"gather_mixed_rsqrt", dcs::GpuKernel::GatherMixedRsqrt, 8, 2},
+    {"gather_mixed_rsqrt", dcs::GpuKernel::GatherMixedRsqrt, 16, 2},
+    {"gather_mixed_rsqrt", dcs::GpuKernel::GatherMixedRsqrt, 16, 3},
+    {"gather_mixed_rsqrt", dcs::GpuKernel::GatherMixedRsqrt, 16, 4},
 };
 
 struct Errors {
@@ -99,13 +101,14 @@ void check_all_kernels(int nx, int ny, int nz, float h, size_t natoms, unsigned 
     dcs::GpuOptions opt;
     opt.floor2 = static_cast<float>(floor * floor);
     opt.coarsen = k.coarsen;
+    opt.soft_rsqrt = k.soft_rsqrt;
     opt.poison = true;
     std::vector<float> out(ref.size());
     dcs::gpu_potential(k.kernel, lat, xyzq.data(), natoms, out.data(), opt);
     const Errors e = compare(out, ref);
-    std::printf("  %-17s C=%-2d lattice %4d x %4d x %4d, %6zu atoms: rel RMS %.2e, max err / max|V| %.2e, "
+    std::printf("  %-18s C=%-2d S=%d lattice %4d x %4d x %4d, %6zu atoms: rel RMS %.2e, max err / max|V| %.2e, "
                 "max pointwise rel (|V| > RMS/10) %.2e\n",
-                k.kernel_name, k.coarsen, nx, ny, nz, natoms, e.rel_rms, e.max_over_max, e.max_pointwise);
+                k.kernel_name, k.coarsen, k.soft_rsqrt, nx, ny, nz, natoms, e.rel_rms, e.max_over_max, e.max_pointwise);
     EXPECT_EQ(e.unwritten, 0u) << k.kernel_name << " C=" << k.coarsen << " left points unwritten (NaN poison)";
     EXPECT_LT(e.rel_rms, 1e-5) << k.kernel_name << " C=" << k.coarsen;
     EXPECT_LT(e.max_over_max, 1e-4) << k.kernel_name << " C=" << k.coarsen;
@@ -113,7 +116,7 @@ void check_all_kernels(int nx, int ny, int nz, float h, size_t natoms, unsigned 
 }
 
 TEST(DcsGpu, AllKernelsMatchTheReferenceOnOddLattices) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   // 5000 atoms: one full __constant__ chunk (4096) and a partial one.
   check_all_kernels(37, 29, 23, 0.5f, 5000, 1);
   check_all_kernels(65, 7, 3, 0.3f, 5000, 2);    // nx just past a multiple of 32 and of 16
@@ -123,19 +126,20 @@ TEST(DcsGpu, AllKernelsMatchTheReferenceOnOddLattices) {
 }
 
 TEST(DcsGpu, HundredThousandAtomsStayWithinTheErrorBound) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   // The benchmark's atom count: 25 chunks of float partial sums per point.
   check_all_kernels(40, 36, 33, 1.0f, 100000, 6);
 }
 
 TEST(DcsGpu, NoAtomsGiveZeros) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   dcs::GpuLattice lat;
   lat.nx = 17, lat.ny = 3, lat.nz = 2;
   for (const Case& k : kCases) {
     dcs::GpuOptions opt;
     opt.poison = true;
     opt.coarsen = k.coarsen;
+    opt.soft_rsqrt = k.soft_rsqrt;
     std::vector<float> out(lat.nx * lat.ny * lat.nz, 1.0f);
     dcs::gpu_potential(k.kernel, lat, nullptr, 0, out.data(), opt);
     for (float v : out) ASSERT_EQ(v, 0.0f) << k.kernel_name;
@@ -143,7 +147,7 @@ TEST(DcsGpu, NoAtomsGiveZeros) {
 }
 
 TEST(DcsGpu, ComputePotentialHandlesFarOriginsAndUnits) {
-  REQUIRE_GPU();
+  REQUIRE_DCS_GPU();
   // The lattice far from the coordinate origin: coordinates are made relative to the lattice
   // corner before they become floats, so the error stays that of a lattice at the origin.
   Grid3 ref;

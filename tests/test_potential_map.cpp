@@ -18,6 +18,7 @@
 #include "engine/simulation.h"
 #include "engine/system_builder.h"
 #include "kernels/dcs/dcs_launch.h"
+#include "map_test_util.h"
 
 namespace pairmd {
 namespace {
@@ -180,20 +181,7 @@ TEST(PotentialMap, DxReaderRejectsBrokenFiles) {
 }
 
 SystemState charged_state(const ChargeList& c, double L) {
-  SystemState s;
-  s.box.lo = {0, 0, 0};
-  s.box.L = {L, L, L};
-  s.box.periodic = false;
-  for (size_t i = 0; i < c.size(); ++i) {
-    s.position.push_back({c.x[i], c.y[i], c.z[i]});
-    s.velocity.push_back({0, 0, 0});
-    s.image.push_back({0, 0, 0});
-    s.type.push_back(0);
-    s.mass.push_back(1);
-    s.charge.push_back(c.q[i]);
-  }
-  s.type_names = {"A"};
-  return s;
+  return maptest::charged_state(c, maptest::make_box({0, 0, 0}, {L, L, L}, false));
 }
 
 TEST(PotentialMap, SeriesAveragesFramesOnTheFirstFramesLattice) {

@@ -24,7 +24,8 @@ const char* kUsage =
     "usage: pairmd place-ions --config CONFIG [--trajectory T.h5 [--frame n]] [--map MAP.dx]\n"
     "                         --count K --type NAME [--charge q] [--mass m] --min-distance d\n"
     "                         [--lowest | --highest] [--spacing h] [--region box|particles] [--padding p]\n"
-    "                         [--kernel k] [--out OUT.yaml] [--map-out MAP.dx]\n"
+    "                         [--kernel k] [--method exact|msm|auto] [--boundary open|periodic]\n"
+    "                         [--out OUT.yaml] [--map-out MAP.dx]\n"
     "  Places K ions of type NAME one at a time at the lattice point of lowest (--highest: highest)\n"
     "  energy q*V at least d from every particle and placed ion, adding each ion's potential before\n"
     "  the next. The system is the one CONFIG builds, or frame n (default -1, the last) of T.h5;\n"
@@ -55,7 +56,7 @@ bool ends_with(const std::string& s, const std::string& e) {
 
 int cmd_place_ions(const Args& args) {
   std::string config_path, trajectory, frame_text = "-1", map_in, count_text, type_name, charge_text, mass_text,
-                                       min_dist_text, spacing, region, padding, kernel, out, map_out;
+                                       min_dist_text, spacing, region, padding, kernel, out, map_out, method, boundary;
   bool highest = false, lowest = false;
   OptionReader r{args};
   try {
@@ -65,7 +66,7 @@ int cmd_place_ions(const Args& args) {
           r.value("--charge", charge_text) || r.value("--mass", mass_text) ||
           r.value("--min-distance", min_dist_text) || r.value("--spacing", spacing) || r.value("--region", region) ||
           r.value("--padding", padding) || r.value("--kernel", kernel) || r.value("--out", out) ||
-          r.value("--map-out", map_out))
+          r.value("--map-out", map_out) || r.value("--method", method) || r.value("--boundary", boundary))
         continue;
       if (r.flag("--highest")) {
         highest = true;
@@ -104,6 +105,8 @@ int cmd_place_ions(const Args& args) {
     if (!padding.empty()) settings.padding = number("--padding", padding);
     if (!region.empty()) settings.region = region;
     if (!kernel.empty()) settings.kernel = kernel;
+    if (!method.empty()) settings.method = method;
+    if (!boundary.empty()) settings.boundary = boundary;
     if (!(settings.spacing > 0)) throw std::invalid_argument("--spacing: expected a number > 0");
     if (settings.region != "box" && settings.region != "particles")
       throw std::invalid_argument("--region: expected box or particles, got '" + settings.region + "'");
@@ -177,7 +180,7 @@ int cmd_place_ions(const Args& args) {
                 << unit << "\n";
   } else {
     map = series->add(state);
-    map_source = std::string("computed (") + series->kernel_description() + ")";
+    map_source = std::string("computed (") + series->kernel_description() + "; " + series->summary() + ")";
   }
 
   const std::vector<PlacedIon> ions = place_ions(map, state.position, state.box, place);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "kernels/dcs/dcs_launch.h"
+#include "kernels/dcs/soft_rsqrt.h"
 
 namespace pairmd::dcs {
 
@@ -74,8 +75,10 @@ struct Events {
 // the warp touches addresses C floats apart). kInterleaved == true: points i0, i0+bx, i0+2bx, ...
 // where bx = blockDim.x (coalesced; each store instruction writes bx consecutive floats).
 // C == 1 is the plain thread-per-point gather. Points past the row end are computed (keeps the
-// loop branch-free) but not stored.
-template <int C, bool kInterleaved>
+// loop branch-free) but not stored. The first kSoft of the C points take their rsqrt on the FMA
+// pipes (rsqrt_fma) rather than MUFU.RSQ: with few of them the FP32 pipes, idle most of the
+// time here, share the work of the special-function units (GatherMixedRsqrt).
+template <int C, bool kInterleaved, int kSoft = 0>
 __global__ void __launch_bounds__(128) dcs_gather(float* __restrict__ out, GpuLattice lat, int natoms, float floor2,
                                                   int accumulate) {
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
@@ -99,7 +102,8 @@ __global__ void __launch_bounds__(128) dcs_gather(float* __restrict__ out, GpuLa
 #pragma unroll
     for (int c = 0; c < C; ++c) {
       const float dx = x[c] - atom.x;
-      v[c] = fmaf(atom.w, rsqrtf(fmaxf(fmaf(dx, dx, dyz2), floor2)), v[c]);
+      const float r2 = fmaxf(fmaf(dx, dx, dyz2), floor2);
+      v[c] = fmaf(atom.w, c < kSoft ? rsqrt_fma(r2) : rsqrtf(r2), v[c]);
     }
   }
   float* row = out + (static_cast<size_t>(k) * lat.ny + j) * lat.nx;
@@ -158,20 +162,30 @@ int next_pow2(int n) {
   return p;
 }
 
-template <int C, bool kInterleaved>
+template <int C, bool kInterleaved, int kSoft = 0>
 void launch_gather(float* out, const GpuLattice& lat, int n, float floor2, int accumulate) {
   // 128 threads: bx along the row (enough to cover it with C points each, at most a warp), the
   // rest along y, so that short rows do not leave most threads idle.
   const int bx = std::min(32, next_pow2((lat.nx + C - 1) / C));
   const dim3 block(bx, 128 / bx);
   const dim3 grid((lat.nx + bx * C - 1) / (bx * C), (lat.ny + block.y - 1) / block.y, lat.nz);
-  dcs_gather<C, kInterleaved><<<grid, block>>>(out, lat, n, floor2, accumulate);
+  dcs_gather<C, kInterleaved, kSoft><<<grid, block>>>(out, lat, n, floor2, accumulate);
   DCS_LAUNCHED();
 }
 
-void launch_gather_kind(GpuKernel kernel, int coarsen, float* out, const GpuLattice& lat, int n, float floor2,
+void launch_gather_kind(GpuKernel kernel, int coarsen, int soft, float* out, const GpuLattice& lat, int n, float floor2,
                         int accumulate) {
   if (kernel == GpuKernel::Gather) return launch_gather<1, false>(out, lat, n, floor2, accumulate);
+  if (kernel == GpuKernel::GatherMixedRsqrt) {
+    if (coarsen == 8 && soft == 1) return launch_gather<8, true, 1>(out, lat, n, floor2, accumulate);
+    if (coarsen == 8 && soft == 2) return launch_gather<8, true, 2>(out, lat, n, floor2, accumulate);
+    if (coarsen == 16 && soft == 2) return launch_gather<16, true, 2>(out, lat, n, floor2, accumulate);
+    if (coarsen == 16 && soft == 3) return launch_gather<16, true, 3>(out, lat, n, floor2, accumulate);
+    if (coarsen == 16 && soft == 4) return launch_gather<16, true, 4>(out, lat, n, floor2, accumulate);
+    throw std::invalid_argument("dcs: gather_mixed_rsqrt is built for C = 8 with 1 or 2 and C = 16 with 2, 3 or 4 "
+                                "software rsqrt points, not C = " + std::to_string(coarsen) + " with " +
+                                std::to_string(soft));
+  }
   const bool inter = kernel == GpuKernel::GatherCoalesced;
   switch (coarsen) {
     case 4:
@@ -241,7 +255,7 @@ double gpu_potential(GpuKernel kernel, const GpuLattice& lat, const float* xyzq,
     } else {
       DCS_CUDA(cudaMemcpyToSymbolAsync(c_atoms, d_atoms.ptr + first, n * sizeof(float4), 0,
                                        cudaMemcpyDeviceToDevice));
-      launch_gather_kind(kernel, opt.coarsen, d_out.ptr, lat, n, opt.floor2, accumulate);
+      launch_gather_kind(kernel, opt.coarsen, opt.soft_rsqrt, d_out.ptr, lat, n, opt.floor2, accumulate);
     }
   }
   DCS_CUDA(cudaEventRecord(ev.stop));

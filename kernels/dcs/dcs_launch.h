@@ -19,6 +19,10 @@ enum class GpuKernel {
   Gather,           // thread per lattice point; atoms from __constant__ memory in 4096-atom chunks
   GatherCoarsened,  // thread per `coarsen` consecutive points of a row; dy, dz, q reused from registers
   GatherCoalesced,  // as coarsened, but thread t of a row segment owns points t, t+bx, t+2bx, ...
+  // As coalesced, but the first `soft_rsqrt` of each thread's `coarsen` points take 1/sqrt on the
+  // FMA pipes (soft_rsqrt.h) instead of the special-function units; a measurement variant
+  // (dcs_bench), not a map kernel.
+  GatherMixedRsqrt,
 };
 
 struct GpuLattice {
@@ -30,6 +34,7 @@ struct GpuOptions {
   float floor2 = 0.25f;  // r^2 is clamped to at least this (distance floor squared); must be > 0
   int coarsen = 8;       // points per thread of the coarsened kernels: 4, 8 or 16
   bool poison = false;   // fill the device output with NaN before the kernels (tests: every point written)
+  int soft_rsqrt = 1;    // GatherMixedRsqrt: points per thread on the FMA pipes (C = 8: 1, 2; C = 16: 2, 3, 4)
 };
 
 // Whether GPU kernels are compiled in and a CUDA device is present; `why` says which device, or why not.

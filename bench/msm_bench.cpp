@@ -1,0 +1,295 @@
+// Multilevel summation against the exact sum: time and error of potential maps for 10k, 100k and
+// 1M atoms on 0.5 and 1.0 sigma lattices, on the GPU and the CPU, and where MSM starts to win.
+//
+//   msm_bench [--atoms 10000,100000,1000000] [--spacings 0.5,1.0] [--repeats 3] [--csv msm_bench.csv]
+//             [--exact-planes 8] [--cpu-max-atoms 100000] [--crossover | --no-crossover]
+//             [--order 6] [--cutoff a] [--grid-spacing h] [--samples 256] [--seed S]
+//
+// Systems: N atoms uniform in a cube of edge L = 255.5 (N / 1e6)^(1/3) (density 0.06 per sigma^3;
+// 1M atoms on the 0.5 spacing give the issue's 512^3 lattice), charges of random sign and
+// magnitude 0.1..1 (never zero), distance floor half the spacing; the lattice covers the cube.
+//
+// What is timed, median of --repeats after a warm-up:
+//   msm gpu      the kernels (CUDA events: binning to interpolation) and, separately, the wall time
+//                of the whole call (plan on the host, upload, kernels, download, conversion);
+//   msm cpu      the CPU reference, wall time, for N <= --cpu-max-atoms (the 1M map takes minutes);
+//   exact gpu    gather_coalesced C=8 (the default kernel) on --exact-planes z-planes in the middle
+//                of the lattice; the full map's time is that times planes / measured planes (the
+//                kernel's rate does not depend on the number of planes);
+//   exact cpu    likewise, on 2 planes.
+// --exact-planes 0 skips the exact sum (for CPU runs of the large maps, whose exact sum takes hours).
+// Error: relative RMS of the MSM map against the exact map on those planes (GPU exact in float,
+// whose own error is ~2e-6, or CPU exact in double without a GPU), and the estimate MSM maps
+// report (the exact sum in double at --samples random lattice points).
+// Crossover: msm and exact times for N = 500 .. 32,000 (GPU) and 250 .. 8,000 (CPU) at each
+// spacing, full lattices; the crossover is where exact / msm crosses 1 (log-log interpolation).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/msm.h"
+#include "analysis/potential_map.h"
+#include "kernels/dcs/dcs_launch.h"
+#include "kernels/dcs/msm_launch.h"
+
+using namespace pairmd;
+
+namespace {
+
+constexpr double kEdgeFor1M = 255.5;
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+std::vector<double> parse_list(const std::string& s) {
+  std::vector<double> v;
+  std::stringstream ss(s);
+  for (std::string t; std::getline(ss, t, ',');) v.push_back(std::stod(t));
+  return v;
+}
+
+struct System {
+  ChargeList atoms;
+  Grid3 lattice;
+  double floor;
+};
+
+System make_system(size_t n, double spacing, unsigned seed) {
+  System s;
+  const double L = kEdgeFor1M * std::cbrt(static_cast<double>(n) / 1e6);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> pos(0.0, L), mag(0.1, 1.0);
+  for (size_t a = 0; a < n; ++a) {
+    const double x = pos(rng), y = pos(rng), z = pos(rng);
+    s.atoms.add(x, y, z, (rng() & 1 ? 1.0 : -1.0) * mag(rng));
+  }
+  const int pts = static_cast<int>(std::floor(L / spacing + 1e-9)) + 1;
+  s.lattice.dims = {pts, pts, pts};
+  s.lattice.spacing = {spacing, spacing, spacing};
+  s.lattice.origin = {0, 0, 0};
+  s.floor = 0.5 * spacing;
+  return s;
+}
+
+// The exact map on `planes` z-planes starting at k0 (values in units of charge/length), on the GPU
+// (default kernel) or the CPU. Returns seconds.
+double exact_planes(const System& s, int k0, int planes, bool gpu, std::vector<double>& out) {
+  Grid3 g = s.lattice;
+  g.dims[2] = planes;
+  g.origin[2] = k0 * s.lattice.spacing[2];
+  const double t = compute_potential(gpu ? MapKernel::GatherCoalesced : MapKernel::Cpu, s.atoms, 1.0, s.floor, g, 8);
+  out = g.values;
+  return t;
+}
+
+double slab_error(const std::vector<double>& map, const Grid3& lattice, int k0, const std::vector<double>& exact) {
+  const size_t plane = static_cast<size_t>(lattice.dims[0]) * lattice.dims[1];
+  double se = 0, sr = 0;
+  for (size_t p = 0; p < exact.size(); ++p) {
+    const double e = map[k0 * plane + p] - exact[p];
+    se += e * e;
+    sr += exact[p] * exact[p];
+  }
+  return std::sqrt(se / sr);
+}
+
+struct Options {
+  std::vector<double> atoms{10000, 100000, 1000000}, spacings{0.5, 1.0};
+  int repeats = 3, exact_planes = 8, samples = 256;
+  size_t cpu_max_atoms = 100000;
+  bool crossover = true;
+  std::string csv = "msm_bench.csv";
+  MsmParams params;
+  unsigned seed = 2026;
+};
+
+struct MsmRun {
+  double kernels_ms = 0, wall_ms = 0;
+  dcs::MsmGpuTimes phases;
+  std::vector<double> map;
+  MsmPlan plan;
+};
+
+MsmRun run_msm(const System& s, const Options& o, bool gpu, int repeats) {
+  MsmRun r;
+  MsmParams p = o.params;
+  p.gpu = gpu;
+  std::vector<double> kern, wall;
+  std::vector<dcs::MsmGpuTimes> phases;
+  for (int i = 0; i <= repeats; ++i) {
+    Grid3 g = s.lattice;
+    const double t0 = now();
+    r.plan = make_msm_plan(s.atoms, g, p, s.floor);
+    if (gpu) {
+      const MsmAtoms at = msm_atoms(r.plan, s.atoms, g);
+      const std::vector<float> xyzq = msm_gpu_atoms(at);
+      std::vector<float> out(r.plan.lattice_points());
+      const dcs::MsmGpuTimes t =
+          dcs::gpu_msm_potential(msm_gpu_plan(r.plan), xyzq.data(), s.atoms.size(), out.data(), dcs::MsmGpuOptions{});
+      g.values.assign(out.begin(), out.end());
+      if (i > 0 || repeats == 0) kern.push_back(t.total), phases.push_back(t);
+    } else {
+      compute_msm_potential(r.plan, s.atoms, 1.0, false, g);
+    }
+    const double w = 1e3 * (now() - t0);
+    if (i > 0 || repeats == 0) wall.push_back(w);
+    if (i == repeats) r.map = std::move(g.values);
+  }
+  r.wall_ms = median(wall);
+  if (gpu) {
+    r.kernels_ms = median(kern);
+    // The phases of the run whose total is the median.
+    std::vector<size_t> idx(kern.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return kern[a] < kern[b]; });
+    r.phases = phases[idx[idx.size() / 2]];
+  }
+  return r;
+}
+
+// log-log interpolation of the N where ratio(N) = exact / msm crosses 1.
+double crossover(const std::vector<double>& n, const std::vector<double>& ratio) {
+  for (size_t i = 0; i + 1 < n.size(); ++i)
+    if ((ratio[i] - 1) * (ratio[i + 1] - 1) <= 0 && ratio[i] != ratio[i + 1]) {
+      const double f = std::log(ratio[i]) / (std::log(ratio[i]) - std::log(ratio[i + 1]));
+      return std::exp(std::log(n[i]) + f * (std::log(n[i + 1]) - std::log(n[i])));
+    }
+  return ratio.empty() ? 0 : ratio.front() > 1 ? -1 : 0;  // -1: msm already faster at the smallest N
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--atoms") o.atoms = parse_list(next());
+    else if (a == "--spacings") o.spacings = parse_list(next());
+    else if (a == "--repeats") o.repeats = std::stoi(next());
+    else if (a == "--csv") o.csv = next();
+    else if (a == "--exact-planes") o.exact_planes = std::stoi(next());
+    else if (a == "--cpu-max-atoms") o.cpu_max_atoms = std::stoul(next());
+    else if (a == "--crossover") o.crossover = true;
+    else if (a == "--no-crossover") o.crossover = false;
+    else if (a == "--order") o.params.order = std::stoi(next());
+    else if (a == "--cutoff") o.params.cutoff = std::stod(next());
+    else if (a == "--grid-spacing") o.params.grid_spacing = std::stod(next());
+    else if (a == "--samples") o.samples = std::stoi(next());
+    else if (a == "--seed") o.seed = static_cast<unsigned>(std::stoul(next()));
+    else {
+      std::cerr << "usage: msm_bench [--atoms 10000,100000,1000000] [--spacings 0.5,1.0] [--repeats 3] [--csv F]\n"
+                   "                 [--exact-planes 8] [--cpu-max-atoms 100000] [--crossover | --no-crossover]\n"
+                   "                 [--order 6] [--cutoff a] [--grid-spacing h] [--samples 256] [--seed S]\n";
+      return 2;
+    }
+  }
+  std::string why;
+  const bool gpu = dcs::gpu_available(&why);
+  std::cout << "msm_bench: " << why << "\n";
+  std::ofstream csv(o.csv);
+  csv << "kind,backend,atoms,spacing,points,method,plan,kernels_ms,wall_ms,binning_ms,short_ms,anterp_ms,grids_ms,interp_ms,"
+         "exact_ms,speedup,rel_rms_slab,rel_rms_sampled\n";
+  char line[512];
+
+  for (double nd : o.atoms)
+    for (double h : o.spacings) {
+      const size_t n = static_cast<size_t>(nd);
+      const System s = make_system(n, h, o.seed);
+      const int N = s.lattice.dims[0];
+      const double points = static_cast<double>(s.lattice.size());
+      for (bool on_gpu : {true, false}) {
+        if (on_gpu && !gpu) continue;
+        if (!on_gpu && n > o.cpu_max_atoms) continue;
+        // --exact-planes 0: no exact slab (the sampled estimate only; for CPU runs of large maps).
+        const int planes = std::min({N, o.exact_planes, on_gpu ? o.exact_planes : 2}), k0 = (N - planes) / 2;
+        std::vector<double> exact;
+        std::vector<double> et;
+        for (int r = 0; planes > 0 && r <= (on_gpu ? o.repeats : 0); ++r) {
+          const double t = exact_planes(s, k0, planes, on_gpu, exact);
+          if (r > 0 || !on_gpu) et.push_back(t);
+        }
+        const double exact_ms = planes > 0 ? 1e3 * median(et) * N / planes : std::nan("");
+        const MsmRun m = run_msm(s, o, on_gpu, on_gpu ? o.repeats : 0);
+        const double e_slab = planes > 0 ? slab_error(m.map, s.lattice, k0, exact) : std::nan("");
+        Grid3 map = s.lattice;
+        map.values = m.map;
+        const MapAccuracy acc = sampled_accuracy(s.atoms, 1.0, s.floor, nullptr, map, o.samples);
+        const double t_msm = on_gpu ? m.kernels_ms : m.wall_ms;
+        std::snprintf(line, sizeof line,
+                      "%-4s %8zu atoms, %4d^3 at %.2f: msm %10.2f ms (wall %9.2f ms), exact %12.1f ms (%d planes "
+                      "scaled), %7.1fx; rel RMS %.2e (slab) %.2e (sampled)\n",
+                      on_gpu ? "gpu" : "cpu", n, N, h, t_msm, m.wall_ms, exact_ms, planes, exact_ms / t_msm, e_slab,
+                      acc.rel_rms);
+        std::cout << line << "     " << m.plan.describe() << "\n";
+        if (on_gpu)
+          std::printf("     phases ms: binning %.2f, short range %.2f, anterpolation %.2f, grids %.2f, interpolation %.2f\n",
+                      m.phases.binning, m.phases.short_range, m.phases.anterpolation, m.phases.grids,
+                      m.phases.interpolation);
+        std::cout << std::flush;
+        csv << "case," << (on_gpu ? "gpu" : "cpu") << "," << n << "," << h << "," << points << ",msm,\"" << m.plan.describe()
+            << "\"," << (on_gpu ? m.kernels_ms : 0) << "," << m.wall_ms << "," << m.phases.binning << ","
+            << m.phases.short_range << "," << m.phases.anterpolation << "," << m.phases.grids << ","
+            << m.phases.interpolation << "," << exact_ms << "," << exact_ms / t_msm << "," << e_slab << "," << acc.rel_rms
+            << "\n";
+      }
+    }
+
+  if (o.crossover) {
+    for (bool on_gpu : {true, false}) {
+      if (on_gpu && !gpu) continue;
+      const std::vector<double> ns = on_gpu ? std::vector<double>{500, 1000, 2000, 4000, 8000, 16000, 32000}
+                                            : std::vector<double>{250, 500, 1000, 2000, 4000, 8000};
+      for (double h : o.spacings) {
+        std::vector<double> ratio, used;
+        for (double nd : ns) {
+          const size_t n = static_cast<size_t>(nd);
+          const System s = make_system(n, h, o.seed);
+          // The CPU exact sum on the larger maps: 2 planes, scaled.
+          const int N = s.lattice.dims[0], planes = on_gpu ? N : std::min(N, 2);
+          std::vector<double> exact, et;
+          for (int r = 0; r <= (on_gpu ? o.repeats : 0); ++r) {
+            const double t = exact_planes(s, 0, planes, on_gpu, exact);
+            if (r > 0 || !on_gpu) et.push_back(t);
+          }
+          const double exact_ms = 1e3 * median(et) * N / planes;
+          const MsmRun m = run_msm(s, o, on_gpu, on_gpu ? o.repeats : 0);
+          const double t_msm = on_gpu ? m.kernels_ms : m.wall_ms;
+          ratio.push_back(exact_ms / t_msm);
+          used.push_back(nd);
+          std::snprintf(line, sizeof line, "crossover %s spacing %.2f: %6zu atoms %4d^3: exact %9.3f ms, msm %9.3f ms, ratio %.3f\n",
+                        on_gpu ? "gpu" : "cpu", h, n, N, exact_ms, t_msm, exact_ms / t_msm);
+          std::cout << line << std::flush;
+          csv << "sweep," << (on_gpu ? "gpu" : "cpu") << "," << n << "," << h << "," << s.lattice.size() << ",msm,\""
+              << m.plan.describe() << "\"," << (on_gpu ? m.kernels_ms : 0) << "," << m.wall_ms << ",,,,,," << exact_ms << ","
+              << exact_ms / t_msm << ",,\n";
+        }
+        const double x = crossover(used, ratio);
+        std::snprintf(line, sizeof line, "crossover %s spacing %.2f: msm is faster from %s\n", on_gpu ? "gpu" : "cpu", h,
+                      x > 0 ? (std::to_string(static_cast<long>(x)) + " atoms").c_str()
+                            : x < 0 ? "below the smallest size measured" : "beyond the largest size measured");
+        std::cout << line << std::flush;
+        csv << "crossover," << (on_gpu ? "gpu" : "cpu") << "," << x << "," << h << ",,,,,,,,,,,,,,\n";
+      }
+    }
+  }
+  std::cout << "wrote " << o.csv << "\n";
+  return 0;
+}
