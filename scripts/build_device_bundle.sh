@@ -15,7 +15,7 @@ cmake --build build-device -j"$(nproc)" --target "${targets[@]}" >> build-device
 rm -rf device-bundle && mkdir -p device-bundle/lib
 for t in "${targets[@]}"; do
   f=$(find build-device -type f -name "$t" -perm -u+x | head -n 1)
-  [[ -n "$f" ]] && cp "$f" device-bundle/
+  [[ -n "$f" ]] && cp "$f" device-bundle/ && strip "device-bundle/$t"  # host symbols only: kernel names stay
 done
 # Shared libraries the static HDF5 still pulls in, and the OpenMP runtime.
 for lib in libsz.so.2 libaec.so.0 libgomp.so.1; do

@@ -3,6 +3,7 @@
 # device-bundle/ carried there (see scripts/build_device_bundle.sh). Stages, in the order
 # given (default: tests sanitize bench compare dcs):
 #   tests      every test, GPU tests included (GoogleTest XML and logs into $OUT)
+#   gpu        the GPU backend and pair-list tests alone (a quick check before timing)
 #   sanitize   the GPU tests under compute-sanitizer memcheck and racecheck
 #   smoke      a quick look: the default strategy and atom_gather at N = 4k, 62.5k and 1M
 #   bench      LJ liquid scaling of the default strategy, N = 4k .. 4M (issues 3 and 12)
@@ -53,6 +54,11 @@ for stage in "${stages[@]}"; do
         summary+=("$(basename "$t"): exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/$(basename "$t").log" | tr '\n' ' '))")
       done
       ;;
+    gpu)
+      "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" > "$OUT/gpu_tests.log" 2>&1
+      summary+=("gpu tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/gpu_tests.log" | tr '\n' ' '))")
+      grep -E 'FAILED|Failure|exception' "$OUT/gpu_tests.log" | head -20
+      ;;
     sanitize)
       # Small systems: the sanitizers slow kernels down by 10-100x.
       export PAIRMD_SYNC_LAUNCHES=1
@@ -74,7 +80,7 @@ for stage in "${stages[@]}"; do
       ;;
     openmm)
       # pairmd and OpenMM on the same GPU in one job. The wheels travel in .whl/ (docs/benchmarks.md).
-      "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,atom_gather,pair_warp \
+      "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,pair_slots,atom_gather,pair_warp \
         --sizes 4000,32000,62500,256000,1000188 --steps 200 --repeats 5 --warmup 500 --no-reference \
         --out "$OUT/vs_openmm_pairmd" > "$OUT/vs_openmm_pairmd.log" 2>&1
       summary+=("openmm stage, pairmd compare: exit $?")
