@@ -1,5 +1,6 @@
 #include "engine/config.h"
 
+#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -56,11 +58,17 @@ class Map {
   Map(const Context& ctx, YAML::Node node, std::string path, std::initializer_list<const char*> keys)
       : ctx_(ctx), node_(node), path_(std::move(path)) {
     if (!node_.IsMap()) ctx_.fail(node_, path_, "expected a mapping with keys " + join(keys) + ", got " + describe(node_));
+    // yaml-cpp keeps both entries of a repeated key and reads the first: a second `dt:` further
+    // down would be silently ignored, so it is an error here.
+    std::map<std::string, int> line_of;
     for (auto it = node_.begin(); it != node_.end(); ++it) {
       const std::string k = it->first.as<std::string>();
       bool ok = false;
       for (const char* a : keys) ok = ok || k == a;
       if (!ok) ctx_.fail(it->first, sub(k), "unknown key (expected one of: " + join(keys) + ")");
+      const auto [first, fresh] = line_of.emplace(k, it->first.Mark().line + 1);
+      if (!fresh)
+        ctx_.fail(it->first, sub(k), "duplicate key (already given at line " + std::to_string(first->second) + ")");
     }
   }
 
@@ -545,6 +553,46 @@ void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
   cfg.overrides.emplace_back(display, value);
 }
 
+// yaml-cpp 0.7 accepts a quoted string that is never closed: it runs to the end of the file and
+// swallows every key after it (`title: "abc` leaves nothing but a title). Each quoted scalar of
+// the document (keys too) must find its closing quote in the text.
+void check_quotes_closed(const YAML::Node& node, const std::string& text, const std::string& name) {
+  auto check = [&](const YAML::Node& n) {
+    if (!n.IsScalar() || n.Mark().pos < 0) return;
+    size_t p = static_cast<size_t>(n.Mark().pos);
+    // Skip a tag or anchor in front of the value (`!!str "abc`, `&a 'x`).
+    while (p < text.size() && (text[p] == '!' || text[p] == '&')) {
+      while (p < text.size() && text[p] != ' ' && text[p] != '\t' && text[p] != '\n') ++p;
+      while (p < text.size() && (text[p] == ' ' || text[p] == '\t')) ++p;
+    }
+    if (p >= text.size() || (text[p] != '"' && text[p] != '\'')) return;
+    const char q = text[p];
+    for (size_t k = p + 1; k < text.size(); ++k) {
+      if (q == '"' && text[k] == '\\') {
+        ++k;  // an escape: \" does not close the string
+      } else if (text[k] == q) {
+        if (q == '\'' && k + 1 < text.size() && text[k + 1] == '\'') {
+          ++k;  // '' is a quote inside a single-quoted string
+          continue;
+        }
+        return;
+      }
+    }
+    std::ostringstream s;
+    s << name << ":" << n.Mark().line + 1 << ":" << n.Mark().column + 1 << ": YAML syntax error: the string opened by "
+      << (q == '"' ? "\"" : "'") << " here is never closed";
+    throw ConfigError(s.str());
+  };
+  if (node.IsScalar()) check(node);
+  if (node.IsSequence())
+    for (const YAML::Node& item : node) check_quotes_closed(item, text, name);
+  if (node.IsMap())
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      check(it->first);
+      check_quotes_closed(it->second, text, name);
+    }
+}
+
 }  // namespace
 
 RunConfig parse_config(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
@@ -559,6 +607,7 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
     s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": YAML syntax error: " << e.msg;
     throw ConfigError(s.str());
   }
+  check_quotes_closed(root, text, name);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   for (const std::string& o : overrides) apply_override(root, o, cfg);
 
@@ -600,10 +649,15 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
 }
 
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) throw ConfigError("cannot open config file '" + path + "': " + std::strerror(errno));
+  // A directory opens and reads as empty on Linux, which would read as a config with no keys.
+  if (S_ISDIR(st.st_mode)) throw ConfigError("cannot read config file '" + path + "': it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("cannot open config file '" + path + "': " + std::strerror(errno));
   std::stringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) throw ConfigError("cannot read config file '" + path + "': " + std::strerror(errno));
   return parse_config(ss.str(), path, overrides);
 }
 

@@ -66,6 +66,16 @@ std::vector<BadInput> bad_inputs() {
        R"(^--set integrator\.tau=3: integrator\.tau: unknown key \(expected one of: .*\)$)"},
       {"yaml_syntax", replace(kGood, "temperature: 1.2", "temperature: [1.2"), {},
        R"(^cfg\.yaml:\d+:\d+: YAML syntax error: .*$)"},
+      // yaml-cpp reads the first of two equal keys; the second must not be ignored silently.
+      {"duplicate_key", replace(kGood, "  temperature: 1.2", "  temperature: 1.2\n  dt: 0.5"), {},
+       R"(^cfg\.yaml:14:3: integrator\.dt: duplicate key \(already given at line 12\)$)"},
+      {"duplicate_key_in_flow_mapping", replace(kGood, "cells: 4,", "cells: 4, cells: 5,"), {},
+       R"(^cfg\.yaml:4:34: system\.lattice\.cells: duplicate key \(already given at line 4\)$)"},
+      // yaml-cpp lets an unclosed quote run to the end of the file, swallowing every key after it.
+      {"unterminated_string", replace(kGood, "title: small LJ", "title: \"small LJ"), {},
+       R"(^cfg\.yaml:1:8: YAML syntax error: the string opened by " here is never closed$)"},
+      {"unterminated_single_quoted_string", replace(kGood, "title: small LJ", "title: 'it''s small"), {},
+       R"(^cfg\.yaml:1:8: YAML syntax error: the string opened by ' here is never closed$)"},
   };
 }
 
@@ -132,6 +142,31 @@ TEST(Config, BinaryMissingFile) {
     EXPECT_NE(r.err.find("cannot open config file 'nothere.yaml'"), std::string::npos) << r.err;
     EXPECT_TRUE(dir.files().empty()) << cmd << " wrote files";
   }
+}
+
+TEST(Config, DirectoryAsConfigIsNamedAsSuch) {
+  test::TempDir dir("config");
+  std::filesystem::create_directory(dir.path() / "cfgdir");
+  try {
+    load_config((dir.path() / "cfgdir").string());
+    FAIL() << "a directory was read as a config";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("it is a directory"), std::string::npos) << e.what();
+  }
+  for (const char* cmd : {"check", "run"}) {
+    const test::ChildResult r = test::run_pairmd(std::string(cmd) + " cfgdir", dir.path());
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_EQ(r.err, "cannot read config file 'cfgdir': it is a directory\n") << cmd;
+    EXPECT_EQ(dir.files().size(), 1u) << cmd << " wrote files";
+  }
+}
+
+TEST(Config, QuotedStringsThatCloseAreAccepted) {
+  // Escaped quotes inside quoted strings do not end them; neither check must trip on them.
+  const RunConfig a = parse_config(replace(kGood, "title: small LJ", "title: \"a \\\" b\""), "cfg.yaml");
+  EXPECT_EQ(a.title, "a \" b");
+  const RunConfig b = parse_config(replace(kGood, "title: small LJ", "title: 'it''s'"), "cfg.yaml");
+  EXPECT_EQ(b.title, "it's");
 }
 
 TEST(Config, BinaryCheckAcceptsTheExamples) {
