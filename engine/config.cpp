@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -551,6 +552,49 @@ void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
     }
   }
   cfg.overrides.emplace_back(display, value);
+  cfg.override_specs.push_back(path + "=" + value);
+}
+
+// Compact text of a node for difference lines: scalars as they are, the rest as flow YAML.
+std::string brief(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return "(not set)";
+  if (n.IsScalar()) return n.Scalar();
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+void differences(const YAML::Node& a, const YAML::Node& b, const std::string& path, std::vector<std::string>& out) {
+  const bool a_set = a.IsDefined() && !a.IsNull(), b_set = b.IsDefined() && !b.IsNull();
+  if (a_set && b_set && a.IsMap() && b.IsMap()) {
+    std::vector<std::string> keys;
+    for (const YAML::Node* m : {&a, &b})
+      for (auto it = m->begin(); it != m->end(); ++it) {
+        const std::string k = it->first.Scalar();
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+      }
+    for (const std::string& k : keys) differences(a[k], b[k], path.empty() ? k : path + "." + k, out);
+    return;
+  }
+  if (a_set && b_set && a.IsSequence() && b.IsSequence() && a.size() == b.size()) {
+    for (size_t i = 0; i < a.size(); ++i) differences(a[i], b[i], path + "[" + std::to_string(i) + "]", out);
+    return;
+  }
+  const std::string x = brief(a), y = brief(b);
+  if (x != y) out.push_back((path.empty() ? std::string("(document)") : path) + ": " + x + " -> " + y);
+}
+
+YAML::Node document(const std::string& text, const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(std::string("YAML syntax error: ") + e.msg);
+  }
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  RunConfig scratch;
+  for (const std::string& o : overrides) apply_override(root, o, scratch);
+  return root;
 }
 
 // yaml-cpp 0.7 accepts a quoted string that is never closed: it runs to the end of the file and
@@ -646,6 +690,45 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
     throw ConfigError(s.str());
   }
   return cfg;
+}
+
+std::string override_spec(const std::string& spec) {
+  const size_t eq = spec.find('=');
+  std::string key = spec.substr(0, eq), rest = eq == std::string::npos ? "" : spec.substr(eq);
+  std::string raw;
+  for (char c : key) {
+    if (c == '[') raw += '.';
+    else if (c != ']') raw += c;
+  }
+  return raw + rest;
+}
+
+std::vector<std::string> merge_overrides(const std::vector<std::string>& earlier, const std::vector<std::string>& later) {
+  auto key = [](const std::string& spec) {
+    const std::string s = override_spec(spec);
+    return s.substr(0, s.find('='));
+  };
+  std::vector<std::string> out;
+  for (const std::string& e : earlier) {
+    bool replaced = false;
+    for (const std::string& l : later) replaced = replaced || key(l) == key(e);
+    if (!replaced) out.push_back(override_spec(e));
+  }
+  for (const std::string& l : later) out.push_back(override_spec(l));
+  return out;
+}
+
+std::vector<std::string> config_differences(const std::string& text_a, const std::vector<std::string>& overrides_a,
+                                            const std::string& text_b, const std::vector<std::string>& overrides_b,
+                                            size_t max_lines) {
+  std::vector<std::string> out;
+  differences(document(text_a, overrides_a), document(text_b, overrides_b), "", out);
+  if (out.size() > max_lines) {
+    const size_t more = out.size() - max_lines;
+    out.resize(max_lines);
+    out.push_back("... and " + std::to_string(more) + " more");
+  }
+  return out;
 }
 
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {

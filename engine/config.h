@@ -114,7 +114,8 @@ struct RunConfig {
   SystemSpec system;
   OutputSpec output;
   PotentialMapSpec potential_map;
-  std::vector<std::pair<std::string, std::string>> overrides;  // --set key.path=value, in order
+  std::vector<std::pair<std::string, std::string>> overrides;  // --set key.path=value, in order (key as messages write it)
+  std::vector<std::string> override_specs;  // the same as --set takes them ("force_field.pair.0.cutoff=3")
 
   // "file:line:column" of keys that are checked again once the system exists (cutoffs
   // against the box, the start file), by config path.
@@ -127,5 +128,19 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
 // The same from text (tests); `name` stands for the file in messages.
 RunConfig parse_config(const std::string& text, const std::string& name,
                        const std::vector<std::string>& overrides = {});
+
+// An override in the form --set takes: "force_field.pair[0].cutoff=3" (as messages and older
+// checkpoints write it) becomes "force_field.pair.0.cutoff=3".
+std::string override_spec(const std::string& spec);
+// `earlier` then `later`, without the earlier ones whose key a later one sets again (the later
+// one replaces the whole node at that key, so dropping them changes nothing).
+std::vector<std::string> merge_overrides(const std::vector<std::string>& earlier, const std::vector<std::string>& later);
+
+// What differs between two configs (texts with their overrides applied), one line per key:
+// "integrator.temperature: 1.2 -> 1.5". Comments and layout do not count. At most `max_lines`
+// lines; a last line says how many more there are.
+std::vector<std::string> config_differences(const std::string& text_a, const std::vector<std::string>& overrides_a,
+                                            const std::string& text_b, const std::vector<std::string>& overrides_b,
+                                            size_t max_lines = 20);
 
 }  // namespace pairmd

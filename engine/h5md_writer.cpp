@@ -156,7 +156,11 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
     }
   }
   if (!appending_) {
-    file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    // Never truncates: an existing file is an error here (`pairmd run` removes the files it
+    // replaces on purpose, --overwrite, before it creates new ones).
+    if (access(path.c_str(), F_OK) == 0)
+      throw std::runtime_error("cannot create the trajectory '" + path + "': the file exists");
+    file_ = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl);
     if (file_ < 0) throw std::runtime_error("cannot create the trajectory '" + path + "' (" + h5::last_error() + ")");
     try {
       write_static(cfg, initial, topology);
@@ -316,6 +320,7 @@ void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
         h5::check(H5Dread(s->step, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data()), "cannot read " + child + "/step");
       hsize_t keep = 0;
       while (keep < count && steps[keep] <= restart_step) ++keep;
+      frames_dropped_ = std::max<int64_t>(frames_dropped_, static_cast<int64_t>(vd[0] - keep));
       std::vector<hsize_t> dims = vd;
       dims[0] = keep;
       h5::check(H5Dset_extent(s->value, dims.data()), "cannot truncate " + child);

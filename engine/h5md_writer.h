@@ -23,7 +23,7 @@ namespace pairmd {
 
 class H5mdWriter final : public RunObserver {
  public:
-  // Creates `path` (replacing it), or with `restart_step` >= 0 opens the existing file to
+  // Creates `path` (which must not exist), or with `restart_step` >= 0 opens the existing file to
   // continue it: checks that it holds the same system (particle count, box) and drops every
   // frame after `restart_step`. `dof` is for the temperature observable. Throws
   // std::runtime_error naming the file and the problem.
@@ -56,6 +56,8 @@ class H5mdWriter final : public RunObserver {
   const std::string& path() const { return path_; }
   bool failed() const { return failed_; }
   int64_t frames_written(const std::string& series) const;
+  // Frames a continued file held after the restart step and lost (the most of any series).
+  int64_t frames_dropped() const { return frames_dropped_; }
 
  private:
   struct Series;
@@ -79,6 +81,7 @@ class H5mdWriter final : public RunObserver {
   bool appending_;
   bool failed_ = false;
   size_t n_ = 0;
+  int64_t frames_dropped_ = 0;
   int64_t file_ = -1;  // the hid_t of the open file
   std::map<std::string, std::unique_ptr<Series>> series_;
   std::chrono::steady_clock::time_point last_flush_;

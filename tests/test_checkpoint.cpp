@@ -134,10 +134,13 @@ TEST(Restart, CommandLineRunContinuesBitwise) {
   ASSERT_EQ(full.exit_code, 0) << full.err;
   auto part = testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--output", "part", "--steps", "200"}, dir.path);
   ASSERT_EQ(part.exit_code, 0) << part.err;
+  // The checkpoint holds --steps 200 (the run's own end); --steps 400 takes it further.
   auto rest = testing::run_pairmd(
-      {"run", "run.yaml", "--backend", "cpu", "--output", "part", "--restart", "part.checkpoint.h5"}, dir.path);
+      {"run", "run.yaml", "--backend", "cpu", "--output", "part", "--restart", "part.checkpoint.h5", "--steps", "400"},
+      dir.path);
   ASSERT_EQ(rest.exit_code, 0) << rest.err;
   EXPECT_NE(rest.out.find("ends at step 400"), std::string::npos) << rest.out;
+  EXPECT_NE(rest.out.find("  steps: 200 -> 400"), std::string::npos) << rest.out;
 
   const Checkpoint a = read_checkpoint(dir / "full.checkpoint.h5"), b = read_checkpoint(dir / "part.checkpoint.h5");
   EXPECT_EQ(a.state.step, 400);

@@ -20,12 +20,14 @@ bool read_config_option(OptionReader& r, ConfigOptions& o) {
   return false;
 }
 
-RunConfig load_with_options(const ConfigOptions& o) {
+std::vector<std::string> command_line_overrides(const ConfigOptions& o) {
   std::vector<std::string> sets = o.sets;
   if (!o.backend.empty()) sets.push_back("backend=" + o.backend);
   if (!o.strategy.empty()) sets.push_back("force.strategy=" + o.strategy);
-  return load_config(o.config_path, sets);
+  return sets;
 }
+
+RunConfig load_with_options(const ConfigOptions& o) { return load_config(o.config_path, command_line_overrides(o)); }
 
 std::string output_prefix(const RunConfig& cfg) {
   if (!cfg.output.prefix.empty()) return cfg.output.prefix;

@@ -23,6 +23,10 @@ struct ConfigOptions {
 // Consumes --set/--backend/--strategy/--steps at the reader's position; returns true if it did.
 bool read_config_option(OptionReader& r, ConfigOptions& o);
 
+// The command line's overrides in the form --set takes, in order: --set, --steps, then
+// --backend and --strategy.
+std::vector<std::string> command_line_overrides(const ConfigOptions& o);
+
 // Loads the config and applies the command-line overrides. Throws ConfigError.
 RunConfig load_with_options(const ConfigOptions& o);
 
