@@ -176,6 +176,7 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
 void write_checkpoint(const std::string& path, const SystemState& state, const Topology& topology,
                       const RunConfig& config, int64_t first_step, const std::string& backend,
                       const std::string& prefix, int64_t last_step) {
+  h5::LibraryLock lock(h5::library_mutex());
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   try {
     write_file(tmp, state, topology, config, first_step, backend, prefix, last_step);
@@ -221,6 +222,7 @@ void write_checkpoint(const std::string& path, const SystemState& state, const T
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
+  h5::LibraryLock lock(h5::library_mutex());
   h5::quiet();
   const std::vector<unsigned char> buf = read_all(path);
   auto fail = [&](const std::string& what) -> std::runtime_error {

@@ -91,6 +91,7 @@ std::string author() {
 H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const SystemState& initial,
                        const Topology& topology, double dof, int64_t restart_step)
     : path_(path), cfg_(cfg), dof_(dof) {
+  h5::LibraryLock lock(h5::library_mutex());
   h5::quiet();
   const TrajectorySpec& t = cfg.output.trajectory;
   every_ = t.every;
@@ -164,7 +165,7 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
     if (file_ < 0) throw std::runtime_error("cannot create the trajectory '" + path + "' (" + h5::last_error() + ")");
     try {
       write_static(cfg, initial, topology);
-      flush();
+      flush_locked();
     } catch (const std::runtime_error& e) {
       H5Fclose(file_);
       file_ = -1;
@@ -172,13 +173,74 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
     }
   }
   last_flush_ = std::chrono::steady_clock::now();
+  if (flush_seconds_ > 0) start_flusher();
 }
 
 H5mdWriter::~H5mdWriter() {
+  stop_flusher();
   try {
-    close();
+    h5::LibraryLock lock(h5::library_mutex());
+    close_locked();
   } catch (...) {
   }
+}
+
+void H5mdWriter::start_flusher() {
+  flusher_ = std::thread([this] { flusher_loop(); });
+}
+
+void H5mdWriter::stop_flusher() {
+  if (!flusher_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lk(wake_mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  flusher_.join();
+}
+
+// The promise of flush_seconds kept on the clock, not at the next frame: a frame is flushed at
+// most flush_seconds after it was written (plus the time a frame write in progress holds the
+// library lock), however long the run then takes to reach its next frame.
+void H5mdWriter::flusher_loop() {
+  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(flush_seconds_));
+  std::unique_lock<std::mutex> lk(wake_mutex_);
+  while (!stop_) {
+    if (!unflushed_) {
+      wake_.wait(lk);
+      continue;
+    }
+    const auto due = unflushed_since_ + interval;
+    if (std::chrono::steady_clock::now() < due) {
+      wake_.wait_until(lk, due);
+      continue;
+    }
+    lk.unlock();
+    {
+      h5::LibraryLock lock(h5::library_mutex());
+      if (!failed_ && file_ >= 0) {
+        try {
+          flush_locked();
+          ++timed_flushes_;
+        } catch (const std::exception& e) {
+          // Reported by the next write of the run; the file stays as its last flush left it.
+          failed_ = true;
+          timer_error_ = e.what();
+        }
+      }
+    }
+    lk.lock();
+    if (failed_) unflushed_ = false;  // nothing more will be flushed
+  }
+}
+
+void H5mdWriter::mark_unflushed() {
+  std::lock_guard<std::mutex> lk(wake_mutex_);
+  if (unflushed_) return;
+  unflushed_ = true;
+  unflushed_since_ = std::chrono::steady_clock::now();
+  wake_.notify_all();
 }
 
 void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const Topology& topology) {
@@ -331,7 +393,7 @@ void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
       series_[child] = std::move(s);
     }
   }
-  flush();
+  flush_locked();
 }
 
 H5mdWriter::Series& H5mdWriter::series(const std::string& path, hid_t file_type,
@@ -364,6 +426,7 @@ void H5mdWriter::append(Series& s, int64_t step, double time, const void* data, 
   size_t bytes = 16 + H5Tget_size(mem_type);
   for (hsize_t d : s.frame_dims) bytes *= d;
   bytes_since_flush_ += bytes;
+  mark_unflushed();
   append_rows(s.value, s.count, s.frame_dims, mem_type, data);
   append_rows(s.step, s.count, {}, H5T_NATIVE_INT64, &step);
   if (s.time.valid()) append_rows(s.time, s.count, {}, H5T_NATIVE_DOUBLE, &time);
@@ -372,6 +435,7 @@ void H5mdWriter::append(Series& s, int64_t step, double time, const void* data, 
 }
 
 int64_t H5mdWriter::frames_written(const std::string& name) const {
+  h5::LibraryLock lock(h5::library_mutex());
   auto it = series_.find(name[0] == '/' ? name.substr(1) : name);
   return it == series_.end() ? 0 : static_cast<int64_t>(it->second->count);
 }
@@ -390,6 +454,12 @@ bool H5mdWriter::due(int64_t step, int64_t every, const RunContext& ctx) const {
 
 template <typename F>
 void H5mdWriter::guarded(const char* what, F&& f) {
+  if (!timer_error_.empty()) {
+    const std::string e = timer_error_;
+    timer_error_.clear();
+    throw std::runtime_error("writing the trajectory '" + path_ + "' failed in a timed flush: " + e +
+                             "; the file keeps the frames up to its last flush");
+  }
   if (failed_ || file_ < 0) return;
   try {
     f();
@@ -447,6 +517,7 @@ void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool fin
 }
 
 void H5mdWriter::observe(const RunContext& ctx, const Frame& frame) {
+  h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a frame", [&] {
     write_frame(ctx, frame, false);
     maybe_flush();
@@ -454,26 +525,37 @@ void H5mdWriter::observe(const RunContext& ctx, const Frame& frame) {
 }
 
 void H5mdWriter::finish(const RunContext& ctx, const Frame& frame) {
+  stop_flusher();
+  h5::LibraryLock lock(h5::library_mutex());
   guarded("writing the last frame", [&] {
     if (frame.state.step == ctx.last_step) write_frame(ctx, frame, true);
-    flush();
+    flush_locked();
   });
-  if (!failed_) close();
+  if (!failed_) close_locked();
 }
 
 void H5mdWriter::maybe_flush() {
   const auto now = std::chrono::steady_clock::now();
   // Also flush before the frames since the last flush outgrow half the reserved space.
   if (std::chrono::duration<double>(now - last_flush_).count() >= flush_seconds_ || 2 * bytes_since_flush_ > reserve_bytes_)
-    flush();
+    flush_locked();
 }
 
 void H5mdWriter::flush() {
+  h5::LibraryLock lock(h5::library_mutex());
+  flush_locked();
+}
+
+void H5mdWriter::flush_locked() {
   if (file_ < 0 || failed_) return;
   const hid_t f = static_cast<hid_t>(file_);
   h5::check(H5Fflush(f, H5F_SCOPE_LOCAL), "cannot flush");
   last_flush_ = std::chrono::steady_clock::now();
   bytes_since_flush_ = 0;
+  {
+    std::lock_guard<std::mutex> lk(wake_mutex_);
+    unflushed_ = false;
+  }
   // Reserve disk space past the end of the allocated file for what the next flush interval
   // writes (raw frames and the metadata of the next flush). A full disk is then found here,
   // right after a complete flush, and not half way through writing metadata, which would
@@ -495,6 +577,12 @@ void H5mdWriter::flush() {
 }
 
 void H5mdWriter::close() {
+  stop_flusher();
+  h5::LibraryLock lock(h5::library_mutex());
+  close_locked();
+}
+
+void H5mdWriter::close_locked() {
   if (file_ < 0) return;
   if (failed_) {
     // Abandon the handles: closing would write metadata describing frames that may be half
@@ -527,6 +615,7 @@ void H5mdWriter::close() {
 }
 
 void H5mdWriter::write_grid_frame(const std::string& name, int64_t step, double time, const Grid3& grid) {
+  h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a grid frame", [&] {
     if (grid.values.size() != grid.size()) throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
     const std::string key = grid_series_path(name).substr(1);
@@ -548,6 +637,7 @@ void H5mdWriter::write_grid_frame(const std::string& name, int64_t step, double 
 }
 
 void H5mdWriter::write_grid(const std::string& name, const Grid3& grid) {
+  h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a grid", [&] {
     if (grid.values.size() != grid.size()) throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
     const hid_t f = static_cast<hid_t>(file_);

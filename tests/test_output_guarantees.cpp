@@ -1,0 +1,387 @@
+// What pairmd promises about the files a user already has (docs/output.md, issue #13), tried
+// with the real binary as a child process: a second run on a prefix in use is refused at once
+// and the first run's files stay whole; a repeated run refuses to replace an earlier run's
+// files unless --overwrite; an interrupted run continues with its own prefix, overrides and
+// end step through the command it prints; kills at random moments leave every frame older
+// than flush_seconds; a full disk stops the run and damages nothing written before. Every test
+// checks that earlier outputs still open and hold what they held.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+#include <regex>
+
+#include "engine/checkpoint.h"
+#include "engine/h5md.h"
+#include "engine/hdf5_util.h"
+#include "tests/test_faults_process.h"
+
+namespace pairmd {
+namespace {
+
+using testing::ScratchDir;
+using Clock = std::chrono::steady_clock;
+
+// The steps of a time series of an H5MD file (e.g. "particles/all/position"), read in this
+// process. Throws when the file does not open or the series is missing.
+std::vector<int64_t> series_steps(const std::string& path, const std::string& series) {
+  h5::LibraryLock lock(h5::library_mutex());
+  h5::quiet();
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) throw std::runtime_error("'" + path + "' does not open (" + h5::last_error() + ")");
+  h5::Handle file(f);
+  if (!h5::exists(file, series + "/step")) throw std::runtime_error("'" + path + "' has no " + series);
+  h5::Handle d(h5::check_id(H5Dopen2(file, (series + "/step").c_str(), H5P_DEFAULT), "cannot open " + series));
+  const auto dims = h5::dims_of(d);
+  std::vector<int64_t> steps(dims.at(0));
+  if (!steps.empty()) h5::check(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data()), "read");
+  return steps;
+}
+std::vector<int64_t> frame_steps(const std::string& path) { return series_steps(path, "particles/all/position"); }
+
+// The rows of a thermo CSV: their steps, and whether every line is a whole row (the header's
+// number of fields, steps increasing).
+struct Table {
+  std::vector<int64_t> steps;
+  bool whole = true;
+};
+Table read_table(const std::string& path) {
+  Table t;
+  std::istringstream in(testing::read_text(path));
+  std::string line;
+  size_t fields = 0;
+  bool header = true;
+  while (std::getline(in, line)) {
+    const size_t n = std::count(line.begin(), line.end(), ',') + 1;
+    if (header) {
+      fields = n;
+      header = false;
+      t.whole = t.whole && line.rfind("step,", 0) == 0;
+      continue;
+    }
+    const int64_t step = std::atoll(line.c_str());
+    t.whole = t.whole && n == fields && (t.steps.empty() || step > t.steps.back());
+    t.steps.push_back(step);
+  }
+  t.whole = t.whole && !header;
+  return t;
+}
+
+// The bytes of every file a run with `prefix` writes that exists.
+std::map<std::string, std::string> snapshot(const ScratchDir& dir, const std::string& prefix) {
+  std::map<std::string, std::string> s;
+  for (const char* ext : {".h5", ".thermo.csv", ".checkpoint.h5", ".potential.dx"})
+    if (testing::file_exists(dir / (prefix + ext))) s[prefix + ext] = testing::read_text(dir / (prefix + ext));
+  return s;
+}
+
+// When each thermo row was first seen: a row at step S is written after the trajectory frame of
+// step S, so the frame existed (in the writer) by then.
+class RowClock {
+ public:
+  explicit RowClock(std::string path) : path_(std::move(path)) {}
+  void poll() {
+    const std::string text = testing::read_text(path_);
+    const auto now = Clock::now();
+    size_t start = text.find('\n');  // after the header
+    while (start != std::string::npos && start + 1 < text.size()) {
+      const size_t end = text.find('\n', start + 1);
+      if (end == std::string::npos) break;  // a row still being written
+      const int64_t step = std::atoll(text.c_str() + start + 1);
+      seen_.emplace(step, now);
+      start = end;
+    }
+  }
+  // Polls until a row at step >= `step` is seen or `max_s` passed.
+  bool wait_for(int64_t step, double max_s) {
+    const auto until = Clock::now() + std::chrono::duration<double>(max_s);
+    while (Clock::now() < until) {
+      poll();
+      if (!seen_.empty() && seen_.rbegin()->first >= step) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  void poll_until(Clock::time_point t) {
+    while (Clock::now() < t) {
+      poll();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  const std::map<int64_t, Clock::time_point>& seen() const { return seen_; }
+
+ private:
+  std::string path_;
+  std::map<int64_t, Clock::time_point> seen_;
+};
+
+std::string config(int64_t steps, const std::string& trajectory, int64_t checkpoint_every = 0, int cells = 4,
+                   int64_t thermo_every = 100) {
+  std::ostringstream s;
+  s << "title: output guarantees\nunits: lj\nsteps: " << steps << "\n"
+    << "system:\n  types: [{name: A, mass: 1.0}]\n  lattice: {kind: fcc, cells: " << cells << ", density: 0.8442}\n"
+    << "force_field:\n  pair:\n    - potential: lj\n      cutoff: 2.5\n      coeffs: [{types: [A, A], epsilon: 1.0, sigma: 1.0}]\n"
+    << "integrator: {kind: langevin, dt: 0.005, temperature: 1.2, friction: 1.0, seed: 11}\n"
+    << "output:\n  thermo_every: " << thermo_every << "\n  progress: off\n  checkpoint_every: " << checkpoint_every
+    << "\n  trajectory: " << trajectory << "\n";
+  return s.str();
+}
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> w;
+  for (std::string x; in >> x;) w.push_back(x);
+  return w;
+}
+
+// ---- concurrent runs -------------------------------------------------------------------------
+
+// The issue's first data loss: a second run on a prefix in use truncated the first run's .h5 (or,
+// without a trajectory, interleaved its thermo CSV). Now the second run is refused before it
+// touches anything, whatever it asks for, and even with HDF5's own file locking switched off.
+TEST(OutputGuarantees, SecondRunOnAPrefixInUseIsRefusedAndTheFirstRunsFilesStayWhole) {
+  for (const char* trajectory : {"{every: 100, velocities_every: 100, flush_seconds: 0.2}", "{every: 0}"}) {
+    SCOPED_TRACE(trajectory);
+    ScratchDir dir;
+    testing::write_text(dir / "run.yaml", config(1000000000, trajectory, 200));
+    testing::Child first({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
+    RowClock rows(dir / "run.thermo.csv");
+    ASSERT_TRUE(rows.wait_for(300, 60)) << "the first run did not start: " << first.err();
+    ASSERT_TRUE(testing::file_exists(dir / "run.checkpoint.h5"));
+    const std::vector<std::vector<std::string>> seconds = {
+        {"run", "run.yaml", "--backend", "cpu"},
+        {"run", "run.yaml", "--backend", "cpu", "--overwrite"},
+        {"run", "run.yaml", "--backend", "cpu", "--restart", "run.checkpoint.h5"},
+        {"run", "--restart", "run.checkpoint.h5", "--steps", "5"},
+    };
+    for (const auto& args : seconds) {
+      const auto t0 = Clock::now();
+      const testing::ChildResult r =
+          testing::run_pairmd(args, dir.path, 60, 0, 0, {"HDF5_USE_FILE_LOCKING=FALSE"});
+      const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+      EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
+      EXPECT_NE(r.err.find("the output prefix 'run' is in use by another pairmd run (pid " + std::to_string(first.pid())),
+                std::string::npos)
+          << r.err;
+      EXPECT_LT(secs, 10.0) << "the refusal must come at once";
+    }
+    first.signal(SIGINT);
+    const testing::ChildResult r = first.wait(60);
+    ASSERT_EQ(r.exit_code, 130) << r.err;
+    const Checkpoint ck = read_checkpoint(dir / "run.checkpoint.h5");
+    if (std::string(trajectory) != "{every: 0}") {
+      const std::vector<int64_t> steps = frame_steps(dir / "run.h5");
+      ASSERT_FALSE(steps.empty());
+      for (size_t k = 0; k < steps.size(); ++k) EXPECT_EQ(steps[k], int64_t(100) * k);
+      EXPECT_EQ(steps.back(), ck.state.step / 100 * 100);
+      EXPECT_EQ(read_h5md_frame(dir / "run.h5", -1).state.size(), 256u);
+    }
+    const Table t = read_table(dir / "run.thermo.csv");
+    EXPECT_TRUE(t.whole) << testing::read_text(dir / "run.thermo.csv");
+    EXPECT_EQ(t.steps.back(), ck.state.step);
+    EXPECT_FALSE(testing::file_exists(dir / "run.lock")) << "the claim is released at the end";
+  }
+}
+
+// ---- repeated runs ---------------------------------------------------------------------------
+
+TEST(OutputGuarantees, RepeatedRunRefusesToReplaceAnEarlierRunsFilesUnlessAskedTo) {
+  ScratchDir dir;
+  testing::write_text(dir / "run.yaml", config(300, "{every: 100, flush_seconds: 1}"));
+  ASSERT_EQ(testing::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path).exit_code, 0);
+  const auto before = snapshot(dir, "run");
+  ASSERT_EQ(before.size(), 3u);
+
+  const testing::ChildResult again = testing::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path);
+  EXPECT_EQ(again.exit_code, 2) << again.err;
+  EXPECT_NE(again.err.find("the output prefix 'run' holds files of an earlier run (run.h5, run.thermo.csv, "
+                           "run.checkpoint.h5); nothing was written"),
+            std::string::npos)
+      << again.err;
+  EXPECT_NE(again.err.find("to continue that run:  pairmd run run.yaml --restart run.checkpoint.h5"), std::string::npos);
+  EXPECT_NE(again.err.find("add --overwrite"), std::string::npos);
+  EXPECT_EQ(snapshot(dir, "run"), before) << "a refused run changed the earlier files";
+  EXPECT_FALSE(testing::file_exists(dir / "run.lock"));
+
+  // Any one file of the set is enough to refuse (a new run would mix with it).
+  ASSERT_EQ(std::rename((dir / "run.h5").c_str(), (dir / "kept.h5").c_str()), 0);
+  ASSERT_EQ(std::rename((dir / "run.checkpoint.h5").c_str(), (dir / "kept.checkpoint.h5").c_str()), 0);
+  const testing::ChildResult csv_only = testing::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path);
+  EXPECT_EQ(csv_only.exit_code, 2) << csv_only.err;
+  EXPECT_EQ(testing::read_text(dir / "run.thermo.csv"), before.at("run.thermo.csv"));
+  ASSERT_EQ(std::rename((dir / "kept.h5").c_str(), (dir / "run.h5").c_str()), 0);
+  ASSERT_EQ(std::rename((dir / "kept.checkpoint.h5").c_str(), (dir / "run.checkpoint.h5").c_str()), 0);
+
+  // Another prefix is another run; the first one's files stay as they were.
+  ASSERT_EQ(testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--output", "other"}, dir.path).exit_code, 0);
+  EXPECT_EQ(snapshot(dir, "run"), before);
+
+  // --overwrite replaces them on purpose: a run with another seed writes other numbers.
+  const testing::ChildResult over = testing::run_pairmd(
+      {"run", "run.yaml", "--backend", "cpu", "--overwrite", "--set", "integrator.seed=99"}, dir.path);
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  EXPECT_NE(over.out.find("overwrite: removed run.h5 (--overwrite)"), std::string::npos) << over.out;
+  EXPECT_NE(testing::read_text(dir / "run.h5"), before.at("run.h5"));
+  EXPECT_EQ(frame_steps(dir / "run.h5"), (std::vector<int64_t>{0, 100, 200, 300}));
+  EXPECT_EQ(read_checkpoint(dir / "run.checkpoint.h5").seed, 99u);
+  EXPECT_EQ(read_table(dir / "run.thermo.csv").steps, (std::vector<int64_t>{0, 100, 200, 300}));
+}
+
+// ---- interrupted, then continued -------------------------------------------------------------
+
+// The issue's third data loss: the printed "continue with:" command dropped --output, --set and
+// --steps. The command printed now is followed word for word; it continues into the same
+// prefix, at the same temperature, to the same end (beyond the config's own `steps`), and ends
+// bit for bit where an uninterrupted run with the same settings ends.
+TEST(OutputGuarantees, InterruptedRunContinuesWithItsOwnPrefixOverridesAndEnd) {
+  ScratchDir dir;
+  // 864 particles: slow enough (a few thousand steps/s) that the interrupt comes mid-run.
+  testing::write_text(dir / "run.yaml", config(500, "{every: 200, velocities_every: 200, flush_seconds: 1}", 1000, 6));
+  const std::vector<std::string> settings = {"--set", "integrator.temperature=1.5", "--steps", "4000"};
+  std::vector<std::string> args = {PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu", "--output", "custom"};
+  args.insert(args.end(), settings.begin(), settings.end());
+  testing::Child c(args, dir.path);
+  RowClock rows(dir / "custom.thermo.csv");
+  ASSERT_TRUE(rows.wait_for(700, 60)) << c.err();  // past the config's own 500 steps
+  c.signal(SIGINT);
+  const testing::ChildResult r = c.wait(60);
+  ASSERT_EQ(r.exit_code, 130) << "the run ended before the interrupt:\n" << r.out << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex("continue with: (.*)\n"))) << r.err;
+  EXPECT_EQ(m[1].str(), "pairmd run run.yaml --restart custom.checkpoint.h5");
+  const int64_t stopped = read_checkpoint(dir / "custom.checkpoint.h5").state.step;
+  EXPECT_GT(stopped, 500);
+  EXPECT_LT(stopped, 4000);
+  const auto frames_before = frame_steps(dir / "custom.h5");
+
+  std::vector<std::string> words = split_words(m[1].str());
+  ASSERT_EQ(words.at(0), "pairmd");
+  words.erase(words.begin());
+  const testing::ChildResult cont = testing::run_pairmd(words, dir.path);
+  ASSERT_EQ(cont.exit_code, 0) << cont.err;
+  EXPECT_NE(cont.out.find("restart: same config and --set overrides as the run that wrote custom.checkpoint.h5"),
+            std::string::npos)
+      << cont.out;
+  EXPECT_NE(cont.out.find("so it ends at step 4000"), std::string::npos) << cont.out;
+  EXPECT_NE(cont.out.find("integrator: langevin, dt 0.005, T 1.5"), std::string::npos) << cont.out;
+  EXPECT_FALSE(testing::file_exists(dir / "run.h5")) << "the continuation went to the config's default prefix";
+  EXPECT_FALSE(testing::file_exists(dir / "run.thermo.csv"));
+
+  // The frames before the interrupt are kept, the rest follow without gap or repeat.
+  const std::vector<int64_t> frames = frame_steps(dir / "custom.h5");
+  ASSERT_EQ(frames.size(), 21u);
+  for (size_t k = 0; k < frames.size(); ++k) EXPECT_EQ(frames[k], int64_t(200) * k);
+  for (size_t k = 0; k < frames_before.size(); ++k) EXPECT_EQ(frames[k], frames_before[k]);
+  const Table t = read_table(dir / "custom.thermo.csv");
+  EXPECT_TRUE(t.whole);
+  EXPECT_EQ(t.steps.size(), 41u);
+
+  // The same settings without the interrupt end in the same state, bit for bit.
+  std::vector<std::string> full = {"run", "run.yaml", "--backend", "cpu", "--output", "full"};
+  full.insert(full.end(), settings.begin(), settings.end());
+  ASSERT_EQ(testing::run_pairmd(full, dir.path).exit_code, 0);
+  const Checkpoint a = read_checkpoint(dir / "custom.checkpoint.h5"), b = read_checkpoint(dir / "full.checkpoint.h5");
+  ASSERT_EQ(a.state.step, 4000);
+  ASSERT_EQ(b.state.step, 4000);
+  EXPECT_EQ(std::memcmp(a.state.position.data(), b.state.position.data(), a.state.size() * sizeof(Vec3d)), 0);
+  EXPECT_EQ(std::memcmp(a.state.velocity.data(), b.state.velocity.data(), a.state.size() * sizeof(Vec3d)), 0);
+
+  // Overriding again: the run says what differs from the one it continues, and goes on.
+  const auto kept = snapshot(dir, "full");
+  const testing::ChildResult more = testing::run_pairmd(
+      {"run", "run.yaml", "--restart", "custom.checkpoint.h5", "--set", "integrator.temperature=1.0", "--steps", "4400"},
+      dir.path);
+  ASSERT_EQ(more.exit_code, 0) << more.err;
+  EXPECT_NE(more.out.find("restart: differs from the run that wrote custom.checkpoint.h5:\n"), std::string::npos) << more.out;
+  EXPECT_NE(more.out.find("  steps: 4000 -> 4400\n"), std::string::npos) << more.out;
+  EXPECT_NE(more.out.find("  integrator.temperature: 1.5 -> 1.0\n"), std::string::npos) << more.out;
+  EXPECT_EQ(frame_steps(dir / "custom.h5").back(), 4400);
+  EXPECT_EQ(snapshot(dir, "full"), kept);
+
+  // A restart into a new prefix starts new files there and leaves the run's files alone.
+  const auto custom = snapshot(dir, "custom");
+  const testing::ChildResult branch = testing::run_pairmd(
+      {"run", "--restart", "custom.checkpoint.h5", "--output", "branch", "--steps", "4600"}, dir.path);
+  ASSERT_EQ(branch.exit_code, 0) << branch.err;
+  EXPECT_NE(branch.out.find("restart: output prefix custom -> branch (--output): new files, starting at step 4400"),
+            std::string::npos)
+      << branch.out;
+  EXPECT_EQ(frame_steps(dir / "branch.h5"), (std::vector<int64_t>{4400, 4600}));
+  EXPECT_EQ(snapshot(dir, "custom"), custom);
+  // ... but not over files that are there: those belong to another run.
+  const testing::ChildResult onto = testing::run_pairmd(
+      {"run", "--restart", "custom.checkpoint.h5", "--output", "full", "--steps", "4600"}, dir.path);
+  EXPECT_EQ(onto.exit_code, 2) << onto.err;
+  EXPECT_EQ(snapshot(dir, "full"), kept);
+}
+
+// ---- kills and flush_seconds -----------------------------------------------------------------
+
+// The issue's fourth data loss: with flush_seconds 1, a frame written 3 s before a SIGKILL was
+// lost because nothing flushed it until the next frame. Here no later frame ever comes: the
+// writer's timer must flush it. The same run with flush_seconds 1000 shows what the test sees
+// when the promise is not kept (the frame is not in the file).
+TEST(OutputGuarantees, AFrameOlderThanFlushSecondsSurvivesASigkillWithoutALaterFrame) {
+  for (const double flush : {1.0, 1000.0}) {
+    SCOPED_TRACE(flush);
+    ScratchDir dir;
+    std::ostringstream traj;
+    traj << "{every: 1000000000, observables_every: 1000000000, flush_seconds: " << flush << "}";
+    testing::write_text(dir / "run.yaml", config(1000000000, traj.str()));
+    testing::Child c({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
+    RowClock rows(dir / "run.thermo.csv");
+    ASSERT_TRUE(rows.wait_for(0, 60)) << c.err();
+    rows.poll_until(rows.seen().at(0) + std::chrono::seconds(3));
+    ASSERT_TRUE(c.running()) << c.err();
+    c.signal(SIGKILL);
+    EXPECT_EQ(c.wait(30).signal, SIGKILL);
+    if (flush == 1.0) {
+      EXPECT_EQ(frame_steps(dir / "run.h5"), std::vector<int64_t>{0});
+      EXPECT_EQ(series_steps(dir / "run.h5", "observables/temperature"), std::vector<int64_t>{0});
+      EXPECT_EQ(read_h5md_frame(dir / "run.h5", 0).state.size(), 256u);
+    } else {
+      EXPECT_THROW(frame_steps(dir / "run.h5"), std::runtime_error) << "frame 0 was flushed without the timer";
+    }
+  }
+}
+
+// Kills at random moments: every frame whose thermo row was seen flush_seconds (plus a margin
+// for the flush itself and a loaded machine) before the kill is in the file; the file opens and
+// its frames run without gaps from step 0.
+TEST(OutputGuarantees, KillsAtRandomMomentsKeepEveryFrameOlderThanFlushSeconds) {
+  const double flush_seconds = 1.0, margin = 1.0;
+  std::mt19937_64 rng(1313);
+  std::uniform_real_distribution<double> delay(2.0, 4.5);
+  for (int k = 0; k < 3; ++k) {
+    ScratchDir dir;
+    testing::write_text(dir / "run.yaml",
+                        config(1000000000, "{every: 100, velocities_every: 100, observables_every: 100, flush_seconds: 1}"));
+    testing::Child c({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
+    RowClock rows(dir / "run.thermo.csv");
+    ASSERT_TRUE(rows.wait_for(0, 60)) << c.err();
+    const auto kill_at = rows.seen().at(0) + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay(rng)));
+    rows.poll_until(kill_at);
+    c.signal(SIGKILL);
+    const auto killed = Clock::now();
+    EXPECT_EQ(c.wait(30).signal, SIGKILL);
+    const std::vector<int64_t> frames = frame_steps(dir / "run.h5");
+    for (size_t f = 0; f < frames.size(); ++f) ASSERT_EQ(frames[f], int64_t(100) * f) << "frames out of order";
+    size_t required = 0;
+    for (const auto& [step, when] : rows.seen())
+      if (std::chrono::duration<double>(killed - when).count() > flush_seconds + margin) {
+        ++required;
+        EXPECT_TRUE(std::binary_search(frames.begin(), frames.end(), step)) << "frame " << step << " is lost";
+      }
+    EXPECT_GT(required, 0u);
+    EXPECT_GE(frames.size(), required);
+    EXPECT_EQ(read_h5md_frame(dir / "run.h5", -1).state.step, frames.back());
+    std::printf("kill %d: %zu frames in the file, %zu of them older than %.1f s at the kill\n", k, frames.size(),
+                required, flush_seconds + margin);
+  }
+}
+
+}  // namespace
+}  // namespace pairmd
