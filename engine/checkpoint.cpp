@@ -289,6 +289,11 @@ Checkpoint read_checkpoint(const std::string& path) {
       if (ty[i] < 0 || ty[i] >= ntypes) throw std::runtime_error("particle " + std::to_string(i) + " has an invalid type");
       if (!(s.mass[i] > 0) || !std::isfinite(s.mass[i]) || !std::isfinite(s.charge[i]))
         throw std::runtime_error("particle " + std::to_string(i) + " has an invalid mass or charge");
+      const Vec3d& p = s.position[i];
+      const Vec3d& u = s.velocity[i];
+      if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) || !std::isfinite(u.x) ||
+          !std::isfinite(u.y) || !std::isfinite(u.z))
+        throw std::runtime_error("particle " + std::to_string(i) + " has a non-finite position or velocity");
     }
     Handle topo = h5::open_group(f, "topology");
     {
@@ -316,6 +321,8 @@ Checkpoint read_checkpoint(const std::string& path) {
       ck.prefix = h5::read_string(a, true, "prefix");
     }
     ck.dt = read_attr<double>(run, "dt", H5T_NATIVE_DOUBLE);
+    if (!(std::isfinite(ck.dt) && ck.dt > 0)) throw std::runtime_error("its time step is not a number > 0");
+    if (ck.first_step < 0 || ck.first_step > s.step) throw std::runtime_error("its run's first step is not before its step");
     {
       Handle a(h5::check_id(H5Aopen(run, "integrator", H5P_DEFAULT), "cannot open run/integrator"));
       ck.integrator = h5::read_string(a, true, "integrator");

@@ -240,6 +240,14 @@ void read_system(const Map& root, RunConfig& cfg) {
     }
     spec.lattice.density = l.number_required("density", 0.0, kInf, true, "a number > 0");
     spec.lattice.type = type_index(l, "type", spec.types, 0);
+    cfg.locations["system.lattice.cells"] = l.where("cells");
+    const int64_t basis = spec.lattice.kind == LatticeKind::Fcc ? 4 : 1;
+    const int64_t n = int64_t(spec.lattice.cells[0]) * spec.lattice.cells[1] * spec.lattice.cells[2] * basis;
+    if (n > kMaxParticles)
+      l.ctx().fail(c, l.sub("cells"), std::to_string(spec.lattice.cells[0]) + " x " + std::to_string(spec.lattice.cells[1]) +
+                                          " x " + std::to_string(spec.lattice.cells[2]) + " cells make " +
+                                          std::to_string(n) + " particles, more than the " +
+                                          std::to_string(kMaxParticles) + " pairmd can hold");
   }
   if (sys.has("chains")) {
     spec.source = SystemSource::Chains;
@@ -249,12 +257,25 @@ void read_system(const Map& root, RunConfig& cfg) {
     ChainsSpec& ch = spec.chains;
     ch.count = static_cast<int>(c.integer_required("count", 1, 100000000));
     ch.length = static_cast<int>(c.integer_required("length", 1, 100000000));
+    cfg.locations["system.chains.count"] = c.where("count");
+    if (int64_t(ch.count) * ch.length > kMaxParticles)
+      c.ctx().fail(c.node("count"), c.sub("count"), std::to_string(ch.count) + " chains of " + std::to_string(ch.length) +
+                                                        " beads make more than the " + std::to_string(kMaxParticles) +
+                                                        " particles pairmd can hold");
     ch.density = c.number_required("density", 0.0, kInf, true, "a number > 0");
     ch.bond_length = c.number("bond_length", 0.97, 0.0, kInf, true);
     ch.monomer_type = type_index(c, "monomer_type", spec.types, 0);
     ch.charged_every = static_cast<int>(c.integer("charged_every", 0, 0, 1000000));
     ch.counterion_type = c.has("counterion_type") ? type_index(c, "counterion_type", spec.types, -1) : -1;
     ch.min_distance = c.number("min_distance", 0.8, 0.0, kInf);
+    // Closest packing holds sqrt(2) spheres of diameter d per d^3: beyond that no placement keeps
+    // every pair d apart, and the 100 trials per bead would only burn time (hours, for millions).
+    if (ch.density * ch.min_distance * ch.min_distance * ch.min_distance > std::sqrt(2.0)) {
+      std::ostringstream m;
+      m << "no arrangement keeps beads " << ch.min_distance << " apart at density " << ch.density
+        << " (closest packing holds sqrt(2) per min_distance^3); use a smaller min_distance";
+      c.ctx().fail(c.has("min_distance") ? c.node("min_distance") : c.self(), c.sub("min_distance"), m.str());
+    }
     ch.seed = static_cast<uint64_t>(c.integer("seed", 1, 0, kMaxInt));
     if (ch.length > 1) {
       if (!c.has("bond")) c.missing("bond", "the name of a bond type in force_field.bonds");
@@ -498,6 +519,7 @@ void read_analysis(const Map& root, RunConfig& cfg) {
   PotentialMapSpec& p = cfg.potential_map;
   p.every = m.integer_required("every", 1, kMaxInt);
   p.spacing = m.number_required("spacing", 0.0, kInf, true, "a lattice spacing > 0");
+  cfg.locations["analysis.potential_map.spacing"] = m.where("spacing");
   p.region = m.choice("region", "box", {"box", "particles"});
   p.padding = m.number("padding", 5.0, 0.0, kInf);
   p.kernel = m.choice("kernel", "auto", {"auto", "cpu", "scatter", "gather", "gather_coarsened", "gather_coalesced"});

@@ -18,6 +18,11 @@ struct ConfigError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The most particles a system may have. Indices are int throughout (bonds, lists, kernels), and
+// 2^30 keeps 3N and 4N in range too; it is far beyond what one GPU or node holds (~80 B of state
+// per particle, kilobytes with the lists).
+constexpr int64_t kMaxParticles = int64_t(1) << 30;
+
 enum class LatticeKind { Fcc, Sc };
 
 struct LatticeSpec {

@@ -169,6 +169,7 @@ H5mdFrame read_frame(hid_t file, int64_t frame) {
   SystemState& s = out.state;
   s.step = pos.steps[frame];
   out.time = pos.times[frame];
+  if (!std::isfinite(out.time)) throw Fail("the time of frame " + std::to_string(frame) + " is not finite");
 
   const std::vector<double> x = read_values<double>(pos, frame, 3 * n, H5T_NATIVE_DOUBLE, pg + "/position");
   s.position.resize(n);

@@ -2,6 +2,7 @@
 // failed write, and a restart continues bit for bit (CPU; GPU where one exists).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "engine/backend.h"
@@ -72,6 +73,11 @@ TEST(Checkpoint, DamagedOrForeignFilesAreRejectedWithTheirName) {
   expect_error("text.h5", "steps: 10\n", "not a pairmd checkpoint");
   expect_error("empty.h5", "", "not a pairmd checkpoint");
   EXPECT_THROW(read_checkpoint(dir / "missing.h5"), std::runtime_error);
+  // Whole and checksummed, but holding a state no run can start from.
+  BuiltSystem nan_state = sys;
+  nan_state.state.velocity[7].z = NAN;
+  write_checkpoint(dir / "nan.h5", nan_state.state, sys.topology, cfg, 0, "cpu");
+  expect_error("nan.h5", testing::read_text(dir / "nan.h5"), "particle 7 has a non-finite position or velocity");
 }
 
 TEST(Checkpoint, FailedWriteLeavesThePreviousOneIntact) {

@@ -383,5 +383,58 @@ TEST(OutputGuarantees, KillsAtRandomMomentsKeepEveryFrameOlderThanFlushSeconds) 
   }
 }
 
+// ---- memory ----------------------------------------------------------------------------------
+
+// A run that cannot fit is refused with its estimate before anything is allocated or written
+// (here under ulimit -v of 1.5 GiB); one that fits runs under the same limit; around the limit the
+// estimate decides, and no run ends in an allocation failure.
+TEST(OutputGuarantees, RunsThatCannotFitAreRefusedWithTheEstimateAndWriteNothing) {
+  ScratchDir dir;
+  testing::write_text(dir / "run.yaml", config(200, "{every: 100}"));
+  ASSERT_EQ(testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--output", "earlier"}, dir.path).exit_code, 0);
+  const auto earlier = snapshot(dir, "earlier");
+  const long limit = 1536L << 20;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--set", "system.lattice.cells=100"},
+       R"(^--set system\.lattice\.cells=100: system\.lattice\.cells: a run of 4000000 particles needs about [0-9.]+ GiB of host memory, )"
+       R"(but only [0-9.]+ [GM]iB can be had here \(the address-space limit, ulimit -v\); nothing was started)"},
+      {{"--set", "analysis.potential_map={every: 10, spacing: 0.001}"},
+       R"(--set analysis\.potential_map=.*: analysis\.potential_map\.spacing: a spacing of 0\.001 over the region .* gives )"
+       R"(more than 1073741824 lattice points; use a larger spacing)"},
+  };
+  for (const auto& [extra, expected] : cases) {
+    for (const char* cmd : {"check", "run"}) {
+      std::vector<std::string> args = {cmd, "run.yaml", "--backend", "cpu"};
+      args.insert(args.end(), extra.begin(), extra.end());
+      const auto t0 = Clock::now();
+      const testing::ChildResult r = testing::run_pairmd(args, dir.path, 60, 0, limit);
+      EXPECT_EQ(r.exit_code, 2) << cmd << " " << extra.back() << ": " << r.err;
+      EXPECT_TRUE(std::regex_search(r.err, std::regex(expected))) << cmd << ": " << r.err;
+      EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 10.0);
+      EXPECT_TRUE(snapshot(dir, "run").empty()) << cmd << " wrote output files";
+      EXPECT_FALSE(testing::file_exists(dir / "run.lock"));
+    }
+  }
+  EXPECT_EQ(snapshot(dir, "earlier"), earlier);
+
+  const testing::ChildResult fits =
+      testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--set", "system.lattice.cells=8"}, dir.path, 120, 0, limit);
+  EXPECT_EQ(fits.exit_code, 0) << fits.err;
+  EXPECT_NE(fits.out.find("memory: about "), std::string::npos) << fits.out;
+  for (const int cells : {56, 62, 68}) {
+    const std::string prefix = "size" + std::to_string(cells);
+    const testing::ChildResult r = testing::run_pairmd(
+        {"run", "run.yaml", "--backend", "cpu", "--steps", "2", "--output", prefix, "--set",
+         "system.lattice.cells=" + std::to_string(cells), "--set", "output.trajectory.every=1"},
+        dir.path, 300, 0, limit);
+    EXPECT_EQ(r.signal, 0) << cells;
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << cells << " cells: exit " << r.exit_code << "\n" << r.err;
+    if (r.exit_code == 2) EXPECT_NE(r.err.find("of host memory"), std::string::npos) << r.err;
+    if (r.exit_code == 0) EXPECT_EQ(frame_steps(dir / (prefix + ".h5")), (std::vector<int64_t>{0, 1, 2}));
+    std::printf("%d cells (%d particles) under ulimit -v 1.5 GiB: %s\n", cells, 4 * cells * cells * cells,
+                r.exit_code == 0 ? "ran" : "refused with the estimate");
+  }
+}
+
 }  // namespace
 }  // namespace pairmd

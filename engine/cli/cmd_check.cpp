@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "engine/cli/run_setup.h"
+#include "engine/cpu_backend.h"
 
 namespace pairmd::cli {
 
@@ -28,8 +29,28 @@ int cmd_check(const Args& args) {
   }
   try {
     const RunConfig cfg = load_with_options(o);
+    // What check itself does (build the system, forces on it with the CPU reference) must fit
+    // here; what the run needs is reported, and only noted when this machine could not hold it.
+    check_build_memory(cfg, "cpu");
     const BuiltSystem sys = build_system(cfg);
-    std::cout << o.config_path << ": ok\n" << describe_system(cfg, sys) << "steps: " << cfg.steps << "\n";
+    const SystemSize size = built_size(sys.state, static_cast<int64_t>(sys.topology.bonds.size()));
+    const double held = 80.0 * static_cast<double>(size.particles);
+    require_memory(cfg, estimate_run_memory(cfg, "cpu", size, 0), size, available_host_memory(), held);
+    {
+      Model model = cfg.model;
+      model.topology = sys.topology;
+      CpuBackend reference(model, sys.state);
+      check_start_forces(cfg, sys.state, reference.forces());
+    }
+    const MemoryEstimate need = estimate_run_memory(cfg, planned_backend(cfg), size, potential_map_points(cfg, sys.state));
+    if (!need.impossible.empty()) throw ConfigError(size_key(cfg) + ": " + need.impossible);
+    std::cout << o.config_path << ": ok\n" << describe_system(cfg, sys) << "steps: " << cfg.steps << "\n"
+              << describe_memory(need, size) << "\n";
+    try {
+      require_memory(cfg, need, size, available_host_memory(), held);
+    } catch (const ConfigError& e) {
+      std::cout << "note: a run would be refused on this machine: " << e.what() << "\n";
+    }
     return kExitOk;
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";

@@ -409,6 +409,7 @@ int cmd_run(const Args& args) {
   std::unique_ptr<OutputClaim> claim;
   std::unique_ptr<Backend> backend;
   std::string why;
+  MemoryEstimate need;
   try {
     load_plan(o, p);
     try {
@@ -418,7 +419,10 @@ int cmd_run(const Args& args) {
     }
     if (!claim->warning().empty()) std::cerr << "pairmd run: warning: " << claim->warning() << "\n";
     check_existing_outputs(o, p);
+    const std::string kind = planned_backend(p.cfg);
+    check_build_memory(p.cfg, kind);
     build_start(o, p);
+    need = check_run_memory(p.cfg, kind, p.sys);
     Model model = p.cfg.model;
     model.topology = p.sys.topology;
     try {
@@ -426,6 +430,7 @@ int cmd_run(const Args& args) {
     } catch (const std::exception& e) {
       throw ConfigError(std::string("pairmd run: ") + e.what());
     }
+    check_start_forces(p.cfg, p.sys.state, backend->forces());
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
     return kExitUsage;
@@ -437,7 +442,8 @@ int cmd_run(const Args& args) {
 
   const RunConfig& cfg = p.cfg;
   std::cout << "pairmd " << PAIRMD_VERSION << ": " << (cfg.title.empty() ? cfg.path : cfg.title) << "\n"
-            << describe_system(cfg, p.sys) << "backend: " << why << "\n";
+            << describe_system(cfg, p.sys) << "backend: " << why << "\n"
+            << describe_memory(need, built_size(p.sys.state, static_cast<int64_t>(p.sys.topology.bonds.size()))) << "\n";
   if (p.restart) {
     const Checkpoint& ck = p.ck;
     for (const std::string& note : p.notes) std::cout << note << "\n";
