@@ -436,5 +436,67 @@ TEST(OutputGuarantees, RunsThatCannotFitAreRefusedWithTheEstimateAndWriteNothing
   }
 }
 
+// ---- exit codes ------------------------------------------------------------------------------
+
+// Bad input is exit 2 with a message in every command, found before anything is written or
+// allocated (here under ulimit -v of 1.5 GiB, so a .dx header promising a huge lattice would
+// fail to allocate if it were believed); no input file is ever overwritten.
+TEST(OutputGuarantees, BadInputIsExitTwoInEveryCommand) {
+  ScratchDir dir;
+  testing::write_text(dir / "charged.yaml",
+                      "units: lj\nsteps: 10\nsystem:\n  types: [{name: M, mass: 1.0, charge: -1.0}, {name: C, mass: 1.0, charge: 1.0}]\n"
+                      "  chains: {count: 4, length: 5, density: 0.05, bond: fene, counterion_type: C, monomer_type: M}\n"
+                      "force_field:\n  bonds: [{name: fene, potential: fene, k: 30, r0: 1.5}]\n"
+                      "  pair:\n    - {potential: wca, coeffs: [{types: [M, M]}, {types: [M, C]}, {types: [C, C]}]}\n"
+                      "  exclusions: none\nintegrator: {kind: langevin, dt: 0.005, temperature: 1.0}\n"
+                      "output: {progress: off, trajectory: {every: 5}}\n");
+  ASSERT_EQ(testing::run_pairmd({"run", "charged.yaml", "--backend", "cpu"}, dir.path).exit_code, 0);
+  testing::write_text(dir / "huge.dx",
+                      "object 1 class gridpositions counts 100000 100000 100000\norigin 0 0 0\ndelta 1 0 0\n"
+                      "delta 0 1 0\ndelta 0 0 1\nobject 3 class array type double rank 0 items 1000000000000000 data follows\n1 2 3\n");
+  testing::write_text(dir / "short.dx",
+                      "object 1 class gridpositions counts 1000 1000 1000\norigin 0 0 0\ndelta 1 0 0\n"
+                      "delta 0 1 0\ndelta 0 0 1\nobject 3 class array type double rank 0 items 1000000000 data follows\n1 2 3\n");
+  const std::string config_text = testing::read_text(dir / "charged.yaml");
+  const auto outputs = snapshot(dir, "charged");
+  const std::vector<std::string> ions = {"place-ions", "--config", "charged.yaml", "--count", "2", "--type", "C",
+                                         "--min-distance", "1"};
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& more) {
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"potential-map", "nothere.h5", "--units", "lj"}, "cannot open 'nothere.h5'"},
+      {{"potential-map", "charged.yaml", "--units", "lj"}, "'charged.yaml' is not an HDF5 file"},
+      {{"potential-map", "charged.h5", "--units", "lj", "--frames", "50"}, "frame 50 is out of range"},
+      {{"potential-map", "charged.h5", "--units", "lj", "--spacing", "0.0001"}, "more than 1073741824 lattice points"},
+      {{"potential-map", "--config", "charged.yaml", "--spacing", "0.0001"}, "more than 1073741824 lattice points"},
+      {with(ions, {"--map", "nothere.dx"}), "--map: nothere.dx: cannot open"},
+      {with(ions, {"--map", "huge.dx"}), "the lattice has more than 1073741824 points"},
+      {with(ions, {"--map", "short.dx"}), "the data array ends early"},
+      {with(ions, {"--trajectory", "nothere.h5"}), "--trajectory: cannot open 'nothere.h5'"},
+      {with(ions, {"--spacing", "0.0001"}), "more than 1073741824 lattice points"},
+      {{"place-ions", "--config", "charged.yaml", "--count", "100000", "--type", "C", "--min-distance", "3"},
+       "ions fit"},
+      {with(ions, {"--out", "charged.yaml"}), "--out charged.yaml is the input charged.yaml"},
+      {with(ions, {"--out", "./charged.yaml"}), "--out ./charged.yaml is the input charged.yaml"},
+      {{"compare", "charged.yaml", "--strategies", "cpu", "--steps", "10x"}, "--steps: expected a whole number >= 1"},
+      {{"compare", "charged.yaml", "--strategies", "cpu", "--sizes", "0"}, "--sizes: expected a whole number >= 1"},
+      {{"check", "charged.yaml", "--set", "system.chains.count=100000000", "--set", "system.chains.length=100"},
+       "more than the 1073741824 particles"},
+      {{"run", "charged.yaml", "--set", "system.chains.min_distance=5"}, "no arrangement keeps beads 5 apart"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const testing::ChildResult r = testing::run_pairmd(args, dir.path, 60, 0, 1536L << 20);
+    std::string line;
+    for (const std::string& a : args) line += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << line << "\n" << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << line << "\n" << r.err;
+  }
+  EXPECT_EQ(testing::read_text(dir / "charged.yaml"), config_text);
+  EXPECT_EQ(snapshot(dir, "charged"), outputs);
+  EXPECT_FALSE(testing::file_exists(dir / "charged.ions.yaml"));
+}
+
 }  // namespace
 }  // namespace pairmd
