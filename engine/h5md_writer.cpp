@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -225,7 +226,7 @@ void H5mdWriter::flusher_loop() {
           ++timed_flushes_;
         } catch (const std::exception& e) {
           // Reported by the next write of the run; the file stays as its last flush left it.
-          failed_ = true;
+          fail_locked();
           timer_error_ = e.what();
         }
       }
@@ -466,7 +467,7 @@ void H5mdWriter::guarded(const char* what, F&& f) {
   } catch (const std::runtime_error& e) {
     // Leave the file as its last flush made it: no close (that would flush a half-written
     // state), no further writes.
-    failed_ = true;
+    fail_locked();
     throw std::runtime_error("writing the trajectory '" + path_ + "' failed while " + what + ": " + e.what() +
                              "; the file keeps the frames up to its last flush");
   }
@@ -569,10 +570,29 @@ void H5mdWriter::flush_locked() {
   const int fd = *static_cast<int*>(handle);
   const int rc = posix_fallocate(fd, static_cast<off_t>(eoa), static_cast<off_t>(reserve_bytes_));
   if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
-    failed_ = true;
+    fail_locked();
     throw std::runtime_error("no room to go on writing the trajectory '" + path_ + "' (reserving " +
-                             std::to_string(reserve_bytes_ >> 10) + " KiB: " + std::strerror(rc) +
-                             "); the file keeps every frame written so far");
+                             std::to_string(reserve_bytes_ >> 10) + " KiB: " + std::strerror(rc) + ")");
+  }
+}
+
+void H5mdWriter::fail_locked() {
+  if (failed_) return;
+  failed_ = true;
+  // Give back the space reserved past the file's end, so that the checkpoint of the last good
+  // state, written next, finds room on a full disk. Everything the file's last flush refers to
+  // lies below the end of its allocated space (eoa), which is where it is cut.
+  haddr_t eoa = 0;
+  void* handle = nullptr;
+  if (file_ < 0 || H5Fget_eoa(static_cast<hid_t>(file_), &eoa) < 0 ||
+      H5Fget_vfd_handle(static_cast<hid_t>(file_), H5P_DEFAULT, &handle) < 0 || !handle || eoa == 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return;
+  }
+  const int fd = *static_cast<int*>(handle);
+  struct stat st;
+  if (fstat(fd, &st) == 0 && st.st_size > static_cast<off_t>(eoa) && ftruncate(fd, static_cast<off_t>(eoa)) != 0) {
+    // The reservation stays; the file is still valid.
   }
 }
 

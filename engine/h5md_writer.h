@@ -79,6 +79,7 @@ class H5mdWriter final : public RunObserver {
   void write_frame(const RunContext& ctx, const Frame& frame, bool final_frame);
   void maybe_flush();
   void flush_locked();
+  void fail_locked();
   void close_locked();
   void mark_unflushed();
   void start_flusher();

@@ -436,6 +436,103 @@ TEST(OutputGuarantees, RunsThatCannotFitAreRefusedWithTheEstimateAndWriteNothing
   }
 }
 
+// ---- a full disk ------------------------------------------------------------------------------
+
+// The scenario, as a shell script that runs on the small disk DISK (a tmpfs mounted in a mount
+// namespace of its own, or a directory the preload library makes small), copying what is there
+// to OUT after each stage: an earlier run completes; a filler leaves ~1.5 MB of room; a run with
+// frames every 10 steps runs out of it; the filler goes and the run continues with the command
+// it printed.
+const char* kFullDiskScenario = R"(set -u
+DISK=$1 OUT=$2 PAIRMD=$3 MOUNT=$4
+if [ "$MOUNT" = yes ]; then mount -t tmpfs -o size=8m tmpfs "$DISK" || exit 99; fi
+cd "$DISK" || exit 98
+cp "$OUT/run.yaml" .
+"$PAIRMD" run run.yaml --backend cpu --output earlier --steps 200 > "$OUT/earlier.out" 2>&1; echo $? > "$OUT/earlier.rc"
+mkdir -p "$OUT/before" "$OUT/after" "$OUT/final"
+cp earlier.* "$OUT/before/"
+dd if=/dev/zero of=filler bs=65536 count=96 2> /dev/null
+"$PAIRMD" run run.yaml --backend cpu --output full > "$OUT/full.out" 2> "$OUT/full.err"; echo $? > "$OUT/full.rc"
+cp -a . "$OUT/after/"
+rm -f filler
+again=$(sed -n 's/^  once the cause is fixed, continue with: pairmd //p' "$OUT/full.err")
+"$PAIRMD" $again > "$OUT/continued.out" 2>&1; echo $? > "$OUT/continued.rc"
+cp -a . "$OUT/final/"
+)";
+
+class FullDisk : public ::testing::TestWithParam<const char*> {};
+
+// A full disk during a run: the run stops with an error naming the file (exit 1), its
+// trajectory opens and holds every frame up to the failure, its checkpoint is whole, another
+// run's files on the same disk are untouched, and once there is room the printed command
+// continues the run to its end without gaps.
+TEST_P(FullDisk, StopsTheRunAndDamagesNothingWrittenBefore) {
+  const std::string mode = GetParam();
+  ScratchDir out;
+  ScratchDir disk_dir;
+  const std::string disk = disk_dir / "disk";
+  ASSERT_EQ(mkdir(disk.c_str(), 0755), 0);
+  testing::write_text(out / "run.yaml", config(3000, "{every: 10, velocities_every: 10, flush_seconds: 0}", 500, 4, 50));
+  testing::write_text(out / "scenario.sh", kFullDiskScenario);
+  std::vector<std::string> argv, env;
+  if (mode == std::string("tmpfs")) {
+    // An unprivileged user may mount a tmpfs in a user and mount namespace of its own, where the
+    // kernel allows those (many CI containers do not).
+    const std::string probe = "unshare -rm sh -c 'mount -t tmpfs -o size=1m tmpfs " + disk + "' > /dev/null 2>&1";
+    if (std::system(probe.c_str()) != 0) GTEST_SKIP() << "no tmpfs can be mounted here (unshare -rm failed)";
+    argv = {"/usr/bin/unshare", "-rm", "/bin/sh", out / "scenario.sh", disk, out.path, PAIRMD_BINARY, "yes"};
+  } else {
+    argv = {"/bin/sh", out / "scenario.sh", disk, out.path, PAIRMD_BINARY, "no"};
+    env = {std::string("LD_PRELOAD=") + PAIRMD_SMALL_DISK_LIBRARY, "PAIRMD_TEST_DISK_DIR=" + disk,
+           "PAIRMD_TEST_DISK_BYTES=" + std::to_string(8 << 20)};
+  }
+  testing::Child c(argv, out.path, 0, 0, env);
+  const testing::ChildResult r = c.wait(240);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(testing::read_text(out / "earlier.rc"), "0\n") << testing::read_text(out / "earlier.out");
+
+  // The run that filled the disk.
+  const std::string err = testing::read_text(out / "full.err");
+  EXPECT_EQ(testing::read_text(out / "full.rc"), "1\n") << err;
+  EXPECT_NE(err.find("full.h5"), std::string::npos) << err;
+  EXPECT_TRUE(err.find("No space left on device") != std::string::npos || err.find("no room") != std::string::npos) << err;
+  const std::vector<int64_t> frames = frame_steps(out / "after/full.h5");
+  ASSERT_GT(frames.size(), 3u);
+  for (size_t k = 0; k < frames.size(); ++k) EXPECT_EQ(frames[k], int64_t(10) * k);
+  EXPECT_LT(frames.back(), 3000);
+  const Checkpoint ck = read_checkpoint(out / "after/full.checkpoint.h5");
+  EXPECT_LE(ck.state.step, frames.back() + 10);
+  EXPECT_EQ(read_h5md_frame(out / "after/full.h5", -1).state.step, frames.back());
+
+  // The earlier run's files, on the same full disk, are as they were.
+  for (const char* f : {"earlier.h5", "earlier.thermo.csv", "earlier.checkpoint.h5"}) {
+    EXPECT_EQ(testing::read_text(out / (std::string("after/") + f)), testing::read_text(out / (std::string("before/") + f))) << f;
+    EXPECT_EQ(testing::read_text(out / (std::string("final/") + f)), testing::read_text(out / (std::string("before/") + f))) << f;
+  }
+
+  // With room again, the printed command finishes the run: frames 0..3000 without gaps.
+  EXPECT_EQ(testing::read_text(out / "continued.rc"), "0\n") << testing::read_text(out / "continued.out");
+  const std::vector<int64_t> all = frame_steps(out / "final/full.h5");
+  ASSERT_EQ(all.size(), 301u);
+  for (size_t k = 0; k < all.size(); ++k) EXPECT_EQ(all[k], int64_t(10) * k);
+  // Rows every 50 steps, and the row of the step the continuation started from.
+  const Table t = read_table(out / "final/full.thermo.csv");
+  EXPECT_TRUE(t.whole);
+  std::vector<int64_t> rows;
+  for (int64_t step = 0; step <= 3000; step += 50) {
+    if (step > ck.state.step && step - 50 < ck.state.step) rows.push_back(ck.state.step);
+    rows.push_back(step);
+  }
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  EXPECT_EQ(t.steps, rows);
+  EXPECT_EQ(read_checkpoint(out / "final/full.checkpoint.h5").state.step, 3000);
+  std::printf("%s: the run stopped at frame %lld with %s", mode.c_str(), static_cast<long long>(frames.back()),
+              err.substr(0, err.find('\n') + 1).c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(OutputGuarantees, FullDisk, ::testing::Values("tmpfs", "preload"),
+                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
+
 // ---- exit codes ------------------------------------------------------------------------------
 
 // Bad input is exit 2 with a message in every command, found before anything is written or

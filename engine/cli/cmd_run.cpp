@@ -387,8 +387,11 @@ int report(const RunOptions& o, const RunResult& result, Simulation& sim, const 
     case RunOutcome::Failed:
       std::cerr << "pairmd run: error: " << result.message << "\n"
                 << "  the last good state is step " << result.last_good_step << "; " << saved.str() << "\n";
-      if (ck.last_written_step() == result.last_good_step)
+      if (ck.last_written_step() >= 0) {
+        if (ck.last_written_step() != result.last_good_step)
+          std::cerr << "  the newest checkpoint is of step " << ck.last_written_step() << "\n";
         std::cerr << "  once the cause is fixed, continue with: " << again << "\n";
+      }
       return kExitFailure;
   }
   return kExitFailure;
