@@ -159,6 +159,7 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
   attr<int64_t>(run, "first_step", H5T_STD_I64LE, first_step);
   attr<int64_t>(run, "last_step", H5T_STD_I64LE, last_step);
   h5::write_string_attr(run, "prefix", prefix);
+  h5::write_string_attr(run, "run_id", cfg.run_id);
   attr<double>(run, "dt", H5T_IEEE_F64LE, cfg.model.integrator.dt);
   h5::write_string_attr(run, "integrator", integrator_kind_name(cfg.model.integrator.kind));
   h5::write_string_attr(run, "backend", backend);
@@ -319,6 +320,10 @@ Checkpoint read_checkpoint(const std::string& path) {
     if (H5Aexists(run, "prefix") > 0) {
       Handle a(h5::check_id(H5Aopen(run, "prefix", H5P_DEFAULT), "cannot open run/prefix"));
       ck.prefix = h5::read_string(a, true, "prefix");
+    }
+    if (H5Aexists(run, "run_id") > 0) {
+      Handle a(h5::check_id(H5Aopen(run, "run_id", H5P_DEFAULT), "cannot open run/run_id"));
+      ck.run_id = h5::read_string(a, true, "run_id");
     }
     ck.dt = read_attr<double>(run, "dt", H5T_NATIVE_DOUBLE);
     if (!(std::isfinite(ck.dt) && ck.dt > 0)) throw std::runtime_error("its time step is not a number > 0");

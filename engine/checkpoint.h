@@ -27,6 +27,7 @@ struct Checkpoint {
   int64_t first_step = 0;       // step the original run started at (steps counts from there)
   int64_t last_step = -1;       // step the run was to end at (-1: not stored, older checkpoint)
   std::string prefix;           // output prefix of the run ("": not stored, older checkpoint)
+  std::string run_id;           // identifies the run's files ("": not stored, older checkpoint)
   uint64_t seed = 0;            // integrator seed (Philox key)
   double dt = 0.0;
   std::string integrator;       // integrator kind name

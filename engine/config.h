@@ -121,6 +121,9 @@ struct RunConfig {
   PotentialMapSpec potential_map;
   std::vector<std::pair<std::string, std::string>> overrides;  // --set key.path=value, in order (key as messages write it)
   std::vector<std::string> override_specs;  // the same as --set takes them ("force_field.pair.0.cutoff=3")
+  // Identifies the files of one run across its restarts (not a config key): a new run draws one,
+  // a restart into its run's files keeps the checkpoint's. Stored in the trajectory and checkpoints.
+  std::string run_id;
 
   // "file:line:column" of keys that are checked again once the system exists (cutoffs
   // against the box, the start file), by config path.

@@ -87,6 +87,15 @@ std::string author() {
   return u && *u ? u : "unknown";
 }
 
+// The run id stored in a trajectory's /parameters ("" for files written before run ids).
+std::string trajectory_run_id(hid_t f) {
+  if (!h5::exists(f, "parameters")) return "";
+  Handle params = h5::open_group(f, "parameters");
+  if (H5Aexists(params, "run_id") <= 0) return "";
+  Handle a(h5::check_id(H5Aopen(params, "run_id", H5P_DEFAULT), "cannot open parameters/run_id"));
+  return h5::read_string(a, true, "run_id");
+}
+
 }  // namespace
 
 H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const SystemState& initial,
@@ -315,6 +324,7 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
   for (const auto& [k, v] : cfg.overrides) overrides += k + "=" + v + "\n";
   h5::write_string_dataset(params, "overrides", overrides);
   h5::write_string_dataset(params, "units", cfg.model.units.name);
+  if (!cfg.run_id.empty()) h5::write_string_attr(params, "run_id", cfg.run_id);
   const double dt = cfg.model.integrator.dt;
   h5::write_dataset(params, "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {}, &dt);
 }
@@ -322,6 +332,12 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
 void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
   const hid_t f = static_cast<hid_t>(file_);
   if (!h5::exists(f, "particles/all")) throw std::runtime_error("it has no particles/all group (not a pairmd trajectory?)");
+  // Files of another run on the same prefix (a prefix reused with --overwrite after this
+  // checkpoint was taken) are not continued: nothing in them is touched.
+  const std::string theirs = trajectory_run_id(f);
+  if (!theirs.empty() && !cfg_.run_id.empty() && theirs != cfg_.run_id)
+    throw std::runtime_error("it belongs to another run (run id " + theirs + ", the checkpoint's is " + cfg_.run_id +
+                             "); it is left as it is");
   if (h5::exists(f, "particles/all/species")) {
     Handle d(H5Dopen2(f, "particles/all/species", H5P_DEFAULT));
     const auto dims = h5::dims_of(d);

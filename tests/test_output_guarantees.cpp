@@ -230,6 +230,35 @@ TEST(OutputGuarantees, RepeatedRunRefusesToReplaceAnEarlierRunsFilesUnlessAskedT
   EXPECT_EQ(read_table(dir / "run.thermo.csv").steps, (std::vector<int64_t>{0, 100, 200, 300}));
 }
 
+// A copy of an old checkpoint restarted after its prefix was reused (--overwrite) by another
+// run: the other run's files are not continued, truncated or touched.
+TEST(OutputGuarantees, AStaleCheckpointDoesNotContinueFilesAnotherRunTookOver) {
+  ScratchDir dir;
+  testing::write_text(dir / "run.yaml", config(300, "{every: 100, flush_seconds: 1}", 100));
+  ASSERT_EQ(testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--steps", "200"}, dir.path).exit_code, 0);
+  testing::write_text(dir / "stale.h5", testing::read_text(dir / "run.checkpoint.h5"));
+  ASSERT_EQ(testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--overwrite", "--set", "integrator.seed=5"},
+                                dir.path)
+                .exit_code,
+            0);
+  const auto theirs = snapshot(dir, "run");
+  const testing::ChildResult r = testing::run_pairmd({"run", "--restart", "stale.h5"}, dir.path);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("the files run.* belong to another run than stale.h5"), std::string::npos) << r.err;
+  EXPECT_EQ(snapshot(dir, "run"), theirs);
+  // Without the other run's checkpoint, the trajectory's own run id stops it.
+  ASSERT_EQ(std::remove((dir / "run.checkpoint.h5").c_str()), 0);
+  const testing::ChildResult r2 = testing::run_pairmd({"run", "--restart", "stale.h5", "--steps", "300"}, dir.path);
+  EXPECT_EQ(r2.exit_code, 1) << r2.err;
+  EXPECT_NE(r2.err.find("it belongs to another run"), std::string::npos) << r2.err;
+  EXPECT_EQ(testing::read_text(dir / "run.h5"), theirs.at("run.h5"));
+  EXPECT_EQ(testing::read_text(dir / "run.thermo.csv"), theirs.at("run.thermo.csv"));
+  // Going on from the old checkpoint into new files works.
+  const testing::ChildResult r3 = testing::run_pairmd({"run", "--restart", "stale.h5", "--output", "old", "--steps", "300"}, dir.path);
+  EXPECT_EQ(r3.exit_code, 0) << r3.err;
+  EXPECT_EQ(frame_steps(dir / "old.h5"), (std::vector<int64_t>{200, 300}));
+}
+
 // ---- interrupted, then continued -------------------------------------------------------------
 
 // The third data loss: the printed "continue with:" command dropped --output, --set and

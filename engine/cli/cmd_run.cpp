@@ -7,15 +7,18 @@
 // load the state and the backend (everything wrong with the input is found up to here, before
 // any output is touched); open the outputs; run; report.
 #include <hdf5.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <sstream>
 
 #include "analysis/grid_sink.h"
@@ -103,6 +106,11 @@ int read_options(const Args& args, RunOptions& o) {
   return kExitOk;
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat x, y;
+  return stat(a.c_str(), &x) == 0 && stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 // A word for a shell command line, quoted where the shell would split or expand it.
 std::string shell_word(const std::string& w) {
   if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
@@ -121,6 +129,17 @@ std::string continue_command(const RunOptions& o, const std::string& checkpoint)
   return c + "--restart " + shell_word(checkpoint);
 }
 
+// A new run's id: 64 random bits in hex (std::random_device, with the time and process id mixed in
+// where it is weak).
+std::string new_run_id() {
+  std::random_device rd;
+  uint64_t x = (uint64_t(rd()) << 32) ^ rd() ^ uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+               (uint64_t(getpid()) << 17);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(x));
+  return buf;
+}
+
 // Loads the config and, on a restart, the checkpoint: the config gets the checkpoint's --set
 // overrides first, then those of this command line; the prefix is the checkpoint's unless
 // --output names another. Prints what differs from the run that wrote the checkpoint.
@@ -130,6 +149,7 @@ void load_plan(const RunOptions& o, RunPlan& p) {
     p.cfg = load_config(o.config.config_path, sets);
     p.files.prefix = o.output.empty() ? output_prefix(p.cfg) : o.output;
     p.cfg.output.prefix = p.files.prefix;
+    p.cfg.run_id = new_run_id();
     return;
   }
   p.restart = true;
@@ -165,6 +185,8 @@ void load_plan(const RunOptions& o, RunPlan& p) {
     p.notes.push_back("restart: continues the files " + p.ck.prefix + ".* of its run (output.prefix " + derived +
                       " is not used; --output " + derived + " would start new files there)");
   p.cfg.output.prefix = p.files.prefix;
+  // The run keeps its id in its own files; new files are a new run's.
+  p.cfg.run_id = p.continues_files && !p.ck.run_id.empty() ? p.ck.run_id : new_run_id();
 }
 
 // What happens to the files of an earlier run on this prefix. A new run, or a restart into a
@@ -176,6 +198,22 @@ void check_existing_outputs(const RunOptions& o, const RunPlan& p) {
     if (o.overwrite)
       throw ConfigError("pairmd run: --overwrite: a restart continues the files of its run (" + p.files.prefix +
                         ".*) and replaces nothing; to start new files from the checkpoint, give --output NEW_PREFIX");
+    // The prefix may have been taken over by another run since this checkpoint was written (a
+    // copy of it, restarted after the prefix was reused with --overwrite): that run's newest
+    // checkpoint says whose files these are.
+    const std::string theirs = p.files.checkpoint();
+    if (!p.ck.run_id.empty() && access(theirs.c_str(), F_OK) == 0 && !same_file(theirs, o.restart)) {
+      std::string other;
+      try {
+        other = read_checkpoint(theirs).run_id;
+      } catch (const std::runtime_error&) {
+        // A damaged checkpoint says nothing; the trajectory's own run id is checked when it opens.
+      }
+      if (!other.empty() && other != p.ck.run_id)
+        throw ConfigError("pairmd run: the files " + p.files.prefix + ".* belong to another run than " + o.restart +
+                          " (run ids " + other + " and " + p.ck.run_id + "); nothing was written. To go on from " +
+                          o.restart + ", start new files with --output NEW_PREFIX");
+    }
     return;
   }
   if (there.empty() || o.overwrite) return;
