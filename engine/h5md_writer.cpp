@@ -232,7 +232,6 @@ void H5mdWriter::flusher_loop() {
       if (!failed_ && file_ >= 0) {
         try {
           flush_locked();
-          ++timed_flushes_;
         } catch (const std::exception& e) {
           // Reported by the next write of the run; the file stays as its last flush left it.
           fail_locked();

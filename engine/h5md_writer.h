@@ -12,7 +12,6 @@
 // flush never sees half a frame.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -60,8 +59,6 @@ class H5mdWriter final : public RunObserver {
   // Makes everything written so far durable against a kill of the process (H5Fflush).
   void flush();
   void close();
-  // Flushes made by the timer thread so far (tests).
-  int64_t timed_flushes() const { return timed_flushes_; }
   const std::string& path() const { return path_; }
   bool failed() const { return failed_; }
   int64_t frames_written(const std::string& series) const;
@@ -110,7 +107,6 @@ class H5mdWriter final : public RunObserver {
   bool unflushed_ = false;
   std::chrono::steady_clock::time_point unflushed_since_;
   std::string timer_error_;       // a failed timed flush, reported by the next write
-  std::atomic<int64_t> timed_flushes_{0};
   size_t bytes_since_flush_ = 0;
   size_t reserve_bytes_ = 0;
   std::string length_unit_, time_unit_, velocity_unit_, force_unit_, energy_unit_, temperature_unit_, pressure_unit_;

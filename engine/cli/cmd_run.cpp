@@ -386,6 +386,38 @@ void open_outputs(const RunOptions& o, const RunPlan& p, std::unique_ptr<Potenti
   }
 }
 
+// The run's first lines: the system, the backend, the memory estimate, and for a restart what
+// it takes over or changes and from which step to which it goes. Returns false when a restart
+// has nothing left to do.
+bool print_start(const RunOptions& o, const RunPlan& p, const std::string& backend, const std::string& why,
+                 const MemoryEstimate& need) {
+  const RunConfig& cfg = p.cfg;
+  std::cout << "pairmd " << PAIRMD_VERSION << ": " << (cfg.title.empty() ? cfg.path : cfg.title) << "\n"
+            << describe_system(cfg, p.sys) << "backend: " << why << "\n"
+            << describe_memory(need, built_size(p.sys.state, static_cast<int64_t>(p.sys.topology.bonds.size()))) << "\n";
+  if (p.restart) {
+    const Checkpoint& ck = p.ck;
+    for (const std::string& note : p.notes) std::cout << note << "\n";
+    std::cout << "restart: from checkpoint '" << o.restart << "' at step " << p.first << "; the run started at step "
+              << ck.first_step << " and `steps` (" << cfg.steps << ") counts from there, so it ends at step " << p.last
+              << "\n";
+    if (ck.seed != cfg.model.integrator.seed || ck.dt != cfg.model.integrator.dt ||
+        ck.integrator != integrator_kind_name(cfg.model.integrator.kind) || ck.backend != backend)
+      std::cout << "restart: note: the integrator (kind, dt, seed) or backend differs from the checkpoint's run ("
+                << ck.integrator << ", dt " << ck.dt << ", seed " << ck.seed << ", " << ck.backend
+                << "): the continuation is valid but not bitwise identical to an uninterrupted run\n";
+    if (p.first >= p.last) {
+      std::cout << "restart: the run already reached step " << p.last
+                << "; nothing to do (--steps N, with N counted from step " << ck.first_step << ", goes on)\n";
+      return false;
+    }
+  }
+  std::cout << "steps: " << p.last - p.first << " (" << p.first << " -> " << p.last << "), output: " << p.files.prefix
+            << ".*\n"
+            << std::flush;
+  return true;
+}
+
 // The last lines of the run: where the last good state went and how to go on.
 int report(const RunOptions& o, const RunResult& result, Simulation& sim, const Outputs& out) {
   const BackendStats st = sim.backend().stats();
@@ -476,35 +508,13 @@ int cmd_run(const Args& args) {
     std::cerr << e.what() << "\n";
     return kExitUsage;
   } catch (const std::runtime_error& e) {
-    // The claim's lock file cannot be created: a missing directory or no permission.
+    // Not the input: the claim's lock file cannot be created (a missing directory, no permission).
     std::cerr << "pairmd run: error: " << e.what() << "\n";
     return kExitFailure;
   }
 
+  if (!print_start(o, p, backend->name(), why, need)) return kExitOk;
   const RunConfig& cfg = p.cfg;
-  std::cout << "pairmd " << PAIRMD_VERSION << ": " << (cfg.title.empty() ? cfg.path : cfg.title) << "\n"
-            << describe_system(cfg, p.sys) << "backend: " << why << "\n"
-            << describe_memory(need, built_size(p.sys.state, static_cast<int64_t>(p.sys.topology.bonds.size()))) << "\n";
-  if (p.restart) {
-    const Checkpoint& ck = p.ck;
-    for (const std::string& note : p.notes) std::cout << note << "\n";
-    std::cout << "restart: from checkpoint '" << o.restart << "' at step " << p.first << "; the run started at step "
-              << ck.first_step << " and `steps` (" << cfg.steps << ") counts from there, so it ends at step " << p.last
-              << "\n";
-    if (ck.seed != cfg.model.integrator.seed || ck.dt != cfg.model.integrator.dt ||
-        ck.integrator != integrator_kind_name(cfg.model.integrator.kind) || ck.backend != backend->name())
-      std::cout << "restart: note: the integrator (kind, dt, seed) or backend differs from the checkpoint's run ("
-                << ck.integrator << ", dt " << ck.dt << ", seed " << ck.seed << ", " << ck.backend
-                << "): the continuation is valid but not bitwise identical to an uninterrupted run\n";
-    if (p.first >= p.last) {
-      std::cout << "restart: the run already reached step " << p.last << "; nothing to do (--steps N, with N counted from step "
-                << ck.first_step << ", goes on)\n";
-      return kExitOk;
-    }
-  }
-  std::cout << "steps: " << p.last - p.first << " (" << p.first << " -> " << p.last << "), output: " << p.files.prefix
-            << ".*\n"
-            << std::flush;
 
   // analysis.potential_map (its kernel is checked before any file is written).
   std::unique_ptr<PotentialMapObserver> potential_map;
