@@ -302,7 +302,13 @@ BuiltSystem build_system(const RunConfig& cfg) {
     throw ConfigError(cfg.path + ": system: " + std::to_string(s.size()) + " particles, more than the " +
                       std::to_string(kMaxParticles) + " pairmd can hold");
   validate_against_box(cfg, s.box);
-  relax(s, cfg, b.topology, cfg.system.relax.steps, cfg.system.relax.max_move);
+  try {
+    relax(s, cfg, b.topology, cfg.system.relax.steps, cfg.system.relax.max_move);
+  } catch (const SimulationBlowup& e) {
+    // Input, not a run: a relaxation that breaks a bond comes from the config's settings.
+    throw ConfigError(cfg.path + ": system.relax: the relaxation before the run failed: " + e.what() +
+                      "; a smaller max_move may help");
+  }
   add_listed_particles(cfg, s);
   if (cfg.system.source != SystemSource::File || cfg.system.velocity_temperature >= 0) {
     const double T = cfg.system.velocity_temperature >= 0 ? cfg.system.velocity_temperature : cfg.model.integrator.temperature;

@@ -611,6 +611,8 @@ TEST(OutputGuarantees, BadInputIsExitTwoInEveryCommand) {
       {{"check", "charged.yaml", "--set", "system.chains.count=100000000", "--set", "system.chains.length=100"},
        "more than the 1073741824 particles"},
       {{"run", "charged.yaml", "--set", "system.chains.min_distance=5"}, "no arrangement keeps beads 5 apart"},
+      {{"check", "charged.yaml", "--set", "system.types.1.charge=1e-9"}, "particles (counterions included), more than"},
+      {{"run", "charged.yaml", "--output", "relaxed", "--set", "system.relax.max_move=1e300"}, "system.relax: the relaxation before the run failed"},
   };
   for (const auto& [args, expected] : cases) {
     const testing::ChildResult r = testing::run_pairmd(args, dir.path, 60, 0, 1536L << 20);

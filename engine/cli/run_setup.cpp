@@ -93,6 +93,10 @@ double potential_map_points(const RunConfig& cfg, const SystemState& s) {
 void check_build_memory(const RunConfig& cfg, const std::string& backend) {
   const SystemSize size = planned_size(cfg);
   if (size.particles < 0) return;
+  if (size.particles > kMaxParticles)
+    throw ConfigError(size_key(cfg) + ": the system would have " + std::to_string(size.particles) +
+                      " particles (counterions included), more than the " + std::to_string(kMaxParticles) +
+                      " pairmd can hold");
   require_memory(cfg, estimate_run_memory(cfg, backend, size, 0), size, available_host_memory(), 0);
 }
 
