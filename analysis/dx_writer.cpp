@@ -1,5 +1,7 @@
 #include "analysis/dx_writer.h"
 
+#include "analysis/potential_map.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -79,6 +81,9 @@ Grid3 read_dx(const std::string& path) {
         fail(path, where() + "expected 'gridpositions counts nx ny nz'");
       for (int d = 0; d < 3; ++d)
         if (g.dims[d] <= 0) fail(path, where() + "lattice counts must be positive");
+      // Bounded before anything is allocated (and before the product can overflow).
+      if (static_cast<double>(g.dims[0]) * g.dims[1] * g.dims[2] > static_cast<double>(kMaxMapPoints))
+        fail(path, where() + "the lattice has more than " + std::to_string(kMaxMapPoints) + " points");
       have_counts = true;
     } else if (word == "origin") {
       if (!(s >> g.origin[0] >> g.origin[1] >> g.origin[2])) fail(path, where() + "expected 'origin x y z'");
@@ -99,6 +104,15 @@ Grid3 read_dx(const std::string& path) {
       if (!(is >> items)) fail(path, where() + "expected 'items N' in the array object");
       if (items != g.size())
         fail(path, where() + "the array has " + std::to_string(items) + " items for " + std::to_string(g.size()) + " points");
+      // Each value takes at least two bytes ("0 "): a file too short for its items is refused
+      // before its array is allocated.
+      const std::streampos here = in.tellg();
+      in.seekg(0, std::ios::end);
+      const std::streamoff left = in.tellg() - here;
+      in.seekg(here);
+      if (here < 0 || left < 0 || static_cast<double>(items) > static_cast<double>(left) / 2 + 1)
+        fail(path, where() + "the data array ends early: it promises " + std::to_string(items) +
+                       " values, the rest of the file has room for at most " + std::to_string(left < 0 ? 0 : left / 2 + 1));
       const int nx = g.dims[0], ny = g.dims[1], nz = g.dims[2];
       g.values.assign(items, 0.0);
       for (int i = 0; i < nx; ++i)

@@ -61,6 +61,37 @@ class Backend {
   virtual void set_profiling(bool on) { (void)on; }
 };
 
+// How big a system is, as far as memory goes: known from the config before anything is built.
+struct SystemSize {
+  int64_t particles = 0;
+  int64_t bonds = 0;
+  double volume = 0;  // of the box (also for open boundaries: the region the builder fills); 0: unknown
+};
+
+// Memory a backend will hold for a system, estimated before it allocates anything. Numbers are
+// doubles so that absurd sizes (a mistyped lattice) stay representable.
+struct MemoryEstimate {
+  double host_bytes = 0;
+  double device_bytes = 0;  // GPU memory; 0 for the CPU backend
+  std::string impossible;   // non-empty: the backend cannot hold this system at any memory size (why)
+};
+
+// `backend` is "cpu" or "cuda" (the one the run will use, not "auto"). The CPU figure counts the
+// state, forces, per-thread buffers, exclusions and each pair term's Verlet list and cell grid.
+// The CUDA figure is the measured ~4 kB per particle of the default strategy at ~43 pairs per
+// particle (docs/benchmarks.md), as 1 kB per particle plus 70 bytes per pair of the half lists;
+// the CUDA backend may refine it here (it stays outside kernels/ so that the engine can ask
+// before a device is touched).
+MemoryEstimate estimate_backend_memory(const std::string& backend, const Model& model, const SystemSize& size);
+
+// Half-list pairs per particle of one pair term (list radius = cutoff + skin) at the system's
+// mean density; at most (N - 1) / 2.
+double pairs_per_particle(const PairTerm& term, double skin, const SystemSize& size);
+
+// Free and total memory of the GPU the CUDA backend would use; false where that is not known
+// (so far always: the query needs the CUDA runtime, which lives in kernels/).
+bool cuda_device_memory(double* free_bytes, double* total_bytes);
+
 // "cpu", "cuda", or "auto" (cuda where a GPU exists, else cpu). `why` gets a one-line
 // explanation of the choice for the log.
 std::unique_ptr<Backend> make_backend(const std::string& name, const Model& model,

@@ -113,7 +113,7 @@ std::vector<T> read_array(hid_t loc, const char* name, size_t count, hid_t mem_t
 }
 
 void write_file(const std::string& tmp, const SystemState& s, const Topology& topology, const RunConfig& cfg,
-                int64_t first_step, const std::string& backend) {
+                int64_t first_step, const std::string& backend, const std::string& prefix, int64_t last_step) {
   h5::quiet();
   const hid_t fid = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (fid < 0) throw std::runtime_error("cannot create '" + tmp + "' (" + h5::last_error() + ")");
@@ -157,13 +157,16 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
 
   Handle run = h5::create_group(f, "run");
   attr<int64_t>(run, "first_step", H5T_STD_I64LE, first_step);
+  attr<int64_t>(run, "last_step", H5T_STD_I64LE, last_step);
+  h5::write_string_attr(run, "prefix", prefix);
+  h5::write_string_attr(run, "run_id", cfg.run_id);
   attr<double>(run, "dt", H5T_IEEE_F64LE, cfg.model.integrator.dt);
   h5::write_string_attr(run, "integrator", integrator_kind_name(cfg.model.integrator.kind));
   h5::write_string_attr(run, "backend", backend);
   h5::write_string_dataset(run, "config", cfg.text);
   h5::write_string_dataset(run, "config_path", cfg.path);
   std::string ov;
-  for (const auto& [k, v] : cfg.overrides) ov += k + "=" + v + "\n";
+  for (const std::string& spec : cfg.override_specs) ov += spec + "\n";
   h5::write_string_dataset(run, "overrides", ov);
   h5::check(H5Fflush(f, H5F_SCOPE_LOCAL), "cannot flush '" + tmp + "'");
   f.reset();
@@ -172,10 +175,12 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
 }  // namespace
 
 void write_checkpoint(const std::string& path, const SystemState& state, const Topology& topology,
-                      const RunConfig& config, int64_t first_step, const std::string& backend) {
+                      const RunConfig& config, int64_t first_step, const std::string& backend,
+                      const std::string& prefix, int64_t last_step) {
+  h5::LibraryLock lock(h5::library_mutex());
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   try {
-    write_file(tmp, state, topology, config, first_step, backend);
+    write_file(tmp, state, topology, config, first_step, backend, prefix, last_step);
     // Trailer: lets the reader reject truncated or damaged files before HDF5 parses them
     // (HDF5 ignores bytes past its end-of-file address).
     std::vector<unsigned char> payload = read_all(tmp);
@@ -218,6 +223,7 @@ void write_checkpoint(const std::string& path, const SystemState& state, const T
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
+  h5::LibraryLock lock(h5::library_mutex());
   h5::quiet();
   const std::vector<unsigned char> buf = read_all(path);
   auto fail = [&](const std::string& what) -> std::runtime_error {
@@ -284,6 +290,11 @@ Checkpoint read_checkpoint(const std::string& path) {
       if (ty[i] < 0 || ty[i] >= ntypes) throw std::runtime_error("particle " + std::to_string(i) + " has an invalid type");
       if (!(s.mass[i] > 0) || !std::isfinite(s.mass[i]) || !std::isfinite(s.charge[i]))
         throw std::runtime_error("particle " + std::to_string(i) + " has an invalid mass or charge");
+      const Vec3d& p = s.position[i];
+      const Vec3d& u = s.velocity[i];
+      if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) || !std::isfinite(u.x) ||
+          !std::isfinite(u.y) || !std::isfinite(u.z))
+        throw std::runtime_error("particle " + std::to_string(i) + " has a non-finite position or velocity");
     }
     Handle topo = h5::open_group(f, "topology");
     {
@@ -304,7 +315,19 @@ Checkpoint read_checkpoint(const std::string& path) {
     if (read_attr<int64_t>(rng, "step", H5T_NATIVE_INT64) != s.step) throw std::runtime_error("rng step differs from the state's");
     Handle run = h5::open_group(f, "run");
     ck.first_step = read_attr<int64_t>(run, "first_step", H5T_NATIVE_INT64);
+    // Written since the restart continues the same run; older checkpoints lack them.
+    if (H5Aexists(run, "last_step") > 0) ck.last_step = read_attr<int64_t>(run, "last_step", H5T_NATIVE_INT64);
+    if (H5Aexists(run, "prefix") > 0) {
+      Handle a(h5::check_id(H5Aopen(run, "prefix", H5P_DEFAULT), "cannot open run/prefix"));
+      ck.prefix = h5::read_string(a, true, "prefix");
+    }
+    if (H5Aexists(run, "run_id") > 0) {
+      Handle a(h5::check_id(H5Aopen(run, "run_id", H5P_DEFAULT), "cannot open run/run_id"));
+      ck.run_id = h5::read_string(a, true, "run_id");
+    }
     ck.dt = read_attr<double>(run, "dt", H5T_NATIVE_DOUBLE);
+    if (!(std::isfinite(ck.dt) && ck.dt > 0)) throw std::runtime_error("its time step is not a number > 0");
+    if (ck.first_step < 0 || ck.first_step > s.step) throw std::runtime_error("its run's first step is not before its step");
     {
       Handle a(h5::check_id(H5Aopen(run, "integrator", H5P_DEFAULT), "cannot open run/integrator"));
       ck.integrator = h5::read_string(a, true, "integrator");
@@ -318,7 +341,7 @@ Checkpoint read_checkpoint(const std::string& path) {
     while (start < ov.size()) {
       const size_t nl = ov.find('\n', start);
       const std::string line = ov.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-      if (!line.empty()) ck.overrides.push_back(line);
+      if (!line.empty()) ck.overrides.push_back(override_spec(line));
       if (nl == std::string::npos) break;
       start = nl + 1;
     }
@@ -328,12 +351,14 @@ Checkpoint read_checkpoint(const std::string& path) {
   return ck;
 }
 
-CheckpointWriter::CheckpointWriter(std::string path, int64_t every, int64_t first_step, std::string backend)
-    : path_(std::move(path)), every_(every), first_step_(first_step), backend_(std::move(backend)) {}
+CheckpointWriter::CheckpointWriter(std::string path, int64_t every, int64_t first_step, std::string backend,
+                                   std::string prefix)
+    : path_(std::move(path)), every_(every), first_step_(first_step), backend_(std::move(backend)),
+      prefix_(std::move(prefix)) {}
 
 void CheckpointWriter::write(const RunContext& ctx, const SystemState& state) {
   for (auto& f : before_) f();
-  write_checkpoint(path_, state, ctx.topology, ctx.config, first_step_, backend_);
+  write_checkpoint(path_, state, ctx.topology, ctx.config, first_step_, backend_, prefix_, ctx.last_step);
   last_step_ = state.step;
 }
 

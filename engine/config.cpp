@@ -1,13 +1,16 @@
 #include "engine/config.h"
 
+#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -56,11 +59,17 @@ class Map {
   Map(const Context& ctx, YAML::Node node, std::string path, std::initializer_list<const char*> keys)
       : ctx_(ctx), node_(node), path_(std::move(path)) {
     if (!node_.IsMap()) ctx_.fail(node_, path_, "expected a mapping with keys " + join(keys) + ", got " + describe(node_));
+    // yaml-cpp keeps both entries of a repeated key and reads the first: a second `dt:` further
+    // down would be silently ignored, so it is an error here.
+    std::map<std::string, int> line_of;
     for (auto it = node_.begin(); it != node_.end(); ++it) {
       const std::string k = it->first.as<std::string>();
       bool ok = false;
       for (const char* a : keys) ok = ok || k == a;
       if (!ok) ctx_.fail(it->first, sub(k), "unknown key (expected one of: " + join(keys) + ")");
+      const auto [first, fresh] = line_of.emplace(k, it->first.Mark().line + 1);
+      if (!fresh)
+        ctx_.fail(it->first, sub(k), "duplicate key (already given at line " + std::to_string(first->second) + ")");
     }
   }
 
@@ -231,6 +240,14 @@ void read_system(const Map& root, RunConfig& cfg) {
     }
     spec.lattice.density = l.number_required("density", 0.0, kInf, true, "a number > 0");
     spec.lattice.type = type_index(l, "type", spec.types, 0);
+    cfg.locations["system.lattice.cells"] = l.where("cells");
+    const int64_t basis = spec.lattice.kind == LatticeKind::Fcc ? 4 : 1;
+    const int64_t n = int64_t(spec.lattice.cells[0]) * spec.lattice.cells[1] * spec.lattice.cells[2] * basis;
+    if (n > kMaxParticles)
+      l.ctx().fail(c, l.sub("cells"), std::to_string(spec.lattice.cells[0]) + " x " + std::to_string(spec.lattice.cells[1]) +
+                                          " x " + std::to_string(spec.lattice.cells[2]) + " cells make " +
+                                          std::to_string(n) + " particles, more than the " +
+                                          std::to_string(kMaxParticles) + " pairmd can hold");
   }
   if (sys.has("chains")) {
     spec.source = SystemSource::Chains;
@@ -240,12 +257,25 @@ void read_system(const Map& root, RunConfig& cfg) {
     ChainsSpec& ch = spec.chains;
     ch.count = static_cast<int>(c.integer_required("count", 1, 100000000));
     ch.length = static_cast<int>(c.integer_required("length", 1, 100000000));
+    cfg.locations["system.chains.count"] = c.where("count");
+    if (int64_t(ch.count) * ch.length > kMaxParticles)
+      c.ctx().fail(c.node("count"), c.sub("count"), std::to_string(ch.count) + " chains of " + std::to_string(ch.length) +
+                                                        " beads make more than the " + std::to_string(kMaxParticles) +
+                                                        " particles pairmd can hold");
     ch.density = c.number_required("density", 0.0, kInf, true, "a number > 0");
     ch.bond_length = c.number("bond_length", 0.97, 0.0, kInf, true);
     ch.monomer_type = type_index(c, "monomer_type", spec.types, 0);
     ch.charged_every = static_cast<int>(c.integer("charged_every", 0, 0, 1000000));
     ch.counterion_type = c.has("counterion_type") ? type_index(c, "counterion_type", spec.types, -1) : -1;
     ch.min_distance = c.number("min_distance", 0.8, 0.0, kInf);
+    // Closest packing holds sqrt(2) spheres of diameter d per d^3: beyond that no placement keeps
+    // every pair d apart, and the 100 trials per bead would only burn time (hours, for millions).
+    if (ch.density * ch.min_distance * ch.min_distance * ch.min_distance > std::sqrt(2.0)) {
+      std::ostringstream m;
+      m << "no arrangement keeps beads " << ch.min_distance << " apart at density " << ch.density
+        << " (closest packing holds sqrt(2) per min_distance^3); use a smaller min_distance";
+      c.ctx().fail(c.has("min_distance") ? c.node("min_distance") : c.self(), c.sub("min_distance"), m.str());
+    }
     ch.seed = static_cast<uint64_t>(c.integer("seed", 1, 0, kMaxInt));
     if (ch.length > 1) {
       if (!c.has("bond")) c.missing("bond", "the name of a bond type in force_field.bonds");
@@ -490,6 +520,7 @@ void read_analysis(const Map& root, RunConfig& cfg) {
   PotentialMapSpec& p = cfg.potential_map;
   p.every = m.integer_required("every", 1, kMaxInt);
   p.spacing = m.number_required("spacing", 0.0, kInf, true, "a lattice spacing > 0");
+  cfg.locations["analysis.potential_map.spacing"] = m.where("spacing");
   p.region = m.choice("region", "box", {"box", "particles"});
   p.padding = m.number("padding", 5.0, 0.0, kInf);
   p.kernel = m.choice("kernel", "auto", {"auto", "cpu", "scatter", "gather", "gather_coarsened", "gather_coalesced"});
@@ -556,6 +587,89 @@ void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
     }
   }
   cfg.overrides.emplace_back(display, value);
+  cfg.override_specs.push_back(path + "=" + value);
+}
+
+// Compact text of a node for difference lines: scalars as they are, the rest as flow YAML.
+std::string brief(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return "(not set)";
+  if (n.IsScalar()) return n.Scalar();
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+void differences(const YAML::Node& a, const YAML::Node& b, const std::string& path, std::vector<std::string>& out) {
+  const bool a_set = a.IsDefined() && !a.IsNull(), b_set = b.IsDefined() && !b.IsNull();
+  if (a_set && b_set && a.IsMap() && b.IsMap()) {
+    std::vector<std::string> keys;
+    for (const YAML::Node* m : {&a, &b})
+      for (auto it = m->begin(); it != m->end(); ++it) {
+        const std::string k = it->first.Scalar();
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+      }
+    for (const std::string& k : keys) differences(a[k], b[k], path.empty() ? k : path + "." + k, out);
+    return;
+  }
+  if (a_set && b_set && a.IsSequence() && b.IsSequence() && a.size() == b.size()) {
+    for (size_t i = 0; i < a.size(); ++i) differences(a[i], b[i], path + "[" + std::to_string(i) + "]", out);
+    return;
+  }
+  const std::string x = brief(a), y = brief(b);
+  if (x != y) out.push_back((path.empty() ? std::string("(document)") : path) + ": " + x + " -> " + y);
+}
+
+YAML::Node document(const std::string& text, const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(std::string("YAML syntax error: ") + e.msg);
+  }
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  RunConfig scratch;
+  for (const std::string& o : overrides) apply_override(root, o, scratch);
+  return root;
+}
+
+// yaml-cpp 0.7 accepts a quoted string that is never closed: it runs to the end of the file and
+// swallows every key after it (`title: "abc` leaves nothing but a title). Each quoted scalar of
+// the document (keys too) must find its closing quote in the text.
+void check_quotes_closed(const YAML::Node& node, const std::string& text, const std::string& name) {
+  auto check = [&](const YAML::Node& n) {
+    if (!n.IsScalar() || n.Mark().pos < 0) return;
+    size_t p = static_cast<size_t>(n.Mark().pos);
+    // Skip a tag or anchor in front of the value (`!!str "abc`, `&a 'x`).
+    while (p < text.size() && (text[p] == '!' || text[p] == '&')) {
+      while (p < text.size() && text[p] != ' ' && text[p] != '\t' && text[p] != '\n') ++p;
+      while (p < text.size() && (text[p] == ' ' || text[p] == '\t')) ++p;
+    }
+    if (p >= text.size() || (text[p] != '"' && text[p] != '\'')) return;
+    const char q = text[p];
+    for (size_t k = p + 1; k < text.size(); ++k) {
+      if (q == '"' && text[k] == '\\') {
+        ++k;  // an escape: \" does not close the string
+      } else if (text[k] == q) {
+        if (q == '\'' && k + 1 < text.size() && text[k + 1] == '\'') {
+          ++k;  // '' is a quote inside a single-quoted string
+          continue;
+        }
+        return;
+      }
+    }
+    std::ostringstream s;
+    s << name << ":" << n.Mark().line + 1 << ":" << n.Mark().column + 1 << ": YAML syntax error: the string opened by "
+      << (q == '"' ? "\"" : "'") << " here is never closed";
+    throw ConfigError(s.str());
+  };
+  if (node.IsScalar()) check(node);
+  if (node.IsSequence())
+    for (const YAML::Node& item : node) check_quotes_closed(item, text, name);
+  if (node.IsMap())
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      check(it->first);
+      check_quotes_closed(it->second, text, name);
+    }
 }
 
 }  // namespace
@@ -572,6 +686,7 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
     s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": YAML syntax error: " << e.msg;
     throw ConfigError(s.str());
   }
+  check_quotes_closed(root, text, name);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   for (const std::string& o : overrides) apply_override(root, o, cfg);
 
@@ -612,11 +727,55 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
   return cfg;
 }
 
+std::string override_spec(const std::string& spec) {
+  const size_t eq = spec.find('=');
+  std::string key = spec.substr(0, eq), rest = eq == std::string::npos ? "" : spec.substr(eq);
+  std::string raw;
+  for (char c : key) {
+    if (c == '[') raw += '.';
+    else if (c != ']') raw += c;
+  }
+  return raw + rest;
+}
+
+std::vector<std::string> merge_overrides(const std::vector<std::string>& earlier, const std::vector<std::string>& later) {
+  auto key = [](const std::string& spec) {
+    const std::string s = override_spec(spec);
+    return s.substr(0, s.find('='));
+  };
+  std::vector<std::string> out;
+  for (const std::string& e : earlier) {
+    bool replaced = false;
+    for (const std::string& l : later) replaced = replaced || key(l) == key(e);
+    if (!replaced) out.push_back(override_spec(e));
+  }
+  for (const std::string& l : later) out.push_back(override_spec(l));
+  return out;
+}
+
+std::vector<std::string> config_differences(const std::string& text_a, const std::vector<std::string>& overrides_a,
+                                            const std::string& text_b, const std::vector<std::string>& overrides_b,
+                                            size_t max_lines) {
+  std::vector<std::string> out;
+  differences(document(text_a, overrides_a), document(text_b, overrides_b), "", out);
+  if (out.size() > max_lines) {
+    const size_t more = out.size() - max_lines;
+    out.resize(max_lines);
+    out.push_back("... and " + std::to_string(more) + " more");
+  }
+  return out;
+}
+
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) throw ConfigError("cannot open config file '" + path + "': " + std::strerror(errno));
+  // A directory opens and reads as empty on Linux, which would read as a config with no keys.
+  if (S_ISDIR(st.st_mode)) throw ConfigError("cannot read config file '" + path + "': it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("cannot open config file '" + path + "': " + std::strerror(errno));
   std::stringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) throw ConfigError("cannot read config file '" + path + "': " + std::strerror(errno));
   return parse_config(ss.str(), path, overrides);
 }
 

@@ -18,6 +18,11 @@ struct ConfigError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The most particles a system may have. Indices are int throughout (bonds, lists, kernels), and
+// 2^30 keeps 3N and 4N in range too; it is far beyond what one GPU or node holds (~80 B of state
+// per particle, kilobytes with the lists).
+constexpr int64_t kMaxParticles = int64_t(1) << 30;
+
 enum class LatticeKind { Fcc, Sc };
 
 struct LatticeSpec {
@@ -120,7 +125,11 @@ struct RunConfig {
   SystemSpec system;
   OutputSpec output;
   PotentialMapSpec potential_map;
-  std::vector<std::pair<std::string, std::string>> overrides;  // --set key.path=value, in order
+  std::vector<std::pair<std::string, std::string>> overrides;  // --set key.path=value, in order (key as messages write it)
+  std::vector<std::string> override_specs;  // the same as --set takes them ("force_field.pair.0.cutoff=3")
+  // Identifies the files of one run across its restarts (not a config key): a new run draws one,
+  // a restart into its run's files keeps the checkpoint's. Stored in the trajectory and checkpoints.
+  std::string run_id;
 
   // "file:line:column" of keys that are checked again once the system exists (cutoffs
   // against the box, the start file), by config path.
@@ -133,5 +142,19 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
 // The same from text (tests); `name` stands for the file in messages.
 RunConfig parse_config(const std::string& text, const std::string& name,
                        const std::vector<std::string>& overrides = {});
+
+// An override in the form --set takes: "force_field.pair[0].cutoff=3" (as messages and older
+// checkpoints write it) becomes "force_field.pair.0.cutoff=3".
+std::string override_spec(const std::string& spec);
+// `earlier` then `later`, without the earlier ones whose key a later one sets again (the later
+// one replaces the whole node at that key, so dropping them changes nothing).
+std::vector<std::string> merge_overrides(const std::vector<std::string>& earlier, const std::vector<std::string>& later);
+
+// What differs between two configs (texts with their overrides applied), one line per key:
+// "integrator.temperature: 1.2 -> 1.5". Comments and layout do not count. At most `max_lines`
+// lines; a last line says how many more there are.
+std::vector<std::string> config_differences(const std::string& text_a, const std::vector<std::string>& overrides_a,
+                                            const std::string& text_b, const std::vector<std::string>& overrides_b,
+                                            size_t max_lines = 20);
 
 }  // namespace pairmd

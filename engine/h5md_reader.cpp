@@ -169,6 +169,7 @@ H5mdFrame read_frame(hid_t file, int64_t frame) {
   SystemState& s = out.state;
   s.step = pos.steps[frame];
   out.time = pos.times[frame];
+  if (!std::isfinite(out.time)) throw Fail("the time of frame " + std::to_string(frame) + " is not finite");
 
   const std::vector<double> x = read_values<double>(pos, frame, 3 * n, H5T_NATIVE_DOUBLE, pg + "/position");
   s.position.resize(n);
@@ -307,8 +308,11 @@ H5mdFrame read_frame(hid_t file, int64_t frame) {
 
 }  // namespace
 
-// Reads in this process (the HDF5 library may crash on a damaged file).
-H5mdFrame read_h5md_frame_inprocess(const std::string& path, int64_t frame) {
+namespace {
+
+// Reads in this process without the library lock: for the reading child of read_h5md_frame,
+// which has one thread (and a copy of the lock as the parent held it at fork).
+H5mdFrame read_unlocked(const std::string& path, int64_t frame) {
   h5::quiet();
   struct stat st;
   if (stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot open '" + path + "': " + std::strerror(errno));
@@ -327,6 +331,14 @@ H5mdFrame read_h5md_frame_inprocess(const std::string& path, int64_t frame) {
   } catch (const std::exception& e) {
     throw std::runtime_error("'" + path + "': " + e.what());
   }
+}
+
+}  // namespace
+
+// Reads in this process (the HDF5 library may crash on a damaged file).
+H5mdFrame read_h5md_frame_inprocess(const std::string& path, int64_t frame) {
+  h5::LibraryLock lock(h5::library_mutex());
+  return read_unlocked(path, frame);
 }
 
 namespace {
@@ -438,8 +450,12 @@ H5mdFrame read_h5md_frame(const std::string& path, int64_t frame) {
   int fds[2];
   if (pipe(fds) != 0) return read_h5md_frame_inprocess(path, frame);
   std::fflush(nullptr);
+  // Forked while holding the library lock: no other thread of this process is inside HDF5 at
+  // that moment, so the child's copy of the library is in a consistent state.
+  std::unique_lock<std::recursive_mutex> lock(h5::library_mutex());
   const pid_t pid = fork();
   if (pid < 0) {
+    lock.unlock();
     ::close(fds[0]);
     ::close(fds[1]);
     return read_h5md_frame_inprocess(path, frame);
@@ -449,7 +465,7 @@ H5mdFrame read_h5md_frame(const std::string& path, int64_t frame) {
     std::string msg;
     char status = 0;
     try {
-      msg = encode(read_h5md_frame_inprocess(path, frame));
+      msg = encode(read_unlocked(path, frame));
     } catch (const std::exception& e) {
       status = 1;
       msg = e.what();
@@ -457,6 +473,7 @@ H5mdFrame read_h5md_frame(const std::string& path, int64_t frame) {
     const bool ok = write_fully(fds[1], std::string(1, status)) && write_fully(fds[1], msg);
     _exit(ok ? 0 : 3);
   }
+  lock.unlock();
   ::close(fds[1]);
   std::string bytes;
   char buf[1 << 16];

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -86,11 +87,21 @@ std::string author() {
   return u && *u ? u : "unknown";
 }
 
+// The run id stored in a trajectory's /parameters ("" for files written before run ids).
+std::string trajectory_run_id(hid_t f) {
+  if (!h5::exists(f, "parameters")) return "";
+  Handle params = h5::open_group(f, "parameters");
+  if (H5Aexists(params, "run_id") <= 0) return "";
+  Handle a(h5::check_id(H5Aopen(params, "run_id", H5P_DEFAULT), "cannot open parameters/run_id"));
+  return h5::read_string(a, true, "run_id");
+}
+
 }  // namespace
 
 H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const SystemState& initial,
                        const Topology& topology, double dof, int64_t restart_step)
     : path_(path), cfg_(cfg), dof_(dof) {
+  h5::LibraryLock lock(h5::library_mutex());
   h5::quiet();
   const TrajectorySpec& t = cfg.output.trajectory;
   every_ = t.every;
@@ -156,11 +167,15 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
     }
   }
   if (!appending_) {
-    file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    // Never truncates: an existing file is an error here (`pairmd run` removes the files it
+    // replaces on purpose, --overwrite, before it creates new ones).
+    if (access(path.c_str(), F_OK) == 0)
+      throw std::runtime_error("cannot create the trajectory '" + path + "': the file exists");
+    file_ = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl);
     if (file_ < 0) throw std::runtime_error("cannot create the trajectory '" + path + "' (" + h5::last_error() + ")");
     try {
       write_static(cfg, initial, topology);
-      flush();
+      flush_locked();
     } catch (const std::runtime_error& e) {
       H5Fclose(file_);
       file_ = -1;
@@ -168,13 +183,73 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
     }
   }
   last_flush_ = std::chrono::steady_clock::now();
+  if (flush_seconds_ > 0) start_flusher();
 }
 
 H5mdWriter::~H5mdWriter() {
+  stop_flusher();
   try {
-    close();
+    h5::LibraryLock lock(h5::library_mutex());
+    close_locked();
   } catch (...) {
   }
+}
+
+void H5mdWriter::start_flusher() {
+  flusher_ = std::thread([this] { flusher_loop(); });
+}
+
+void H5mdWriter::stop_flusher() {
+  if (!flusher_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lk(wake_mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  flusher_.join();
+}
+
+// The promise of flush_seconds kept on the clock, not at the next frame: a frame is flushed at
+// most flush_seconds after it was written (plus the time a frame write in progress holds the
+// library lock), however long the run then takes to reach its next frame.
+void H5mdWriter::flusher_loop() {
+  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(flush_seconds_));
+  std::unique_lock<std::mutex> lk(wake_mutex_);
+  while (!stop_) {
+    if (!unflushed_) {
+      wake_.wait(lk);
+      continue;
+    }
+    const auto due = unflushed_since_ + interval;
+    if (std::chrono::steady_clock::now() < due) {
+      wake_.wait_until(lk, due);
+      continue;
+    }
+    lk.unlock();
+    {
+      h5::LibraryLock lock(h5::library_mutex());
+      if (!failed_ && file_ >= 0) {
+        try {
+          flush_locked();
+        } catch (const std::exception& e) {
+          // Reported by the next write of the run; the file stays as its last flush left it.
+          fail_locked();
+          timer_error_ = e.what();
+        }
+      }
+    }
+    lk.lock();
+    if (failed_) unflushed_ = false;  // nothing more will be flushed
+  }
+}
+
+void H5mdWriter::mark_unflushed() {
+  std::lock_guard<std::mutex> lk(wake_mutex_);
+  if (unflushed_) return;
+  unflushed_ = true;
+  unflushed_since_ = std::chrono::steady_clock::now();
+  wake_.notify_all();
 }
 
 void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const Topology& topology) {
@@ -248,6 +323,7 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
   for (const auto& [k, v] : cfg.overrides) overrides += k + "=" + v + "\n";
   h5::write_string_dataset(params, "overrides", overrides);
   h5::write_string_dataset(params, "units", cfg.model.units.name);
+  if (!cfg.run_id.empty()) h5::write_string_attr(params, "run_id", cfg.run_id);
   const double dt = cfg.model.integrator.dt;
   h5::write_dataset(params, "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {}, &dt);
 }
@@ -255,6 +331,12 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
 void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
   const hid_t f = static_cast<hid_t>(file_);
   if (!h5::exists(f, "particles/all")) throw std::runtime_error("it has no particles/all group (not a pairmd trajectory?)");
+  // Files of another run on the same prefix (a prefix reused with --overwrite after this
+  // checkpoint was taken) are not continued: nothing in them is touched.
+  const std::string theirs = trajectory_run_id(f);
+  if (!theirs.empty() && !cfg_.run_id.empty() && theirs != cfg_.run_id)
+    throw std::runtime_error("it belongs to another run (run id " + theirs + ", the checkpoint's is " + cfg_.run_id +
+                             "); it is left as it is");
   if (h5::exists(f, "particles/all/species")) {
     Handle d(H5Dopen2(f, "particles/all/species", H5P_DEFAULT));
     const auto dims = h5::dims_of(d);
@@ -316,6 +398,7 @@ void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
         h5::check(H5Dread(s->step, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data()), "cannot read " + child + "/step");
       hsize_t keep = 0;
       while (keep < count && steps[keep] <= restart_step) ++keep;
+      frames_dropped_ = std::max<int64_t>(frames_dropped_, static_cast<int64_t>(vd[0] - keep));
       std::vector<hsize_t> dims = vd;
       dims[0] = keep;
       h5::check(H5Dset_extent(s->value, dims.data()), "cannot truncate " + child);
@@ -326,7 +409,7 @@ void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
       series_[child] = std::move(s);
     }
   }
-  flush();
+  flush_locked();
 }
 
 H5mdWriter::Series& H5mdWriter::series(const std::string& path, hid_t file_type,
@@ -359,6 +442,7 @@ void H5mdWriter::append(Series& s, int64_t step, double time, const void* data, 
   size_t bytes = 16 + H5Tget_size(mem_type);
   for (hsize_t d : s.frame_dims) bytes *= d;
   bytes_since_flush_ += bytes;
+  mark_unflushed();
   append_rows(s.value, s.count, s.frame_dims, mem_type, data);
   append_rows(s.step, s.count, {}, H5T_NATIVE_INT64, &step);
   if (s.time.valid()) append_rows(s.time, s.count, {}, H5T_NATIVE_DOUBLE, &time);
@@ -367,6 +451,7 @@ void H5mdWriter::append(Series& s, int64_t step, double time, const void* data, 
 }
 
 int64_t H5mdWriter::frames_written(const std::string& name) const {
+  h5::LibraryLock lock(h5::library_mutex());
   auto it = series_.find(name[0] == '/' ? name.substr(1) : name);
   return it == series_.end() ? 0 : static_cast<int64_t>(it->second->count);
 }
@@ -385,13 +470,19 @@ bool H5mdWriter::due(int64_t step, int64_t every, const RunContext& ctx) const {
 
 template <typename F>
 void H5mdWriter::guarded(const char* what, F&& f) {
+  if (!timer_error_.empty()) {
+    const std::string e = timer_error_;
+    timer_error_.clear();
+    throw std::runtime_error("writing the trajectory '" + path_ + "' failed in a timed flush: " + e +
+                             "; the file keeps the frames up to its last flush");
+  }
   if (failed_ || file_ < 0) return;
   try {
     f();
   } catch (const std::runtime_error& e) {
     // Leave the file as its last flush made it: no close (that would flush a half-written
     // state), no further writes.
-    failed_ = true;
+    fail_locked();
     throw std::runtime_error("writing the trajectory '" + path_ + "' failed while " + what + ": " + e.what() +
                              "; the file keeps the frames up to its last flush");
   }
@@ -442,6 +533,7 @@ void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool fin
 }
 
 void H5mdWriter::observe(const RunContext& ctx, const Frame& frame) {
+  h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a frame", [&] {
     write_frame(ctx, frame, false);
     maybe_flush();
@@ -449,26 +541,37 @@ void H5mdWriter::observe(const RunContext& ctx, const Frame& frame) {
 }
 
 void H5mdWriter::finish(const RunContext& ctx, const Frame& frame) {
+  stop_flusher();
+  h5::LibraryLock lock(h5::library_mutex());
   guarded("writing the last frame", [&] {
     if (frame.state.step == ctx.last_step) write_frame(ctx, frame, true);
-    flush();
+    flush_locked();
   });
-  if (!failed_) close();
+  if (!failed_) close_locked();
 }
 
 void H5mdWriter::maybe_flush() {
   const auto now = std::chrono::steady_clock::now();
   // Also flush before the frames since the last flush outgrow half the reserved space.
   if (std::chrono::duration<double>(now - last_flush_).count() >= flush_seconds_ || 2 * bytes_since_flush_ > reserve_bytes_)
-    flush();
+    flush_locked();
 }
 
 void H5mdWriter::flush() {
+  h5::LibraryLock lock(h5::library_mutex());
+  flush_locked();
+}
+
+void H5mdWriter::flush_locked() {
   if (file_ < 0 || failed_) return;
   const hid_t f = static_cast<hid_t>(file_);
   h5::check(H5Fflush(f, H5F_SCOPE_LOCAL), "cannot flush");
   last_flush_ = std::chrono::steady_clock::now();
   bytes_since_flush_ = 0;
+  {
+    std::lock_guard<std::mutex> lk(wake_mutex_);
+    unflushed_ = false;
+  }
   // Reserve disk space past the end of the allocated file for what the next flush interval
   // writes (raw frames and the metadata of the next flush). A full disk is then found here,
   // right after a complete flush, and not half way through writing metadata, which would
@@ -482,14 +585,39 @@ void H5mdWriter::flush() {
   const int fd = *static_cast<int*>(handle);
   const int rc = posix_fallocate(fd, static_cast<off_t>(eoa), static_cast<off_t>(reserve_bytes_));
   if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
-    failed_ = true;
+    fail_locked();
     throw std::runtime_error("no room to go on writing the trajectory '" + path_ + "' (reserving " +
-                             std::to_string(reserve_bytes_ >> 10) + " KiB: " + std::strerror(rc) +
-                             "); the file keeps every frame written so far");
+                             std::to_string(reserve_bytes_ >> 10) + " KiB: " + std::strerror(rc) + ")");
+  }
+}
+
+void H5mdWriter::fail_locked() {
+  if (failed_) return;
+  failed_ = true;
+  // Give back the space reserved past the file's end, so that the checkpoint of the last good
+  // state, written next, finds room on a full disk. Everything the file's last flush refers to
+  // lies below the end of its allocated space (eoa), which is where it is cut.
+  haddr_t eoa = 0;
+  void* handle = nullptr;
+  if (file_ < 0 || H5Fget_eoa(static_cast<hid_t>(file_), &eoa) < 0 ||
+      H5Fget_vfd_handle(static_cast<hid_t>(file_), H5P_DEFAULT, &handle) < 0 || !handle || eoa == 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return;
+  }
+  const int fd = *static_cast<int*>(handle);
+  struct stat st;
+  if (fstat(fd, &st) == 0 && st.st_size > static_cast<off_t>(eoa) && ftruncate(fd, static_cast<off_t>(eoa)) != 0) {
+    // The reservation stays; the file is still valid.
   }
 }
 
 void H5mdWriter::close() {
+  stop_flusher();
+  h5::LibraryLock lock(h5::library_mutex());
+  close_locked();
+}
+
+void H5mdWriter::close_locked() {
   if (file_ < 0) return;
   if (failed_) {
     // Abandon the handles: closing would write metadata describing frames that may be half
@@ -522,6 +650,7 @@ void H5mdWriter::close() {
 }
 
 void H5mdWriter::write_grid_frame(const std::string& name, int64_t step, double time, const Grid3& grid) {
+  h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a grid frame", [&] {
     if (grid.values.size() != grid.size()) throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
     const std::string key = grid_series_path(name).substr(1);
@@ -543,6 +672,7 @@ void H5mdWriter::write_grid_frame(const std::string& name, int64_t step, double 
 }
 
 void H5mdWriter::write_grid(const std::string& name, const Grid3& grid) {
+  h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a grid", [&] {
     if (grid.values.size() != grid.size()) throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
     const hid_t f = static_cast<hid_t>(file_);

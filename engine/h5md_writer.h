@@ -4,16 +4,22 @@
 // parameters/. Layout, units and the flush policy are documented in docs/output.md.
 //
 // Crash safety: HDF5 metadata is kept in memory (cache evictions off) and only written by
-// H5Fflush, which happens at most every output.trajectory.flush_seconds, before every
-// checkpoint and at the end. Particle frames are one chunk each and never rewritten, so a file
-// killed between flushes still opens and holds every frame up to its last flush.
+// H5Fflush. A timer thread flushes once the oldest unflushed frame is
+// output.trajectory.flush_seconds old (0: the writer flushes after every frame); the writer
+// also flushes before every checkpoint and at the end. Particle frames are one chunk each and
+// never rewritten, so a file killed between flushes still opens and holds every frame up to
+// its last flush. Frames are written whole under HDF5's library lock (h5::library_mutex), so a
+// flush never sees half a frame.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/grid.h"
@@ -23,7 +29,7 @@ namespace pairmd {
 
 class H5mdWriter final : public RunObserver {
  public:
-  // Creates `path` (replacing it), or with `restart_step` >= 0 opens the existing file to
+  // Creates `path` (which must not exist), or with `restart_step` >= 0 opens the existing file to
   // continue it: checks that it holds the same system (particle count, box) and drops every
   // frame after `restart_step`. `dof` is for the temperature observable. Throws
   // std::runtime_error naming the file and the problem.
@@ -56,6 +62,8 @@ class H5mdWriter final : public RunObserver {
   const std::string& path() const { return path_; }
   bool failed() const { return failed_; }
   int64_t frames_written(const std::string& series) const;
+  // Frames a continued file held after the restart step and lost (the most of any series).
+  int64_t frames_dropped() const { return frames_dropped_; }
 
  private:
   struct Series;
@@ -67,6 +75,13 @@ class H5mdWriter final : public RunObserver {
   bool due(int64_t step, int64_t every, const RunContext& ctx) const;
   void write_frame(const RunContext& ctx, const Frame& frame, bool final_frame);
   void maybe_flush();
+  void flush_locked();
+  void fail_locked();
+  void close_locked();
+  void mark_unflushed();
+  void start_flusher();
+  void stop_flusher();
+  void flusher_loop();
   template <typename F>
   void guarded(const char* what, F&& f);
 
@@ -79,9 +94,19 @@ class H5mdWriter final : public RunObserver {
   bool appending_;
   bool failed_ = false;
   size_t n_ = 0;
+  int64_t frames_dropped_ = 0;
   int64_t file_ = -1;  // the hid_t of the open file
   std::map<std::string, std::unique_ptr<Series>> series_;
   std::chrono::steady_clock::time_point last_flush_;
+  // The flush timer: wakes when the oldest unflushed frame is flush_seconds old. `wake_mutex_`
+  // guards the fields below it; it is taken after the library lock, never before.
+  std::thread flusher_;
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  bool unflushed_ = false;
+  std::chrono::steady_clock::time_point unflushed_since_;
+  std::string timer_error_;       // a failed timed flush, reported by the next write
   size_t bytes_since_flush_ = 0;
   size_t reserve_bytes_ = 0;
   std::string length_unit_, time_unit_, velocity_unit_, force_unit_, energy_unit_, temperature_unit_, pressure_unit_;

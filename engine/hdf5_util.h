@@ -8,11 +8,21 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace pairmd::h5 {
+
+// Debian's HDF5 is built without thread safety: every HDF5 call in the process goes through
+// this one lock (the trajectory's flush timer runs on a thread of its own). Recursive, so a
+// locked function may call another.
+inline std::recursive_mutex& library_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+using LibraryLock = std::lock_guard<std::recursive_mutex>;
 
 // Owns one HDF5 identifier of any kind and releases it (H5Idec_ref closes at zero references).
 class Handle {

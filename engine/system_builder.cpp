@@ -102,6 +102,10 @@ void build_chains(const RunConfig& cfg, SystemState& s, Topology& topo) {
     if (!(qc != 0.0) || n < 0 || std::fabs(n - std::round(n)) > 1e-9)
       throw ConfigError(cfg.path + ": system.chains.counterion_type: counterions of charge " + std::to_string(qc) +
                         " cannot neutralise a chain charge of " + std::to_string(total_charge));
+    if (n + static_cast<double>(ch.count) * ch.length > static_cast<double>(kMaxParticles))
+      throw ConfigError(cfg.path + ": system.chains.counterion_type: " + std::to_string(n) +
+                        " counterions would make more than the " + std::to_string(kMaxParticles) +
+                        " particles pairmd can hold");
     counterions = std::lround(n);
   }
   const double ntotal = static_cast<double>(ch.count) * ch.length + counterions;
@@ -117,7 +121,10 @@ void build_chains(const RunConfig& cfg, SystemState& s, Topology& topo) {
     const double z = 2 * uni(rng) - 1, phi = 2 * M_PI * uni(rng), r = std::sqrt(1 - z * z);
     return Vec3d{r * std::cos(phi), r * std::sin(phi), z};
   };
-  PlacementGrid grid(s.box, std::max(ch.min_distance, 0.5));
+  // Any cell at least min_distance wide finds every bead closer than min_distance, so the
+  // placement is the same for any such cell; smaller cells at high densities keep the number of
+  // beads each trial looks at bounded (about 4 per cell).
+  PlacementGrid grid(s.box, std::max(ch.min_distance, std::min(0.5, std::cbrt(4.0 / ch.density))));
   Int3 image0{0, 0, 0};
   for (int c = 0; c < ch.count; ++c) {
     for (int k = 0; k < ch.length; ++k) {
@@ -286,8 +293,22 @@ BuiltSystem build_system(const RunConfig& cfg) {
     }
   }
   if (!cfg.system.periodic) s.box.periodic = false;
+  if (s.size() + cfg.system.add_particles.size() == 0) {
+    auto it = cfg.locations.find("system.file.path");
+    throw ConfigError((it != cfg.locations.end() ? it->second : cfg.path) + ": system.file.path: '" +
+                      cfg.system.file.path + "' holds no particles");
+  }
+  if (s.size() > static_cast<size_t>(kMaxParticles))
+    throw ConfigError(cfg.path + ": system: " + std::to_string(s.size()) + " particles, more than the " +
+                      std::to_string(kMaxParticles) + " pairmd can hold");
   validate_against_box(cfg, s.box);
-  relax(s, cfg, b.topology, cfg.system.relax.steps, cfg.system.relax.max_move);
+  try {
+    relax(s, cfg, b.topology, cfg.system.relax.steps, cfg.system.relax.max_move);
+  } catch (const SimulationBlowup& e) {
+    // Input, not a run: a relaxation that breaks a bond comes from the config's settings.
+    throw ConfigError(cfg.path + ": system.relax: the relaxation before the run failed: " + e.what() +
+                      "; a smaller max_move may help");
+  }
   add_listed_particles(cfg, s);
   if (cfg.system.source != SystemSource::File || cfg.system.velocity_temperature >= 0) {
     const double T = cfg.system.velocity_temperature >= 0 ? cfg.system.velocity_temperature : cfg.model.integrator.temperature;

@@ -1,6 +1,8 @@
 #include "engine/thermo_log.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -17,17 +19,34 @@ std::string format_duration(double seconds) {
 }
 
 ThermoLog::ThermoLog(const RunConfig& cfg, const std::string& csv_path, bool progress, double dof, bool append)
-    : cfg_(cfg), every_(cfg.output.thermo_every), progress_(progress), dof_(dof) {
+    : cfg_(cfg), every_(cfg.output.thermo_every), progress_(progress), dof_(dof), csv_path_(csv_path) {
   if (!csv_path.empty()) {
-    csv_.open(csv_path, append ? std::ios::app : std::ios::trunc);
-    if (!csv_) throw std::runtime_error("cannot write the thermo CSV '" + csv_path + "'");
+    // "x": created here or not at all; an existing file is never truncated.
+    csv_ = std::fopen(csv_path.c_str(), append ? "a" : "wx");
+    if (!csv_) throw std::runtime_error("cannot write the thermo CSV '" + csv_path + "': " + std::strerror(errno));
     if (!append) {
-      csv_ << "step,time,temperature,potential_energy,kinetic_energy,total_energy,pressure,steps_per_second";
-      for (const PairTerm& t : cfg.model.force_field.pair_terms) csv_ << ",energy_" << pair_kind_name(t.kind);
-      csv_ << "\n";
+      std::string header = "step,time,temperature,potential_energy,kinetic_energy,total_energy,pressure,steps_per_second";
+      for (const PairTerm& t : cfg.model.force_field.pair_terms) header += std::string(",energy_") + pair_kind_name(t.kind);
+      write_row(header + "\n");
     }
   }
   start_ = last_progress_ = rate_time_ = std::chrono::steady_clock::now();
+}
+
+ThermoLog::~ThermoLog() {
+  if (csv_) std::fclose(csv_);
+}
+
+// Rows go out whole and at once (a reader, or a run killed next, sees only complete rows up to
+// the last one written); a failed write is an error of the run, not a silently short table.
+void ThermoLog::write_row(const std::string& row) {
+  if (!csv_) return;
+  if (std::fwrite(row.data(), 1, row.size(), csv_) != row.size() || std::fflush(csv_) != 0) {
+    const std::string why = std::strerror(errno);
+    std::fclose(csv_);
+    csv_ = nullptr;
+    throw std::runtime_error("writing the thermo CSV '" + csv_path_ + "' failed: " + why);
+  }
 }
 
 double ThermoLog::rate(int64_t step) {
@@ -72,12 +91,13 @@ void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
   std::cout.unsetf(std::ios::floatfield);
   std::cout << std::flush;
   if (csv_) {
-    csv_ << step << "," << std::setprecision(10) << frame.time << "," << T << "," << std::setprecision(15) << o.potential
-         << "," << o.kinetic << "," << o.total() << "," << std::setprecision(10) << P << "," << sps;
+    std::ostringstream row;
+    row << step << "," << std::setprecision(10) << frame.time << "," << T << "," << std::setprecision(15) << o.potential
+        << "," << o.kinetic << "," << o.total() << "," << std::setprecision(10) << P << "," << sps;
     for (size_t t = 0; t < cfg_.model.force_field.pair_terms.size() && t < o.potential_by_term.size(); ++t)
-      csv_ << "," << std::setprecision(15) << o.potential_by_term[t];
-    csv_ << "\n";
-    csv_.flush();
+      row << "," << std::setprecision(15) << o.potential_by_term[t];
+    row << "\n";
+    write_row(row.str());
   }
 }
 
@@ -101,7 +121,11 @@ void ThermoLog::finish(const RunContext& ctx, const Frame& frame) {
   if (progress_shown_) std::cerr << "\r\033[K" << std::flush;
   progress_shown_ = false;
   if (frame.state.step != last_printed_) observe(ctx, frame);  // always end on the last state
-  if (csv_) csv_.flush();
+  if (csv_ && std::fclose(csv_) != 0) {
+    csv_ = nullptr;
+    throw std::runtime_error("closing the thermo CSV '" + csv_path_ + "' failed: " + std::strerror(errno));
+  }
+  csv_ = nullptr;
 }
 
 }  // namespace pairmd

@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "engine/run_observer.h"
@@ -12,8 +11,12 @@ namespace pairmd {
 
 class ThermoLog final : public RunObserver {
  public:
-  // csv_path empty: no CSV. progress: show a live progress line on stderr.
+  // csv_path empty: no CSV. progress: show a live progress line on stderr. `append`: add rows
+  // to an existing CSV (a restart); otherwise the CSV is created and must not exist yet.
   ThermoLog(const RunConfig& cfg, const std::string& csv_path, bool progress, double dof, bool append);
+  ~ThermoLog() override;
+  ThermoLog(const ThermoLog&) = delete;
+  ThermoLog& operator=(const ThermoLog&) = delete;
   int64_t next_step(int64_t step) const override { return next_multiple(step, every_); }
   void observe(const RunContext& ctx, const Frame& frame) override;
   void finish(const RunContext& ctx, const Frame& frame) override;
@@ -22,11 +25,13 @@ class ThermoLog final : public RunObserver {
 
  private:
   double rate(int64_t step);
+  void write_row(const std::string& row);
   const RunConfig& cfg_;
   int64_t every_;
   bool progress_;
   double dof_;
-  std::ofstream csv_;
+  std::string csv_path_;
+  std::FILE* csv_ = nullptr;
   bool header_printed_ = false;
   bool progress_shown_ = false;
   std::chrono::steady_clock::time_point start_, last_progress_;

@@ -821,6 +821,17 @@ bool cuda_device_present(std::string* reason) {
   return true;
 }
 
+bool cuda_device_free_memory(double* free_bytes, double* total_bytes) {
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    cudaGetLastError();  // not sticky; clear it so later checks start clean
+    return false;
+  }
+  if (free_bytes) *free_bytes = static_cast<double>(free);
+  if (total_bytes) *total_bytes = static_cast<double>(total);
+  return true;
+}
+
 std::unique_ptr<Backend> make_cuda_backend(const Model& model, const SystemState& initial) {
   if (model.strategy != "auto") return std::make_unique<CudaBackend>(model, initial, parse_strategy(model.strategy));
   // auto: time each deterministic strategy for a few steps on this very system and keep the

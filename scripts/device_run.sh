@@ -122,7 +122,7 @@ for stage in "${stages[@]}"; do
       # profiled one by one; grouped by kernel by scripts/kernel_times.py.
       ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 3000 --csv \
         --page raw "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=25 --steps 2000 --backend cuda \
-        --set output.progress=off --set output.trajectory.every=0 --output "$OUT/profile" > "$OUT/ncu_raw.csv" 2> "$OUT/ncu.log"
+        --set output.progress=off --set output.trajectory.every=0 --output "$OUT/profile" --overwrite > "$OUT/ncu_raw.csv" 2> "$OUT/ncu.log"
       summary+=("profile: exit $?")
       python3 scripts/kernel_times.py "$OUT/ncu_raw.csv" | tee "$OUT/kernel_times.txt"
       ;;
@@ -138,7 +138,7 @@ for stage in "${stages[@]}"; do
       for t in 1 $(nproc); do
         for r in 1 2 3; do
           OMP_NUM_THREADS=$t "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=20 --set neighbor.skin=0.3 --steps 500 \
-            --backend cpu --set output.progress=off --set output.trajectory.every=0 --output "$OUT/cpu_bench" 2>&1 |
+            --backend cpu --set output.progress=off --set output.trajectory.every=0 --output "$OUT/cpu_bench" --overwrite 2>&1 |
             grep -E "^performance" | sed "s/^/threads $t: /"
         done
       done | tee "$OUT/cpu_bench.log"

@@ -2,6 +2,7 @@
 // failed write, and a restart continues bit for bit (CPU; GPU where one exists).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "engine/backend.h"
@@ -72,6 +73,11 @@ TEST(Checkpoint, DamagedOrForeignFilesAreRejectedWithTheirName) {
   expect_error("text.h5", "steps: 10\n", "not a pairmd checkpoint");
   expect_error("empty.h5", "", "not a pairmd checkpoint");
   EXPECT_THROW(read_checkpoint(dir / "missing.h5"), std::runtime_error);
+  // Whole and checksummed, but holding a state no run can start from.
+  BuiltSystem nan_state = sys;
+  nan_state.state.velocity[7].z = NAN;
+  write_checkpoint(dir / "nan.h5", nan_state.state, sys.topology, cfg, 0, "cpu");
+  expect_error("nan.h5", testing::read_text(dir / "nan.h5"), "particle 7 has a non-finite position or velocity");
 }
 
 TEST(Checkpoint, FailedWriteLeavesThePreviousOneIntact) {
@@ -134,10 +140,13 @@ TEST(Restart, CommandLineRunContinuesBitwise) {
   ASSERT_EQ(full.exit_code, 0) << full.err;
   auto part = testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--output", "part", "--steps", "200"}, dir.path);
   ASSERT_EQ(part.exit_code, 0) << part.err;
+  // The checkpoint holds --steps 200 (the run's own end); --steps 400 takes it further.
   auto rest = testing::run_pairmd(
-      {"run", "run.yaml", "--backend", "cpu", "--output", "part", "--restart", "part.checkpoint.h5"}, dir.path);
+      {"run", "run.yaml", "--backend", "cpu", "--output", "part", "--restart", "part.checkpoint.h5", "--steps", "400"},
+      dir.path);
   ASSERT_EQ(rest.exit_code, 0) << rest.err;
   EXPECT_NE(rest.out.find("ends at step 400"), std::string::npos) << rest.out;
+  EXPECT_NE(rest.out.find("  steps: 200 -> 400"), std::string::npos) << rest.out;
 
   const Checkpoint a = read_checkpoint(dir / "full.checkpoint.h5"), b = read_checkpoint(dir / "part.checkpoint.h5");
   EXPECT_EQ(a.state.step, 400);

@@ -2,9 +2,11 @@
 // key and what was expected; `pairmd check` and `pairmd run` exit with 2 and write nothing.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <regex>
 
+#include "engine/hdf5_util.h"
 #include "test_util.h"
 
 namespace pairmd {
@@ -66,6 +68,19 @@ std::vector<BadInput> bad_inputs() {
        R"(^--set integrator\.tau=3: integrator\.tau: unknown key \(expected one of: .*\)$)"},
       {"yaml_syntax", replace(kGood, "temperature: 1.2", "temperature: [1.2"), {},
        R"(^cfg\.yaml:\d+:\d+: YAML syntax error: .*$)"},
+      // yaml-cpp reads the first of two equal keys; the second must not be ignored silently.
+      {"duplicate_key", replace(kGood, "  temperature: 1.2", "  temperature: 1.2\n  dt: 0.5"), {},
+       R"(^cfg\.yaml:14:3: integrator\.dt: duplicate key \(already given at line 12\)$)"},
+      {"duplicate_key_in_flow_mapping", replace(kGood, "cells: 4,", "cells: 4, cells: 5,"), {},
+       R"(^cfg\.yaml:4:34: system\.lattice\.cells: duplicate key \(already given at line 4\)$)"},
+      // yaml-cpp lets an unclosed quote run to the end of the file, swallowing every key after it.
+      {"unterminated_string", replace(kGood, "title: small LJ", "title: \"small LJ"), {},
+       R"(^cfg\.yaml:1:8: YAML syntax error: the string opened by " here is never closed$)"},
+      // Sizes are bounded while parsing, before any product of them is formed or allocated.
+      {"too_many_particles", replace(kGood, "cells: 4,", "cells: 4096,"), {},
+       R"(^cfg\.yaml:4:31: system\.lattice\.cells: 4096 x 4096 x 4096 cells make 274877906944 particles, more than the 1073741824 pairmd can hold$)"},
+      {"unterminated_single_quoted_string", replace(kGood, "title: small LJ", "title: 'it''s small"), {},
+       R"(^cfg\.yaml:1:8: YAML syntax error: the string opened by ' here is never closed$)"},
   };
 }
 
@@ -132,6 +147,103 @@ TEST(Config, BinaryMissingFile) {
     EXPECT_NE(r.err.find("cannot open config file 'nothere.yaml'"), std::string::npos) << r.err;
     EXPECT_TRUE(dir.files().empty()) << cmd << " wrote files";
   }
+}
+
+TEST(Config, DirectoryAsConfigIsNamedAsSuch) {
+  test::TempDir dir("config");
+  std::filesystem::create_directory(dir.path() / "cfgdir");
+  try {
+    load_config((dir.path() / "cfgdir").string());
+    FAIL() << "a directory was read as a config";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("it is a directory"), std::string::npos) << e.what();
+  }
+  for (const char* cmd : {"check", "run"}) {
+    const test::ChildResult r = test::run_pairmd(std::string(cmd) + " cfgdir", dir.path());
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_EQ(r.err, "cannot read config file 'cfgdir': it is a directory\n") << cmd;
+    EXPECT_EQ(dir.files().size(), 1u) << cmd << " wrote files";
+  }
+}
+
+TEST(Config, QuotedStringsThatCloseAreAccepted) {
+  // Escaped quotes inside quoted strings do not end them; neither check must trip on them.
+  const RunConfig a = parse_config(replace(kGood, "title: small LJ", "title: \"a \\\" b\""), "cfg.yaml");
+  EXPECT_EQ(a.title, "a \" b");
+  const RunConfig b = parse_config(replace(kGood, "title: small LJ", "title: 'it''s'"), "cfg.yaml");
+  EXPECT_EQ(b.title, "it's");
+}
+
+// A minimal H5MD start file: one frame of `positions` (any count, any values) in a cubic box of
+// edge `edge`, at time `time`.
+void write_start_file(const std::string& path, const std::vector<Vec3d>& positions, double edge, double time = 0.0) {
+  h5::LibraryLock lock(h5::library_mutex());
+  h5::Handle f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  ASSERT_TRUE(f.valid());
+  const hsize_t n = positions.size();
+  const int64_t step = 0;
+  const double box[9] = {edge, 0, 0, 0, edge, 0, 0, 0, edge};
+  h5::write_dataset(f, "particles/all/position/value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {1, n, 3}, positions.data());
+  h5::write_dataset(f, "particles/all/position/step", H5T_STD_I64LE, H5T_NATIVE_INT64, {1}, &step);
+  h5::write_dataset(f, "particles/all/position/time", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {1}, &time);
+  h5::write_dataset(f, "particles/all/box/edges/value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {1, 3, 3}, box);
+  h5::write_dataset(f, "particles/all/box/edges/step", H5T_STD_I64LE, H5T_NATIVE_INT64, {1}, &step);
+}
+
+const char* kFromFile = R"(system:
+  types: [{name: A}]
+  file: {path: start.h5}
+force_field:
+  pair:
+    - {potential: lj, cutoff: 2.5, coeffs: [{types: [A, A], epsilon: 1.0, sigma: 1.0}]}
+integrator: {kind: langevin, dt: 0.005, temperature: 1.2}
+steps: 10
+)";
+
+// `check` and `run` on cfg.yaml in `dir` both exit 2 with a message matching `expected`, and
+// `run` writes nothing.
+void expect_refused(const test::TempDir& dir, const std::string& expected) {
+  const std::vector<std::string> before = dir.files();
+  for (const char* cmd : {"check", "run"}) {
+    const test::ChildResult r = test::run_pairmd(std::string(cmd) + " cfg.yaml --backend cpu", dir.path());
+    EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex(expected))) << cmd << ": got '" << r.err << "'";
+    EXPECT_EQ(dir.files().size(), before.size()) << cmd << " wrote files";
+  }
+}
+
+TEST(Config, StartFileWithoutParticlesIsRefused) {
+  test::TempDir dir("config");
+  std::ofstream(dir.path() / "cfg.yaml") << kFromFile;
+  write_start_file((dir.path() / "start.h5").string(), {}, 10.0);
+  expect_refused(dir, R"(^cfg\.yaml:3:16: system\.file\.path: 'start\.h5' holds no particles\n$)");
+}
+
+TEST(Config, NonFiniteValuesOfAStartFileAreNamed) {
+  test::TempDir dir("config");
+  std::ofstream(dir.path() / "cfg.yaml") << kFromFile;
+  const std::vector<Vec3d> grid = {{1, 1, 1}, {3, 3, 3}, {5, 5, 5}, {7, 7, 7}};
+  std::vector<Vec3d> bad = grid;
+  bad[2].y = NAN;
+  write_start_file((dir.path() / "start.h5").string(), bad, 10.0);
+  expect_refused(dir, "system\\.file\\.path: 'start\\.h5': particle 2 has a non-finite position or velocity");
+  write_start_file((dir.path() / "start.h5").string(), grid, INFINITY);
+  expect_refused(dir, "system\\.file\\.path: 'start\\.h5': box edge inf is not a positive number");
+  write_start_file((dir.path() / "start.h5").string(), grid, 10.0, NAN);
+  expect_refused(dir, "system\\.file\\.path: 'start\\.h5': the time of frame 0 is not finite");
+}
+
+// Two particles on the same spot give a NaN force before any step: the message says so instead
+// of blaming the time step (which the first step's blow-up used to do).
+TEST(Config, NonFiniteStartForcesBlameTheStartNotTheTimeStep) {
+  test::TempDir dir("config");
+  std::ofstream(dir.path() / "cfg.yaml")
+      << replace(kGood, "  lattice: {kind: fcc, cells: 4, density: 0.8442}\n",
+                 "  lattice: {kind: fcc, cells: 4, density: 0.8442}\n  add_particles:\n"
+                 "    - {type: A, position: [1, 1, 1]}\n    - {type: A, position: [1, 1, 1]}\n");
+  expect_refused(dir, R"(^cfg\.yaml: system: the force on particle 25[67] is not finite before the first step )"
+                      R"(\(F = \(.*\)\); particle 25[67] is 0 away\. The start configuration has overlapping particles )"
+                      R"(\(or non-finite values\); the time step is not the cause\n$)");
 }
 
 TEST(Config, BinaryCheckAcceptsTheExamples) {

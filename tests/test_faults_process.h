@@ -56,8 +56,9 @@ struct ChildResult {
 class Child {
  public:
   // `file_size_limit` > 0: RLIMIT_FSIZE in bytes (a full disk, as the process sees it).
-  // `memory_limit` > 0: RLIMIT_AS in bytes.
-  Child(const std::vector<std::string>& argv, const std::string& dir, long file_size_limit = 0, long memory_limit = 0)
+  // `memory_limit` > 0: RLIMIT_AS in bytes. `env`: "NAME=value" entries set in the child.
+  Child(const std::vector<std::string>& argv, const std::string& dir, long file_size_limit = 0, long memory_limit = 0,
+        const std::vector<std::string>& env = {})
       : out_path_(dir + "/child." + std::to_string(counter()) + ".out"), err_path_(out_path_ + ".err") {
     pid_ = fork();
     if (pid_ == 0) {
@@ -77,6 +78,10 @@ class Child {
         setrlimit(RLIMIT_AS, &rl);
       }
       setenv("OMP_NUM_THREADS", "1", 1);
+      for (const std::string& e : env) {
+        const size_t eq = e.find('=');
+        setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
+      }
       std::vector<char*> args;
       for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
@@ -93,6 +98,9 @@ class Child {
   pid_t pid() const { return pid_; }
   void signal(int sig) { kill(pid_, sig); }
   std::string out() const { return read_text(out_path_); }
+  std::string err() const { return read_text(err_path_); }
+  // Whether the child has ended (it is reaped by wait()).
+  bool running() const { return kill(pid_, 0) == 0 && !exited(); }
 
   ChildResult wait(double timeout_s) {
     ChildResult r;
@@ -122,16 +130,22 @@ class Child {
     static int n = 0;
     return n++;
   }
+  bool exited() const {
+    // A child that has exited but is not yet reaped is a zombie: /proc says state Z.
+    const std::string stat = read_text("/proc/" + std::to_string(pid_) + "/stat");
+    const size_t close = stat.rfind(')');
+    return close == std::string::npos || (close + 2 < stat.size() && stat[close + 2] == 'Z');
+  }
   pid_t pid_ = -1;
   bool done_ = false;
   std::string out_path_, err_path_;
 };
 
 inline ChildResult run_pairmd(const std::vector<std::string>& args, const std::string& dir, double timeout_s = 120,
-                              long file_size_limit = 0, long memory_limit = 0) {
+                              long file_size_limit = 0, long memory_limit = 0, const std::vector<std::string>& env = {}) {
   std::vector<std::string> argv{PAIRMD_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  Child c(argv, dir, file_size_limit, memory_limit);
+  Child c(argv, dir, file_size_limit, memory_limit, env);
   return c.wait(timeout_s);
 }
 

@@ -439,7 +439,8 @@ TEST(PotentialMapCommands, RunAndPotentialMapAndPlaceIonsEndToEnd) {
   }
   // pairmd run computes maps (auto: cpu here) and writes the average.
   const std::string prefix = temp_path("cmdrun");
-  ASSERT_EQ(run_pairmd("run " + cfg_path + " --output " + prefix), 0) << read_text(temp_path("cmd.log"));
+  // --overwrite: the prefix is a fixed name under the temporary directory, left by earlier runs of this test.
+  ASSERT_EQ(run_pairmd("run " + cfg_path + " --output " + prefix + " --overwrite"), 0) << read_text(temp_path("cmd.log"));
   const Grid3 run_map = read_dx(prefix + ".potential.dx");
   EXPECT_GT(run_map.size(), 0u);
 

@@ -3,8 +3,17 @@
 #include <iostream>
 
 #include "engine/cli/run_setup.h"
+#include "engine/cpu_backend.h"
 
 namespace pairmd::cli {
+
+namespace {
+
+// Steps x particles x partners of the relaxation check is willing to do: about 5 s on two cores
+// (configs/kremer_grest.yaml's 2000 steps of 2000 beads are 0.9e8 and take that).
+constexpr double kRelaxWork = 1e8;
+
+}  // namespace
 
 int cmd_check(const Args& args) {
   ConfigOptions o;
@@ -28,8 +37,46 @@ int cmd_check(const Args& args) {
   }
   try {
     const RunConfig cfg = load_with_options(o);
-    const BuiltSystem sys = build_system(cfg);
-    std::cout << o.config_path << ": ok\n" << describe_system(cfg, sys) << "steps: " << cfg.steps << "\n";
+    // What check itself does (build the system, forces on it with the CPU reference) must fit
+    // here; what the run needs is reported, and only noted when this machine could not hold it.
+    check_build_memory(cfg, "cpu");
+    // The relaxation is the one part of building that grows with a setting as well as with the
+    // size (steps x particles x partners): past a few seconds of work check builds without it.
+    RunConfig build = cfg;
+    std::string skipped;
+    const SystemSize planned = planned_size(cfg);
+    double partners = 1;
+    for (const PairTerm& t : cfg.model.force_field.pair_terms) partners += 2 * pairs_per_particle(t, cfg.model.neighbor.skin, planned);
+    if (planned.particles > 0 && cfg.system.relax.steps * static_cast<double>(planned.particles) * partners > kRelaxWork) {
+      build.system.relax.steps = 0;
+      skipped = "note: the relaxation (" + std::to_string(cfg.system.relax.steps) + " steps of " +
+                std::to_string(planned.particles) + " particles) is left to the run; the system was checked unrelaxed";
+    }
+    const BuiltSystem sys = build_system(build);
+    const SystemSize size = built_size(sys.state, static_cast<int64_t>(sys.topology.bonds.size()));
+    const double held = 80.0 * static_cast<double>(size.particles);
+    require_memory(cfg, estimate_run_memory(cfg, "cpu", size, 0), size, available_host_memory(), held);
+    {
+      Model model = cfg.model;
+      model.topology = sys.topology;
+      try {
+        CpuBackend reference(model, sys.state);
+        check_start_forces(cfg, sys.state, reference.forces());
+      } catch (const SimulationBlowup& e) {
+        // A bond already beyond its maximum extension in the start state: the input's doing.
+        throw ConfigError(cfg.path + ": system: the start configuration cannot be used: " + e.what());
+      }
+    }
+    const MemoryEstimate need = estimate_run_memory(cfg, planned_backend(cfg), size, potential_map_points(cfg, sys.state));
+    if (!need.impossible.empty()) throw ConfigError(size_key(cfg) + ": " + need.impossible);
+    std::cout << o.config_path << ": ok\n" << describe_system(cfg, sys) << "steps: " << cfg.steps << "\n"
+              << describe_memory(need, size) << "\n";
+    if (!skipped.empty()) std::cout << skipped << "\n";
+    try {
+      require_memory(cfg, need, size, available_host_memory(), held);
+    } catch (const ConfigError& e) {
+      std::cout << "note: a run would be refused on this machine: " << e.what() << "\n";
+    }
     return kExitOk;
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";

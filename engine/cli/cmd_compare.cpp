@@ -3,6 +3,7 @@
 // reproducibility and GPU memory; CSV and an SVG plot of timesteps/s against N.
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -52,6 +53,16 @@ struct Row {
   std::string detail;  // the backend's own account of the timed runs
 };
 
+// A whole number >= `min` written in full ("10x" and "1e3" are not); throws std::invalid_argument.
+long whole_number(const std::string& opt, const std::string& text, long min) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || v < min)
+    throw std::invalid_argument(opt + ": expected a whole number >= " + std::to_string(min) + ", got '" + text + "'");
+  return v;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? NAN : v[v.size() / 2];
@@ -98,10 +109,15 @@ int cmd_compare(const Args& args) {
                  "                      [--set key.path=value]...\n";
     return kExitUsage;
   }
-  const long steps = std::atol(steps_arg.c_str()), repeats = std::max(1L, std::atol(repeats_arg.c_str())),
-             warmup = std::atol(warmup_arg.c_str());
-  if (steps <= 0) {
-    std::cerr << "pairmd compare: --steps must be a positive integer\n";
+  long steps = 0, repeats = 0, warmup = 0;
+  std::vector<long> sizes;
+  try {
+    steps = whole_number("--steps", steps_arg, 1);
+    repeats = whole_number("--repeats", repeats_arg, 1);
+    warmup = whole_number("--warmup", warmup_arg, 0);
+    for (const std::string& s : split(sizes_arg)) sizes.push_back(whole_number("--sizes", s, 1));
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "pairmd compare: " << e.what() << "\n";
     return kExitUsage;
   }
   const std::vector<std::string> strategies = split(strategies_arg);
@@ -121,8 +137,6 @@ int cmd_compare(const Args& args) {
     std::cerr << e.what() << "\n";
     return kExitUsage;
   }
-  std::vector<long> sizes;
-  for (const std::string& s : split(sizes_arg)) sizes.push_back(std::atol(s.c_str()));
   if (sizes.empty()) sizes.push_back(0);  // the config's own size
   if (out_prefix.empty()) out_prefix = output_prefix(base) + ".compare";
 
@@ -137,6 +151,7 @@ int cmd_compare(const Args& args) {
       if (size > 0)
         for (const std::string& s : size_overrides(base, size)) so.sets.push_back(s);
       cfg = load_with_options(so);
+      check_build_memory(cfg, strategies[0] == "cpu" ? "cpu" : "cuda");
       sys = build_system(cfg);
     } catch (const std::exception& e) {
       std::cerr << e.what() << "\n";

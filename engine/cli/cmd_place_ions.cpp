@@ -1,6 +1,7 @@
 // pairmd place-ions: put ions at the extrema of the electrostatic potential of a system (the
 // one a config builds, or a trajectory frame) and write a config that starts from the system
 // with the ions added (system.add_particles).
+#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdio>
@@ -50,6 +51,12 @@ double number(const std::string& opt, const std::string& text) {
 
 bool ends_with(const std::string& s, const std::string& e) {
   return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+}
+
+// Whether two paths name the same existing file.
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat x, y;
+  return stat(a.c_str(), &x) == 0 && stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
 }  // namespace
@@ -143,6 +150,14 @@ int cmd_place_ions(const Args& args) {
     if (ends_with(out, ".h5") || ends_with(out, ".hdf5"))
       throw std::invalid_argument("--out " + out +
                                   ": place-ions writes a config (.yaml) that starts from the system plus the ions");
+    // The output must not be one of the inputs: writing it would destroy the user's config.
+    for (const std::string& in : {config_path, trajectory, map_in})
+      if (!in.empty() && same_file(out, in))
+        throw std::invalid_argument("--out " + out + " is the input " + in + "; give another file name");
+    if (!map_out.empty())
+      for (const std::string& in : {config_path, trajectory, map_in})
+        if (!in.empty() && same_file(map_out, in))
+          throw std::invalid_argument("--map-out " + map_out + " is the input " + in + "; give another file name");
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
     return kExitUsage;
@@ -160,6 +175,8 @@ int cmd_place_ions(const Args& args) {
       return kExitUsage;
     }
   }
+  // Inputs that cannot be read (a missing or damaged trajectory or map), a lattice too fine for
+  // the region and more ions than fit are bad input (exit 2); other failures reach main() (exit 1).
   SystemState state;
   try {
     if (trajectory.empty()) state = build_system(cfg).state;
@@ -167,23 +184,42 @@ int cmd_place_ions(const Args& args) {
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
     return kExitUsage;
+  } catch (const std::runtime_error& e) {
+    std::cerr << "pairmd place-ions: --trajectory: " << e.what() << "\n";
+    return kExitUsage;
   }
 
   Grid3 map;
   std::string map_source;
   if (!map_in.empty()) {
-    map = read_dx(map_in);
+    try {
+      map = read_dx(map_in);
+    } catch (const std::runtime_error& e) {
+      std::cerr << "pairmd place-ions: --map: " << e.what() << "\n";
+      return kExitUsage;
+    }
     map_source = map_in;
     const std::string unit = potential_unit(cfg.model.units);
     if (!map.unit.empty() && map.unit != unit)
       std::cerr << "pairmd place-ions: warning: " << map_in << " is in " << map.unit << ", the config's units give "
                 << unit << "\n";
   } else {
-    map = series->add(state);
+    try {
+      map = series->add(state);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "pairmd place-ions: " << e.what() << "\n";
+      return kExitUsage;
+    }
     map_source = std::string("computed (") + series->kernel_description() + "; " + series->summary() + ")";
   }
 
-  const std::vector<PlacedIon> ions = place_ions(map, state.position, state.box, place);
+  std::vector<PlacedIon> ions;
+  try {
+    ions = place_ions(map, state.position, state.box, place);
+  } catch (const std::runtime_error& e) {
+    std::cerr << "pairmd place-ions: " << e.what() << "\n";
+    return kExitUsage;
+  }
 
   // The config that starts from this system plus the ions.
   YAML::Node root = YAML::Load(cfg.text);

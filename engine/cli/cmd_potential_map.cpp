@@ -135,11 +135,24 @@ int cmd_potential_map(const Args& args) {
     } catch (const ConfigError& e) {
       std::cerr << e.what() << "\n";
       return kExitUsage;
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "pairmd potential-map: " << e.what() << "\n";
+      return kExitUsage;
     }
     source = "the system " + config_path + " builds";
   } else {
+    // A trajectory that cannot be read (missing, not HDF5, damaged, frame out of range) and a
+    // lattice too fine for the region are bad input (exit 2); other failures reach main() (exit 1).
     const auto read = [&](int64_t f) { return read_h5md_frame(trajectory, f).state; };
-    map_frames(read, range, *series, &note);  // errors: main() reports them, exit 1
+    try {
+      map_frames(read, range, *series, &note);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "pairmd potential-map: " << e.what() << "\n";
+      return kExitUsage;
+    } catch (const std::runtime_error& e) {
+      std::cerr << "pairmd potential-map: " << e.what() << "\n";
+      return kExitUsage;
+    }
     source = trajectory + " frames " + frames;
   }
   if (series->frames() == 0) {

@@ -11,14 +11,17 @@ const char* kUsage = R"(pairmd )" PAIRMD_VERSION R"( - Langevin molecular dynami
 
 usage:
   pairmd run CONFIG [--backend cpu|cuda|auto] [--steps N] [--strategy S]
-                    [--set key.path=value]... [--restart CHECKPOINT] [--output PREFIX]
+                    [--set key.path=value]... [--output PREFIX] [--overwrite]
+  pairmd run [CONFIG] --restart CHECKPOINT [--steps N] [--set key.path=value]... [--output PREFIX]
   pairmd check CONFIG [--set key.path=value]...
   pairmd compare CONFIG [--strategies a,b,..] [--steps N] [--sizes n1,n2,..] [--out PREFIX]
   pairmd potential-map TRAJECTORY.h5|--config CONFIG [--frames a:b:s] [--spacing h] [--out map.dx] ...
   pairmd place-ions --config CONFIG --count K --type NAME --min-distance d [--out OUT.yaml] ...
   pairmd --version | --help
 
-  run            run the simulation described by CONFIG (YAML; see docs/config.md)
+  run            run the simulation described by CONFIG (YAML; see docs/config.md); it refuses an
+                 output prefix in use or holding an earlier run's files (--overwrite replaces
+                 them; --restart continues the run of a checkpoint; docs/output.md)
   check          validate CONFIG (and the system it builds) without running; exit 2 on error
   compare        time the GPU force-summation strategies on CONFIG's system (docs/strategies.md)
   potential-map  electrostatic potential map of trajectory frames (docs/potential_maps.md)

@@ -58,7 +58,8 @@ def run(binary, work, name, text):
     cfg = os.path.join(work, name + ".yaml")
     with open(cfg, "w") as f:
         f.write(text)
-    r = subprocess.run([binary, "run", cfg, "--backend", "cpu", "--output", os.path.join(work, name)],
+    # --overwrite: SCRATCH_DIR keeps the files of the last time this check ran.
+    r = subprocess.run([binary, "run", cfg, "--backend", "cpu", "--output", os.path.join(work, name), "--overwrite"],
                        capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         sys.exit(f"pairmd run {name} failed ({r.returncode}):\n{r.stderr}")
