@@ -11,12 +11,14 @@ targets=(pairmd pairmd_tests pairmd_gpu_tests)
 for t in $(sed -n 's/^add_executable(\([a-z_0-9]*\).*/\1/p' bench/CMakeLists.txt tests/CMakeLists.txt analysis/CMakeLists.txt 2>/dev/null); do
   [[ " ${targets[*]} " == *" $t "* ]] || targets+=("$t")
 done
-cmake --build build-device -j"$(nproc)" --target "${targets[@]}" >> build-device.log
+cmake --build build-device -j"$(nproc)" --target "${targets[@]}" pairmd_small_disk >> build-device.log
 rm -rf device-bundle && mkdir -p device-bundle/lib
 for t in "${targets[@]}"; do
   f=$(find build-device -type f -name "$t" -perm -u+x | head -n 1)
   [[ -n "$f" ]] && cp "$f" device-bundle/ && strip "device-bundle/$t"  # host symbols only: kernel names stay
 done
+# The output tests' small-disk library (LD_PRELOAD), found there at its build-time path.
+cp build-device/tests/libpairmd_small_disk.so device-bundle/lib/
 # Shared libraries the static HDF5 still pulls in, and the OpenMP runtime.
 for lib in libsz.so.2 libaec.so.0 libgomp.so.1; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" device-bundle/lib/

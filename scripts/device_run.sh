@@ -34,7 +34,8 @@ summary=()
 # Tests name the pairmd binary and the sources by their build-time paths: recreate those.
 src=$(cat "$B/source_dir.txt" 2>/dev/null || echo "$PWD")
 if [[ "$src" != "$PWD" && ! -e "$src" ]]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
-mkdir -p "$src/build-device" && ln -sf "$B/pairmd" "$src/build-device/pairmd" 2>/dev/null
+mkdir -p "$src/build-device/tests" && ln -sf "$B/pairmd" "$src/build-device/pairmd" 2>/dev/null
+ln -sf "$B/lib/libpairmd_small_disk.so" "$src/build-device/tests/libpairmd_small_disk.so" 2>/dev/null
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
 
 for stage in "${stages[@]}"; do
