@@ -1,4 +1,4 @@
-#include "engine/backend.h"
+#include "backends/backend.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <omp.h>
 #endif
 
-#include "engine/cpu_backend.h"
+#include "backends/cpu_backend.h"
 
 namespace pairmd {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/model.h"
-#include "engine/observables.h"
-#include "engine/system_state.h"
+#include "backends/model.h"
+#include "base/observables.h"
+#include "base/system_state.h"
 
 namespace pairmd {
 

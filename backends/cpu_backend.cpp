@@ -1,4 +1,4 @@
-#include "engine/cpu_backend.h"
+#include "backends/cpu_backend.h"
 
 #include <chrono>
 #include <cmath>

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/backend.h"
+#include "backends/backend.h"
 #include "neighbor/verlet_list.h"
 
 namespace pairmd {

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "engine/force_field.h"
-#include "engine/topology.h"
-#include "engine/units.h"
+#include "potentials/force_field.h"
+#include "base/topology.h"
+#include "base/units.h"
 #include "integrators/integrator_params.h"
 
 namespace pairmd {

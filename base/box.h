@@ -5,8 +5,8 @@
 // x + image * L.
 #pragma once
 
-#include "engine/hd.h"
-#include "engine/vec3.h"
+#include "base/hd.h"
+#include "base/vec3.h"
 
 namespace pairmd {
 

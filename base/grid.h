@@ -19,4 +19,8 @@ struct Grid3 {
   size_t size() const { return static_cast<size_t>(dims[0]) * dims[1] * dims[2]; }
 };
 
+// The most points a lattice may have (potential maps, .dx files): checked before anything of
+// that size is allocated.
+constexpr size_t kMaxMapPoints = size_t(1) << 30;
+
 }  // namespace pairmd

@@ -1,4 +1,4 @@
-#include "engine/observables.h"
+#include "base/observables.h"
 
 #include <limits>
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/box.h"
-#include "engine/vec3.h"
+#include "base/box.h"
+#include "base/vec3.h"
 
 namespace pairmd {
 

@@ -1,4 +1,4 @@
-#include "engine/topology.h"
+#include "base/topology.h"
 
 #include <algorithm>
 

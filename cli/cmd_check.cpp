@@ -2,8 +2,8 @@
 // running or writing anything.
 #include <iostream>
 
-#include "engine/cli/run_setup.h"
-#include "engine/cpu_backend.h"
+#include "cli/run_setup.h"
+#include "backends/cpu_backend.h"
 
 namespace pairmd::cli {
 

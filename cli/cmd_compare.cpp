@@ -11,9 +11,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "engine/cli/run_setup.h"
-#include "engine/cpu_backend.h"
-#include "engine/svg_plot.h"
+#include "cli/run_setup.h"
+#include "backends/cpu_backend.h"
+#include "io/svg_plot.h"
 
 namespace pairmd::cli {
 

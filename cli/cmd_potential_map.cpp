@@ -3,11 +3,11 @@
 #include <iostream>
 #include <sstream>
 
-#include "analysis/dx_writer.h"
+#include "io/dx_writer.h"
 #include "analysis/potential_map.h"
 #include "analysis/potential_map_observer.h"
-#include "engine/cli/run_setup.h"
-#include "engine/h5md.h"
+#include "cli/run_setup.h"
+#include "io/h5md.h"
 
 namespace pairmd::cli {
 

@@ -23,12 +23,13 @@
 
 #include "analysis/grid_sink.h"
 #include "analysis/potential_map_observer.h"
-#include "engine/checkpoint.h"
-#include "engine/cli/run_setup.h"
-#include "engine/h5md_writer.h"
-#include "engine/output_files.h"
+#include "io/checkpoint.h"
+#include "cli/run_setup.h"
+#include "io/h5md_writer.h"
+#include "io/output_files.h"
+#include "io/thermo_log.h"
 #include "engine/simulation.h"
-#include "engine/version.h"
+#include "base/version.h"
 
 namespace pairmd::cli {
 

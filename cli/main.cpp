@@ -2,8 +2,8 @@
 #include <iostream>
 #include <string>
 
-#include "engine/cli/commands.h"
-#include "engine/version.h"
+#include "cli/commands.h"
+#include "base/version.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "engine/cli/commands.h"
+#include "cli/commands.h"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "engine/cli/run_setup.h"
+#include "cli/run_setup.h"
 
 #include <cmath>
 #include <limits>

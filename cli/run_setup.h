@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/cli/commands.h"
+#include "cli/commands.h"
 #include "engine/config.h"
 #include "engine/resources.h"
 #include "engine/system_builder.h"

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "kernels/cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace pairmd {
 

@@ -1,4 +1,4 @@
-#include "engine/checkpoint.h"
+#include "io/checkpoint.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,8 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "engine/hdf5_util.h"
-#include "engine/version.h"
+#include "io/hdf5_util.h"
+#include "base/version.h"
 
 namespace pairmd {
 

@@ -16,8 +16,8 @@
 
 #include "engine/config.h"
 #include "engine/run_observer.h"
-#include "engine/system_state.h"
-#include "engine/topology.h"
+#include "base/system_state.h"
+#include "base/topology.h"
 
 namespace pairmd {
 

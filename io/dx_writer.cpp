@@ -1,6 +1,4 @@
-#include "analysis/dx_writer.h"
-
-#include "analysis/potential_map.h"
+#include "io/dx_writer.h"
 
 #include <cerrno>
 #include <cmath>

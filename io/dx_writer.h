@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "engine/grid.h"
+#include "base/grid.h"
 
 namespace pairmd {
 

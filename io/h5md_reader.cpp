@@ -15,8 +15,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "engine/h5md.h"
-#include "engine/hdf5_util.h"
+#include "io/h5md.h"
+#include "io/hdf5_util.h"
 
 namespace pairmd {
 

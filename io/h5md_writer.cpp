@@ -1,4 +1,4 @@
-#include "engine/h5md_writer.h"
+#include "io/h5md_writer.h"
 
 #include <unistd.h>
 
@@ -11,10 +11,10 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "engine/h5md.h"
-#include "engine/hdf5_util.h"
-#include "engine/observables.h"
-#include "engine/version.h"
+#include "io/h5md.h"
+#include "io/hdf5_util.h"
+#include "base/observables.h"
+#include "base/version.h"
 
 namespace pairmd {
 

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/grid.h"
+#include "base/grid.h"
 #include "engine/run_observer.h"
 
 namespace pairmd {

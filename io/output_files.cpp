@@ -1,4 +1,4 @@
-#include "engine/output_files.h"
+#include "io/output_files.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "engine/svg_plot.h"
+#include "io/svg_plot.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "engine/thermo_log.h"
+#include "io/thermo_log.h"
 
 #include <cerrno>
 #include <cmath>

@@ -9,7 +9,7 @@
 
 namespace pairmd {
 
-class ThermoLog final : public RunObserver {
+class ThermoLog final : public RunObserver, public ProgressDisplay {
  public:
   // csv_path empty: no CSV. progress: show a live progress line on stderr. `append`: add rows
   // to an existing CSV (a restart); otherwise the CSV is created and must not exist yet.
@@ -21,7 +21,7 @@ class ThermoLog final : public RunObserver {
   void observe(const RunContext& ctx, const Frame& frame) override;
   void finish(const RunContext& ctx, const Frame& frame) override;
   // Called by the run loop after every chunk of steps, to refresh the progress line.
-  void progress(const RunContext& ctx, int64_t step);
+  void progress(const RunContext& ctx, int64_t step) override;
 
  private:
   double rate(int64_t step);

@@ -28,9 +28,9 @@
 #include <string>
 #include <type_traits>
 
-#include "engine/backend.h"
-#include "kernels/cuda_check.h"
-#include "kernels/device_buffer.h"
+#include "backends/backend.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
 #include "kernels/device_particles.cuh"
 #include "kernels/force_kernels.cuh"
 #include "kernels/integrate_kernel.cuh"

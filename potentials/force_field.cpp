@@ -1,4 +1,4 @@
-#include "engine/force_field.h"
+#include "potentials/force_field.h"
 
 #include <algorithm>
 

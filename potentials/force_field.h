@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/topology.h"
+#include "base/topology.h"
 #include "potentials/coeffs.h"
 #include "potentials/registry.h"
 

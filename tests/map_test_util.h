@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "analysis/potential_map.h"
-#include "engine/box.h"
-#include "engine/grid.h"
-#include "engine/system_state.h"
+#include "base/box.h"
+#include "base/grid.h"
+#include "base/system_state.h"
 #include "kernels/dcs/dcs_launch.h"
 
 // Skips the test, with the reason, where the potential-map GPU kernels cannot run.

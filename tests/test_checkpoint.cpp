@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/backend.h"
-#include "engine/checkpoint.h"
-#include "engine/h5md.h"
+#include "backends/backend.h"
+#include "io/checkpoint.h"
+#include "io/h5md.h"
 #include "engine/system_builder.h"
 #include "tests/test_faults_process.h"
 

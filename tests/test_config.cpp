@@ -6,7 +6,7 @@
 #include <fstream>
 #include <regex>
 
-#include "engine/hdf5_util.h"
+#include "io/hdf5_util.h"
 #include "test_util.h"
 
 namespace pairmd {

@@ -6,8 +6,8 @@
 
 #include <regex>
 
-#include "engine/checkpoint.h"
-#include "engine/h5md.h"
+#include "io/checkpoint.h"
+#include "io/h5md.h"
 #include "tests/test_faults_process.h"
 
 namespace pairmd {

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "engine/backend.h"
-#include "engine/cpu_backend.h"
+#include "backends/backend.h"
+#include "backends/cpu_backend.h"
 #include "tests/test_systems.h"
 
 namespace pairmd {

@@ -7,9 +7,9 @@
 
 #include <cstring>
 
-#include "engine/cpu_backend.h"
-#include "engine/h5md.h"
-#include "engine/h5md_writer.h"
+#include "backends/cpu_backend.h"
+#include "io/h5md.h"
+#include "io/h5md_writer.h"
 #include "engine/simulation.h"
 #include "engine/system_builder.h"
 #include "tests/test_faults_process.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "engine/observables.h"
+#include "base/observables.h"
 #include "test_util.h"
 
 namespace pairmd {

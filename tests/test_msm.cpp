@@ -23,7 +23,7 @@
 #include <random>
 #include <set>
 
-#include "analysis/dx_writer.h"
+#include "io/dx_writer.h"
 #include "analysis/ewald.h"
 #include "analysis/msm.h"
 #include "analysis/potential_map.h"

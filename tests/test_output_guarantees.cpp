@@ -14,9 +14,9 @@
 #include <random>
 #include <regex>
 
-#include "engine/checkpoint.h"
-#include "engine/h5md.h"
-#include "engine/hdf5_util.h"
+#include "io/checkpoint.h"
+#include "io/h5md.h"
+#include "io/hdf5_util.h"
 #include "tests/test_faults_process.h"
 
 namespace pairmd {

@@ -10,7 +10,7 @@
 #include <random>
 #include <sstream>
 
-#include "analysis/dx_writer.h"
+#include "io/dx_writer.h"
 #include "analysis/ion_placement.h"
 #include "analysis/potential_map.h"
 #include "analysis/potential_map_observer.h"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "engine/config.h"
-#include "engine/cpu_backend.h"
+#include "backends/cpu_backend.h"
 #include "engine/system_builder.h"
 
 namespace pairmd::test {
