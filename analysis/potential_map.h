@@ -22,6 +22,7 @@
 #include "base/grid.h"
 #include "base/system_state.h"
 #include "base/units.h"
+#include "kernels/dcs/map_registry.h"
 
 namespace pairmd {
 
@@ -40,10 +41,7 @@ struct ChargeList {
 // The particles with a non-zero charge, at their stored (wrapped) positions.
 ChargeList charged_particles(const SystemState& s);
 
-enum class MapKernel { Auto, Cpu, Scatter, Gather, GatherCoarsened, GatherCoalesced };
-
-// How the map is summed: exact (DCS), msm (multilevel summation), auto (by estimated cost).
-enum class MapMethod { Exact, Msm, Auto };
+// The kernels (MapKernel) and methods (MapMethod) and their names: kernels/dcs/map_registry.h.
 MapMethod parse_map_method(const std::string& name);  // throws std::invalid_argument naming the choices
 const char* map_method_name(MapMethod m);
 

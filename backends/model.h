@@ -7,7 +7,8 @@
 #include "potentials/force_field.h"
 #include "base/topology.h"
 #include "base/units.h"
-#include "integrators/integrator_params.h"
+#include "backends/strategies.h"
+#include "integrators/registry.h"
 
 namespace pairmd {
 
@@ -17,7 +18,7 @@ struct Model {
   Topology topology;
   IntegratorSettings integrator;
   NeighborSettings neighbor;
-  std::string strategy = "pair_slots_fused";  // GPU force-summation strategy
+  std::string strategy = strategy_name(kDefaultStrategy);  // GPU force-summation strategy (or auto)
   // A particle moving farther than this in one step stops the run (dt too large?).
   double max_step_displacement = 0.5;
 };

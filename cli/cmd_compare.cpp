@@ -13,6 +13,7 @@
 
 #include "cli/run_setup.h"
 #include "backends/cpu_backend.h"
+#include "backends/strategies.h"
 #include "io/svg_plot.h"
 
 namespace pairmd::cli {
@@ -77,7 +78,8 @@ bool bitwise_equal(const SystemState& a, const SystemState& b) {
 
 int cmd_compare(const Args& args) {
   ConfigOptions o;
-  std::string strategies_arg = "pair_slots_fused,pair_slots,pair_atomic,pair_warp,atom_gather";
+  std::string strategies_arg;  // default: every registered strategy (backends/strategies.h)
+  for (const std::string& name : strategy_names()) strategies_arg += (strategies_arg.empty() ? "" : ",") + name;
   std::string sizes_arg, out_prefix, steps_arg = "500", repeats_arg = "5", warmup_arg = "1000";
   bool reference = true;
   OptionReader r{args};

@@ -29,6 +29,7 @@
 #include <type_traits>
 
 #include "backends/backend.h"
+#include "backends/strategies.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "kernels/device_particles.cuh"
@@ -54,29 +55,13 @@ __global__ void sum_block_parts(const double* parts, int nparts, int stride, int
 
 namespace {
 
-enum class Strategy { SlotsFused, Slots, Atomic, Warp, Gather };
-
+// The strategies and their properties: backends/strategies.h.
 Strategy parse_strategy(const std::string& s) {
-  if (s == "pair_slots_fused") return Strategy::SlotsFused;
-  if (s == "pair_slots") return Strategy::Slots;
-  if (s == "pair_atomic") return Strategy::Atomic;
-  if (s == "pair_warp") return Strategy::Warp;
-  if (s == "atom_gather") return Strategy::Gather;
+  if (const StrategyInfo* i = find_strategy(s)) return i->id;
   throw std::runtime_error("unknown force strategy '" + s + "'");
 }
 
-const char* strategy_name(Strategy s) {
-  switch (s) {
-    case Strategy::SlotsFused: return "pair_slots_fused";
-    case Strategy::Slots: return "pair_slots";
-    case Strategy::Atomic: return "pair_atomic";
-    case Strategy::Warp: return "pair_warp";
-    case Strategy::Gather: return "atom_gather";
-  }
-  return "?";
-}
-
-bool uses_slots(Strategy s) { return s == Strategy::SlotsFused || s == Strategy::Slots; }
+bool uses_slots(Strategy s) { return strategy_info(s).slots; }
 
 // The control block and the flags travel together, so one copy brings both to the host.
 struct ChunkState {
@@ -255,7 +240,7 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
     throw std::runtime_error("the CUDA backend supports at most " + std::to_string(kMaxPairTerms) + " pair terms");
   const double volume = initial.box.periodic ? initial.box.volume() : 0.0;
   const double density = volume > 0 ? n_ / volume : 1.0;
-  const bool full = strategy_ == Strategy::Gather;
+  const bool full = strategy_info(strategy_).full_list;
   grid_width_ = 0;
   for (const PairTerm& t : ff.pair_terms) {
     auto g = std::make_unique<GpuPairTerm>();
@@ -833,13 +818,15 @@ bool cuda_device_free_memory(double* free_bytes, double* total_bytes) {
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const Model& model, const SystemState& initial) {
-  if (model.strategy != "auto") return std::make_unique<CudaBackend>(model, initial, parse_strategy(model.strategy));
+  if (model.strategy != kAutoStrategy) return std::make_unique<CudaBackend>(model, initial, parse_strategy(model.strategy));
   // auto: time each deterministic strategy for a few steps on this very system and keep the
   // fastest; the chosen backend starts again from the initial state.
   std::ostringstream log;
-  Strategy best = Strategy::SlotsFused;
+  Strategy best = kDefaultStrategy;
   double best_ms = 1e300;
-  for (Strategy s : {Strategy::SlotsFused, Strategy::Slots, Strategy::Gather}) {
+  for (const StrategyInfo& info : kStrategies) {
+    if (!info.deterministic) continue;
+    const Strategy s = info.id;
     CudaBackend b(model, initial, s);
     b.advance(10);  // warm-up, including list builds
     const auto t0 = std::chrono::steady_clock::now();

@@ -6,10 +6,7 @@ namespace pairmd {
 
 double PairTerm::max_cutoff() const {
   double rc = 0.0;
-  for (const PairCoeffs& c : coeffs) {
-    const double r = kind == PairKind::WCA ? (c.epsilon != 0 ? WCA<double>::cutoff(c) : 0.0) : c.rcut;
-    rc = std::max(rc, r);
-  }
+  for (const PairCoeffs& c : coeffs) rc = std::max(rc, pair_cutoff(kind, c));
   return rc;
 }
 
