@@ -31,6 +31,7 @@
 #include "backends/backend.h"
 #include "backends/strategies.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device_query.h"
 #include "cuda/device_buffer.h"
 #include "kernels/device_particles.cuh"
 #include "kernels/force_kernels.cuh"
@@ -792,29 +793,10 @@ BackendStats CudaBackend::stats() const {
 
 }  // namespace
 
-bool cuda_device_present(std::string* reason) {
-  int n = 0;
-  const cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess || n == 0) {
-    if (reason) *reason = std::string("no CUDA device: ") + (err != cudaSuccess ? cudaGetErrorString(err) : "none found");
-    cudaGetLastError();  // clear the sticky-free error so later checks start clean
-    return false;
-  }
-  cudaDeviceProp p{};
-  PAIRMD_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
-  if (reason) *reason = std::string("GPU ") + p.name;
-  return true;
-}
+bool cuda_device_present(std::string* reason) { return probe_cuda_device(reason); }
 
 bool cuda_device_free_memory(double* free_bytes, double* total_bytes) {
-  size_t free = 0, total = 0;
-  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
-    cudaGetLastError();  // not sticky; clear it so later checks start clean
-    return false;
-  }
-  if (free_bytes) *free_bytes = static_cast<double>(free);
-  if (total_bytes) *total_bytes = static_cast<double>(total);
-  return true;
+  return probe_cuda_free_memory(free_bytes, total_bytes);
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const Model& model, const SystemState& initial) {
