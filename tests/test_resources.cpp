@@ -6,7 +6,7 @@
 #include <regex>
 
 #include "engine/resources.h"
-#include "test_util.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
