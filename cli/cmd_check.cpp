@@ -1,9 +1,16 @@
 // pairmd check CONFIG: everything `run` validates, and the system it would build, without
 // running or writing anything.
-#include <iostream>
+#include <CLI/CLI.hpp>
 
-#include "cli/run_setup.h"
+#include <iostream>
+#include <sstream>
+
 #include "backends/cpu_backend.h"
+#include "backends/strategies.h"
+#include "cli/run_setup.h"
+#include "integrators/registry.h"
+#include "kernels/dcs/map_registry.h"
+#include "potentials/registry.h"
 
 namespace pairmd::cli {
 
@@ -13,24 +20,31 @@ namespace {
 // (configs/kremer_grest.yaml's 2000 steps of 2000 beads are 0.9e8 and take that).
 constexpr double kRelaxWork = 1e8;
 
+// What the config language offers, from the registries: the footer of `pairmd check --help`.
+std::string config_choices() {
+  std::ostringstream s;
+  s << "The config's choices (docs/config.md):\n  pair potentials (force_field.pair[k].potential):\n";
+  for (const PairPotentialInfo& p : kPairPotentials) s << "    " << p.name << ": " << p.formula << "\n";
+  s << "  bond potentials (force_field.bonds[k].potential):\n";
+  for (const BondPotentialInfo& b : kBondPotentials) s << "    " << b.name << ": " << b.formula << "\n";
+  s << "  integrators (integrator.kind):\n";
+  for (const IntegratorInfo& i : kIntegrators) s << "    " << i.name << ": " << i.doc << "\n";
+  s << "  GPU force strategies (force.strategy): " << choices(strategy_names(true)) << "\n";
+  s << "  potential-map kernels (analysis.potential_map.kernel): " << choices(map_kernel_names()) << "\n";
+  s << "  potential-map methods (analysis.potential_map.method): " << choices(map_method_names()) << "\n";
+  return s.str();
+}
+
 }  // namespace
 
 int cmd_check(const Args& args) {
   ConfigOptions o;
-  OptionReader r{args};
-  try {
-    while (!r.done()) {
-      if (read_config_option(r, o)) continue;
-      if (r.peek().rfind("--", 0) == 0 || !o.config_path.empty()) {
-        std::cerr << "pairmd check: unexpected argument '" << r.peek() << "'\n";
-        return kExitUsage;
-      }
-      o.config_path = args[r.i++];
-    }
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "pairmd check: " << e.what() << "\n";
-    return kExitUsage;
-  }
+  CLI::App app{"Validate CONFIG and the system it builds, without running or writing anything; exit 2 on error.",
+               "pairmd check"};
+  prepare_app(app);
+  add_config_options(app, o);
+  app.footer(config_choices());
+  if (const int rc = parse_command_line(app, args, {"check", "", ""}); rc != kParsed) return rc;
   if (o.config_path.empty()) {
     std::cerr << "pairmd check: usage: pairmd check CONFIG [--set key.path=value]...\n";
     return kExitUsage;

@@ -1,6 +1,7 @@
 // pairmd place-ions: put ions at the extrema of the electrostatic potential of a system (the
 // one a config builds, or a trajectory frame) and write a config that starts from the system
 // with the ions added (system.add_particles).
+#include <CLI/CLI.hpp>
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
@@ -10,12 +11,13 @@
 #include <memory>
 #include <sstream>
 
-#include "io/dx_writer.h"
 #include "analysis/ion_placement.h"
 #include "analysis/potential_map.h"
 #include "analysis/potential_map_observer.h"
 #include "cli/run_setup.h"
+#include "io/dx_writer.h"
 #include "io/h5md.h"
+#include "kernels/dcs/map_registry.h"
 
 namespace pairmd::cli {
 
@@ -59,105 +61,136 @@ bool same_file(const std::string& a, const std::string& b) {
   return stat(a.c_str(), &x) == 0 && stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
-}  // namespace
-
-int cmd_place_ions(const Args& args) {
+// The command line, as text (checked by plan()).
+struct PlaceOptions {
   std::string config_path, trajectory, frame_text = "-1", map_in, count_text, type_name, charge_text, mass_text,
-                                       min_dist_text, spacing, region, padding, kernel, out, map_out, method, boundary;
+      min_dist_text, spacing, region, padding, kernel, out, map_out, method, boundary;
   bool highest = false, lowest = false;
-  OptionReader r{args};
-  try {
-    while (!r.done()) {
-      if (r.value("--config", config_path) || r.value("--trajectory", trajectory) || r.value("--frame", frame_text) ||
-          r.value("--map", map_in) || r.value("--count", count_text) || r.value("--type", type_name) ||
-          r.value("--charge", charge_text) || r.value("--mass", mass_text) ||
-          r.value("--min-distance", min_dist_text) || r.value("--spacing", spacing) || r.value("--region", region) ||
-          r.value("--padding", padding) || r.value("--kernel", kernel) || r.value("--out", out) ||
-          r.value("--map-out", map_out) || r.value("--method", method) || r.value("--boundary", boundary))
-        continue;
-      if (r.flag("--highest")) {
-        highest = true;
-        continue;
-      }
-      if (r.flag("--lowest")) {
-        lowest = true;
-        continue;
-      }
-      if (r.flag("--help")) {
-        std::cout << kUsage;
-        return kExitOk;
-      }
-      std::cerr << "pairmd place-ions: unexpected argument '" << r.peek() << "'\n" << kUsage;
-      return kExitUsage;
-    }
-    if (config_path.empty() || count_text.empty() || type_name.empty() || min_dist_text.empty())
-      throw std::invalid_argument("--config, --count, --type and --min-distance are required");
-    if (highest && lowest) throw std::invalid_argument("give --lowest or --highest, not both");
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "pairmd place-ions: " << e.what() << "\n" << kUsage;
-    return kExitUsage;
-  }
+};
 
-  // Everything about the input is checked before anything is computed or written.
+// What the checked options say: the config, the map's settings, the ions to place, the output.
+struct PlacePlan {
   RunConfig cfg;
   MapSettings settings;
   IonPlacementSettings place;
   int64_t frame = -1;
   double mass = 1.0;
   bool new_type = true;
+  std::string out;
+};
+
+// Returns kParsed, or the exit code (help, or the message with the usage, printed).
+int read_place_options(const Args& args, PlaceOptions& o) {
+  CLI::App app{"Place ions at the extrema of the electrostatic potential map of a system, and write a config that "
+               "starts from the system with the ions added (docs/potential_maps.md).",
+               "pairmd place-ions"};
+  prepare_app(app);
+  const auto text = [&app](const char* name, std::string& value, const std::string& help) {
+    app.add_option(name, value, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  };
+  text("--config", o.config_path, "the config of the system (required)");
+  text("--trajectory", o.trajectory, "take the system from this trajectory instead");
+  text("--frame", o.frame_text, "the frame of --trajectory (default -1, the last)");
+  text("--map", o.map_in, "a .dx map computed for the same positions, instead of computing one");
+  text("--count", o.count_text, "how many ions (required)");
+  text("--type", o.type_name, "their type: one of the config's, or a new one (required)");
+  text("--charge", o.charge_text, "the charge of a new type");
+  text("--mass", o.mass_text, "the mass of a new type (default 1)");
+  text("--min-distance", o.min_dist_text, "closest distance to every particle and placed ion (required)");
+  text("--spacing", o.spacing, "lattice spacing of the map");
+  text("--region", o.region, "box or particles");
+  text("--padding", o.padding, "padding around the particles for --region particles");
+  text("--kernel", o.kernel, choices(map_kernel_names()));
+  text("--method", o.method, choices(map_method_names()));
+  text("--boundary", o.boundary, "open or periodic");
+  text("--out", o.out, "the config to write (default PREFIX.ions.yaml)");
+  text("--map-out", o.map_out, "also write the map including the ions' potential");
+  app.add_flag("--highest", o.highest, "place at the highest energy q*V");
+  app.add_flag("--lowest", o.lowest, "place at the lowest energy q*V (the default)");
+  app.footer(kUsage);
+  if (const int rc = parse_command_line(app, args, {"place-ions", kUsage, kUsage}); rc != kParsed) return rc;
   try {
-    cfg = load_config(config_path);
-    if (cfg.potential_map.every > 0) settings = map_settings(cfg.potential_map);
-    if (!spacing.empty()) settings.spacing = number("--spacing", spacing);
-    if (!padding.empty()) settings.padding = number("--padding", padding);
-    if (!region.empty()) settings.region = region;
-    if (!kernel.empty()) settings.kernel = kernel;
-    if (!method.empty()) settings.method = method;
-    if (!boundary.empty()) settings.boundary = boundary;
-    if (!(settings.spacing > 0)) throw std::invalid_argument("--spacing: expected a number > 0");
-    if (settings.region != "box" && settings.region != "particles")
-      throw std::invalid_argument("--region: expected box or particles, got '" + settings.region + "'");
-    parse_map_kernel(settings.kernel);
-    const double count = number("--count", count_text);
-    if (count < 1 || count != static_cast<int>(count)) throw std::invalid_argument("--count: expected an integer >= 1");
-    place.count = static_cast<int>(count);
-    place.min_distance = number("--min-distance", min_dist_text);
-    if (!(place.min_distance >= 0)) throw std::invalid_argument("--min-distance: expected a number >= 0");
-    place.highest = highest;
-    place.k_e = cfg.model.units.coulomb;
-    place.floor = settings.floor();
-    const double f = number("--frame", frame_text);
-    if (f < -1 || f != static_cast<int64_t>(f)) throw std::invalid_argument("--frame: expected an index >= 0 or -1");
-    frame = static_cast<int64_t>(f);
-    for (const TypeSpec& t : cfg.system.types)
-      if (t.name == type_name) {
-        new_type = false;
-        place.charge = t.charge;
-        mass = t.mass;
-        if (!charge_text.empty() && number("--charge", charge_text) != t.charge)
-          throw std::invalid_argument("--charge " + charge_text + " contradicts type " + t.name + "'s charge in " +
-                                      config_path);
-        if (!mass_text.empty()) throw std::invalid_argument("--mass: type " + t.name + " exists; its mass is in the config");
-      }
-    if (new_type) {
-      if (charge_text.empty()) throw std::invalid_argument("--charge is required for the new type '" + type_name + "'");
-      place.charge = number("--charge", charge_text);
-      if (!mass_text.empty()) mass = number("--mass", mass_text);
-      if (!(mass > 0)) throw std::invalid_argument("--mass: expected a number > 0");
+    if (o.config_path.empty() || o.count_text.empty() || o.type_name.empty() || o.min_dist_text.empty())
+      throw std::invalid_argument("--config, --count, --type and --min-distance are required");
+    if (o.highest && o.lowest) throw std::invalid_argument("give --lowest or --highest, not both");
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "pairmd place-ions: " << e.what() << "\n" << kUsage;
+    return kExitUsage;
+  }
+  return kParsed;
+}
+
+// The map's settings: CONFIG's analysis.potential_map, then the options.
+void plan_map(const PlaceOptions& o, PlacePlan& p) {
+  if (p.cfg.potential_map.every > 0) p.settings = map_settings(p.cfg.potential_map);
+  if (!o.spacing.empty()) p.settings.spacing = number("--spacing", o.spacing);
+  if (!o.padding.empty()) p.settings.padding = number("--padding", o.padding);
+  if (!o.region.empty()) p.settings.region = o.region;
+  if (!o.kernel.empty()) p.settings.kernel = o.kernel;
+  if (!o.method.empty()) p.settings.method = o.method;
+  if (!o.boundary.empty()) p.settings.boundary = o.boundary;
+  if (!(p.settings.spacing > 0)) throw std::invalid_argument("--spacing: expected a number > 0");
+  if (p.settings.region != "box" && p.settings.region != "particles")
+    throw std::invalid_argument("--region: expected box or particles, got '" + p.settings.region + "'");
+  parse_map_kernel(p.settings.kernel);
+}
+
+// The ions: how many, how close, and their type (one of the config's, or a new one).
+void plan_ions(const PlaceOptions& o, PlacePlan& p) {
+  const double count = number("--count", o.count_text);
+  if (count < 1 || count != static_cast<int>(count)) throw std::invalid_argument("--count: expected an integer >= 1");
+  p.place.count = static_cast<int>(count);
+  p.place.min_distance = number("--min-distance", o.min_dist_text);
+  if (!(p.place.min_distance >= 0)) throw std::invalid_argument("--min-distance: expected a number >= 0");
+  p.place.highest = o.highest;
+  p.place.k_e = p.cfg.model.units.coulomb;
+  p.place.floor = p.settings.floor();
+  const double f = number("--frame", o.frame_text);
+  if (f < -1 || f != static_cast<int64_t>(f)) throw std::invalid_argument("--frame: expected an index >= 0 or -1");
+  p.frame = static_cast<int64_t>(f);
+  for (const TypeSpec& t : p.cfg.system.types)
+    if (t.name == o.type_name) {
+      p.new_type = false;
+      p.place.charge = t.charge;
+      p.mass = t.mass;
+      if (!o.charge_text.empty() && number("--charge", o.charge_text) != t.charge)
+        throw std::invalid_argument("--charge " + o.charge_text + " contradicts type " + t.name + "'s charge in " +
+                                    o.config_path);
+      if (!o.mass_text.empty()) throw std::invalid_argument("--mass: type " + t.name + " exists; its mass is in the config");
     }
-    if (place.charge == 0) throw std::invalid_argument("ions of type '" + type_name + "' carry no charge");
-    if (out.empty()) out = output_prefix(cfg) + ".ions.yaml";
-    if (ends_with(out, ".h5") || ends_with(out, ".hdf5"))
-      throw std::invalid_argument("--out " + out +
-                                  ": place-ions writes a config (.yaml) that starts from the system plus the ions");
-    // The output must not be one of the inputs: writing it would destroy the user's config.
-    for (const std::string& in : {config_path, trajectory, map_in})
-      if (!in.empty() && same_file(out, in))
-        throw std::invalid_argument("--out " + out + " is the input " + in + "; give another file name");
-    if (!map_out.empty())
-      for (const std::string& in : {config_path, trajectory, map_in})
-        if (!in.empty() && same_file(map_out, in))
-          throw std::invalid_argument("--map-out " + map_out + " is the input " + in + "; give another file name");
+  if (p.new_type) {
+    if (o.charge_text.empty()) throw std::invalid_argument("--charge is required for the new type '" + o.type_name + "'");
+    p.place.charge = number("--charge", o.charge_text);
+    if (!o.mass_text.empty()) p.mass = number("--mass", o.mass_text);
+    if (!(p.mass > 0)) throw std::invalid_argument("--mass: expected a number > 0");
+  }
+  if (p.place.charge == 0) throw std::invalid_argument("ions of type '" + o.type_name + "' carry no charge");
+}
+
+// Where the config goes: not a trajectory, and never one of the inputs.
+void plan_output(const PlaceOptions& o, PlacePlan& p) {
+  p.out = o.out.empty() ? output_prefix(p.cfg) + ".ions.yaml" : o.out;
+  if (ends_with(p.out, ".h5") || ends_with(p.out, ".hdf5"))
+    throw std::invalid_argument("--out " + p.out +
+                                ": place-ions writes a config (.yaml) that starts from the system plus the ions");
+  // The output must not be one of the inputs: writing it would destroy the user's config.
+  for (const std::string& in : {o.config_path, o.trajectory, o.map_in})
+    if (!in.empty() && same_file(p.out, in))
+      throw std::invalid_argument("--out " + p.out + " is the input " + in + "; give another file name");
+  if (!o.map_out.empty())
+    for (const std::string& in : {o.config_path, o.trajectory, o.map_in})
+      if (!in.empty() && same_file(o.map_out, in))
+        throw std::invalid_argument("--map-out " + o.map_out + " is the input " + in + "; give another file name");
+}
+
+// Everything about the input is checked before anything is computed or written. Returns kParsed,
+// or kExitUsage with the message printed.
+int plan(const PlaceOptions& o, PlacePlan& p) {
+  try {
+    p.cfg = load_config(o.config_path);
+    plan_map(o, p);
+    plan_ions(o, p);
+    plan_output(o, p);
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
     return kExitUsage;
@@ -165,22 +198,15 @@ int cmd_place_ions(const Args& args) {
     std::cerr << "pairmd place-ions: " << e.what() << "\n";
     return kExitUsage;
   }
+  return kParsed;
+}
 
-  std::unique_ptr<PotentialMapSeries> series;
-  if (map_in.empty()) {
-    try {
-      series = std::make_unique<PotentialMapSeries>(settings, cfg.model.units);
-    } catch (const std::exception& e) {
-      std::cerr << "pairmd place-ions: " << e.what() << "\n";
-      return kExitUsage;
-    }
-  }
-  // Inputs that cannot be read (a missing or damaged trajectory or map), a lattice too fine for
-  // the region and more ions than fit are bad input (exit 2); other failures reach main() (exit 1).
-  SystemState state;
+// The system: the one CONFIG builds, or the trajectory's frame. Inputs that cannot be read (a
+// missing or damaged trajectory) are bad input (exit 2).
+int load_state(const PlaceOptions& o, const PlacePlan& p, SystemState& state) {
   try {
-    if (trajectory.empty()) state = build_system(cfg).state;
-    else state = read_h5md_frame(trajectory, frame).state;
+    if (o.trajectory.empty()) state = build_system(p.cfg).state;
+    else state = read_h5md_frame(o.trajectory, p.frame).state;
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
     return kExitUsage;
@@ -188,61 +214,60 @@ int cmd_place_ions(const Args& args) {
     std::cerr << "pairmd place-ions: --trajectory: " << e.what() << "\n";
     return kExitUsage;
   }
+  return kParsed;
+}
 
-  Grid3 map;
-  std::string map_source;
-  if (!map_in.empty()) {
+// The map: read from --map, or computed for `state` (a lattice too fine for the region is bad
+// input, exit 2). `source` says which, for the report.
+int obtain_map(const PlaceOptions& o, const PlacePlan& p, PotentialMapSeries* series, const SystemState& state,
+               Grid3& map, std::string& source) {
+  if (!o.map_in.empty()) {
     try {
-      map = read_dx(map_in);
+      map = read_dx(o.map_in);
     } catch (const std::runtime_error& e) {
       std::cerr << "pairmd place-ions: --map: " << e.what() << "\n";
       return kExitUsage;
     }
-    map_source = map_in;
-    const std::string unit = potential_unit(cfg.model.units);
+    source = o.map_in;
+    const std::string unit = potential_unit(p.cfg.model.units);
     if (!map.unit.empty() && map.unit != unit)
-      std::cerr << "pairmd place-ions: warning: " << map_in << " is in " << map.unit << ", the config's units give "
+      std::cerr << "pairmd place-ions: warning: " << o.map_in << " is in " << map.unit << ", the config's units give "
                 << unit << "\n";
-  } else {
-    try {
-      map = series->add(state);
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "pairmd place-ions: " << e.what() << "\n";
-      return kExitUsage;
-    }
-    map_source = std::string("computed (") + series->kernel_description() + "; " + series->summary() + ")";
+    return kParsed;
   }
-
-  std::vector<PlacedIon> ions;
   try {
-    ions = place_ions(map, state.position, state.box, place);
-  } catch (const std::runtime_error& e) {
+    map = series->add(state);
+  } catch (const std::invalid_argument& e) {
     std::cerr << "pairmd place-ions: " << e.what() << "\n";
     return kExitUsage;
   }
+  source = std::string("computed (") + series->kernel_description() + "; " + series->summary() + ")";
+  return kParsed;
+}
 
-  // The config that starts from this system plus the ions.
-  YAML::Node root = YAML::Load(cfg.text);
+// The config that starts from this system plus the ions, with a first line saying how it was made.
+std::string config_with_ions(const PlaceOptions& o, const PlacePlan& p, const std::vector<PlacedIon>& ions) {
+  YAML::Node root = YAML::Load(p.cfg.text);
   YAML::Node sys = root["system"];
-  if (new_type) {
+  if (p.new_type) {
     YAML::Node t;
-    t["name"] = type_name;
-    t["mass"] = mass;
-    t["charge"] = place.charge;
+    t["name"] = o.type_name;
+    t["mass"] = p.mass;
+    t["charge"] = p.place.charge;
     t.SetStyle(YAML::EmitterStyle::Flow);
     sys["types"].push_back(t);
   }
-  if (!trajectory.empty()) {
+  if (!o.trajectory.empty()) {
     for (const char* k : {"lattice", "chains", "file", "relax"}) sys.remove(k);
     YAML::Node f;
-    f["path"] = trajectory;
-    f["frame"] = frame;
+    f["path"] = o.trajectory;
+    f["frame"] = p.frame;
     f.SetStyle(YAML::EmitterStyle::Flow);
     sys["file"] = f;
   }
   for (const PlacedIon& ion : ions) {
     YAML::Node e, pos;
-    e["type"] = type_name;
+    e["type"] = o.type_name;
     // 12 significant digits: lattice points to ~1e-12, without binary noise in the file.
     for (double c : {ion.position.x, ion.position.y, ion.position.z}) {
       char buf[32];
@@ -257,27 +282,16 @@ int cmd_place_ions(const Args& args) {
   YAML::Emitter em;
   em << root;
   std::ostringstream text;
-  text << "# written by pairmd place-ions from " << config_path;
-  if (!trajectory.empty()) text << " and " << trajectory << " frame " << frame;
-  text << ": " << ions.size() << " ion(s) of type " << type_name << " (charge " << place.charge << ") at the "
-       << (highest ? "highest" : "lowest") << " energy q*V, min distance " << place.min_distance << "\n"
+  text << "# written by pairmd place-ions from " << o.config_path;
+  if (!o.trajectory.empty()) text << " and " << o.trajectory << " frame " << p.frame;
+  text << ": " << ions.size() << " ion(s) of type " << o.type_name << " (charge " << p.place.charge << ") at the "
+       << (o.highest ? "highest" : "lowest") << " energy q*V, min distance " << p.place.min_distance << "\n"
        << em.c_str() << "\n";
-  try {
-    parse_config(text.str(), out);
-  } catch (const ConfigError& e) {
-    std::cerr << "pairmd place-ions: the config with the ions does not validate: " << e.what() << "\n";
-    if (new_type)
-      std::cerr << "  declare type '" << type_name << "' in " << config_path
-                << " (system.types, with force-field coefficients for its pairs) and run again\n";
-    return kExitUsage;
-  }
-  {
-    std::ofstream f(out);
-    f << text.str();
-    if (!f) throw std::runtime_error("cannot write " + out);
-  }
-  if (!map_out.empty()) write_dx(map_out, map, "pairmd potential map with " + std::to_string(ions.size()) + " placed ions");
+  return text.str();
+}
 
+void print_report(const PlaceOptions& o, const PlacePlan& p, const Grid3& map, const std::string& map_source,
+                  const std::vector<PlacedIon>& ions) {
   std::cout << "map: " << map_source << ", lattice " << map.dims[0] << " x " << map.dims[1] << " x " << map.dims[2]
             << ", spacing " << map.spacing[0] << ", unit " << map.unit << "\n";
   std::cout << "ion        x           y           z         V before      q*V\n";
@@ -287,9 +301,60 @@ int cmd_place_ions(const Args& args) {
                   ions[i].position.y, ions[i].position.z, ions[i].potential, ions[i].energy);
     std::cout << line;
   }
-  std::cout << "wrote " << out;
-  if (!map_out.empty()) std::cout << " and " << map_out;
+  std::cout << "wrote " << p.out;
+  if (!o.map_out.empty()) std::cout << " and " << o.map_out;
   std::cout << "\n";
+}
+
+}  // namespace
+
+int cmd_place_ions(const Args& args) {
+  PlaceOptions o;
+  if (const int rc = read_place_options(args, o); rc != kParsed) return rc;
+  PlacePlan p;
+  if (const int rc = plan(o, p); rc != kParsed) return rc;
+
+  std::unique_ptr<PotentialMapSeries> series;
+  if (o.map_in.empty()) {
+    try {
+      series = std::make_unique<PotentialMapSeries>(p.settings, p.cfg.model.units);
+    } catch (const std::exception& e) {
+      std::cerr << "pairmd place-ions: " << e.what() << "\n";
+      return kExitUsage;
+    }
+  }
+  // More ions than fit are bad input (exit 2) too; other failures reach main() (exit 1).
+  SystemState state;
+  if (const int rc = load_state(o, p, state); rc != kParsed) return rc;
+  Grid3 map;
+  std::string map_source;
+  if (const int rc = obtain_map(o, p, series.get(), state, map, map_source); rc != kParsed) return rc;
+  std::vector<PlacedIon> ions;
+  try {
+    ions = place_ions(map, state.position, state.box, p.place);
+  } catch (const std::runtime_error& e) {
+    std::cerr << "pairmd place-ions: " << e.what() << "\n";
+    return kExitUsage;
+  }
+
+  const std::string text = config_with_ions(o, p, ions);
+  try {
+    parse_config(text, p.out);
+  } catch (const ConfigError& e) {
+    std::cerr << "pairmd place-ions: the config with the ions does not validate: " << e.what() << "\n";
+    if (p.new_type)
+      std::cerr << "  declare type '" << o.type_name << "' in " << o.config_path
+                << " (system.types, with force-field coefficients for its pairs) and run again\n";
+    return kExitUsage;
+  }
+  {
+    std::ofstream f(p.out);
+    f << text;
+    if (!f) throw std::runtime_error("cannot write " + p.out);
+  }
+  if (!o.map_out.empty())
+    write_dx(o.map_out, map, "pairmd potential map with " + std::to_string(ions.size()) + " placed ions");
+  print_report(o, p, map, map_source, ions);
   return kExitOk;
 }
 

@@ -1,30 +1,38 @@
 // pairmd potential-map: the electrostatic potential map (Direct Coulomb Summation) of
 // trajectory frames, averaged, as an OpenDX file; or of the system a config builds.
+#include <CLI/CLI.hpp>
+
 #include <iostream>
 #include <sstream>
 
-#include "io/dx_writer.h"
 #include "analysis/potential_map.h"
 #include "analysis/potential_map_observer.h"
 #include "cli/run_setup.h"
+#include "io/dx_writer.h"
 #include "io/h5md.h"
+#include "kernels/dcs/map_registry.h"
 
 namespace pairmd::cli {
 
 namespace {
 
-const char* kUsage =
-    "usage: pairmd potential-map TRAJECTORY.h5 [--frames a:b:s] [--spacing h] [--padding p]\n"
-    "                            [--region box|particles] [--kernel auto|cpu|scatter|gather|gather_coarsened|gather_coalesced]\n"
-    "                            [--min-distance d] [--method exact|msm|auto] [--boundary open|periodic]\n"
-    "                            [--units lj|real | --config CONFIG] [--out map.dx]\n"
-    "       pairmd potential-map --config CONFIG [same options]   (the map of the system CONFIG builds)\n"
-    "  frames: a:b:s as in Python (b exclusive, default all frames), a single index, or -1 (the last)\n"
-    "  defaults: the config's analysis.potential_map if given, else spacing 1, region box, padding 5,\n"
-    "            kernel auto, min-distance spacing/2, method exact, boundary open;\n"
-    "            out: TRAJECTORY (or output prefix) + .potential.dx\n"
-    "  method msm: multilevel summation (O(atoms + points), relative error ~1e-4, estimated and printed);\n"
-    "  auto: msm where it is estimated 4x faster; boundary periodic: every image (needs msm or auto)\n";
+// The usage text: the kernels and methods are the registered ones (kernels/dcs/map_registry.h).
+std::string usage() {
+  std::string kernels, methods;
+  for (const std::string& k : map_kernel_names()) kernels += (kernels.empty() ? "" : "|") + k;
+  for (const std::string& m : map_method_names()) methods += (methods.empty() ? "" : "|") + m;
+  return "usage: pairmd potential-map TRAJECTORY.h5 [--frames a:b:s] [--spacing h] [--padding p]\n"
+         "                            [--region box|particles] [--kernel " + kernels + "]\n"
+         "                            [--min-distance d] [--method " + methods + "] [--boundary open|periodic]\n"
+         "                            [--units lj|real | --config CONFIG] [--out map.dx]\n"
+         "       pairmd potential-map --config CONFIG [same options]   (the map of the system CONFIG builds)\n"
+         "  frames: a:b:s as in Python (b exclusive, default all frames), a single index, or -1 (the last)\n"
+         "  defaults: the config's analysis.potential_map if given, else spacing 1, region box, padding 5,\n"
+         "            kernel auto, min-distance spacing/2, method exact, boundary open;\n"
+         "            out: TRAJECTORY (or output prefix) + .potential.dx\n"
+         "  method msm: multilevel summation (O(atoms + points), relative error ~1e-4, estimated and printed);\n"
+         "  auto: msm where it is estimated 4x faster; boundary periodic: every image (needs msm or auto)\n";
+}
 
 std::string stem_of(const std::string& path) {
   std::string s = path;
@@ -49,30 +57,30 @@ double parse_number(const std::string& opt, const std::string& text) {
 }  // namespace
 
 int cmd_potential_map(const Args& args) {
+  const std::string kUsage = usage();
   std::string trajectory, config_path, frames = "0:", spacing, padding, region, kernel, min_distance, units_name, out,
       method, boundary;
-  OptionReader r{args};
-  try {
-    while (!r.done()) {
-      if (r.value("--frames", frames) || r.value("--spacing", spacing) || r.value("--padding", padding) ||
-          r.value("--region", region) || r.value("--kernel", kernel) || r.value("--min-distance", min_distance) ||
-          r.value("--units", units_name) || r.value("--config", config_path) || r.value("--out", out) ||
-          r.value("--method", method) || r.value("--boundary", boundary))
-        continue;
-      if (r.flag("--help")) {
-        std::cout << kUsage;
-        return kExitOk;
-      }
-      if (r.peek().rfind("--", 0) == 0 || !trajectory.empty()) {
-        std::cerr << "pairmd potential-map: unexpected argument '" << r.peek() << "'\n" << kUsage;
-        return kExitUsage;
-      }
-      trajectory = args[r.i++];
-    }
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "pairmd potential-map: " << e.what() << "\n";
-    return kExitUsage;
-  }
+  CLI::App app{"The electrostatic potential map (Direct Coulomb Summation or multilevel summation) of trajectory "
+               "frames, averaged, as an OpenDX file; or of the system a config builds (docs/potential_maps.md).",
+               "pairmd potential-map"};
+  prepare_app(app);
+  app.add_option("TRAJECTORY", trajectory, "an H5MD trajectory written by pairmd");
+  const auto text = [&app](const char* name, std::string& value, const std::string& help) {
+    app.add_option(name, value, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  };
+  text("--frames", frames, "a:b:s as in Python (b exclusive, default all frames), a single index, or -1 (the last)");
+  text("--spacing", spacing, "lattice spacing (default the config's, else 1)");
+  text("--padding", padding, "padding around the particles for --region particles (default 5)");
+  text("--region", region, "box or particles");
+  text("--kernel", kernel, choices(map_kernel_names()) + " (default auto)");
+  text("--min-distance", min_distance, "distance floor against the 1/r singularity (default spacing/2)");
+  text("--method", method, choices(map_method_names()) + " (default exact)");
+  text("--boundary", boundary, "open or periodic (every image; needs msm or auto)");
+  text("--units", units_name, "lj or real: the trajectory's units (or --config)");
+  text("--config", config_path, "the run's config: units and analysis.potential_map; alone, the map of its system");
+  text("--out", out, "the .dx file (default TRAJECTORY, or the output prefix, + .potential.dx)");
+  app.footer(kUsage);
+  if (const int rc = parse_command_line(app, args, {"potential-map", kUsage, ""}); rc != kParsed) return rc;
   if (trajectory.empty() && config_path.empty()) {
     std::cerr << "pairmd potential-map: give a trajectory or --config\n" << kUsage;
     return kExitUsage;

@@ -6,6 +6,7 @@
 // restart); claim the output prefix and decide what happens to files already there; build or
 // load the state and the backend (everything wrong with the input is found up to here, before
 // any output is touched); open the outputs; run; report.
+#include <CLI/CLI.hpp>
 #include <hdf5.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -73,28 +74,23 @@ class H5mdGridSink final : public GridSink {
   H5mdWriter* w_;
 };
 
-// Returns kExitOk when the options were read, else the exit code (the message is printed).
+// Returns kParsed when the options were read, else the exit code (help or the message is printed).
 int read_options(const Args& args, RunOptions& o) {
-  OptionReader r{args};
-  try {
-    while (!r.done()) {
-      if (read_config_option(r, o.config)) continue;
-      if (r.value("--restart", o.restart)) continue;
-      if (r.value("--output", o.output)) continue;
-      if (r.flag("--overwrite")) {
-        o.overwrite = true;
-        continue;
-      }
-      if (r.peek().rfind("--", 0) == 0 || !o.config.config_path.empty()) {
-        std::cerr << "pairmd run: unexpected argument '" << r.peek() << "'\n";
-        return kExitUsage;
-      }
-      o.config.config_path = args[r.i++];
-    }
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "pairmd run: " << e.what() << "\n";
-    return kExitUsage;
-  }
+  CLI::App app{"Run the simulation described by CONFIG (YAML; docs/config.md). A run refuses an output prefix "
+               "in use or holding an earlier run's files (--overwrite replaces them; --restart continues the run "
+               "of a checkpoint; docs/output.md).",
+               "pairmd run"};
+  prepare_app(app);
+  add_config_options(app, o.config);
+  app.add_option("--restart", o.restart,
+                 "continue the run of CHECKPOINT: its state, prefix, --set overrides and end step (CONFIG may be "
+                 "left out: the checkpoint holds it)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--output", o.output, "output file stem (instead of output.prefix)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_flag("--overwrite", o.overwrite, "replace the files of an earlier run with the same prefix");
+  app.footer("exit codes: 0 success, 1 the run failed, 2 bad input (nothing written), 130 interrupted");
+  if (const int rc = parse_command_line(app, args, {"run", "", ""}); rc != kParsed) return rc;
   if (o.config.config_path.empty() && o.restart.empty()) {
     std::cerr << kUsage;
     return kExitUsage;
@@ -104,7 +100,7 @@ int read_options(const Args& args, RunOptions& o) {
       std::cerr << "pairmd run: --output needs a prefix\n";
       return kExitUsage;
     }
-  return kExitOk;
+  return kParsed;
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -476,7 +472,7 @@ int cmd_run(const Args& args) {
   H5dont_atexit();
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   RunOptions o;
-  if (const int rc = read_options(args, o); rc != kExitOk) return rc;
+  if (const int rc = read_options(args, o); rc != kParsed) return rc;
 
   // Everything that can be wrong with the input is found before any output file is touched.
   RunPlan p;

@@ -27,6 +27,8 @@ usage:
   potential-map  electrostatic potential map of trajectory frames (docs/potential_maps.md)
   place-ions     place ions at the extrema of the potential map (docs/potential_maps.md)
 
+  pairmd COMMAND --help   the options of a command
+
 exit codes: 0 success, 1 the run failed, 2 bad input (nothing written), 130 interrupted
 )";
 
@@ -48,15 +50,24 @@ int main(int argc, char** argv) {
     std::cout << "pairmd " << PAIRMD_VERSION << "\n";
     return kExitOk;
   }
-  try {
-    if (cmd == "run") return cmd_run(args);
-    if (cmd == "check") return cmd_check(args);
-    if (cmd == "compare") return cmd_compare(args);
-    if (cmd == "potential-map") return cmd_potential_map(args);
-    if (cmd == "place-ions") return cmd_place_ions(args);
-  } catch (const std::exception& e) {
-    std::cerr << "pairmd " << cmd << ": error: " << e.what() << "\n";
-    return kExitFailure;
+  // The subcommands, one file each in cli/; each parses its own options (with --help).
+  struct Command {
+    const char* name;
+    int (*run)(const Args&);
+  };
+  static const Command kCommands[] = {{"run", cmd_run},
+                                      {"check", cmd_check},
+                                      {"compare", cmd_compare},
+                                      {"potential-map", cmd_potential_map},
+                                      {"place-ions", cmd_place_ions}};
+  for (const Command& c : kCommands) {
+    if (cmd != c.name) continue;
+    try {
+      return c.run(args);
+    } catch (const std::exception& e) {
+      std::cerr << "pairmd " << cmd << ": error: " << e.what() << "\n";
+      return kExitFailure;
+    }
   }
   std::cerr << "pairmd: unknown command '" << cmd << "'\n\n" << kUsage;
   return kExitUsage;

@@ -21,8 +21,9 @@ struct ConfigOptions {
   int64_t steps = -1;             // --steps (-1: config)
 };
 
-// Consumes --set/--backend/--strategy/--steps at the reader's position; returns true if it did.
-bool read_config_option(OptionReader& r, ConfigOptions& o);
+// Registers CONFIG, --set, --backend, --strategy and (with `steps`) --steps on `app`. --set and
+// --steps keep their command-line order (--steps N is --set steps=N), so the later one wins.
+void add_config_options(CLI::App& app, ConfigOptions& o, bool steps = true);
 
 // The command line's overrides in the form --set takes, in order: --set, --steps, then
 // --backend and --strategy.
