@@ -25,7 +25,8 @@ struct StrategyInfo {
 inline constexpr StrategyInfo kStrategies[] = {
     {Strategy::SlotsFused, "pair_slots_fused", true, true, false,
      "one thread per pair writes F/r into its slot; the integrate kernel sums the slots in fixed point"},
-    {Strategy::Slots, "pair_slots", true, true, false, "the same slots, summed in fixed point by a kernel of their own"},
+    {Strategy::Slots, "pair_slots", true, true, false,
+     "the same slots, summed in fixed point by a kernel of their own"},
     {Strategy::Atomic, "pair_atomic", false, false, false, "one thread per pair; float atomicAdd of +f and -f"},
     {Strategy::Warp, "pair_warp", false, false, false,
      "one thread per pair; a warp's contributions to the same particle reduced by shuffles, then atomics"},

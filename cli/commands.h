@@ -14,8 +14,8 @@ namespace pairmd::cli {
 // Exit codes shared by all commands.
 enum ExitCode {
   kExitOk = 0,
-  kExitFailure = 1,      // the run failed (blow-up, I/O error during the run)
-  kExitUsage = 2,        // bad command line or config; nothing was written
+  kExitFailure = 1,  // the run failed (blow-up, I/O error during the run)
+  kExitUsage = 2,    // bad command line or config; nothing was written
   kExitInterrupted = 130,
 };
 

@@ -15,7 +15,8 @@ inline bool probe_cuda_device(std::string* reason) {
   int n = 0;
   const cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess || n == 0) {
-    if (reason) *reason = std::string("no CUDA device: ") + (err != cudaSuccess ? cudaGetErrorString(err) : "none found");
+    if (reason)
+      *reason = std::string("no CUDA device: ") + (err != cudaSuccess ? cudaGetErrorString(err) : "none found");
     cudaGetLastError();  // clear the sticky-free error so later checks start clean
     return false;
   }

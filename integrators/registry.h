@@ -19,9 +19,11 @@ struct IntegratorInfo {
 };
 
 inline constexpr IntegratorInfo kIntegrators[] = {
-    {IntegratorKind::Langevin, "langevin", true, "BAOAB Langevin (Leimkuhler & Matthews): kick, drift, exact OU friction and noise, drift, kick"},
+    {IntegratorKind::Langevin, "langevin", true,
+     "BAOAB Langevin (Leimkuhler & Matthews): kick, drift, exact OU friction and noise, drift, kick"},
     {IntegratorKind::VelocityVerlet, "nve", false, "velocity Verlet: constant energy"},
-    {IntegratorKind::Brownian, "brownian", true, "overdamped Brownian: x += dt F / (m gamma) + noise; velocities drawn for reporting"},
+    {IntegratorKind::Brownian, "brownian", true,
+     "overdamped Brownian: x += dt F / (m gamma) + noise; velocities drawn for reporting"},
 };
 
 inline const IntegratorInfo& integrator_info(IntegratorKind k) {

@@ -197,8 +197,8 @@ TEST_P(Physics, LangevinTemperatureAndMaxwellianVelocities) {
     }
   }
   const double tmean = tsum / samples;
-  std::printf("Langevin LJ N=%d on %s: <T> = %.5f (target %.3f)\n", static_cast<int>(n), target().label().c_str(), tmean,
-              kT);
+  std::printf("Langevin LJ N=%d on %s: <T> = %.5f (target %.3f)\n", static_cast<int>(n), target().label().c_str(),
+              tmean, kT);
   EXPECT_NEAR(tmean, kT, 0.02 * kT);
 
   // Maxwellian velocities. 50 snapshots x 1500 components = 75000 values; snapshots 2 tau
@@ -328,7 +328,8 @@ TEST_P(Physics, MomentumConservedUnderNve) {
     b->advance(2000);
     const Observables o1 = b->observables();
     for (int d = 0; d < 3; ++d) {
-      std::printf("[momentum] %s: |dP_%d| = %.3g\n", target().label().c_str(), d, std::fabs(o1.momentum[d] - o0.momentum[d]));
+      std::printf("[momentum] %s: |dP_%d| = %.3g\n", target().label().c_str(), d,
+                  std::fabs(o1.momentum[d] - o0.momentum[d]));
       EXPECT_NEAR(o1.momentum[d], o0.momentum[d], tol) << "component " << d;
     }
   }

@@ -117,9 +117,12 @@ TEST(Registries, StrategyDocsHaveARowPerRegisteredStrategy) {
   std::vector<std::string> rows;
   bool table = false;
   for (const std::string& line : lines) {
-    if (line.rfind("| strategy |", 0) == 0) table = true;
-    else if (table && line.rfind("| `", 0) == 0) rows.push_back(backticked(cells(line)[0])[0]);
-    else if (table && line.rfind("|", 0) != 0) table = false;
+    if (line.rfind("| strategy |", 0) == 0)
+      table = true;
+    else if (table && line.rfind("| `", 0) == 0)
+      rows.push_back(backticked(cells(line)[0])[0]);
+    else if (table && line.rfind("|", 0) != 0)
+      table = false;
   }
   EXPECT_EQ(rows, strategy_names(true));
 }
@@ -129,7 +132,8 @@ TEST(Registries, GpuTestTargetsAreTheRegisteredStrategies) {
   std::vector<std::string> targets;
   for (const test::Target& t : test::gpu_targets()) targets.push_back(t.strategy);
   EXPECT_EQ(targets, strategy_names());
-  for (const test::Target& t : test::gpu_targets()) EXPECT_EQ(t.deterministic, find_strategy(t.strategy)->deterministic);
+  for (const test::Target& t : test::gpu_targets())
+    EXPECT_EQ(t.deterministic, find_strategy(t.strategy)->deterministic);
 }
 
 // The physics tests (tests/test_physics.cpp) have a test for each integrator; a new integrator

@@ -41,10 +41,10 @@
 
 // Skips the test, with the reason, where no GPU can run it (no device, or built without CUDA).
 // scripts/test.sh looks for "no GPU: " to say why GPU tests were skipped.
-#define PAIRMD_REQUIRE_GPU()                                                     \
-  do {                                                                           \
-    std::string why_;                                                            \
-    if (!::pairmd::cuda_available(&why_)) GTEST_SKIP() << "no GPU: " << why_;    \
+#define PAIRMD_REQUIRE_GPU()                                                  \
+  do {                                                                        \
+    std::string why_;                                                         \
+    if (!::pairmd::cuda_available(&why_)) GTEST_SKIP() << "no GPU: " << why_; \
   } while (0)
 
 namespace pairmd::test {
@@ -198,9 +198,9 @@ inline void jiggle(SystemState& s, double amount, uint64_t seed) {
 
 // What a physics test runs on: the CPU reference, or the CUDA backend with one strategy.
 struct Target {
-  std::string backend;   // "cpu" or "cuda"
-  std::string strategy;  // the CUDA strategy (registry name); empty for cpu
-  bool fp32 = false;     // the backend computes in single precision (its tolerances say so)
+  std::string backend;        // "cpu" or "cuda"
+  std::string strategy;       // the CUDA strategy (registry name); empty for cpu
+  bool fp32 = false;          // the backend computes in single precision (its tolerances say so)
   bool deterministic = true;  // the same run gives the same bits (float atomics do not)
   std::string label() const { return strategy.empty() ? backend : backend + "_" + strategy; }
 };
@@ -266,11 +266,11 @@ struct ScratchDir {
 };
 
 struct ChildResult {
-  int exit_code = -1;      // when exited
-  int signal = 0;          // when killed by a signal
+  int exit_code = -1;  // when exited
+  int signal = 0;      // when killed by a signal
   bool timed_out = false;
   std::string out, err;
-  double seconds = 0;      // wall time
+  double seconds = 0;  // wall time
 };
 
 // A running `pairmd` (or any program): argv[0] is the program path.
@@ -280,7 +280,8 @@ class Child {
   // `memory_limit` > 0: RLIMIT_AS in bytes. `env`: "NAME=value" entries set in the child.
   Child(const std::vector<std::string>& argv, const std::string& dir, long file_size_limit = 0, long memory_limit = 0,
         const std::vector<std::string>& env = {})
-      : out_path_(dir + "/child." + std::to_string(counter()) + ".out"), err_path_(out_path_ + ".err"),
+      : out_path_(dir + "/child." + std::to_string(counter()) + ".out"),
+        err_path_(out_path_ + ".err"),
         start_(std::chrono::steady_clock::now()) {
     pid_ = fork();
     if (pid_ == 0) {
@@ -292,11 +293,15 @@ class Child {
       dup2(in, 0);
       if (chdir(dir.c_str()) != 0) _exit(126);
       if (file_size_limit > 0) {
-        struct rlimit rl{static_cast<rlim_t>(file_size_limit), static_cast<rlim_t>(file_size_limit)};
+        struct rlimit rl {
+          static_cast<rlim_t>(file_size_limit), static_cast<rlim_t>(file_size_limit)
+        };
         setrlimit(RLIMIT_FSIZE, &rl);
       }
       if (memory_limit > 0) {
-        struct rlimit rl{static_cast<rlim_t>(memory_limit), static_cast<rlim_t>(memory_limit)};
+        struct rlimit rl {
+          static_cast<rlim_t>(memory_limit), static_cast<rlim_t>(memory_limit)
+        };
         setrlimit(RLIMIT_AS, &rl);
       }
       setenv("OMP_NUM_THREADS", "1", 1);
@@ -379,7 +384,8 @@ inline std::string pairmd_binary() {
 
 // Runs `pairmd args...` in `dir` with one OpenMP thread, limits and extra environment.
 inline ChildResult run_pairmd(const std::vector<std::string>& args, const std::string& dir, double timeout_s = 120,
-                              long file_size_limit = 0, long memory_limit = 0, const std::vector<std::string>& env = {}) {
+                              long file_size_limit = 0, long memory_limit = 0,
+                              const std::vector<std::string>& env = {}) {
   std::vector<std::string> argv{pairmd_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
   Child c(argv, dir, file_size_limit, memory_limit, env);
@@ -390,8 +396,8 @@ inline ChildResult run_pairmd(const std::vector<std::string>& args, const std::s
 // the test's own OMP_NUM_THREADS (2 if unset): for timings and for command lines as users type them.
 inline ChildResult run_pairmd_shell(const std::string& args, const std::string& dir) {
   const std::string out = dir + "/.child.out", err = dir + "/.child.err";
-  const std::string cmd = "cd '" + dir + "' && OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} '" + pairmd_binary() + "' " + args +
-                          " > '" + out + "' 2> '" + err + "'";
+  const std::string cmd = "cd '" + dir + "' && OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} '" + pairmd_binary() + "' " +
+                          args + " > '" + out + "' 2> '" + err + "'";
   const auto t0 = std::chrono::steady_clock::now();
   const int status = std::system(cmd.c_str());
   ChildResult r;
@@ -413,7 +419,8 @@ inline std::string small_lj_config(
   std::ostringstream s;
   s << "title: small LJ liquid\nunits: lj\nsteps: " << steps << "\n"
     << "system:\n  types: [{name: A, mass: 1.0}]\n  lattice: {kind: fcc, cells: 4, density: 0.8442}\n"
-    << "force_field:\n  pair:\n    - potential: lj\n      cutoff: 2.5\n      coeffs: [{types: [A, A], epsilon: 1.0, sigma: 1.0}]\n"
+    << "force_field:\n  pair:\n    - potential: lj\n      cutoff: 2.5\n      coeffs: [{types: [A, A], epsilon: 1.0, "
+       "sigma: 1.0}]\n"
     << "integrator: {kind: langevin, dt: 0.005, temperature: 1.2, friction: 1.0, seed: 11}\n"
     << "output:\n  thermo_every: 50\n  progress: off\n  checkpoint_every: " << checkpoint_every
     << "\n  trajectory: " << trajectory << "\n";

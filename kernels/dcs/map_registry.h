@@ -16,16 +16,18 @@ enum class MapKernel { Auto, Cpu, Scatter, Gather, GatherCoarsened, GatherCoales
 
 struct MapKernelInfo {
   MapKernel kernel;
-  const char* name;        // the config value of analysis.potential_map.kernel, --kernel
-  bool gpu;                // runs on the GPU (kernels/dcs/dcs_kernels.cu)
-  dcs::GpuKernel launch;   // its launcher kernel (gpu only)
-  const char* doc;         // one line
+  const char* name;       // the config value of analysis.potential_map.kernel, --kernel
+  bool gpu;               // runs on the GPU (kernels/dcs/dcs_kernels.cu)
+  dcs::GpuKernel launch;  // its launcher kernel (gpu only)
+  const char* doc;        // one line
 };
 
 inline constexpr MapKernelInfo kMapKernels[] = {
     {MapKernel::Auto, "auto", false, dcs::GpuKernel::Scatter, "gather_coalesced where a GPU is usable, else cpu"},
-    {MapKernel::Cpu, "cpu", false, dcs::GpuKernel::Scatter, "the double-precision reference (OpenMP over lattice rows)"},
-    {MapKernel::Scatter, "scatter", true, dcs::GpuKernel::Scatter, "thread per (atom, z-plane), float atomics into the lattice"},
+    {MapKernel::Cpu, "cpu", false, dcs::GpuKernel::Scatter,
+     "the double-precision reference (OpenMP over lattice rows)"},
+    {MapKernel::Scatter, "scatter", true, dcs::GpuKernel::Scatter,
+     "thread per (atom, z-plane), float atomics into the lattice"},
     {MapKernel::Gather, "gather", true, dcs::GpuKernel::Gather, "thread per lattice point, atoms in constant memory"},
     {MapKernel::GatherCoarsened, "gather_coarsened", true, dcs::GpuKernel::GatherCoarsened,
      "thread per 8 consecutive points of a row"},
