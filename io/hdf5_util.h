@@ -1,6 +1,6 @@
 // Small helpers over the HDF5 C API shared by the trajectory writer, its reader and the
 // checkpoints: an owning handle, quiet error handling with one readable message, and the few
-// dataset/attribute shapes pairmd writes. Internal to engine/ (not a general wrapper).
+// dataset/attribute shapes pairmd writes. Internal to io/ (not a general wrapper).
 #pragma once
 
 #include <hdf5.h>
