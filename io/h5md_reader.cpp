@@ -142,9 +142,21 @@ std::vector<T> read_values(const Element& e, int64_t frame, size_t expect, hid_t
 // step, or the only one of a time-independent element. -1: none.
 int64_t matching(const Element& e, int64_t step) { return e.time_dependent ? frame_at(e, step) : 0; }
 
-H5mdFrame read_frame(hid_t file, int64_t frame) {
+// The particle group (particles/all, else the first one) and its positions: the frame's shape,
+// step and time are those of the position element.
+struct FrameSource {
+  std::string pg;   // the particle group's path
+  Handle all;       // the particle group
+  Element pos;      // its position element
+  int64_t frames = 0;
+  int64_t frame = 0;  // the frame read (-1 resolved)
+  size_t n = 0;
+};
+
+void open_positions(hid_t file, int64_t frame, FrameSource& src, H5mdFrame& out) {
   if (!h5::exists(file, "particles")) throw Fail("no particles group (not an H5MD trajectory)");
-  std::string pg = "particles/all";
+  std::string& pg = src.pg;
+  pg = "particles/all";
   if (!h5::exists(file, pg)) {
     Handle p = h5::open_group(file, "particles");
     char name[256];
@@ -152,20 +164,20 @@ H5mdFrame read_frame(hid_t file, int64_t frame) {
       throw Fail("particles has no particle group");
     pg = std::string("particles/") + name;
   }
-  Handle all = h5::open_group(file, pg);
-  Element pos;
+  src.all = h5::open_group(file, pg);
+  const hid_t all = src.all;
+  Element& pos = src.pos;
   if (!open_element(all, "position", pg + "/position", pos)) throw Fail(pg + " has no position");
   if (!pos.time_dependent || pos.dims.size() != 3 || pos.dims[2] != 3)
     throw Fail(pg + "/position/value is not shaped [frames, particles, 3]");
-  const int64_t frames = static_cast<int64_t>(pos.dims[0]);
+  const int64_t frames = src.frames = static_cast<int64_t>(pos.dims[0]);
   if (frames == 0) throw Fail(pg + "/position holds no frames");
   if (frame < 0) frame = frames - 1;
   if (frame >= frames)
     throw Fail("frame " + std::to_string(frame) + " is out of range (the file holds " + std::to_string(frames) +
                " frames, 0.." + std::to_string(frames - 1) + "; -1 is the last)");
-  const size_t n = pos.dims[1];
+  const size_t n = src.n = pos.dims[1];
   if (n > (size_t(1) << 31)) throw Fail("implausible particle count " + std::to_string(n));
-  H5mdFrame out;
   SystemState& s = out.state;
   s.step = pos.steps[frame];
   out.time = pos.times[frame];
@@ -175,7 +187,14 @@ H5mdFrame read_frame(hid_t file, int64_t frame) {
   s.position.resize(n);
   for (size_t i = 0; i < n; ++i) s.position[i] = {x[3 * i], x[3 * i + 1], x[3 * i + 2]};
 
-  // Box: boundary attribute, edges (time-dependent, a vector, or a diagonal matrix), offset.
+  src.frame = frame;
+}
+
+// Box: boundary attribute, edges (time-dependent, a vector, or a diagonal matrix), offset.
+void read_box(const FrameSource& src, SystemState& s) {
+  const std::string& pg = src.pg;
+  const hid_t all = src.all;
+  const int64_t frames = src.frames, frame = src.frame;
   s.box.periodic = true;
   s.box.lo = {0, 0, 0};
   if (!h5::exists(all, "box")) throw Fail(pg + " has no box");
@@ -211,6 +230,14 @@ H5mdFrame read_frame(hid_t file, int64_t frame) {
     s.box.lo = {lo[0], lo[1], lo[2]};
   }
 
+}
+
+// Images, velocities, species and their names, masses and charges: what the file has, defaults
+// for the rest.
+void read_particles(const FrameSource& src, SystemState& s) {
+  const std::string& pg = src.pg;
+  const hid_t all = src.all;
+  const size_t n = src.n;
   s.image.assign(n, Int3{0, 0, 0});
   Element img;
   if (open_element(all, "image", pg + "/image", img)) {
@@ -258,7 +285,11 @@ H5mdFrame read_frame(hid_t file, int64_t frame) {
     (name[0] == 'm' ? s.mass : s.charge) = std::move(v);
   }
 
-  // Sanity: finite values, positions in (or wrapped into) a periodic box.
+}
+
+// Sanity: finite values, positions in (or wrapped into) a periodic box.
+void check_and_wrap(SystemState& s) {
+  const size_t n = s.position.size();
   for (size_t i = 0; i < n; ++i) {
     Vec3d& p = s.position[i];
     const Vec3d v = s.velocity[i];
@@ -281,6 +312,10 @@ H5mdFrame read_frame(hid_t file, int64_t frame) {
     }
   }
 
+}
+
+// Bonds from connectivity/, checked against the particle count.
+void read_bonds(hid_t file, size_t n, Topology& topology) {
   if (h5::exists(file, "connectivity/bonds")) {
     Handle d(h5::check_id(H5Dopen2(file, "connectivity/bonds", H5P_DEFAULT), "cannot open connectivity/bonds"));
     const auto dims = h5::dims_of(d);
@@ -300,9 +335,19 @@ H5mdFrame read_frame(hid_t file, int64_t frame) {
       if (i < 0 || j < 0 || static_cast<size_t>(i) >= n || static_cast<size_t>(j) >= n || i == j || types[b] < 0)
         throw Fail("bond " + std::to_string(b) + " (" + std::to_string(i) + ", " + std::to_string(j) + ", type " +
                    std::to_string(types[b]) + ") is not valid for " + std::to_string(n) + " particles");
-      out.topology.bonds.push_back({i, j, types[b]});
+      topology.bonds.push_back({i, j, types[b]});
     }
   }
+}
+
+H5mdFrame read_frame(hid_t file, int64_t frame) {
+  H5mdFrame out;
+  FrameSource src;
+  open_positions(file, frame, src, out);
+  read_box(src, out.state);
+  read_particles(src, out.state);
+  check_and_wrap(out.state);
+  read_bonds(file, src.n, out.topology);
   return out;
 }
 
