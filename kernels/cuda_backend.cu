@@ -1,17 +1,6 @@
-// The CUDA backend: the whole timestep loop on the GPU. Particles stay on the device in
-// structure-of-arrays form and in cell order (kernels/device_particles.cuh); forces are fp32
-// per pair and summed in 64-bit fixed point by the deterministic strategies; energies are
-// exact fixed-point sums.
-//
-// The loop runs in chunks of k steps, each step an integrate kernel (ending step n with F(x_n)
-// and beginning step n + 1) followed by the force kernels for F(x_{n+1}). A chunk is one CUDA
-// graph launch (kernels/step_graphs.cuh). The integrate kernel decides on the GPU whether the
-// step counts or the chunk halts, because a list rebuild is due or the run blew up
-// (kernels/step_control.cuh); the host reads that once per chunk, rebuilds the lists if asked,
-// and launches the next chunk. k follows the observed interval between rebuilds, so few steps
-// of a chunk are spent halted.
-//
-// This file: the step loop (the class and the other concerns: kernels/cuda_backend.cuh).
+// The CUDA backend's step loop: list builds, the forces of each strategy, the integrate kernels,
+// chunks of steps as CUDA graphs, and what the loop reports (state, forces, observables). The
+// design and the other parts: kernels/cuda_backend.cuh.
 #include <cuda_runtime.h>
 
 #include <algorithm>
