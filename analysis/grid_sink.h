@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/grid.h"
+#include "base/grid.h"
 
 namespace pairmd {
 

@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "engine/box.h"
-#include "engine/grid.h"
-#include "engine/vec3.h"
+#include "base/box.h"
+#include "base/grid.h"
+#include "base/vec3.h"
 
 namespace pairmd {
 

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "analysis/potential_map.h"
-#include "engine/box.h"
-#include "engine/grid.h"
+#include "base/box.h"
+#include "base/grid.h"
 #include "kernels/dcs/msm_launch.h"
 
 namespace pairmd {

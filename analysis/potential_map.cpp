@@ -22,61 +22,35 @@ ChargeList charged_particles(const SystemState& s) {
 
 namespace {
 
-struct KernelName {
-  MapKernel kernel;
-  const char* name;
-};
-constexpr KernelName kKernelNames[] = {
-    {MapKernel::Auto, "auto"},
-    {MapKernel::Cpu, "cpu"},
-    {MapKernel::Scatter, "scatter"},
-    {MapKernel::Gather, "gather"},
-    {MapKernel::GatherCoarsened, "gather_coarsened"},
-    {MapKernel::GatherCoalesced, "gather_coalesced"},
-};
-
 // What `auto` picks on a GPU: the fastest kernel measured (docs/benchmarks.md).
 constexpr MapKernel kBestGpuKernel = MapKernel::GatherCoalesced;
 
 dcs::GpuKernel gpu_kernel(MapKernel k) {
-  switch (k) {
-    case MapKernel::Scatter:
-      return dcs::GpuKernel::Scatter;
-    case MapKernel::Gather:
-      return dcs::GpuKernel::Gather;
-    case MapKernel::GatherCoarsened:
-      return dcs::GpuKernel::GatherCoarsened;
-    case MapKernel::GatherCoalesced:
-      return dcs::GpuKernel::GatherCoalesced;
-    default:
-      throw std::invalid_argument(std::string("potential map: '") + map_kernel_name(k) + "' is not a GPU kernel");
-  }
+  for (const MapKernelInfo& i : kMapKernels)
+    if (i.kernel == k && i.gpu) return i.launch;
+  throw std::invalid_argument(std::string("potential map: '") + map_kernel_name(k) + "' is not a GPU kernel");
 }
 
 }  // namespace
 
 MapMethod parse_map_method(const std::string& name) {
-  if (name == "exact") return MapMethod::Exact;
-  if (name == "msm") return MapMethod::Msm;
-  if (name == "auto") return MapMethod::Auto;
-  throw std::invalid_argument("unknown potential-map method '" + name + "' (expected one of: exact, msm, auto)");
+  std::string all;
+  for (const MapMethodInfo& m : kMapMethods) {
+    if (name == m.name) return m.method;
+    all += (all.empty() ? "" : ", ") + std::string(m.name);
+  }
+  throw std::invalid_argument("unknown potential-map method '" + name + "' (expected one of: " + all + ")");
 }
 
 const char* map_method_name(MapMethod m) {
-  switch (m) {
-    case MapMethod::Exact:
-      return "exact";
-    case MapMethod::Msm:
-      return "msm";
-    case MapMethod::Auto:
-      return "auto";
-  }
+  for (const MapMethodInfo& i : kMapMethods)
+    if (i.method == m) return i.name;
   return "?";
 }
 
 MapKernel parse_map_kernel(const std::string& name) {
   std::string all;
-  for (const KernelName& k : kKernelNames) {
+  for (const MapKernelInfo& k : kMapKernels) {
     if (name == k.name) return k.kernel;
     all += (all.empty() ? "" : ", ") + std::string(k.name);
   }
@@ -84,7 +58,7 @@ MapKernel parse_map_kernel(const std::string& name) {
 }
 
 const char* map_kernel_name(MapKernel k) {
-  for (const KernelName& n : kKernelNames)
+  for (const MapKernelInfo& n : kMapKernels)
     if (n.kernel == k) return n.name;
   return "?";
 }

@@ -19,9 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/grid.h"
-#include "engine/system_state.h"
-#include "engine/units.h"
+#include "base/grid.h"
+#include "base/system_state.h"
+#include "base/units.h"
+#include "kernels/dcs/map_registry.h"
 
 namespace pairmd {
 
@@ -40,10 +41,7 @@ struct ChargeList {
 // The particles with a non-zero charge, at their stored (wrapped) positions.
 ChargeList charged_particles(const SystemState& s);
 
-enum class MapKernel { Auto, Cpu, Scatter, Gather, GatherCoarsened, GatherCoalesced };
-
-// How the map is summed: exact (DCS), msm (multilevel summation), auto (by estimated cost).
-enum class MapMethod { Exact, Msm, Auto };
+// The kernels (MapKernel) and methods (MapMethod) and their names: kernels/dcs/map_registry.h.
 MapMethod parse_map_method(const std::string& name);  // throws std::invalid_argument naming the choices
 const char* map_method_name(MapMethod m);
 
@@ -85,9 +83,8 @@ struct MapAccuracy {
 // The empty lattice (values zero) for a frame: spacing h in every direction, origin at the
 // region's lower corner, n = ceil(extent / h) + 1 points per direction so that the lattice
 // covers the region. Throws std::invalid_argument for a bad region or a lattice of more than
-// kMaxMapPoints points.
+// kMaxMapPoints points (base/grid.h).
 Grid3 map_lattice(const SystemState& s, const MapSettings& settings, const Units& units);
-constexpr size_t kMaxMapPoints = size_t(1) << 30;
 
 // The unit string of V: energy per charge ("kcal/mol/e", "epsilon/q*").
 std::string potential_unit(const Units& units);

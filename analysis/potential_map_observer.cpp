@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "analysis/dx_writer.h"
+#include "io/dx_writer.h"
 
 namespace pairmd {
 

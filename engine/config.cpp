@@ -14,6 +14,8 @@
 #include <set>
 #include <sstream>
 
+#include "kernels/dcs/map_registry.h"
+
 namespace pairmd {
 
 namespace {
@@ -50,6 +52,26 @@ std::string join(std::initializer_list<const char*> items) {
   std::string s;
   for (const char* i : items) s += (s.empty() ? "" : ", ") + std::string(i);
   return s;
+}
+
+// "a, b and c" ("a or b" with `last` = " or "): names from a registry, for messages.
+std::string join_names(const std::vector<std::string>& names, const char* last = " and ") {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i == 0 ? "" : i + 1 == names.size() ? last : ", ") + names[i];
+  return s;
+}
+
+template <typename Registry, typename Keep>
+std::vector<std::string> names_of(const Registry& registry, Keep keep) {
+  std::vector<std::string> names;
+  for (const auto& entry : registry)
+    if (keep(entry)) names.push_back(entry.name);
+  return names;
+}
+
+template <typename Registry>
+std::vector<std::string> names_of(const Registry& registry) {
+  return names_of(registry, [](const auto&) { return true; });
 }
 
 // A mapping being read: knows its allowed keys (anything else is an error, reported first),
@@ -120,12 +142,16 @@ class Map {
     return n.Scalar();
   }
   std::string choice(const char* key, const std::string& def, std::initializer_list<const char*> choices) const {
+    return choice(key, def, std::vector<std::string>(choices.begin(), choices.end()));
+  }
+  // One of the names of a registry (names_of), in its order.
+  std::string choice(const char* key, const std::string& def, const std::vector<std::string>& choices) const {
     if (!has(key)) return def;
     const YAML::Node n = node_[key];
     if (n.IsScalar())
-      for (const char* c : choices)
+      for (const std::string& c : choices)
         if (n.Scalar() == c) return c;
-    ctx_.fail(n, sub(key), "expected one of " + join(choices) + ", got " + describe(n));
+    ctx_.fail(n, sub(key), "expected one of " + join_names(choices, ", ") + ", got " + describe(n));
   }
 
   static std::string range_text(int64_t lo, int64_t hi) {
@@ -331,23 +357,24 @@ PairCoeffs lj_coeffs(const Map& e, const PairCoeffs& base) {
 
 void read_pair_term(const Map& t, const SystemSpec& sys, const Units& units, double temperature,
                     ForceField& ff, RunConfig& cfg, size_t index) {
-  const std::string kind = t.choice("potential", "", {"lj", "wca", "coulomb", "debye_huckel"});
-  if (kind.empty()) t.missing("potential", "lj, wca, coulomb or debye_huckel");
+  // Which keys apply is the potential's registry entry (potentials/registry.h), not its name.
+  const std::vector<std::string> potentials = names_of(kPairPotentials);
+  const std::string kind = t.choice("potential", "", potentials);
+  if (kind.empty()) t.missing("potential", join_names(potentials, " or "));
+  const PairPotentialInfo& info = *find_pair_potential(kind);
   PairTerm term;
-  term.kind = kind == "lj" ? PairKind::LennardJones
-              : kind == "wca" ? PairKind::WCA
-              : kind == "coulomb" ? PairKind::Coulomb
-                                  : PairKind::DebyeHuckel;
+  term.kind = info.kind;
   const int nt = ff.ntypes;
   PairCoeffs base;
-  const bool charged = term.kind == PairKind::Coulomb || term.kind == PairKind::DebyeHuckel;
-  if (term.kind == PairKind::WCA) {
-    if (t.has("cutoff")) t.ctx().fail(t.node("cutoff"), t.sub("cutoff"), "WCA is always cut at 2^(1/6) sigma; remove this key");
-    if (t.has("shift")) t.ctx().fail(t.node("shift"), t.sub("shift"), "WCA is always shifted; remove this key");
-  } else {
-    base.rcut = t.number_required("cutoff", 0.0, kInf, true, "a number > 0");
-    base.shift = t.boolean("shift", false);
+  const bool charged = info.charged;
+  if (info.fixed_cutoff || info.fixed_shift) {
+    if (info.fixed_cutoff && t.has("cutoff"))
+      t.ctx().fail(t.node("cutoff"), t.sub("cutoff"), std::string(info.fixed_cutoff) + "; remove this key");
+    if (info.fixed_shift && t.has("shift"))
+      t.ctx().fail(t.node("shift"), t.sub("shift"), std::string(info.fixed_shift) + "; remove this key");
   }
+  if (!info.fixed_cutoff) base.rcut = t.number_required("cutoff", 0.0, kInf, true, "a number > 0");
+  if (!info.fixed_shift) base.shift = t.boolean("shift", false);
   cfg.locations[t.path() + ".cutoff"] = t.where("cutoff");
   if (charged) {
     if (t.has("dielectric") && t.has("bjerrum_length"))
@@ -360,16 +387,21 @@ void read_pair_term(const Map& t, const SystemSpec& sys, const Units& units, dou
     } else {
       base.prefactor = units.coulomb / t.number("dielectric", 1.0, 0.0, kInf, true);
     }
-    if (term.kind == PairKind::DebyeHuckel) {
+    if (info.screened) {
       if (t.has("kappa") == t.has("debye_length"))
         t.ctx().fail(t.self(), t.path(), "expected exactly one of kappa (inverse screening length) or debye_length");
       base.kappa = t.has("kappa") ? t.number("kappa", 0, 0.0, kInf) : 1.0 / t.number("debye_length", 1, 0.0, kInf, true);
     } else if (t.has("kappa") || t.has("debye_length")) {
-      t.ctx().fail(t.self(), t.path(), "kappa/debye_length belong to debye_huckel, not coulomb");
+      t.ctx().fail(t.self(), t.path(),
+                   "kappa/debye_length belong to " +
+                       join_names(names_of(kPairPotentials, [](const PairPotentialInfo& p) { return p.screened; })) +
+                       ", not " + kind);
     }
   } else {
+    const std::string charged_names =
+        join_names(names_of(kPairPotentials, [](const PairPotentialInfo& p) { return p.charged; }));
     for (const char* k : {"dielectric", "bjerrum_length", "kappa", "debye_length"})
-      if (t.has(k)) t.ctx().fail(t.node(k), t.sub(k), std::string("only for coulomb and debye_huckel terms"));
+      if (t.has(k)) t.ctx().fail(t.node(k), t.sub(k), "only for " + charged_names + " terms");
   }
 
   std::vector<PairCoeffs> table(nt * nt, base);
@@ -383,8 +415,7 @@ void read_pair_term(const Map& t, const SystemSpec& sys, const Units& units, dou
           {"types", "type", "epsilon", "sigma", "cutoff"});
     if (charged && (e.has("epsilon") || e.has("sigma")))
       e.ctx().fail(e.self(), e.path(), "epsilon/sigma do not apply to " + kind + " (only cutoff per type pair)");
-    if (term.kind == PairKind::WCA && e.has("cutoff"))
-      e.ctx().fail(e.node("cutoff"), e.sub("cutoff"), "WCA is always cut at 2^(1/6) sigma");
+    if (info.fixed_cutoff && e.has("cutoff")) e.ctx().fail(e.node("cutoff"), e.sub("cutoff"), info.fixed_cutoff);
     if (e.has("type") == e.has("types")) e.ctx().fail(e.self(), e.path(), "expected exactly one of types: [A, B] or type: A");
     if (e.has("type")) {
       if (mixing == "none") e.ctx().fail(e.node("type"), e.sub("type"), "per-type coefficients need mixing: geometric or arithmetic");
@@ -445,12 +476,13 @@ void read_force_field(const Map& root, RunConfig& cfg) {
     bt.name = b.string("name", "");
     for (const BondType& other : ff.bond_types)
       if (other.name == bt.name) b.ctx().fail(b.node("name"), b.sub("name"), "duplicate bond type '" + bt.name + "'");
-    const std::string kind = b.choice("potential", "", {"harmonic", "fene"});
-    if (kind.empty()) b.missing("potential", "harmonic or fene");
-    bt.kind = kind == "harmonic" ? BondKind::Harmonic : BondKind::Fene;
+    const std::vector<std::string> potentials = names_of(kBondPotentials);
+    const std::string kind = b.choice("potential", "", potentials);
+    if (kind.empty()) b.missing("potential", join_names(potentials, " or "));
+    const BondPotentialInfo& info = *find_bond_potential(kind);
+    bt.kind = info.kind;
     bt.coeffs.k = b.number_required("k", 0.0, kInf, true, "a spring constant > 0");
-    bt.coeffs.r0 = kind == "fene" ? b.number_required("r0", 0.0, kInf, true, "the maximum extension R0 > 0")
-                                  : b.number_required("r0", 0.0, kInf, false, "a rest length >= 0");
+    bt.coeffs.r0 = b.number_required("r0", 0.0, kInf, info.r0_positive, info.r0);
     ff.bond_types.push_back(bt);
   }
   if (!cfg.chains_bond_name.empty()) {
@@ -476,13 +508,13 @@ void read_integrator(const Map& root, RunConfig& cfg) {
   Map m(root.ctx(), root.node("integrator"), "integrator",
         {"kind", "dt", "temperature", "friction", "seed", "max_step_displacement"});
   IntegratorSettings& s = cfg.model.integrator;
-  const std::string kind = m.choice("kind", "langevin", {"langevin", "nve", "brownian"});
-  s.kind = kind == "langevin" ? IntegratorKind::Langevin : kind == "nve" ? IntegratorKind::VelocityVerlet : IntegratorKind::Brownian;
+  const IntegratorInfo& info = *find_integrator(m.choice("kind", kIntegrators[0].name, names_of(kIntegrators)));
+  s.kind = info.kind;
   s.dt = m.number_required("dt", 0.0, kInf, true, "a time step > 0");
-  if (s.kind == IntegratorKind::VelocityVerlet) {
-    s.temperature = m.number("temperature", 0.0, 0.0, kInf);
-  } else {
+  if (info.thermostat) {
     s.temperature = m.number_required("temperature", 0.0, kInf, false, "a temperature >= 0");
+  } else {
+    s.temperature = m.number("temperature", 0.0, 0.0, kInf);
   }
   s.friction = m.number("friction", 1.0, 0.0, kInf, true);
   s.seed = static_cast<uint64_t>(m.integer("seed", 1, 0, kMaxInt));
@@ -523,9 +555,9 @@ void read_analysis(const Map& root, RunConfig& cfg) {
   cfg.locations["analysis.potential_map.spacing"] = m.where("spacing");
   p.region = m.choice("region", "box", {"box", "particles"});
   p.padding = m.number("padding", 5.0, 0.0, kInf);
-  p.kernel = m.choice("kernel", "auto", {"auto", "cpu", "scatter", "gather", "gather_coarsened", "gather_coalesced"});
+  p.kernel = m.choice("kernel", "auto", map_kernel_names());
   p.min_distance = m.number("min_distance", 0.0, 0.0, kInf);
-  p.method = m.choice("method", "exact", {"exact", "msm", "auto"});
+  p.method = m.choice("method", "exact", map_method_names());
   p.boundary = m.choice("boundary", "open", {"open", "periodic"});
   p.msm_cutoff = m.number("msm_cutoff", 0.0, 0.0, kInf);
   p.msm_grid_spacing = m.number("msm_grid_spacing", 0.0, 0.0, kInf);
@@ -703,8 +735,7 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
     read_force_field(m, cfg);
     if (m.has("force")) {
       Map f(ctx, m.node("force"), "force", {"strategy"});
-      cfg.model.strategy = f.choice("strategy", "pair_slots_fused",
-                                    {"pair_slots_fused", "pair_slots", "pair_atomic", "pair_warp", "atom_gather", "auto"});
+      cfg.model.strategy = f.choice("strategy", strategy_name(kDefaultStrategy), strategy_names(true));
     }
     if (m.has("neighbor")) {
       Map n(ctx, m.node("neighbor"), "neighbor", {"skin", "initial_capacity_per_particle"});

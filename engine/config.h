@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/model.h"
-#include "engine/vec3.h"
+#include "backends/model.h"
+#include "base/vec3.h"
 
 namespace pairmd {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/backend.h"
+#include "backends/backend.h"
 #include "engine/config.h"
 
 namespace pairmd {

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/backend.h"
+#include "backends/backend.h"
 #include "engine/config.h"
-#include "engine/system_state.h"
-#include "engine/topology.h"
+#include "base/system_state.h"
+#include "base/topology.h"
 
 namespace pairmd {
 
@@ -35,6 +35,14 @@ class RunObserver {
   virtual void observe(const RunContext& ctx, const Frame& frame) = 0;
   // The run ends here (normally, interrupted or blown up); `frame` is the last good state.
   virtual void finish(const RunContext& ctx, const Frame& frame) { (void)ctx; (void)frame; }
+};
+
+// Shown the run's progress after every chunk of steps (the thermo log's live line). The run loop
+// knows only this interface, so the engine needs no header of io/.
+class ProgressDisplay {
+ public:
+  virtual ~ProgressDisplay() = default;
+  virtual void progress(const RunContext& ctx, int64_t step) = 0;
 };
 
 // Next multiple of `every` after `step` (INT64_MAX when every == 0).

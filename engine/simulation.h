@@ -7,10 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend.h"
+#include "backends/backend.h"
+#include "engine/config.h"
 #include "engine/run_observer.h"
-#include "engine/system_builder.h"
-#include "engine/thermo_log.h"
 
 namespace pairmd {
 
@@ -33,7 +32,7 @@ class Simulation {
   Simulation(const RunConfig& cfg, Topology topology, std::unique_ptr<Backend> backend);
 
   void add_observer(std::unique_ptr<RunObserver> observer);
-  void set_progress(ThermoLog* log) { progress_ = log; }
+  void set_progress(ProgressDisplay* display) { progress_ = display; }
   Backend& backend() { return *backend_; }
   const Topology& topology() const { return topology_; }
 
@@ -46,7 +45,7 @@ class Simulation {
   Topology topology_;
   std::unique_ptr<Backend> backend_;
   std::vector<std::unique_ptr<RunObserver>> observers_;
-  ThermoLog* progress_ = nullptr;
+  ProgressDisplay* progress_ = nullptr;
 };
 
 // Degrees of freedom for the temperature: 3N with a thermostat, 3N - 3 under NVE in a periodic

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "engine/cpu_backend.h"
-#include "engine/h5md.h"
+#include "backends/cpu_backend.h"
+#include "engine/start_file.h"
 #include "integrators/noise.h"
 
 namespace pairmd {
@@ -270,7 +270,7 @@ BuiltSystem build_system(const RunConfig& cfg) {
       auto it = cfg.locations.find("system.file.path");
       const std::string where = it != cfg.locations.end() ? it->second : cfg.path;
       try {
-        H5mdFrame frame = read_h5md_frame(cfg.system.file.path, cfg.system.file.frame);
+        StartFrame frame = read_start_file(cfg.system.file.path, cfg.system.file.frame);
         s = frame.state;
         b.topology = frame.topology;
       } catch (const std::exception& e) {

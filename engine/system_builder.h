@@ -4,8 +4,8 @@
 #pragma once
 
 #include "engine/config.h"
-#include "engine/system_state.h"
-#include "engine/topology.h"
+#include "base/system_state.h"
+#include "base/topology.h"
 
 namespace pairmd {
 

@@ -8,16 +8,8 @@
 
 namespace pairmd {
 
+// Names and docs lines: integrators/registry.h.
 enum class IntegratorKind { Langevin, VelocityVerlet, Brownian };
-
-inline const char* integrator_kind_name(IntegratorKind k) {
-  switch (k) {
-    case IntegratorKind::Langevin: return "langevin";
-    case IntegratorKind::VelocityVerlet: return "nve";
-    case IntegratorKind::Brownian: return "brownian";
-  }
-  return "?";
-}
 
 struct IntegratorSettings {
   IntegratorKind kind = IntegratorKind::Langevin;

@@ -13,8 +13,8 @@
 
 #include <Random123/philox.h>
 
-#include "engine/hd.h"
-#include "engine/vec3.h"
+#include "base/hd.h"
+#include "base/vec3.h"
 
 namespace pairmd {
 

@@ -17,9 +17,9 @@
 
 #include <cmath>
 
-#include "engine/box.h"
-#include "engine/hd.h"
-#include "engine/vec3.h"
+#include "base/box.h"
+#include "base/hd.h"
+#include "base/vec3.h"
 #include "integrators/integrator_params.h"
 #include "integrators/noise.h"
 

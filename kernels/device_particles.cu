@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "kernels/block_reduce.cuh"
+#include "cuda/block_reduce.cuh"
 
 namespace pairmd {
 

@@ -11,8 +11,8 @@
 
 #include <vector>
 
-#include "engine/system_state.h"
-#include "kernels/device_buffer.h"
+#include "base/system_state.h"
+#include "cuda/device_buffer.h"
 #include "kernels/fixed_point.h"
 
 namespace pairmd {

@@ -20,7 +20,7 @@
 
 #include <cuda_runtime.h>
 
-#include "kernels/block_reduce.cuh"
+#include "cuda/block_reduce.cuh"
 #include "kernels/fixed_point.h"
 #include "kernels/pair_physics.cuh"
 #include "kernels/step_control.cuh"

@@ -22,7 +22,7 @@
 #include <cuda_runtime.h>
 
 #include "integrators/particle_step.h"
-#include "kernels/block_reduce.cuh"
+#include "cuda/block_reduce.cuh"
 #include "kernels/force_sources.cuh"
 #include "kernels/step_control.cuh"
 

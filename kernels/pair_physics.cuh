@@ -3,7 +3,7 @@
 // threads and how the forces are summed.
 #pragma once
 
-#include "engine/box.h"
+#include "base/box.h"
 #include "potentials/registry.h"
 
 namespace pairmd {

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace pairmd {
 

@@ -5,8 +5,8 @@
 #include <array>
 #include <vector>
 
-#include "engine/box.h"
-#include "engine/vec3.h"
+#include "base/box.h"
+#include "base/vec3.h"
 
 namespace pairmd {
 

@@ -30,7 +30,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "engine/hd.h"
+#include "base/hd.h"
 
 namespace pairmd {
 

@@ -9,8 +9,8 @@
 
 #include <cuda_runtime.h>
 
-#include "engine/box.h"
-#include "kernels/device_buffer.h"
+#include "base/box.h"
+#include "cuda/device_buffer.h"
 #include "neighbor/cell_runs.h"
 
 namespace pairmd {

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/block_reduce.cuh"
+#include "cuda/block_reduce.cuh"
 #include "neighbor/cell_runs.h"
 
 namespace pairmd {

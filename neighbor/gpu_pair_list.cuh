@@ -25,8 +25,8 @@
 
 #include <cstdint>
 
-#include "engine/box.h"
-#include "kernels/device_buffer.h"
+#include "base/box.h"
+#include "cuda/device_buffer.h"
 #include "neighbor/gpu_cell_order.cuh"
 
 namespace pairmd {

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/box.h"
-#include "engine/vec3.h"
+#include "base/box.h"
+#include "base/vec3.h"
 #include "neighbor/cell_list.h"
 
 namespace pairmd {

@@ -1,6 +1,16 @@
 // User-level coefficients of one type pair (pair potentials) or one bond type (bonds), in
 // double precision, as read from the config. Each evaluator turns them into its own compact
 // Params in the floating type of the backend (double on the CPU, float on the GPU).
+//
+// Why one record for every pair potential rather than a struct per evaluator: it is the config
+// language's record, not a potential's. Its keys mean the same for every potential that takes
+// them (epsilon and sigma per type pair, the cutoff per pair or term, the prefactor k_e/eps_r
+// from `dielectric` or `bjerrum_length`, kappa from `kappa` or `debye_length`), and the mixing
+// rules combine per-type records the same way whatever the potential; which keys a potential
+// takes is in its registry entry (potentials/registry.h). The per-evaluator parameters are the
+// evaluator's `Params`, built once per run by `Eval::from`; only those reach a backend or device,
+// so the record's unused fields cost nothing in the force loops. A potential with a coefficient
+// of a new meaning adds a field here, its key in engine/config.cpp, and reads it in `from`.
 #pragma once
 
 namespace pairmd {

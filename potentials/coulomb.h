@@ -9,7 +9,7 @@
 
 #include <cmath>
 
-#include "engine/hd.h"
+#include "base/hd.h"
 #include "potentials/coeffs.h"
 
 namespace pairmd {
@@ -17,7 +17,12 @@ namespace pairmd {
 template <typename Real>
 struct Coulomb {
   static constexpr const char* kName = "coulomb";
+  static constexpr const char* kFormula = "V = (k_e/eps_r) q_i q_j / r, cut at rc";
   static constexpr bool kUsesCharge = true;
+  static constexpr bool kScreened = false;
+  static constexpr const char* kFixedCutoff = nullptr;
+  static constexpr const char* kFixedShift = nullptr;
+  static double cutoff(const PairCoeffs& c) { return c.rcut; }
 
   struct Params {
     Real prefactor, rcutsq, inv_rcut_shift, unused;

@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "engine/hd.h"
+#include "base/hd.h"
 #include "potentials/coeffs.h"
 
 namespace pairmd {
@@ -16,7 +16,12 @@ namespace pairmd {
 template <typename Real>
 struct DebyeHuckel {
   static constexpr const char* kName = "debye_huckel";
+  static constexpr const char* kFormula = "V = (k_e/eps_r) q_i q_j exp(-kappa r) / r, cut at rc";
   static constexpr bool kUsesCharge = true;
+  static constexpr bool kScreened = true;
+  static constexpr const char* kFixedCutoff = nullptr;
+  static constexpr const char* kFixedShift = nullptr;
+  static double cutoff(const PairCoeffs& c) { return c.rcut; }
 
   struct Params {
     Real prefactor, kappa, rcutsq, shift_per_qq;  // shift_per_qq = exp(-kappa rc) / rc or 0

@@ -10,7 +10,7 @@
 
 #include <cmath>
 
-#include "engine/hd.h"
+#include "base/hd.h"
 #include "potentials/coeffs.h"
 
 namespace pairmd {
@@ -18,6 +18,9 @@ namespace pairmd {
 template <typename Real>
 struct FeneBond {
   static constexpr const char* kName = "fene";
+  static constexpr const char* kFormula = "V = -(k/2) R0^2 ln(1 - (r/R0)^2), r < R0 (r0 is R0)";
+  static constexpr const char* kR0 = "the maximum extension R0 > 0";
+  static constexpr bool kR0Positive = true;
 
   struct Params {
     Real k, r0sq;

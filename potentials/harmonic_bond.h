@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "engine/hd.h"
+#include "base/hd.h"
 #include "potentials/coeffs.h"
 
 namespace pairmd {
@@ -11,6 +11,10 @@ namespace pairmd {
 template <typename Real>
 struct HarmonicBond {
   static constexpr const char* kName = "harmonic";
+  static constexpr const char* kFormula = "V = k/2 (r - r0)^2";
+  // r0 of the config: what it means, and whether 0 is allowed (host only; config reader).
+  static constexpr const char* kR0 = "a rest length >= 0";
+  static constexpr bool kR0Positive = false;
 
   struct Params {
     Real k, r0;

@@ -9,15 +9,22 @@
 
 #include <cmath>
 
-#include "engine/hd.h"
+#include "base/hd.h"
 #include "potentials/coeffs.h"
 
 namespace pairmd {
 
 template <typename Real>
 struct LennardJones {
-  static constexpr const char* kName = "lj";
-  static constexpr bool kUsesCharge = false;
+  // What the registry (potentials/registry.h) and the config reader need to know; host only.
+  static constexpr const char* kName = "lj";                        // config: potential: lj
+  static constexpr const char* kFormula = "V = 4 eps [(sigma/r)^12 - (sigma/r)^6], cut at rc";
+  static constexpr bool kUsesCharge = false;                        // V depends on q_i q_j
+  static constexpr bool kScreened = false;                          // takes kappa / debye_length
+  static constexpr const char* kFixedCutoff = nullptr;              // else: why `cutoff` is not a key
+  static constexpr const char* kFixedShift = nullptr;               // else: why `shift` is not a key
+  // The cutoff of one type pair (what its list needs); 0 switches the pair off.
+  static double cutoff(const PairCoeffs& c) { return c.rcut; }
 
   struct Params {
     Real lj1, lj2, rcutsq, shift;
@@ -53,12 +60,15 @@ struct LennardJones {
 template <typename Real>
 struct WCA : LennardJones<Real> {
   static constexpr const char* kName = "wca";
+  static constexpr const char* kFormula = "LJ cut at 2^(1/6) sigma and shifted up by eps (purely repulsive)";
+  static constexpr const char* kFixedCutoff = "WCA is always cut at 2^(1/6) sigma";
+  static constexpr const char* kFixedShift = "WCA is always shifted";
   using Params = typename LennardJones<Real>::Params;
 
-  static double cutoff(const PairCoeffs& c) { return std::pow(2.0, 1.0 / 6.0) * c.sigma; }
+  static double cutoff(const PairCoeffs& c) { return c.epsilon != 0.0 ? std::pow(2.0, 1.0 / 6.0) * c.sigma : 0.0; }
 
   static Params from(PairCoeffs c) {
-    c.rcut = c.epsilon != 0.0 ? cutoff(c) : 0.0;
+    c.rcut = cutoff(c);
     c.shift = true;
     return LennardJones<Real>::from(c);
   }

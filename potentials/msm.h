@@ -32,7 +32,7 @@
 
 #include <cmath>
 
-#include "engine/hd.h"
+#include "base/hd.h"
 
 // Loops of compile-time length: unrolled by nvcc (the host compiler does it on its own).
 #if defined(__CUDACC__)

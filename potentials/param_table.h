@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/force_field.h"
+#include "potentials/force_field.h"
 
 namespace pairmd {
 

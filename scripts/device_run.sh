@@ -3,7 +3,8 @@
 # device-bundle/ carried there (see scripts/build_device_bundle.sh). Stages, in the order
 # given (default: tests sanitize bench compare dcs):
 #   tests      every test, GPU tests included (GoogleTest XML and logs into $OUT)
-#   gpu        the GPU backend and pair-list tests alone (a quick check before timing)
+#   gpu        the GPU backend, pair-list and physics tests (tests/test_physics.cpp, every
+#              strategy) alone (a check before timing)
 #   sanitize   the GPU tests under compute-sanitizer memcheck and racecheck
 #   smoke      a quick look: the default strategy and atom_gather at N = 4k, 62.5k and 1M
 #   bench      LJ liquid scaling of the default strategy, N = 4k .. 4M (issues 3 and 12)
@@ -44,7 +45,7 @@ for stage in "${stages[@]}"; do
     tests)
       "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" > "$OUT/gpu_tests.log" 2>&1
       summary+=("gpu tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/gpu_tests.log" | tr '\n' ' '))")
-      grep -E '^\[(forces|trajectory|langevin)\]|FAILED|Failure|error' "$OUT/gpu_tests.log" | head -60
+      grep -E '^\[(forces|trajectory|momentum|same run)\]|^(NVE|Langevin|Brownian) |FAILED|Failure|error' "$OUT/gpu_tests.log" | head -150
       "$B/pairmd_tests" > "$OUT/cpu_tests.log" 2>&1
       summary+=("cpu tests: exit $?")
       "$B/pairmd_output_tests" > "$OUT/output_tests.log" 2>&1

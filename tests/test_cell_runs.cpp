@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/box.h"
+#include "base/box.h"
 #include "neighbor/cell_runs.h"
 #include "neighbor/verlet_list.h"
 

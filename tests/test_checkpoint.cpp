@@ -5,18 +5,18 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/backend.h"
-#include "engine/checkpoint.h"
-#include "engine/h5md.h"
+#include "backends/backend.h"
+#include "io/checkpoint.h"
+#include "io/h5md.h"
 #include "engine/system_builder.h"
-#include "tests/test_faults_process.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
 
-using testing::ScratchDir;
+using test::ScratchDir;
 
-RunConfig small_config(int64_t steps = 200) { return parse_config(testing::small_lj_config(steps), "small.yaml"); }
+RunConfig small_config(int64_t steps = 200) { return parse_config(test::small_lj_config(steps), "small.yaml"); }
 
 bool same_bits(const std::vector<Vec3d>& a, const std::vector<Vec3d>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Vec3d)) == 0;
@@ -55,9 +55,9 @@ TEST(Checkpoint, DamagedOrForeignFilesAreRejectedWithTheirName) {
   const RunConfig cfg = small_config();
   const BuiltSystem sys = build_system(cfg);
   write_checkpoint(dir / "good.h5", sys.state, sys.topology, cfg, 0, "cpu");
-  const std::string bytes = testing::read_text(dir / "good.h5");
+  const std::string bytes = test::read_text(dir / "good.h5");
   auto expect_error = [&](const std::string& name, const std::string& content, const char* what) {
-    testing::write_text(dir / name, content);
+    test::write_text(dir / name, content);
     try {
       read_checkpoint(dir / name);
       FAIL() << name << " was accepted";
@@ -77,7 +77,7 @@ TEST(Checkpoint, DamagedOrForeignFilesAreRejectedWithTheirName) {
   BuiltSystem nan_state = sys;
   nan_state.state.velocity[7].z = NAN;
   write_checkpoint(dir / "nan.h5", nan_state.state, sys.topology, cfg, 0, "cpu");
-  expect_error("nan.h5", testing::read_text(dir / "nan.h5"), "particle 7 has a non-finite position or velocity");
+  expect_error("nan.h5", test::read_text(dir / "nan.h5"), "particle 7 has a non-finite position or velocity");
 }
 
 TEST(Checkpoint, FailedWriteLeavesThePreviousOneIntact) {
@@ -135,13 +135,13 @@ TEST(Restart, BitwiseOnGpu) {
 // uninterrupted run ends, with the same trajectory and thermo table.
 TEST(Restart, CommandLineRunContinuesBitwise) {
   ScratchDir dir;
-  testing::write_text(dir / "run.yaml", testing::small_lj_config(400));
-  auto full = testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--output", "full"}, dir.path);
+  test::write_text(dir / "run.yaml", test::small_lj_config(400));
+  auto full = test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--output", "full"}, dir.path);
   ASSERT_EQ(full.exit_code, 0) << full.err;
-  auto part = testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--output", "part", "--steps", "200"}, dir.path);
+  auto part = test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--output", "part", "--steps", "200"}, dir.path);
   ASSERT_EQ(part.exit_code, 0) << part.err;
   // The checkpoint holds --steps 200 (the run's own end); --steps 400 takes it further.
-  auto rest = testing::run_pairmd(
+  auto rest = test::run_pairmd(
       {"run", "run.yaml", "--backend", "cpu", "--output", "part", "--restart", "part.checkpoint.h5", "--steps", "400"},
       dir.path);
   ASSERT_EQ(rest.exit_code, 0) << rest.err;
@@ -168,13 +168,13 @@ TEST(Restart, CommandLineRunContinuesBitwise) {
     for (std::string line; std::getline(in, line);) r.push_back(line.substr(0, line.find(",", line.find(",", line.find(",", line.find(",", line.find(",") + 1) + 1) + 1) + 1)));
     return r;
   };
-  EXPECT_EQ(rows(testing::read_text(dir / "full.thermo.csv")), rows(testing::read_text(dir / "part.thermo.csv")));
+  EXPECT_EQ(rows(test::read_text(dir / "full.thermo.csv")), rows(test::read_text(dir / "part.thermo.csv")));
 
   // A restart of a finished run has nothing to do; one with another system is refused.
-  auto again = testing::run_pairmd({"run", "run.yaml", "--output", "part", "--restart", "part.checkpoint.h5"}, dir.path);
+  auto again = test::run_pairmd({"run", "run.yaml", "--output", "part", "--restart", "part.checkpoint.h5"}, dir.path);
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("nothing to do"), std::string::npos) << again.out;
-  auto other = testing::run_pairmd({"run", "run.yaml", "--output", "part", "--restart", "part.checkpoint.h5", "--set",
+  auto other = test::run_pairmd({"run", "run.yaml", "--output", "part", "--restart", "part.checkpoint.h5", "--set",
                                     "system.lattice.cells=5", "--steps", "1000"},
                                    dir.path);
   EXPECT_EQ(other.exit_code, 2);

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <regex>
 
-#include "engine/hdf5_util.h"
-#include "test_util.h"
+#include "io/hdf5_util.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
@@ -121,14 +121,14 @@ TEST(Config, MissingFile) {
 // exit with 2, and `run` writes nothing (it is started in an empty directory).
 TEST(Config, BinaryRejectsBadInputWithExitCode2AndWritesNothing) {
   for (const BadInput& b : bad_inputs()) {
-    test::TempDir dir("config");
+    test::ScratchDir dir("config");
     {
-      std::ofstream(dir.path() / "cfg.yaml") << b.text;
+      std::ofstream(dir / "cfg.yaml") << b.text;
     }
     std::string sets;
     for (const std::string& o : b.overrides) sets += " --set '" + o + "'";
     for (const char* cmd : {"check", "run"}) {
-      const test::ChildResult r = test::run_pairmd(std::string(cmd) + " cfg.yaml --backend cpu" + sets, dir.path());
+      const test::ChildResult r = test::run_pairmd_shell(std::string(cmd) + " cfg.yaml --backend cpu" + sets, dir.path);
       EXPECT_EQ(r.exit_code, 2) << b.name << " " << cmd << ": " << r.err;
       std::string err = r.err;
       while (!err.empty() && err.back() == '\n') err.pop_back();
@@ -140,9 +140,9 @@ TEST(Config, BinaryRejectsBadInputWithExitCode2AndWritesNothing) {
 }
 
 TEST(Config, BinaryMissingFile) {
-  test::TempDir dir("config");
+  test::ScratchDir dir("config");
   for (const char* cmd : {"check", "run"}) {
-    const test::ChildResult r = test::run_pairmd(std::string(cmd) + " nothere.yaml", dir.path());
+    const test::ChildResult r = test::run_pairmd_shell(std::string(cmd) + " nothere.yaml", dir.path);
     EXPECT_EQ(r.exit_code, 2) << cmd;
     EXPECT_NE(r.err.find("cannot open config file 'nothere.yaml'"), std::string::npos) << r.err;
     EXPECT_TRUE(dir.files().empty()) << cmd << " wrote files";
@@ -150,16 +150,16 @@ TEST(Config, BinaryMissingFile) {
 }
 
 TEST(Config, DirectoryAsConfigIsNamedAsSuch) {
-  test::TempDir dir("config");
-  std::filesystem::create_directory(dir.path() / "cfgdir");
+  test::ScratchDir dir("config");
+  std::filesystem::create_directory(dir / "cfgdir");
   try {
-    load_config((dir.path() / "cfgdir").string());
+    load_config((dir / "cfgdir"));
     FAIL() << "a directory was read as a config";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("it is a directory"), std::string::npos) << e.what();
   }
   for (const char* cmd : {"check", "run"}) {
-    const test::ChildResult r = test::run_pairmd(std::string(cmd) + " cfgdir", dir.path());
+    const test::ChildResult r = test::run_pairmd_shell(std::string(cmd) + " cfgdir", dir.path);
     EXPECT_EQ(r.exit_code, 2) << cmd;
     EXPECT_EQ(r.err, "cannot read config file 'cfgdir': it is a directory\n") << cmd;
     EXPECT_EQ(dir.files().size(), 1u) << cmd << " wrote files";
@@ -202,10 +202,10 @@ steps: 10
 
 // `check` and `run` on cfg.yaml in `dir` both exit 2 with a message matching `expected`, and
 // `run` writes nothing.
-void expect_refused(const test::TempDir& dir, const std::string& expected) {
+void expect_refused(const test::ScratchDir& dir, const std::string& expected) {
   const std::vector<std::string> before = dir.files();
   for (const char* cmd : {"check", "run"}) {
-    const test::ChildResult r = test::run_pairmd(std::string(cmd) + " cfg.yaml --backend cpu", dir.path());
+    const test::ChildResult r = test::run_pairmd_shell(std::string(cmd) + " cfg.yaml --backend cpu", dir.path);
     EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.err;
     EXPECT_TRUE(std::regex_search(r.err, std::regex(expected))) << cmd << ": got '" << r.err << "'";
     EXPECT_EQ(dir.files().size(), before.size()) << cmd << " wrote files";
@@ -213,31 +213,31 @@ void expect_refused(const test::TempDir& dir, const std::string& expected) {
 }
 
 TEST(Config, StartFileWithoutParticlesIsRefused) {
-  test::TempDir dir("config");
-  std::ofstream(dir.path() / "cfg.yaml") << kFromFile;
-  write_start_file((dir.path() / "start.h5").string(), {}, 10.0);
+  test::ScratchDir dir("config");
+  std::ofstream(dir / "cfg.yaml") << kFromFile;
+  write_start_file((dir / "start.h5"), {}, 10.0);
   expect_refused(dir, R"(^cfg\.yaml:3:16: system\.file\.path: 'start\.h5' holds no particles\n$)");
 }
 
 TEST(Config, NonFiniteValuesOfAStartFileAreNamed) {
-  test::TempDir dir("config");
-  std::ofstream(dir.path() / "cfg.yaml") << kFromFile;
+  test::ScratchDir dir("config");
+  std::ofstream(dir / "cfg.yaml") << kFromFile;
   const std::vector<Vec3d> grid = {{1, 1, 1}, {3, 3, 3}, {5, 5, 5}, {7, 7, 7}};
   std::vector<Vec3d> bad = grid;
   bad[2].y = NAN;
-  write_start_file((dir.path() / "start.h5").string(), bad, 10.0);
+  write_start_file((dir / "start.h5"), bad, 10.0);
   expect_refused(dir, "system\\.file\\.path: 'start\\.h5': particle 2 has a non-finite position or velocity");
-  write_start_file((dir.path() / "start.h5").string(), grid, INFINITY);
+  write_start_file((dir / "start.h5"), grid, INFINITY);
   expect_refused(dir, "system\\.file\\.path: 'start\\.h5': box edge inf is not a positive number");
-  write_start_file((dir.path() / "start.h5").string(), grid, 10.0, NAN);
+  write_start_file((dir / "start.h5"), grid, 10.0, NAN);
   expect_refused(dir, "system\\.file\\.path: 'start\\.h5': the time of frame 0 is not finite");
 }
 
 // Two particles on the same spot give a NaN force before any step: the message says so instead
 // of blaming the time step (which the first step's blow-up used to do).
 TEST(Config, NonFiniteStartForcesBlameTheStartNotTheTimeStep) {
-  test::TempDir dir("config");
-  std::ofstream(dir.path() / "cfg.yaml")
+  test::ScratchDir dir("config");
+  std::ofstream(dir / "cfg.yaml")
       << replace(kGood, "  lattice: {kind: fcc, cells: 4, density: 0.8442}\n",
                  "  lattice: {kind: fcc, cells: 4, density: 0.8442}\n  add_particles:\n"
                  "    - {type: A, position: [1, 1, 1]}\n    - {type: A, position: [1, 1, 1]}\n");
@@ -247,10 +247,10 @@ TEST(Config, NonFiniteStartForcesBlameTheStartNotTheTimeStep) {
 }
 
 TEST(Config, BinaryCheckAcceptsTheExamples) {
-  test::TempDir dir("config");
+  test::ScratchDir dir("config");
   for (const char* name : {"lj_liquid", "kremer_grest", "polyelectrolyte"}) {
     const std::string path = std::string(PAIRMD_SOURCE_DIR) + "/configs/" + name + ".yaml";
-    const test::ChildResult r = test::run_pairmd("check '" + path + "'", dir.path());
+    const test::ChildResult r = test::run_pairmd_shell("check '" + path + "'", dir.path);
     EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
     EXPECT_NE(r.out.find(": ok"), std::string::npos) << r.out;
     EXPECT_TRUE(dir.files().empty()) << "check wrote files";

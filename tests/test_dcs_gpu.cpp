@@ -20,7 +20,7 @@
 
 #include "analysis/potential_map.h"
 #include "kernels/dcs/dcs_launch.h"
-#include "map_test_util.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
@@ -116,7 +116,7 @@ void check_all_kernels(int nx, int ny, int nz, float h, size_t natoms, unsigned 
 }
 
 TEST(DcsGpu, AllKernelsMatchTheReferenceOnOddLattices) {
-  REQUIRE_DCS_GPU();
+  PAIRMD_REQUIRE_GPU();
   // 5000 atoms: one full __constant__ chunk (4096) and a partial one.
   check_all_kernels(37, 29, 23, 0.5f, 5000, 1);
   check_all_kernels(65, 7, 3, 0.3f, 5000, 2);    // nx just past a multiple of 32 and of 16
@@ -126,13 +126,13 @@ TEST(DcsGpu, AllKernelsMatchTheReferenceOnOddLattices) {
 }
 
 TEST(DcsGpu, HundredThousandAtomsStayWithinTheErrorBound) {
-  REQUIRE_DCS_GPU();
+  PAIRMD_REQUIRE_GPU();
   // The benchmark's atom count: 25 chunks of float partial sums per point.
   check_all_kernels(40, 36, 33, 1.0f, 100000, 6);
 }
 
 TEST(DcsGpu, NoAtomsGiveZeros) {
-  REQUIRE_DCS_GPU();
+  PAIRMD_REQUIRE_GPU();
   dcs::GpuLattice lat;
   lat.nx = 17, lat.ny = 3, lat.nz = 2;
   for (const Case& k : kCases) {
@@ -147,7 +147,7 @@ TEST(DcsGpu, NoAtomsGiveZeros) {
 }
 
 TEST(DcsGpu, ComputePotentialHandlesFarOriginsAndUnits) {
-  REQUIRE_DCS_GPU();
+  PAIRMD_REQUIRE_GPU();
   // The lattice far from the coordinate origin: coordinates are made relative to the lattice
   // corner before they become floats, so the error stays that of a lattice at the origin.
   Grid3 ref;
@@ -159,7 +159,9 @@ TEST(DcsGpu, ComputePotentialHandlesFarOriginsAndUnits) {
   random_atoms(3000, {16, 8, 4}, 7, c, unused);
   for (size_t a = 0; a < c.size(); ++a) c.x[a] += 1000.0, c.y[a] -= 5000.0, c.z[a] += 250.0;
   potential_cpu(c, 332.0637, 0.25, ref);
-  for (MapKernel k : {MapKernel::Scatter, MapKernel::Gather, MapKernel::GatherCoarsened, MapKernel::GatherCoalesced}) {
+  for (const MapKernelInfo& info : kMapKernels) {  // every registered GPU kernel (kernels/dcs/map_registry.h)
+    if (!info.gpu) continue;
+    const MapKernel k = info.kernel;
     Grid3 g = ref;
     g.values.assign(g.size(), std::nan(""));
     compute_potential(k, c, 332.0637, 0.25, g);

@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "test_util.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
@@ -13,15 +13,15 @@ namespace {
 // cores of the development machine; 30 s leaves room for slower machines and still catches a
 // backend that got several times slower.
 TEST(Examples, LJLiquidRunsWellUnderAMinute) {
-  test::TempDir dir("examples");
+  test::ScratchDir dir("examples");
   const std::string cfg = std::string(PAIRMD_SOURCE_DIR) + "/configs/lj_liquid.yaml";
-  const test::ChildResult r = test::run_pairmd("run '" + cfg + "' --backend cpu --output lj --set output.progress=off", dir.path());
+  const test::ChildResult r = test::run_pairmd_shell("run '" + cfg + "' --backend cpu --output lj --set output.progress=off", dir.path);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::printf("pairmd run configs/lj_liquid.yaml: %.1f s\n", r.seconds);
   EXPECT_LT(r.seconds, 30.0);
-  const std::filesystem::path csv = dir.path() / "lj.thermo.csv";
+  const std::filesystem::path csv = dir / "lj.thermo.csv";
   ASSERT_TRUE(std::filesystem::exists(csv));
-  const std::string text = test::read_file(csv);
+  const std::string text = test::read_text(csv);
   // Header plus rows for steps 0, 200, ..., 2000.
   EXPECT_GE(std::count(text.begin(), text.end(), '\n'), 12) << text;
   EXPECT_NE(r.out.find("performance:"), std::string::npos);
@@ -31,13 +31,13 @@ TEST(Examples, LJLiquidRunsWellUnderAMinute) {
 // before the dynamics) and keep a sane temperature over a short run.
 TEST(Examples, PolymerExamplesStartCleanly) {
   for (const char* name : {"kremer_grest", "polyelectrolyte"}) {
-    test::TempDir dir("examples");
+    test::ScratchDir dir("examples");
     const std::string cfg = std::string(PAIRMD_SOURCE_DIR) + "/configs/" + name + ".yaml";
     const test::ChildResult r =
-        test::run_pairmd("run '" + cfg + "' --backend cpu --steps 1000 --output out --set output.progress=off", dir.path());
+        test::run_pairmd_shell("run '" + cfg + "' --backend cpu --steps 1000 --output out --set output.progress=off", dir.path);
     EXPECT_EQ(r.exit_code, 0) << name << "\n" << r.out << r.err;
     EXPECT_LT(r.seconds, 60.0) << name;
-    EXPECT_TRUE(std::filesystem::exists(dir.path() / "out.thermo.csv")) << name;
+    EXPECT_TRUE(std::filesystem::exists(dir / "out.thermo.csv")) << name;
   }
 }
 

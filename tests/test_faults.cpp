@@ -6,20 +6,20 @@
 
 #include <regex>
 
-#include "engine/checkpoint.h"
-#include "engine/h5md.h"
-#include "tests/test_faults_process.h"
+#include "io/checkpoint.h"
+#include "io/h5md.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
 
-using testing::ScratchDir;
+using test::ScratchDir;
 
 // Waits until the child's thermo table shows `step` (the run is under way), at most `max_s`.
 bool wait_for_rows(const std::string& csv, int rows, double max_s) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(max_s);
   while (std::chrono::steady_clock::now() < until) {
-    const std::string t = testing::read_text(csv);
+    const std::string t = test::read_text(csv);
     if (std::count(t.begin(), t.end(), '\n') > rows) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -29,12 +29,12 @@ bool wait_for_rows(const std::string& csv, int rows, double max_s) {
 TEST(Faults, SigkillLeavesATrajectoryWithEveryFlushedFrame) {
   ScratchDir dir;
   // Frames every 10 steps, flushed at every frame: whatever was written before the kill is there.
-  testing::write_text(dir / "run.yaml",
-                      testing::small_lj_config(1000000, "{every: 10, velocities_every: 10, flush_seconds: 0}", 0));
-  testing::Child c({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
+  test::write_text(dir / "run.yaml",
+                      test::small_lj_config(1000000, "{every: 10, velocities_every: 10, flush_seconds: 0}", 0));
+  test::Child c({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
   ASSERT_TRUE(wait_for_rows(dir / "run.thermo.csv", 8, 60)) << "the run did not start";
   c.signal(SIGKILL);
-  const testing::ChildResult r = c.wait(30);
+  const test::ChildResult r = c.wait(30);
   EXPECT_EQ(r.signal, SIGKILL);
   // The thermo table has rows every 50 steps up to some step S >= 350; the frame of a step is
   // written and flushed before its thermo row, so frames up to S are there.
@@ -57,11 +57,11 @@ TEST(Faults, SigkillLeavesATrajectoryWithEveryFlushedFrame) {
 
 TEST(Faults, SigintWritesACheckpointAndTheRestartFinishesTheRun) {
   ScratchDir dir;
-  testing::write_text(dir / "run.yaml", testing::small_lj_config(1000000, "{every: 100, flush_seconds: 10}", 0));
-  testing::Child c({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
+  test::write_text(dir / "run.yaml", test::small_lj_config(1000000, "{every: 100, flush_seconds: 10}", 0));
+  test::Child c({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
   ASSERT_TRUE(wait_for_rows(dir / "run.thermo.csv", 6, 60)) << "the run did not start";
   c.signal(SIGINT);
-  const testing::ChildResult r = c.wait(60);
+  const test::ChildResult r = c.wait(60);
   ASSERT_EQ(r.exit_code, 130) << r.err;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.err, m, std::regex("interrupted \\(signal 2\\) at step ([0-9]+), checkpoint written to (\\S+) ")))
@@ -75,7 +75,7 @@ TEST(Faults, SigintWritesACheckpointAndTheRestartFinishesTheRun) {
 
   // Continue to a total of stop + 300 steps (`steps` counts from the original start).
   const int64_t total = stop + 300;
-  const testing::ChildResult r2 = testing::run_pairmd(
+  const test::ChildResult r2 = test::run_pairmd(
       {"run", "run.yaml", "--backend", "cpu", "--restart", "run.checkpoint.h5", "--steps", std::to_string(total)}, dir.path);
   ASSERT_EQ(r2.exit_code, 0) << r2.err;
   const H5mdFrame end = read_h5md_frame(dir / "run.h5", -1);
@@ -97,9 +97,9 @@ TEST(Faults, SigintWritesACheckpointAndTheRestartFinishesTheRun) {
 
 TEST(Faults, BlowUpNamesStepAndParticleAndSavesTheLastGoodState) {
   ScratchDir dir;
-  testing::write_text(dir / "run.yaml", testing::small_lj_config(2000));
-  const testing::ChildResult r =
-      testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--set", "integrator.dt=0.05"}, dir.path);
+  test::write_text(dir / "run.yaml", test::small_lj_config(2000));
+  const test::ChildResult r =
+      test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--set", "integrator.dt=0.05"}, dir.path);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(std::regex_search(r.err, std::regex("step [0-9]+: particle [0-9]+"))) << r.err;
   EXPECT_NE(r.err.find("time step too large"), std::string::npos) << r.err;
@@ -115,19 +115,19 @@ TEST(Faults, BlowUpNamesStepAndParticleAndSavesTheLastGoodState) {
 
 TEST(Faults, UnwritableOutputIsAClearErrorAndWritesNothing) {
   ScratchDir dir;
-  testing::write_text(dir / "run.yaml", testing::small_lj_config(100));
-  const testing::ChildResult r = testing::run_pairmd({"run", "run.yaml", "--output", "/nonexistent/dir/out"}, dir.path);
+  test::write_text(dir / "run.yaml", test::small_lj_config(100));
+  const test::ChildResult r = test::run_pairmd({"run", "run.yaml", "--output", "/nonexistent/dir/out"}, dir.path);
   EXPECT_EQ(r.exit_code, 1);
   // The claim on the prefix (its lock file) is the first thing a run creates.
   EXPECT_NE(r.err.find("cannot create the lock file '/nonexistent/dir/out.lock'"), std::string::npos) << r.err;
   ASSERT_EQ(mkdir((dir / "ro").c_str(), 0555), 0);
   if (geteuid() != 0) {  // root writes anywhere
-    const testing::ChildResult r2 = testing::run_pairmd({"run", "run.yaml", "--output", "ro/out"}, dir.path);
+    const test::ChildResult r2 = test::run_pairmd({"run", "run.yaml", "--output", "ro/out"}, dir.path);
     EXPECT_EQ(r2.exit_code, 1);
   }
   // Trajectory off: the thermo CSV or checkpoint location is what fails.
-  testing::write_text(dir / "notraj.yaml", testing::small_lj_config(100, "{every: 0}"));
-  const testing::ChildResult r3 = testing::run_pairmd({"run", "notraj.yaml", "--output", "/nonexistent/x"}, dir.path);
+  test::write_text(dir / "notraj.yaml", test::small_lj_config(100, "{every: 0}"));
+  const test::ChildResult r3 = test::run_pairmd({"run", "notraj.yaml", "--output", "/nonexistent/x"}, dir.path);
   EXPECT_EQ(r3.exit_code, 1);
   EXPECT_NE(r3.err.find("/nonexistent/x"), std::string::npos) << r3.err;
 }
@@ -136,9 +136,9 @@ TEST(Faults, FullDiskStopsWithAnErrorAndKeepsEarlierFilesReadable) {
   ScratchDir dir;
   // 256 particles: a position + velocity frame is ~15 KiB; a 1.5 MiB file limit runs out
   // after some frames (the writer reserves 1 MiB ahead), while checkpoints (~30 KiB) still fit.
-  testing::write_text(dir / "run.yaml",
-                      testing::small_lj_config(100000, "{every: 10, velocities_every: 10, flush_seconds: 0}", 100));
-  const testing::ChildResult r = testing::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path, 120, 1536 * 1024);
+  test::write_text(dir / "run.yaml",
+                      test::small_lj_config(100000, "{every: 10, velocities_every: 10, flush_seconds: 0}", 100));
+  const test::ChildResult r = test::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path, 120, 1536 * 1024);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.signal, 0);
   EXPECT_NE(r.err.find("trajectory 'run.h5'"), std::string::npos) << r.err;

@@ -5,12 +5,12 @@
 
 #include <random>
 
-#include "tests/test_faults_process.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
 
-using testing::ScratchDir;
+using test::ScratchDir;
 
 std::string mutate(const std::string& base, std::mt19937_64& rng) {
   static const std::vector<std::string> tokens = {
@@ -51,7 +51,7 @@ std::string mutate(const std::string& base, std::mt19937_64& rng) {
   return s;
 }
 
-void expect_clean_exit(const testing::ChildResult& r, const std::string& what, std::initializer_list<int> allowed) {
+void expect_clean_exit(const test::ChildResult& r, const std::string& what, std::initializer_list<int> allowed) {
   EXPECT_FALSE(r.timed_out) << what << ": hung";
   EXPECT_EQ(r.signal, 0) << what << ": killed by signal " << r.signal << "\n" << r.err;
   bool ok = false;
@@ -62,7 +62,7 @@ void expect_clean_exit(const testing::ChildResult& r, const std::string& what, s
 
 TEST(Fuzz, MutatedConfigsNeverCrashCheck) {
   ScratchDir dir;
-  std::string base = testing::read_text(PAIRMD_SOURCE_DIR "/configs/lj_liquid.yaml");
+  std::string base = test::read_text(PAIRMD_SOURCE_DIR "/configs/lj_liquid.yaml");
   ASSERT_FALSE(base.empty());
   // 4 x 4 x 4 cells: a mutation that multiplies a digit still builds in well under a second.
   const size_t cells = base.find("cells: 10");
@@ -74,11 +74,11 @@ TEST(Fuzz, MutatedConfigsNeverCrashCheck) {
   const auto t0 = std::chrono::steady_clock::now();
   for (int k = 0; k < 400; ++k) {
     const std::string text = mutate(base, rng);
-    testing::write_text(dir / "m.yaml", text);
+    test::write_text(dir / "m.yaml", text);
     // A mutation may ask for a huge lattice. Under a 2 GiB address-space limit, the memory
     // estimate must refuse it (exit 2, with the estimate) before anything is allocated: an
     // allocation failure (exit 1) would mean the estimate let through what does not fit.
-    const testing::ChildResult r = testing::run_pairmd({"check", "m.yaml"}, dir.path, 20, 0, 2L << 30);
+    const test::ChildResult r = test::run_pairmd({"check", "m.yaml"}, dir.path, 20, 0, 2L << 30);
     expect_clean_exit(r, "mutation " + std::to_string(k) + ":\n" + text, {0, 2});
     if (r.exit_code >= 0 && r.exit_code <= 2) ++counts[r.exit_code];
     if (r.err.find("of host memory") != std::string::npos) ++refused_for_memory;
@@ -92,12 +92,12 @@ TEST(Fuzz, MutatedConfigsNeverCrashCheck) {
 
 TEST(Fuzz, DamagedHdf5FilesAreErrorsNotCrashes) {
   ScratchDir dir;
-  testing::write_text(dir / "src.yaml", testing::small_lj_config(200, "{every: 100, velocities_every: 100}", 100));
-  const testing::ChildResult made = testing::run_pairmd({"run", "src.yaml", "--backend", "cpu"}, dir.path);
+  test::write_text(dir / "src.yaml", test::small_lj_config(200, "{every: 100, velocities_every: 100}", 100));
+  const test::ChildResult made = test::run_pairmd({"run", "src.yaml", "--backend", "cpu"}, dir.path);
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  const std::string traj = testing::read_text(dir / "src.h5"), ck = testing::read_text(dir / "src.checkpoint.h5");
+  const std::string traj = test::read_text(dir / "src.h5"), ck = test::read_text(dir / "src.checkpoint.h5");
   ASSERT_GT(traj.size(), 10000u);
-  testing::write_text(dir / "from_file.yaml",
+  test::write_text(dir / "from_file.yaml",
                       "units: lj\nsteps: 5\nsystem:\n  types: [{name: A, mass: 1.0}]\n  file: {path: bad.h5}\n"
                       "force_field:\n  pair:\n    - potential: lj\n      cutoff: 2.5\n"
                       "      coeffs: [{types: [A, A], epsilon: 1.0, sigma: 1.0}]\n"
@@ -116,16 +116,16 @@ TEST(Fuzz, DamagedHdf5FilesAreErrorsNotCrashes) {
   };
   int rejected = 0;
   for (int k = 0; k < 150; ++k) {
-    testing::write_text(dir / "bad.h5", damage(traj, k));
-    const testing::ChildResult r = testing::run_pairmd({"check", "from_file.yaml"}, dir.path, 60);
+    test::write_text(dir / "bad.h5", damage(traj, k));
+    const test::ChildResult r = test::run_pairmd({"check", "from_file.yaml"}, dir.path, 60);
     expect_clean_exit(r, "damaged trajectory " + std::to_string(k), {0, 2});
     rejected += r.exit_code == 2;
     if (HasFailure()) break;
   }
   EXPECT_GT(rejected, 20);
   for (int k = 0; k < 40; ++k) {
-    testing::write_text(dir / "bad.checkpoint.h5", damage(ck, k));
-    const testing::ChildResult r = testing::run_pairmd(
+    test::write_text(dir / "bad.checkpoint.h5", damage(ck, k));
+    const test::ChildResult r = test::run_pairmd(
         {"run", "src.yaml", "--backend", "cpu", "--output", "re", "--restart", "bad.checkpoint.h5", "--steps", "210"},
         dir.path, 60);
     expect_clean_exit(r, "damaged checkpoint " + std::to_string(k), {2});

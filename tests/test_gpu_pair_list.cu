@@ -13,7 +13,7 @@
 #include <set>
 #include <utility>
 
-#include "engine/backend.h"
+#include "backends/backend.h"
 #include "neighbor/gpu_cell_order.cuh"
 #include "neighbor/gpu_pair_list.cuh"
 #include "neighbor/verlet_list.h"

@@ -7,24 +7,24 @@
 
 #include <cstring>
 
-#include "engine/cpu_backend.h"
-#include "engine/h5md.h"
-#include "engine/h5md_writer.h"
+#include "backends/cpu_backend.h"
+#include "io/h5md.h"
+#include "io/h5md_writer.h"
 #include "engine/simulation.h"
 #include "engine/system_builder.h"
-#include "tests/test_faults_process.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
 
-using testing::ScratchDir;
+using test::ScratchDir;
 
 struct Fixture {
   RunConfig cfg;
   BuiltSystem sys;
   Model model;
   explicit Fixture(const std::string& traj = "{every: 100, velocities_every: 200, forces_every: 200, observables_every: 50}") {
-    cfg = parse_config(testing::small_lj_config(300, traj), "small.yaml");
+    cfg = parse_config(test::small_lj_config(300, traj), "small.yaml");
     sys = build_system(cfg);
     model = cfg.model;
     model.topology = sys.topology;
@@ -95,7 +95,7 @@ TEST(H5md, ReaderErrorsNameTheFileAndTheProblem) {
     }
   };
   expect(dir / "missing.h5", -1, "No such file");
-  testing::write_text(dir / "text.h5", "not hdf5");
+  test::write_text(dir / "text.h5", "not hdf5");
   expect(dir / "text.h5", -1, "not an HDF5 file");
   {
     H5mdWriter w(dir / "empty.h5", s.cfg, s.sys.state, s.sys.topology, 1.0);
@@ -110,8 +110,8 @@ TEST(H5md, ReaderErrorsNameTheFileAndTheProblem) {
   }
   expect(dir / "one.h5", 1, "out of range");
   EXPECT_EQ(read_h5md_frame(dir / "one.h5", 0).state.size(), 256u);
-  const std::string bytes = testing::read_text(dir / "one.h5");
-  testing::write_text(dir / "cut.h5", bytes.substr(0, bytes.size() / 3));
+  const std::string bytes = test::read_text(dir / "one.h5");
+  test::write_text(dir / "cut.h5", bytes.substr(0, bytes.size() / 3));
   expect(dir / "cut.h5", -1, "cut.h5");
 }
 
@@ -139,7 +139,7 @@ TEST(H5md, AppendDropsFramesAfterTheRestartStepAndChecksTheSystem) {
   EXPECT_EQ(read_steps(path, "particles/all/position/step"), (std::vector<int64_t>{0, 100, 200}));
   EXPECT_EQ(read_steps(path, "particles/all/position/time").size(), 3u);
   // Another system: refused, file untouched.
-  RunConfig cfg3 = parse_config(testing::small_lj_config(10), "x.yaml", {"system.lattice.cells=5"});
+  RunConfig cfg3 = parse_config(test::small_lj_config(10), "x.yaml", {"system.lattice.cells=5"});
   const BuiltSystem sys3 = build_system(cfg3);
   EXPECT_THROW(H5mdWriter(path, cfg3, sys3.state, sys3.topology, 1.0, 200), std::runtime_error);
   EXPECT_EQ(read_steps(path, "particles/all/position/step").size(), 3u);

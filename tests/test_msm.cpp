@@ -23,7 +23,7 @@
 #include <random>
 #include <set>
 
-#include "analysis/dx_writer.h"
+#include "io/dx_writer.h"
 #include "analysis/ewald.h"
 #include "analysis/msm.h"
 #include "analysis/potential_map.h"
@@ -32,7 +32,7 @@
 #include "engine/system_builder.h"
 #include "kernels/dcs/dcs_launch.h"
 #include "kernels/dcs/msm_bins.h"
-#include "map_test_util.h"
+#include "tests/test_support.h"
 #include "potentials/msm.h"
 
 namespace pairmd {
@@ -40,12 +40,12 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-using maptest::charged_state;
-using maptest::lattice;
-using maptest::random_charges;
-using maptest::rel_rms;
+using test::charged_state;
+using test::lattice;
+using test::random_charges;
+using test::rel_rms;
 
-Box periodic_box(std::array<double, 3> lo, std::array<double, 3> L) { return maptest::make_box(lo, L, true); }
+Box periodic_box(std::array<double, 3> lo, std::array<double, 3> L) { return test::make_box(lo, L, true); }
 
 std::array<double, 3> point_of(const Grid3& g, size_t p) {
   const int i = static_cast<int>(p % g.dims[0]), j = static_cast<int>((p / g.dims[0]) % g.dims[1]),
@@ -611,7 +611,7 @@ TEST(MsmAccuracy, CostModelPrefersMsmOnlyForLargeMaps) {
 // ---- Methods in the map pipeline ----------------------------------------------------------------
 
 TEST(MsmMaps, SeriesComputesMsmMapsAndEstimatesTheirError) {
-  const Box box = maptest::make_box({0, 0, 0}, {16, 16, 16}, false);
+  const Box box = test::make_box({0, 0, 0}, {16, 16, 16}, false);
   const ChargeList c = random_charges(2000, {0, 0, 0}, {16, 16, 16}, 31);
   MapSettings m;
   m.spacing = 0.5;
@@ -757,14 +757,11 @@ TEST(MsmMaps, ConfigKeysAndTheirErrors) {
 
 std::string temp_path(const std::string& name) { return ::testing::TempDir() + "pairmd_msm_" + name; }
 
+// `pairmd ARGS`; `output` gets what it printed.
 int run_pairmd(const std::string& args, std::string* output) {
-  const std::string log = temp_path("cmd.log");
-  const int rc = std::system((std::string(PAIRMD_BINARY) + " " + args + " > " + log + " 2>&1").c_str());
-  std::ifstream in(log);
-  std::stringstream t;
-  t << in.rdbuf();
-  *output = t.str();
-  return WEXITSTATUS(rc);
+  const test::ChildResult r = test::run_pairmd_shell(args, ::testing::TempDir());
+  *output = r.out + r.err;
+  return r.exit_code;
 }
 
 TEST(MsmMaps, PotentialMapAndPlaceIonsTakeMethod) {

@@ -24,14 +24,14 @@
 #include "analysis/potential_map.h"
 #include "kernels/dcs/dcs_launch.h"
 #include "kernels/dcs/msm_launch.h"
-#include "map_test_util.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
 
-using maptest::charged_state;
-using maptest::lattice;
-using maptest::random_charges;
+using test::charged_state;
+using test::lattice;
+using test::random_charges;
 
 double rms(const std::vector<double>& v) {
   double s = 0;
@@ -127,7 +127,7 @@ void check_case(const Case& k) {
 }
 
 TEST(MsmGpu, OpenBoundaryPartsMatchTheCpuReference) {
-  REQUIRE_DCS_GPU();
+  PAIRMD_REQUIRE_GPU();
   // Odd sizes (partial 8^3 tiles), anisotropic spacing, atoms beyond the lattice, far origin.
   check_case({"open quintic", {37, 29, 23}, {0, 0, 0}, {0.5, 0.6, 0.45}, 5000, {-2, -2, -2}, {20, 19, 12}, false, 6, 2.5});
   check_case({"open cubic", {37, 29, 23}, {0, 0, 0}, {0.5, 0.6, 0.45}, 5000, {-2, -2, -2}, {20, 19, 12}, false, 4, 2.5});
@@ -137,7 +137,7 @@ TEST(MsmGpu, OpenBoundaryPartsMatchTheCpuReference) {
 }
 
 TEST(MsmGpu, PeriodicPartsMatchTheCpuReference) {
-  REQUIRE_DCS_GPU();
+  PAIRMD_REQUIRE_GPU();
   // The lattice sticks out of the box on every side (the map is periodic).
   check_case({"periodic brick", {31, 25, 27}, {-1, -1, -1}, {0.5, 0.5, 0.5}, 3000, {0, 0, 0}, {14, 11, 12.5}, true, 6, 3.2});
   check_case({"periodic cubic", {20, 20, 20}, {0, 0, 0}, {0.6, 0.6, 0.6}, 2000, {0, 0, 0}, {12, 12, 12}, true, 4, 2.5});
@@ -146,13 +146,13 @@ TEST(MsmGpu, PeriodicPartsMatchTheCpuReference) {
 }
 
 TEST(MsmGpu, ThirtyThousandAtoms) {
-  REQUIRE_DCS_GPU();
+  PAIRMD_REQUIRE_GPU();
   // Many atoms per tile: several 128-atom chunks and row batches per block.
   check_case({"30k atoms", {64, 64, 64}, {0, 0, 0}, {0.5, 0.5, 0.5}, 30000, {0, 0, 0}, {32, 32, 32}, false, 6, 0});
 }
 
 TEST(MsmGpu, NoAtomsGiveZeros) {
-  REQUIRE_DCS_GPU();
+  PAIRMD_REQUIRE_GPU();
   ChargeList none;
   Grid3 g = lattice({9, 10, 11}, {0, 0, 0}, {0.5, 0.5, 0.5});
   MsmParams p;
@@ -166,9 +166,9 @@ TEST(MsmGpu, NoAtomsGiveZeros) {
 }
 
 TEST(MsmGpu, SeriesUsesTheGpuForMsm) {
-  REQUIRE_DCS_GPU();
+  PAIRMD_REQUIRE_GPU();
   const ChargeList c = random_charges(4000, {0, 0, 0}, {16, 16, 16}, 43);
-  const SystemState s = charged_state(c, maptest::make_box({0, 0, 0}, {16, 16, 16}, false));
+  const SystemState s = charged_state(c, test::make_box({0, 0, 0}, {16, 16, 16}, false));
   MapSettings m;
   m.spacing = 0.5;
   m.method = "msm";
@@ -178,7 +178,7 @@ TEST(MsmGpu, SeriesUsesTheGpuForMsm) {
   EXPECT_NE(series.kernel_description().find("msm GPU"), std::string::npos) << series.kernel_description();
   Grid3 exact = map;
   potential_cpu(c, Units::real().coulomb, m.floor(), exact);
-  const double e = maptest::rel_rms(map.values, exact.values);
+  const double e = test::rel_rms(map.values, exact.values);
   std::printf("  series on the GPU: %s, rel RMS against the exact sum %.2e (estimated %.2e)\n",
               series.method_description().c_str(), e, series.accuracy().rel_rms);
   EXPECT_LT(e, 1e-3);

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "neighbor/verlet_list.h"
-#include "test_util.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {

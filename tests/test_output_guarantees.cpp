@@ -14,15 +14,15 @@
 #include <random>
 #include <regex>
 
-#include "engine/checkpoint.h"
-#include "engine/h5md.h"
-#include "engine/hdf5_util.h"
-#include "tests/test_faults_process.h"
+#include "io/checkpoint.h"
+#include "io/h5md.h"
+#include "io/hdf5_util.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
 
-using testing::ScratchDir;
+using test::ScratchDir;
 using Clock = std::chrono::steady_clock;
 
 // The steps of a time series of an H5MD file (e.g. "particles/all/position"), read in this
@@ -50,7 +50,7 @@ struct Table {
 };
 Table read_table(const std::string& path) {
   Table t;
-  std::istringstream in(testing::read_text(path));
+  std::istringstream in(test::read_text(path));
   std::string line;
   size_t fields = 0;
   bool header = true;
@@ -74,7 +74,7 @@ Table read_table(const std::string& path) {
 std::map<std::string, std::string> snapshot(const ScratchDir& dir, const std::string& prefix) {
   std::map<std::string, std::string> s;
   for (const char* ext : {".h5", ".thermo.csv", ".checkpoint.h5", ".potential.dx"})
-    if (testing::file_exists(dir / (prefix + ext))) s[prefix + ext] = testing::read_text(dir / (prefix + ext));
+    if (test::file_exists(dir / (prefix + ext))) s[prefix + ext] = test::read_text(dir / (prefix + ext));
   return s;
 }
 
@@ -84,7 +84,7 @@ class RowClock {
  public:
   explicit RowClock(std::string path) : path_(std::move(path)) {}
   void poll() {
-    const std::string text = testing::read_text(path_);
+    const std::string text = test::read_text(path_);
     const auto now = Clock::now();
     size_t start = text.find('\n');  // after the header
     while (start != std::string::npos && start + 1 < text.size()) {
@@ -146,11 +146,11 @@ TEST(OutputGuarantees, SecondRunOnAPrefixInUseIsRefusedAndTheFirstRunsFilesStayW
   for (const char* trajectory : {"{every: 100, velocities_every: 100, flush_seconds: 0.2}", "{every: 0}"}) {
     SCOPED_TRACE(trajectory);
     ScratchDir dir;
-    testing::write_text(dir / "run.yaml", config(1000000000, trajectory, 200));
-    testing::Child first({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
+    test::write_text(dir / "run.yaml", config(1000000000, trajectory, 200));
+    test::Child first({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
     RowClock rows(dir / "run.thermo.csv");
     ASSERT_TRUE(rows.wait_for(300, 60)) << "the first run did not start: " << first.err();
-    ASSERT_TRUE(testing::file_exists(dir / "run.checkpoint.h5"));
+    ASSERT_TRUE(test::file_exists(dir / "run.checkpoint.h5"));
     const std::vector<std::vector<std::string>> seconds = {
         {"run", "run.yaml", "--backend", "cpu"},
         {"run", "run.yaml", "--backend", "cpu", "--overwrite"},
@@ -159,8 +159,8 @@ TEST(OutputGuarantees, SecondRunOnAPrefixInUseIsRefusedAndTheFirstRunsFilesStayW
     };
     for (const auto& args : seconds) {
       const auto t0 = Clock::now();
-      const testing::ChildResult r =
-          testing::run_pairmd(args, dir.path, 60, 0, 0, {"HDF5_USE_FILE_LOCKING=FALSE"});
+      const test::ChildResult r =
+          test::run_pairmd(args, dir.path, 60, 0, 0, {"HDF5_USE_FILE_LOCKING=FALSE"});
       const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
       EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
       EXPECT_NE(r.err.find("the output prefix 'run' is in use by another pairmd run (pid " + std::to_string(first.pid())),
@@ -169,7 +169,7 @@ TEST(OutputGuarantees, SecondRunOnAPrefixInUseIsRefusedAndTheFirstRunsFilesStayW
       EXPECT_LT(secs, 10.0) << "the refusal must come at once";
     }
     first.signal(SIGINT);
-    const testing::ChildResult r = first.wait(60);
+    const test::ChildResult r = first.wait(60);
     ASSERT_EQ(r.exit_code, 130) << r.err;
     const Checkpoint ck = read_checkpoint(dir / "run.checkpoint.h5");
     if (std::string(trajectory) != "{every: 0}") {
@@ -180,9 +180,9 @@ TEST(OutputGuarantees, SecondRunOnAPrefixInUseIsRefusedAndTheFirstRunsFilesStayW
       EXPECT_EQ(read_h5md_frame(dir / "run.h5", -1).state.size(), 256u);
     }
     const Table t = read_table(dir / "run.thermo.csv");
-    EXPECT_TRUE(t.whole) << testing::read_text(dir / "run.thermo.csv");
+    EXPECT_TRUE(t.whole) << test::read_text(dir / "run.thermo.csv");
     EXPECT_EQ(t.steps.back(), ck.state.step);
-    EXPECT_FALSE(testing::file_exists(dir / "run.lock")) << "the claim is released at the end";
+    EXPECT_FALSE(test::file_exists(dir / "run.lock")) << "the claim is released at the end";
   }
 }
 
@@ -190,12 +190,12 @@ TEST(OutputGuarantees, SecondRunOnAPrefixInUseIsRefusedAndTheFirstRunsFilesStayW
 
 TEST(OutputGuarantees, RepeatedRunRefusesToReplaceAnEarlierRunsFilesUnlessAskedTo) {
   ScratchDir dir;
-  testing::write_text(dir / "run.yaml", config(300, "{every: 100, flush_seconds: 1}"));
-  ASSERT_EQ(testing::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path).exit_code, 0);
+  test::write_text(dir / "run.yaml", config(300, "{every: 100, flush_seconds: 1}"));
+  ASSERT_EQ(test::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path).exit_code, 0);
   const auto before = snapshot(dir, "run");
   ASSERT_EQ(before.size(), 3u);
 
-  const testing::ChildResult again = testing::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path);
+  const test::ChildResult again = test::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path);
   EXPECT_EQ(again.exit_code, 2) << again.err;
   EXPECT_NE(again.err.find("the output prefix 'run' holds files of an earlier run (run.h5, run.thermo.csv, "
                            "run.checkpoint.h5); nothing was written"),
@@ -204,27 +204,27 @@ TEST(OutputGuarantees, RepeatedRunRefusesToReplaceAnEarlierRunsFilesUnlessAskedT
   EXPECT_NE(again.err.find("to continue that run:  pairmd run run.yaml --restart run.checkpoint.h5"), std::string::npos);
   EXPECT_NE(again.err.find("add --overwrite"), std::string::npos);
   EXPECT_EQ(snapshot(dir, "run"), before) << "a refused run changed the earlier files";
-  EXPECT_FALSE(testing::file_exists(dir / "run.lock"));
+  EXPECT_FALSE(test::file_exists(dir / "run.lock"));
 
   // Any one file of the set is enough to refuse (a new run would mix with it).
   ASSERT_EQ(std::rename((dir / "run.h5").c_str(), (dir / "kept.h5").c_str()), 0);
   ASSERT_EQ(std::rename((dir / "run.checkpoint.h5").c_str(), (dir / "kept.checkpoint.h5").c_str()), 0);
-  const testing::ChildResult csv_only = testing::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path);
+  const test::ChildResult csv_only = test::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path);
   EXPECT_EQ(csv_only.exit_code, 2) << csv_only.err;
-  EXPECT_EQ(testing::read_text(dir / "run.thermo.csv"), before.at("run.thermo.csv"));
+  EXPECT_EQ(test::read_text(dir / "run.thermo.csv"), before.at("run.thermo.csv"));
   ASSERT_EQ(std::rename((dir / "kept.h5").c_str(), (dir / "run.h5").c_str()), 0);
   ASSERT_EQ(std::rename((dir / "kept.checkpoint.h5").c_str(), (dir / "run.checkpoint.h5").c_str()), 0);
 
   // Another prefix is another run; the first one's files stay as they were.
-  ASSERT_EQ(testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--output", "other"}, dir.path).exit_code, 0);
+  ASSERT_EQ(test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--output", "other"}, dir.path).exit_code, 0);
   EXPECT_EQ(snapshot(dir, "run"), before);
 
   // --overwrite replaces them on purpose: a run with another seed writes other numbers.
-  const testing::ChildResult over = testing::run_pairmd(
+  const test::ChildResult over = test::run_pairmd(
       {"run", "run.yaml", "--backend", "cpu", "--overwrite", "--set", "integrator.seed=99"}, dir.path);
   ASSERT_EQ(over.exit_code, 0) << over.err;
   EXPECT_NE(over.out.find("overwrite: removed run.h5 (--overwrite)"), std::string::npos) << over.out;
-  EXPECT_NE(testing::read_text(dir / "run.h5"), before.at("run.h5"));
+  EXPECT_NE(test::read_text(dir / "run.h5"), before.at("run.h5"));
   EXPECT_EQ(frame_steps(dir / "run.h5"), (std::vector<int64_t>{0, 100, 200, 300}));
   EXPECT_EQ(read_checkpoint(dir / "run.checkpoint.h5").seed, 99u);
   EXPECT_EQ(read_table(dir / "run.thermo.csv").steps, (std::vector<int64_t>{0, 100, 200, 300}));
@@ -234,27 +234,27 @@ TEST(OutputGuarantees, RepeatedRunRefusesToReplaceAnEarlierRunsFilesUnlessAskedT
 // run: the other run's files are not continued, truncated or touched.
 TEST(OutputGuarantees, AStaleCheckpointDoesNotContinueFilesAnotherRunTookOver) {
   ScratchDir dir;
-  testing::write_text(dir / "run.yaml", config(300, "{every: 100, flush_seconds: 1}", 100));
-  ASSERT_EQ(testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--steps", "200"}, dir.path).exit_code, 0);
-  testing::write_text(dir / "stale.h5", testing::read_text(dir / "run.checkpoint.h5"));
-  ASSERT_EQ(testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--overwrite", "--set", "integrator.seed=5"},
+  test::write_text(dir / "run.yaml", config(300, "{every: 100, flush_seconds: 1}", 100));
+  ASSERT_EQ(test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--steps", "200"}, dir.path).exit_code, 0);
+  test::write_text(dir / "stale.h5", test::read_text(dir / "run.checkpoint.h5"));
+  ASSERT_EQ(test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--overwrite", "--set", "integrator.seed=5"},
                                 dir.path)
                 .exit_code,
             0);
   const auto theirs = snapshot(dir, "run");
-  const testing::ChildResult r = testing::run_pairmd({"run", "--restart", "stale.h5"}, dir.path);
+  const test::ChildResult r = test::run_pairmd({"run", "--restart", "stale.h5"}, dir.path);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("the files run.* belong to another run than stale.h5"), std::string::npos) << r.err;
   EXPECT_EQ(snapshot(dir, "run"), theirs);
   // Without the other run's checkpoint, the trajectory's own run id stops it.
   ASSERT_EQ(std::remove((dir / "run.checkpoint.h5").c_str()), 0);
-  const testing::ChildResult r2 = testing::run_pairmd({"run", "--restart", "stale.h5", "--steps", "300"}, dir.path);
+  const test::ChildResult r2 = test::run_pairmd({"run", "--restart", "stale.h5", "--steps", "300"}, dir.path);
   EXPECT_EQ(r2.exit_code, 1) << r2.err;
   EXPECT_NE(r2.err.find("it belongs to another run"), std::string::npos) << r2.err;
-  EXPECT_EQ(testing::read_text(dir / "run.h5"), theirs.at("run.h5"));
-  EXPECT_EQ(testing::read_text(dir / "run.thermo.csv"), theirs.at("run.thermo.csv"));
+  EXPECT_EQ(test::read_text(dir / "run.h5"), theirs.at("run.h5"));
+  EXPECT_EQ(test::read_text(dir / "run.thermo.csv"), theirs.at("run.thermo.csv"));
   // Going on from the old checkpoint into new files works.
-  const testing::ChildResult r3 = testing::run_pairmd({"run", "--restart", "stale.h5", "--output", "old", "--steps", "300"}, dir.path);
+  const test::ChildResult r3 = test::run_pairmd({"run", "--restart", "stale.h5", "--output", "old", "--steps", "300"}, dir.path);
   EXPECT_EQ(r3.exit_code, 0) << r3.err;
   EXPECT_EQ(frame_steps(dir / "old.h5"), (std::vector<int64_t>{200, 300}));
 }
@@ -268,15 +268,15 @@ TEST(OutputGuarantees, AStaleCheckpointDoesNotContinueFilesAnotherRunTookOver) {
 TEST(OutputGuarantees, InterruptedRunContinuesWithItsOwnPrefixOverridesAndEnd) {
   ScratchDir dir;
   // 864 particles: slow enough (a few thousand steps/s) that the interrupt comes mid-run.
-  testing::write_text(dir / "run.yaml", config(500, "{every: 200, velocities_every: 200, flush_seconds: 1}", 1000, 6));
+  test::write_text(dir / "run.yaml", config(500, "{every: 200, velocities_every: 200, flush_seconds: 1}", 1000, 6));
   const std::vector<std::string> settings = {"--set", "integrator.temperature=1.5", "--steps", "4000"};
   std::vector<std::string> args = {PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu", "--output", "custom"};
   args.insert(args.end(), settings.begin(), settings.end());
-  testing::Child c(args, dir.path);
+  test::Child c(args, dir.path);
   RowClock rows(dir / "custom.thermo.csv");
   ASSERT_TRUE(rows.wait_for(700, 60)) << c.err();  // past the config's own 500 steps
   c.signal(SIGINT);
-  const testing::ChildResult r = c.wait(60);
+  const test::ChildResult r = c.wait(60);
   ASSERT_EQ(r.exit_code, 130) << "the run ended before the interrupt:\n" << r.out << r.err;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.err, m, std::regex("continue with: (.*)\n"))) << r.err;
@@ -289,15 +289,15 @@ TEST(OutputGuarantees, InterruptedRunContinuesWithItsOwnPrefixOverridesAndEnd) {
   std::vector<std::string> words = split_words(m[1].str());
   ASSERT_EQ(words.at(0), "pairmd");
   words.erase(words.begin());
-  const testing::ChildResult cont = testing::run_pairmd(words, dir.path);
+  const test::ChildResult cont = test::run_pairmd(words, dir.path);
   ASSERT_EQ(cont.exit_code, 0) << cont.err;
   EXPECT_NE(cont.out.find("restart: same config and --set overrides as the run that wrote custom.checkpoint.h5"),
             std::string::npos)
       << cont.out;
   EXPECT_NE(cont.out.find("so it ends at step 4000"), std::string::npos) << cont.out;
   EXPECT_NE(cont.out.find("integrator: langevin, dt 0.005, T 1.5"), std::string::npos) << cont.out;
-  EXPECT_FALSE(testing::file_exists(dir / "run.h5")) << "the continuation went to the config's default prefix";
-  EXPECT_FALSE(testing::file_exists(dir / "run.thermo.csv"));
+  EXPECT_FALSE(test::file_exists(dir / "run.h5")) << "the continuation went to the config's default prefix";
+  EXPECT_FALSE(test::file_exists(dir / "run.thermo.csv"));
 
   // The frames before the interrupt are kept, the rest follow without gap or repeat.
   const std::vector<int64_t> frames = frame_steps(dir / "custom.h5");
@@ -311,7 +311,7 @@ TEST(OutputGuarantees, InterruptedRunContinuesWithItsOwnPrefixOverridesAndEnd) {
   // The same settings without the interrupt end in the same state, bit for bit.
   std::vector<std::string> full = {"run", "run.yaml", "--backend", "cpu", "--output", "full"};
   full.insert(full.end(), settings.begin(), settings.end());
-  ASSERT_EQ(testing::run_pairmd(full, dir.path).exit_code, 0);
+  ASSERT_EQ(test::run_pairmd(full, dir.path).exit_code, 0);
   const Checkpoint a = read_checkpoint(dir / "custom.checkpoint.h5"), b = read_checkpoint(dir / "full.checkpoint.h5");
   ASSERT_EQ(a.state.step, 4000);
   ASSERT_EQ(b.state.step, 4000);
@@ -320,7 +320,7 @@ TEST(OutputGuarantees, InterruptedRunContinuesWithItsOwnPrefixOverridesAndEnd) {
 
   // Overriding again: the run says what differs from the one it continues, and goes on.
   const auto kept = snapshot(dir, "full");
-  const testing::ChildResult more = testing::run_pairmd(
+  const test::ChildResult more = test::run_pairmd(
       {"run", "run.yaml", "--restart", "custom.checkpoint.h5", "--set", "integrator.temperature=1.0", "--steps", "4400"},
       dir.path);
   ASSERT_EQ(more.exit_code, 0) << more.err;
@@ -332,7 +332,7 @@ TEST(OutputGuarantees, InterruptedRunContinuesWithItsOwnPrefixOverridesAndEnd) {
 
   // A restart into a new prefix starts new files there and leaves the run's files alone.
   const auto custom = snapshot(dir, "custom");
-  const testing::ChildResult branch = testing::run_pairmd(
+  const test::ChildResult branch = test::run_pairmd(
       {"run", "--restart", "custom.checkpoint.h5", "--output", "branch", "--steps", "4600"}, dir.path);
   ASSERT_EQ(branch.exit_code, 0) << branch.err;
   EXPECT_NE(branch.out.find("restart: output prefix custom -> branch (--output): new files, starting at step 4400"),
@@ -341,7 +341,7 @@ TEST(OutputGuarantees, InterruptedRunContinuesWithItsOwnPrefixOverridesAndEnd) {
   EXPECT_EQ(frame_steps(dir / "branch.h5"), (std::vector<int64_t>{4400, 4600}));
   EXPECT_EQ(snapshot(dir, "custom"), custom);
   // ... but not over files that are there: those belong to another run.
-  const testing::ChildResult onto = testing::run_pairmd(
+  const test::ChildResult onto = test::run_pairmd(
       {"run", "--restart", "custom.checkpoint.h5", "--output", "full", "--steps", "4600"}, dir.path);
   EXPECT_EQ(onto.exit_code, 2) << onto.err;
   EXPECT_EQ(snapshot(dir, "full"), kept);
@@ -359,8 +359,8 @@ TEST(OutputGuarantees, AFrameOlderThanFlushSecondsSurvivesASigkillWithoutALaterF
     ScratchDir dir;
     std::ostringstream traj;
     traj << "{every: 1000000000, observables_every: 1000000000, flush_seconds: " << flush << "}";
-    testing::write_text(dir / "run.yaml", config(1000000000, traj.str()));
-    testing::Child c({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
+    test::write_text(dir / "run.yaml", config(1000000000, traj.str()));
+    test::Child c({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
     RowClock rows(dir / "run.thermo.csv");
     ASSERT_TRUE(rows.wait_for(0, 60)) << c.err();
     rows.poll_until(rows.seen().at(0) + std::chrono::seconds(3));
@@ -386,9 +386,9 @@ TEST(OutputGuarantees, KillsAtRandomMomentsKeepEveryFrameOlderThanFlushSeconds) 
   std::uniform_real_distribution<double> delay(2.0, 4.5);
   for (int k = 0; k < 3; ++k) {
     ScratchDir dir;
-    testing::write_text(dir / "run.yaml",
+    test::write_text(dir / "run.yaml",
                         config(1000000000, "{every: 100, velocities_every: 100, observables_every: 100, flush_seconds: 1}"));
-    testing::Child c({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
+    test::Child c({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
     RowClock rows(dir / "run.thermo.csv");
     ASSERT_TRUE(rows.wait_for(0, 60)) << c.err();
     const auto kill_at = rows.seen().at(0) + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay(rng)));
@@ -419,8 +419,8 @@ TEST(OutputGuarantees, KillsAtRandomMomentsKeepEveryFrameOlderThanFlushSeconds) 
 // estimate decides, and no run ends in an allocation failure.
 TEST(OutputGuarantees, RunsThatCannotFitAreRefusedWithTheEstimateAndWriteNothing) {
   ScratchDir dir;
-  testing::write_text(dir / "run.yaml", config(200, "{every: 100}"));
-  ASSERT_EQ(testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--output", "earlier"}, dir.path).exit_code, 0);
+  test::write_text(dir / "run.yaml", config(200, "{every: 100}"));
+  ASSERT_EQ(test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--output", "earlier"}, dir.path).exit_code, 0);
   const auto earlier = snapshot(dir, "earlier");
   const long limit = 1536L << 20;
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -436,23 +436,23 @@ TEST(OutputGuarantees, RunsThatCannotFitAreRefusedWithTheEstimateAndWriteNothing
       std::vector<std::string> args = {cmd, "run.yaml", "--backend", "cpu"};
       args.insert(args.end(), extra.begin(), extra.end());
       const auto t0 = Clock::now();
-      const testing::ChildResult r = testing::run_pairmd(args, dir.path, 60, 0, limit);
+      const test::ChildResult r = test::run_pairmd(args, dir.path, 60, 0, limit);
       EXPECT_EQ(r.exit_code, 2) << cmd << " " << extra.back() << ": " << r.err;
       EXPECT_TRUE(std::regex_search(r.err, std::regex(expected))) << cmd << ": " << r.err;
       EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 10.0);
       EXPECT_TRUE(snapshot(dir, "run").empty()) << cmd << " wrote output files";
-      EXPECT_FALSE(testing::file_exists(dir / "run.lock"));
+      EXPECT_FALSE(test::file_exists(dir / "run.lock"));
     }
   }
   EXPECT_EQ(snapshot(dir, "earlier"), earlier);
 
-  const testing::ChildResult fits =
-      testing::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--set", "system.lattice.cells=8"}, dir.path, 120, 0, limit);
+  const test::ChildResult fits =
+      test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--set", "system.lattice.cells=8"}, dir.path, 120, 0, limit);
   EXPECT_EQ(fits.exit_code, 0) << fits.err;
   EXPECT_NE(fits.out.find("memory: about "), std::string::npos) << fits.out;
   for (const int cells : {56, 62, 68}) {
     const std::string prefix = "size" + std::to_string(cells);
-    const testing::ChildResult r = testing::run_pairmd(
+    const test::ChildResult r = test::run_pairmd(
         {"run", "run.yaml", "--backend", "cpu", "--steps", "2", "--output", prefix, "--set",
          "system.lattice.cells=" + std::to_string(cells), "--set", "output.trajectory.every=1"},
         dir.path, 300, 0, limit);
@@ -501,8 +501,8 @@ TEST_P(FullDisk, StopsTheRunAndDamagesNothingWrittenBefore) {
   ScratchDir disk_dir;
   const std::string disk = disk_dir / "disk";
   ASSERT_EQ(mkdir(disk.c_str(), 0755), 0);
-  testing::write_text(out / "run.yaml", config(3000, "{every: 10, velocities_every: 10, flush_seconds: 0}", 500, 4, 50));
-  testing::write_text(out / "scenario.sh", kFullDiskScenario);
+  test::write_text(out / "run.yaml", config(3000, "{every: 10, velocities_every: 10, flush_seconds: 0}", 500, 4, 50));
+  test::write_text(out / "scenario.sh", kFullDiskScenario);
   std::vector<std::string> argv, env;
   if (mode == std::string("tmpfs")) {
     // An unprivileged user may mount a tmpfs in a user and mount namespace of its own, where the
@@ -515,14 +515,14 @@ TEST_P(FullDisk, StopsTheRunAndDamagesNothingWrittenBefore) {
     env = {std::string("LD_PRELOAD=") + PAIRMD_SMALL_DISK_LIBRARY, "PAIRMD_TEST_DISK_DIR=" + disk,
            "PAIRMD_TEST_DISK_BYTES=" + std::to_string(8 << 20)};
   }
-  testing::Child c(argv, out.path, 0, 0, env);
-  const testing::ChildResult r = c.wait(240);
+  test::Child c(argv, out.path, 0, 0, env);
+  const test::ChildResult r = c.wait(240);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  ASSERT_EQ(testing::read_text(out / "earlier.rc"), "0\n") << testing::read_text(out / "earlier.out");
+  ASSERT_EQ(test::read_text(out / "earlier.rc"), "0\n") << test::read_text(out / "earlier.out");
 
   // The run that filled the disk.
-  const std::string err = testing::read_text(out / "full.err");
-  EXPECT_EQ(testing::read_text(out / "full.rc"), "1\n") << err;
+  const std::string err = test::read_text(out / "full.err");
+  EXPECT_EQ(test::read_text(out / "full.rc"), "1\n") << err;
   EXPECT_NE(err.find("full.h5"), std::string::npos) << err;
   EXPECT_TRUE(err.find("No space left on device") != std::string::npos || err.find("no room") != std::string::npos) << err;
   const std::vector<int64_t> frames = frame_steps(out / "after/full.h5");
@@ -535,12 +535,12 @@ TEST_P(FullDisk, StopsTheRunAndDamagesNothingWrittenBefore) {
 
   // The earlier run's files, on the same full disk, are as they were.
   for (const char* f : {"earlier.h5", "earlier.thermo.csv", "earlier.checkpoint.h5"}) {
-    EXPECT_EQ(testing::read_text(out / (std::string("after/") + f)), testing::read_text(out / (std::string("before/") + f))) << f;
-    EXPECT_EQ(testing::read_text(out / (std::string("final/") + f)), testing::read_text(out / (std::string("before/") + f))) << f;
+    EXPECT_EQ(test::read_text(out / (std::string("after/") + f)), test::read_text(out / (std::string("before/") + f))) << f;
+    EXPECT_EQ(test::read_text(out / (std::string("final/") + f)), test::read_text(out / (std::string("before/") + f))) << f;
   }
 
   // With room again, the printed command finishes the run: frames 0..3000 without gaps.
-  EXPECT_EQ(testing::read_text(out / "continued.rc"), "0\n") << testing::read_text(out / "continued.out");
+  EXPECT_EQ(test::read_text(out / "continued.rc"), "0\n") << test::read_text(out / "continued.out");
   const std::vector<int64_t> all = frame_steps(out / "final/full.h5");
   ASSERT_EQ(all.size(), 301u);
   for (size_t k = 0; k < all.size(); ++k) EXPECT_EQ(all[k], int64_t(10) * k);
@@ -569,21 +569,21 @@ INSTANTIATE_TEST_SUITE_P(OutputGuarantees, FullDisk, ::testing::Values("tmpfs", 
 // fail to allocate if it were believed); no input file is ever overwritten.
 TEST(OutputGuarantees, BadInputIsExitTwoInEveryCommand) {
   ScratchDir dir;
-  testing::write_text(dir / "charged.yaml",
+  test::write_text(dir / "charged.yaml",
                       "units: lj\nsteps: 10\nsystem:\n  types: [{name: M, mass: 1.0, charge: -1.0}, {name: C, mass: 1.0, charge: 1.0}]\n"
                       "  chains: {count: 4, length: 5, density: 0.05, bond: fene, counterion_type: C, monomer_type: M}\n"
                       "force_field:\n  bonds: [{name: fene, potential: fene, k: 30, r0: 1.5}]\n"
                       "  pair:\n    - {potential: wca, coeffs: [{types: [M, M]}, {types: [M, C]}, {types: [C, C]}]}\n"
                       "  exclusions: none\nintegrator: {kind: langevin, dt: 0.005, temperature: 1.0}\n"
                       "output: {progress: off, trajectory: {every: 5}}\n");
-  ASSERT_EQ(testing::run_pairmd({"run", "charged.yaml", "--backend", "cpu"}, dir.path).exit_code, 0);
-  testing::write_text(dir / "huge.dx",
+  ASSERT_EQ(test::run_pairmd({"run", "charged.yaml", "--backend", "cpu"}, dir.path).exit_code, 0);
+  test::write_text(dir / "huge.dx",
                       "object 1 class gridpositions counts 100000 100000 100000\norigin 0 0 0\ndelta 1 0 0\n"
                       "delta 0 1 0\ndelta 0 0 1\nobject 3 class array type double rank 0 items 1000000000000000 data follows\n1 2 3\n");
-  testing::write_text(dir / "short.dx",
+  test::write_text(dir / "short.dx",
                       "object 1 class gridpositions counts 1000 1000 1000\norigin 0 0 0\ndelta 1 0 0\n"
                       "delta 0 1 0\ndelta 0 0 1\nobject 3 class array type double rank 0 items 1000000000 data follows\n1 2 3\n");
-  const std::string config_text = testing::read_text(dir / "charged.yaml");
+  const std::string config_text = test::read_text(dir / "charged.yaml");
   const auto outputs = snapshot(dir, "charged");
   const std::vector<std::string> ions = {"place-ions", "--config", "charged.yaml", "--count", "2", "--type", "C",
                                          "--min-distance", "1"};
@@ -615,15 +615,15 @@ TEST(OutputGuarantees, BadInputIsExitTwoInEveryCommand) {
       {{"run", "charged.yaml", "--output", "relaxed", "--set", "system.relax.max_move=1e300"}, "system.relax: the relaxation before the run failed"},
   };
   for (const auto& [args, expected] : cases) {
-    const testing::ChildResult r = testing::run_pairmd(args, dir.path, 60, 0, 1536L << 20);
+    const test::ChildResult r = test::run_pairmd(args, dir.path, 60, 0, 1536L << 20);
     std::string line;
     for (const std::string& a : args) line += a + " ";
     EXPECT_EQ(r.exit_code, 2) << line << "\n" << r.err;
     EXPECT_NE(r.err.find(expected), std::string::npos) << line << "\n" << r.err;
   }
-  EXPECT_EQ(testing::read_text(dir / "charged.yaml"), config_text);
+  EXPECT_EQ(test::read_text(dir / "charged.yaml"), config_text);
   EXPECT_EQ(snapshot(dir, "charged"), outputs);
-  EXPECT_FALSE(testing::file_exists(dir / "charged.ions.yaml"));
+  EXPECT_FALSE(test::file_exists(dir / "charged.ions.yaml"));
 }
 
 }  // namespace

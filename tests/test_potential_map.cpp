@@ -10,7 +10,7 @@
 #include <random>
 #include <sstream>
 
-#include "analysis/dx_writer.h"
+#include "io/dx_writer.h"
 #include "analysis/ion_placement.h"
 #include "analysis/potential_map.h"
 #include "analysis/potential_map_observer.h"
@@ -18,21 +18,14 @@
 #include "engine/simulation.h"
 #include "engine/system_builder.h"
 #include "kernels/dcs/dcs_launch.h"
-#include "map_test_util.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
 
 std::string temp_path(const std::string& name) { return ::testing::TempDir() + "pairmd_pm_" + name; }
 
-Grid3 lattice(std::array<int, 3> dims, std::array<double, 3> origin, std::array<double, 3> spacing) {
-  Grid3 g;
-  g.dims = dims;
-  g.origin = origin;
-  g.spacing = spacing;
-  g.values.assign(g.size(), 0.0);
-  return g;
-}
+using test::lattice;
 
 ChargeList random_charges(size_t n, double lo, double hi, unsigned seed) {
   std::mt19937_64 rng(seed);
@@ -112,8 +105,8 @@ TEST(PotentialMap, LatticeCoversTheBoxOrTheParticlesWithPadding) {
 }
 
 TEST(PotentialMap, KernelNamesAndSelection) {
-  for (const char* n : {"auto", "cpu", "scatter", "gather", "gather_coarsened", "gather_coalesced"})
-    EXPECT_STREQ(map_kernel_name(parse_map_kernel(n)), n);
+  for (const std::string& n : map_kernel_names()) EXPECT_EQ(map_kernel_name(parse_map_kernel(n)), n);
+  for (const std::string& n : map_method_names()) EXPECT_EQ(map_method_name(parse_map_method(n)), n);
   EXPECT_THROW(parse_map_kernel("fast"), std::invalid_argument);
   std::string why;
   EXPECT_EQ(resolve_map_kernel(MapKernel::Cpu, &why), MapKernel::Cpu);
@@ -181,7 +174,7 @@ TEST(PotentialMap, DxReaderRejectsBrokenFiles) {
 }
 
 SystemState charged_state(const ChargeList& c, double L) {
-  return maptest::charged_state(c, maptest::make_box({0, 0, 0}, {L, L, L}, false));
+  return test::charged_state(c, test::make_box({0, 0, 0}, {L, L, L}, false));
 }
 
 TEST(PotentialMap, SeriesAveragesFramesOnTheFirstFramesLattice) {
@@ -418,16 +411,13 @@ TEST(PotentialMapObserver, RunWritesTheTimeAverageAsDx) {
   for (size_t p = 0; p < avg.size(); ++p) EXPECT_NEAR(file.values[p], avg.values[p], 1e-8 * std::fabs(avg.values[p]) + 1e-12);
 }
 
-int run_pairmd(const std::string& args) {
-  const std::string cmd = std::string(PAIRMD_BINARY) + " " + args + " > " + temp_path("cmd.log") + " 2>&1";
-  return WEXITSTATUS(std::system(cmd.c_str()));
-}
+using test::read_text;
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+// `pairmd ARGS`; what it printed goes to cmd.log for the messages below.
+int run_pairmd(const std::string& args) {
+  const test::ChildResult r = test::run_pairmd_shell(args, ::testing::TempDir());
+  test::write_text(temp_path("cmd.log"), r.out + r.err);
+  return r.exit_code;
 }
 
 TEST(PotentialMapCommands, RunAndPotentialMapAndPlaceIonsEndToEnd) {

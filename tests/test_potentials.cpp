@@ -114,5 +114,33 @@ TEST(Potentials, FeneBondForceIsMinusEnergyGradientAndBreaks) {
   EXPECT_FALSE(FeneBond<double>::eval(1.5 * 1.5, FeneBond<double>::from({30.0, 1.5}), f, e));
 }
 
+// Every registered potential (potentials/registry.h), with one set of coefficients that suits
+// them all: a new potential is checked here as soon as it has its registry line.
+TEST(Potentials, EveryRegisteredPairPotentialForceIsMinusEnergyGradient) {
+  for (const PairPotentialInfo& info : kPairPotentials) {
+    PairCoeffs c;
+    c.epsilon = 1.1;
+    c.sigma = 0.95;
+    c.rcut = 2.5;
+    c.kappa = 0.6;
+    c.prefactor = 1.7;
+    for (bool shift : {false, true}) {
+      c.shift = shift;
+      const double rc = pair_cutoff(info.kind, c);
+      SCOPED_TRACE(std::string(info.name) + (shift ? ", shifted" : ""));
+      dispatch_pair<double>(info.kind, [&](auto eval) {
+        check_pair<decltype(eval)>(c, 0.8, rc - 1e-3, info.charged ? -0.7 : 0.0);
+      });
+    }
+  }
+}
+
+TEST(Potentials, EveryRegisteredBondForceIsMinusEnergyGradient) {
+  for (const BondPotentialInfo& info : kBondPotentials) {
+    SCOPED_TRACE(info.name);
+    dispatch_bond<double>(info.kind, [&](auto eval) { check_bond<decltype(eval)>({30.0, 1.5}, 0.6, 1.45); });
+  }
+}
+
 }  // namespace
 }  // namespace pairmd

@@ -1,4 +1,4 @@
-// Resource estimates (engine/resources.h, engine/backend.h): the GPU figure matches what was
+// Resource estimates (engine/resources.h, backends/backend.h): the GPU figure matches what was
 // measured, the sizes a config plans are the sizes it builds, and the refusal names the key
 // that sets the size, the estimate and the limit.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <regex>
 
 #include "engine/resources.h"
-#include "test_util.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {

@@ -25,6 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "cuda/device_query.h"
 #include "kernels/dcs/dcs_launch.h"
 #include "kernels/dcs/soft_rsqrt.h"
 
@@ -32,37 +35,14 @@ namespace pairmd::dcs {
 
 namespace {
 
-// The one CUDA error check: file, line, the call and CUDA's message.
-void check_cuda(cudaError_t err, const char* call, const char* file, int line) {
-  if (err != cudaSuccess)
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " +
-                             cudaGetErrorString(err));
-}
-#define DCS_CUDA(call) check_cuda((call), #call, __FILE__, __LINE__)
-// After every launch: configuration errors show up here, execution errors at the next sync.
-#define DCS_LAUNCHED() check_cuda(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
-
 // One chunk of atoms: float4 (x, y, z, q); 4096 * 16 B = 64 KB, all of constant memory.
 __constant__ float4 c_atoms[kAtomsPerChunk];
-
-template <typename T>
-struct DeviceBuffer {
-  T* ptr = nullptr;
-  explicit DeviceBuffer(size_t n) {
-    if (n) DCS_CUDA(cudaMalloc(&ptr, n * sizeof(T)));
-  }
-  ~DeviceBuffer() {
-    if (ptr) cudaFree(ptr);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
 
 struct Events {
   cudaEvent_t start = nullptr, stop = nullptr;
   Events() {
-    DCS_CUDA(cudaEventCreate(&start));
-    DCS_CUDA(cudaEventCreate(&stop));
+    PAIRMD_CUDA_CHECK(cudaEventCreate(&start));
+    PAIRMD_CUDA_CHECK(cudaEventCreate(&stop));
   }
   ~Events() {
     if (start) cudaEventDestroy(start);
@@ -170,7 +150,7 @@ void launch_gather(float* out, const GpuLattice& lat, int n, float floor2, int a
   const dim3 block(bx, 128 / bx);
   const dim3 grid((lat.nx + bx * C - 1) / (bx * C), (lat.ny + block.y - 1) / block.y, lat.nz);
   dcs_gather<C, kInterleaved, kSoft><<<grid, block>>>(out, lat, n, floor2, accumulate);
-  DCS_LAUNCHED();
+  PAIRMD_CHECK_LAUNCH();
 }
 
 void launch_gather_kind(GpuKernel kernel, int coarsen, int soft, float* out, const GpuLattice& lat, int n, float floor2,
@@ -207,19 +187,7 @@ dim3 grid_stride_blocks(size_t n) {
 
 }  // namespace
 
-bool gpu_available(std::string* why) {
-  int n = 0;
-  const cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess || n == 0) {
-    if (why) *why = std::string("no CUDA device: ") + (err != cudaSuccess ? cudaGetErrorString(err) : "none found");
-    cudaGetLastError();  // clear the sticky "no device" error
-    return false;
-  }
-  cudaDeviceProp p{};
-  DCS_CUDA(cudaGetDeviceProperties(&p, 0));
-  if (why) *why = std::string("GPU ") + p.name;
-  return true;
-}
+bool gpu_available(std::string* why) { return probe_cuda_device(why); }
 
 double gpu_potential(GpuKernel kernel, const GpuLattice& lat, const float* xyzq, size_t natoms, float* out,
                      const GpuOptions& opt) {
@@ -231,38 +199,38 @@ double gpu_potential(GpuKernel kernel, const GpuLattice& lat, const float* xyzq,
   DeviceBuffer<float> d_out(npoints);
   DeviceBuffer<float4> d_atoms(natoms);
   DeviceBuffer<float> d_chunk(kernel == GpuKernel::Scatter ? npoints : 0);
-  if (natoms) DCS_CUDA(cudaMemcpy(d_atoms.ptr, xyzq, natoms * sizeof(float4), cudaMemcpyHostToDevice));
+  if (natoms) PAIRMD_CUDA_CHECK(cudaMemcpy(d_atoms.data(), xyzq, natoms * sizeof(float4), cudaMemcpyHostToDevice));
   if (opt.poison) {
-    dcs_fill<<<grid_stride_blocks(npoints), 256>>>(d_out.ptr, npoints, std::numeric_limits<float>::quiet_NaN());
-    DCS_LAUNCHED();
+    dcs_fill<<<grid_stride_blocks(npoints), 256>>>(d_out.data(), npoints, std::numeric_limits<float>::quiet_NaN());
+    PAIRMD_CHECK_LAUNCH();
   }
   Events ev;
-  DCS_CUDA(cudaEventRecord(ev.start));
+  PAIRMD_CUDA_CHECK(cudaEventRecord(ev.start));
   if (natoms == 0) {
-    dcs_fill<<<grid_stride_blocks(npoints), 256>>>(d_out.ptr, npoints, 0.0f);
-    DCS_LAUNCHED();
+    dcs_fill<<<grid_stride_blocks(npoints), 256>>>(d_out.data(), npoints, 0.0f);
+    PAIRMD_CHECK_LAUNCH();
   }
   for (size_t first = 0; first < natoms; first += kAtomsPerChunk) {
     const int n = static_cast<int>(std::min<size_t>(kAtomsPerChunk, natoms - first));
     const int accumulate = first > 0;
     if (kernel == GpuKernel::Scatter) {
-      DCS_CUDA(cudaMemsetAsync(d_chunk.ptr, 0, npoints * sizeof(float)));
+      PAIRMD_CUDA_CHECK(cudaMemsetAsync(d_chunk.data(), 0, npoints * sizeof(float)));
       const dim3 grid((n + 127) / 128, lat.nz);
-      dcs_scatter<<<grid, 128>>>(d_chunk.ptr, lat, d_atoms.ptr + first, n, opt.floor2);
-      DCS_LAUNCHED();
-      dcs_add<<<grid_stride_blocks(npoints), 256>>>(d_out.ptr, d_chunk.ptr, npoints, accumulate);
-      DCS_LAUNCHED();
+      dcs_scatter<<<grid, 128>>>(d_chunk.data(), lat, d_atoms.data() + first, n, opt.floor2);
+      PAIRMD_CHECK_LAUNCH();
+      dcs_add<<<grid_stride_blocks(npoints), 256>>>(d_out.data(), d_chunk.data(), npoints, accumulate);
+      PAIRMD_CHECK_LAUNCH();
     } else {
-      DCS_CUDA(cudaMemcpyToSymbolAsync(c_atoms, d_atoms.ptr + first, n * sizeof(float4), 0,
+      PAIRMD_CUDA_CHECK(cudaMemcpyToSymbolAsync(c_atoms, d_atoms.data() + first, n * sizeof(float4), 0,
                                        cudaMemcpyDeviceToDevice));
-      launch_gather_kind(kernel, opt.coarsen, opt.soft_rsqrt, d_out.ptr, lat, n, opt.floor2, accumulate);
+      launch_gather_kind(kernel, opt.coarsen, opt.soft_rsqrt, d_out.data(), lat, n, opt.floor2, accumulate);
     }
   }
-  DCS_CUDA(cudaEventRecord(ev.stop));
-  DCS_CUDA(cudaEventSynchronize(ev.stop));
+  PAIRMD_CUDA_CHECK(cudaEventRecord(ev.stop));
+  PAIRMD_CUDA_CHECK(cudaEventSynchronize(ev.stop));
   float ms = 0;
-  DCS_CUDA(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-  DCS_CUDA(cudaMemcpy(out, d_out.ptr, npoints * sizeof(float), cudaMemcpyDeviceToHost));
+  PAIRMD_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+  PAIRMD_CUDA_CHECK(cudaMemcpy(out, d_out.data(), npoints * sizeof(float), cudaMemcpyDeviceToHost));
   return ms;
 }
 

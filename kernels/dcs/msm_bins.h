@@ -14,7 +14,7 @@
 
 #include <cmath>
 
-#include "engine/hd.h"
+#include "base/hd.h"
 
 namespace pairmd::msm {
 

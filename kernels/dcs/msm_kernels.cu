@@ -32,10 +32,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda_check.h"
+#include "cuda/cuda_check.h"
 #include "kernels/dcs/msm_bins.h"
 #include "kernels/dcs/msm_launch.h"
-#include "kernels/device_buffer.h"
+#include "cuda/device_buffer.h"
 #include "potentials/msm.h"
 
 namespace pairmd::dcs {

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "engine/hd.h"
+#include "base/hd.h"
 
 namespace pairmd::dcs {
 

@@ -1,0 +1,103 @@
+// The narrow interface between the engine (config, run loop, output, CLI) and a compute
+// backend. The engine never includes CUDA headers; the CUDA backend is reached through
+// make_backend().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/model.h"
+#include "base/observables.h"
+#include "base/system_state.h"
+
+namespace pairmd {
+
+struct BackendStats {
+  int64_t list_builds = 0;     // Verlet list builds so far
+  int64_t steps = 0;           // steps advanced so far
+  double seconds_total = 0;    // wall time in advance()
+  double seconds_list = 0;     // of which in list builds (where measured)
+  double seconds_force = 0;    // of which in force kernels (where measured)
+  double seconds_integrate = 0;
+  size_t device_bytes = 0;     // memory the backend holds on its device
+  int64_t list_capacity_growths = 0;
+  std::string detail;          // anything backend-specific worth a log line
+};
+
+// A particle left the sane region or became NaN, or a bond broke: the run cannot go on.
+struct SimulationBlowup : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  // Replace the whole state (positions, velocities, images, step). Computes forces.
+  virtual void set_state(const SystemState& state) = 0;
+  // Positions, velocities, images and step, in tag order. Types, masses and charges are copied
+  // as they were given to set_state().
+  virtual void get_state(SystemState& state) = 0;
+
+  // Advance by n steps of the integrator. Throws SimulationBlowup on non-finite values, broken
+  // bonds or runaway particles; the backend's state is then unusable and the caller goes back
+  // to the last state it saved.
+  virtual void advance(int64_t nsteps) = 0;
+
+  // Energies, virial and kinetic energy of the current state.
+  virtual Observables observables() = 0;
+  // Forces on each particle at the current state, in tag order, as the backend computes them.
+  virtual std::vector<Vec3d> forces() = 0;
+
+  virtual BackendStats stats() const = 0;
+
+  // Time list builds, force computation and integration separately (CUDA events around each
+  // phase on a GPU, read back at the end of advance(); off for normal runs, on for
+  // `pairmd compare`'s breakdown). Phases timed outside advance() count from the next one.
+  virtual void set_profiling(bool on) { (void)on; }
+};
+
+// How big a system is, as far as memory goes: known from the config before anything is built.
+struct SystemSize {
+  int64_t particles = 0;
+  int64_t bonds = 0;
+  double volume = 0;  // of the box (also for open boundaries: the region the builder fills); 0: unknown
+};
+
+// Memory a backend will hold for a system, estimated before it allocates anything. Numbers are
+// doubles so that absurd sizes (a mistyped lattice) stay representable.
+struct MemoryEstimate {
+  double host_bytes = 0;
+  double device_bytes = 0;  // GPU memory; 0 for the CPU backend
+  std::string impossible;   // non-empty: the backend cannot hold this system at any memory size (why)
+};
+
+// `backend` is "cpu" or "cuda" (the one the run will use, not "auto"). The CPU figure counts the
+// state, forces, per-thread buffers, exclusions and each pair term's Verlet list and cell grid.
+// The CUDA figure is the measured ~4 kB per particle of the default strategy at ~43 pairs per
+// particle (docs/benchmarks.md), as 1 kB per particle plus 70 bytes per pair of the half lists;
+// the CUDA backend may refine it here (it stays outside kernels/ so that the engine can ask
+// before a device is touched).
+MemoryEstimate estimate_backend_memory(const std::string& backend, const Model& model, const SystemSize& size);
+
+// Half-list pairs per particle of one pair term (list radius = cutoff + skin) at the system's
+// mean density; at most (N - 1) / 2.
+double pairs_per_particle(const PairTerm& term, double skin, const SystemSize& size);
+
+// Free and total memory of the GPU the CUDA backend would use; false where that is not known
+// (so far always: the query needs the CUDA runtime, which lives in kernels/).
+bool cuda_device_memory(double* free_bytes, double* total_bytes);
+
+// "cpu", "cuda", or "auto" (cuda where a GPU exists, else cpu). `why` gets a one-line
+// explanation of the choice for the log.
+std::unique_ptr<Backend> make_backend(const std::string& name, const Model& model,
+                                      const SystemState& initial, std::string* why = nullptr);
+
+// True when pairmd was built with CUDA and a usable GPU is present; reason otherwise.
+bool cuda_available(std::string* reason);
+
+}  // namespace pairmd

@@ -1,0 +1,427 @@
+#include "backends/cpu_backend.h"
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "integrators/particle_step.h"
+#include "potentials/param_table.h"
+
+namespace pairmd {
+
+namespace {
+
+int num_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+int thread_id() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+}  // namespace
+
+struct CpuBackend::PairTermData {
+  PairKind kind;
+  int ntypes;
+  ParamTable table;
+  VerletList list;
+};
+
+struct CpuBackend::BondData {
+  BondKind kind;
+  ParamTable table;       // per bond type (all types; only those of this kind are used)
+  std::vector<Bond> bonds;
+};
+
+CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
+    : model_(model), max_step_displacement_(model.max_step_displacement) {
+  const ForceField& ff = model_.force_field;
+  for (const PairTerm& t : ff.pair_terms) {
+    auto d = std::make_unique<PairTermData>(
+        PairTermData{t.kind, ff.ntypes, {}, VerletList(t.max_cutoff(), model_.neighbor.skin)});
+    d->table = dispatch_pair<double>(t.kind, [&](auto eval) { return make_pair_table<decltype(eval)>(t); });
+    pair_terms_.push_back(std::move(d));
+  }
+  // One bond term per bond kind in use, holding that kind's bonds.
+  for (const Bond& b : model_.topology.bonds) {
+    const BondKind kind = ff.bond_types.at(b.type).kind;
+    BondData* term = nullptr;
+    for (auto& t : bond_terms_)
+      if (t->kind == kind) term = t.get();
+    if (!term) {
+      bond_terms_.push_back(std::make_unique<BondData>());
+      term = bond_terms_.back().get();
+      term->kind = kind;
+      term->table = dispatch_bond<double>(kind, [&](auto eval) { return make_bond_table<decltype(eval)>(ff); });
+    }
+    term->bonds.push_back(b);
+  }
+  exclusions_ = model_.topology.exclusions(initial.size(), ff.exclusions);
+  thread_force_.resize(num_threads());
+  thread_close_.resize(num_threads());
+  set_state(initial);
+}
+
+CpuBackend::~CpuBackend() = default;
+
+void CpuBackend::set_state(const SystemState& state) {
+  state_ = state;
+  inv_mass_.resize(state_.size());
+  for (size_t i = 0; i < state_.size(); ++i) inv_mass_[i] = 1.0 / state_.mass[i];
+  for (auto& t : pair_terms_) t->list.build(state_.position, state_.box, exclusions_);
+  compute_forces(nullptr);
+}
+
+void CpuBackend::get_state(SystemState& state) { state = state_; }
+
+void CpuBackend::move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image) {
+  state_.position = position;
+  state_.image = image;
+  for (auto& t : pair_terms_)
+    if (t->list.update(state_.position, state_.box, exclusions_)) ++stats_.list_builds;
+  compute_forces(nullptr);
+}
+
+namespace {
+
+// Box::min_image written as selects instead of branches (the same numbers): the compiler turns
+// them into masks, and the pair loop then has no branch on the geometry.
+struct MinImage {
+  Vec3d len, half;
+  bool periodic;
+  explicit MinImage(const Box& box) : len(box.L), half(0.5 * box.L), periodic(box.periodic) {}
+  static double wrap(double d, double len, double half) {
+    d -= d > half ? len : 0.0;
+    d += d < -half ? len : 0.0;
+    return d;
+  }
+  Vec3d operator()(Vec3d d) const {
+    if (!periodic) return d;
+    return {wrap(d.x, len.x, half.x), wrap(d.y, len.y, half.y), wrap(d.z, len.z, half.z)};
+  }
+};
+
+// One pair term over its half Verlet list; forces go to f (Newton's third law), energy and
+// virial are accumulated only when kEnergy. Rows are in ascending partner index, so the order
+// of the sums depends on particle indices only (not on when the list was built).
+//
+// Each row is done in two passes: the first gathers the partners closer than the term's
+// largest cutoff into a small buffer without branching on the distance (about a third of the
+// list lies in the skin, and a branch on it is mispredicted often); the second calls the
+// evaluator on those. The sums are the same as with one pass: skipped pairs add nothing.
+template <typename Eval, bool kEnergy>
+void pair_term_forces(const typename Eval::Params* table, int ntypes, double rcut_max_sq,
+                      const VerletList& list, const SystemState& s, Vec3d* f, double& energy,
+                      double& virial, std::vector<CloseNeighbour>& close) {
+  const int n = static_cast<int>(s.size());
+  const int* offsets = list.offsets().data();
+  const int* neigh = list.neighbors().data();
+  const Vec3d* x = s.position.data();
+  const int* type = s.type.data();
+  const double* charge = s.charge.data();
+  const MinImage min_image(s.box);
+  double e = 0.0, w = 0.0;
+#pragma omp for schedule(static) nowait
+  for (int i = 0; i < n; ++i) {
+    const Vec3d xi = x[i];
+    const int row_length = offsets[i + 1] - offsets[i];
+    if (close.size() < static_cast<size_t>(row_length)) close.resize(row_length);
+    CloseNeighbour* c = close.data();
+    int nclose = 0;
+    for (int k = offsets[i]; k < offsets[i + 1]; ++k) {
+      const int j = neigh[k];
+      const Vec3d d = min_image(xi - x[j]);
+      const double rsq = dot(d, d);
+      c[nclose] = {d, rsq, j};
+      nclose += rsq < rcut_max_sq;
+    }
+    const typename Eval::Params* row = table + type[i] * ntypes;
+    const double qi = Eval::kUsesCharge ? charge[i] : 0.0;
+    Vec3d fi{0, 0, 0};
+    for (int k = 0; k < nclose; ++k) {
+      const int j = c[k].j;
+      double fdivr = 0.0, pe = 0.0;
+      const double qq = Eval::kUsesCharge ? qi * charge[j] : 0.0;
+      if (!Eval::eval(c[k].rsq, qq, row[type[j]], fdivr, pe)) continue;
+      const Vec3d fij = fdivr * c[k].d;
+      fi += fij;
+      f[j] -= fij;
+      if (kEnergy) {
+        e += pe;
+        w += fdivr * c[k].rsq;
+      }
+    }
+    f[i] += fi;
+  }
+  if (kEnergy) {
+#pragma omp atomic
+    energy += e;
+#pragma omp atomic
+    virial += w;
+  }
+}
+
+// Bonds of one kind. Returns the index of a broken bond, or -1.
+template <typename Eval, bool kEnergy>
+long bond_forces(const typename Eval::Params* table, const std::vector<Bond>& bonds,
+                 const SystemState& s, Vec3d* f, double& energy, double& virial) {
+  long broken = -1;
+  double e = 0.0, w = 0.0;
+  const long nb = static_cast<long>(bonds.size());
+#pragma omp for schedule(static) nowait
+  for (long b = 0; b < nb; ++b) {
+    const Bond& bond = bonds[b];
+    const Vec3d d = s.box.min_image(s.position[bond.i] - s.position[bond.j]);
+    const double rsq = dot(d, d);
+    double fdivr, pe;
+    if (!Eval::eval(rsq, table[bond.type], fdivr, pe)) {
+#pragma omp critical(pairmd_broken_bond)
+      broken = b;
+      continue;
+    }
+    const Vec3d fij = fdivr * d;
+    f[bond.i] += fij;
+    f[bond.j] -= fij;
+    if (kEnergy) {
+      e += pe;
+      w += fdivr * rsq;
+    }
+  }
+  if (kEnergy) {
+#pragma omp atomic
+    energy += e;
+#pragma omp atomic
+    virial += w;
+  }
+  return broken;
+}
+
+}  // namespace
+
+void CpuBackend::compute_forces(Observables* obs) {
+  const size_t n = state_.size();
+  const int nthreads = static_cast<int>(thread_force_.size());
+  const size_t nterms = pair_terms_.size() + bond_terms_.size();
+  std::vector<double> energy(nterms, 0.0);
+  double virial = 0.0;
+  long broken_bond = -1;
+  force_.resize(n);
+  int broken_term = -1;
+
+#pragma omp parallel
+  {
+    // With one thread the forces go straight into force_; with several, each thread sums into
+    // its own buffer (pairs update both partners) and the buffers are added in a fixed order.
+    std::vector<Vec3d>& buf = nthreads == 1 ? force_ : thread_force_[thread_id()];
+    buf.assign(n, Vec3d{0, 0, 0});
+    for (size_t t = 0; t < pair_terms_.size(); ++t) {
+      const PairTermData& d = *pair_terms_[t];
+      dispatch_pair<double>(d.kind, [&](auto eval) {
+        using Eval = decltype(eval);
+        const auto* table = d.table.as<typename Eval::Params>();
+        const double rc_sq = d.list.cutoff() * d.list.cutoff();
+        std::vector<CloseNeighbour>& close = thread_close_[thread_id()];
+        if (obs) pair_term_forces<Eval, true>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), energy[t], virial, close);
+        else pair_term_forces<Eval, false>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), energy[t], virial, close);
+      });
+    }
+    for (size_t t = 0; t < bond_terms_.size(); ++t) {
+      const BondData& d = *bond_terms_[t];
+      const size_t slot = pair_terms_.size() + t;
+      const long broken = dispatch_bond<double>(d.kind, [&](auto eval) {
+        using Eval = decltype(eval);
+        const auto* table = d.table.as<typename Eval::Params>();
+        return obs ? bond_forces<Eval, true>(table, d.bonds, state_, buf.data(), energy[slot], virial)
+                   : bond_forces<Eval, false>(table, d.bonds, state_, buf.data(), energy[slot], virial);
+      });
+      if (broken >= 0) {
+#pragma omp critical(pairmd_broken_bond_report)
+        {
+          broken_bond = broken;
+          broken_term = static_cast<int>(t);
+        }
+      }
+    }
+    if (nthreads > 1) {
+#pragma omp barrier
+#pragma omp for schedule(static)
+      for (size_t i = 0; i < n; ++i) {
+        Vec3d sum = thread_force_[0][i];
+        for (int k = 1; k < nthreads; ++k) sum += thread_force_[k][i];
+        force_[i] = sum;
+      }
+    }
+  }
+  if (broken_bond >= 0) {
+    const Bond& b = bond_terms_[broken_term]->bonds[broken_bond];
+    const Vec3d d = state_.box.min_image(state_.position[b.i] - state_.position[b.j]);
+    std::ostringstream msg;
+    msg << "step " << state_.step << ": " << bond_kind_name(bond_terms_[broken_term]->kind)
+        << " bond between particles " << b.i << " and " << b.j << " stretched to r = "
+        << std::sqrt(dot(d, d)) << ", beyond its maximum extension (time step too large, or "
+        << "overlapping start configuration?)";
+    throw SimulationBlowup(msg.str());
+  }
+
+  if (obs) {
+    obs->step = state_.step;
+    obs->potential_by_term = energy;
+    obs->potential = 0.0;
+    for (double e : energy) obs->potential += e;
+    obs->virial = virial;
+    const double mvv_to_energy = 1.0 / model_.units.force_to_accel;
+    double ke = 0.0, p[3] = {0, 0, 0};
+    for (size_t i = 0; i < n; ++i) {
+      const Vec3d v = state_.velocity[i];
+      ke += 0.5 * state_.mass[i] * dot(v, v);
+      p[0] += state_.mass[i] * v.x;
+      p[1] += state_.mass[i] * v.y;
+      p[2] += state_.mass[i] * v.z;
+    }
+    obs->kinetic = ke * mvv_to_energy;
+    for (int d = 0; d < 3; ++d) obs->momentum[d] = p[d];
+  }
+}
+
+void CpuBackend::check_sane(int64_t step) const {
+  // Runaway moves are caught in advance(); this catches forces or velocities that are no
+  // longer finite after the last step.
+  for (size_t i = 0; i < state_.size(); ++i) {
+    const Vec3d v = state_.velocity[i], f = force_[i], x = state_.position[i];
+    if (std::isfinite(dot(v, v)) && std::isfinite(dot(f, f)) && std::isfinite(dot(x, x))) continue;
+    std::ostringstream msg;
+    msg << "step " << step << ": particle " << i << " has a non-finite position, velocity or force "
+        << "(x = (" << x.x << ", " << x.y << ", " << x.z << "), v = (" << v.x << ", " << v.y << ", "
+        << v.z << "), F = (" << f.x << ", " << f.y << ", " << f.z << ")). Is the time step too "
+        << "large, or do particles overlap in the start configuration?";
+    throw SimulationBlowup(msg.str());
+  }
+}
+
+void CpuBackend::advance(int64_t nsteps) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const StepConstants<double> c = make_step_constants<double>(
+      model_.integrator, model_.units.kB, model_.units.force_to_accel);
+  const IntegratorKind kind = model_.integrator.kind;
+  const int n = static_cast<int>(state_.size());
+  const double limit_sq = max_step_displacement_ * max_step_displacement_;
+  // The end of each step (final half kick) is done in the same pass over the particles as the
+  // beginning of the next, as the GPU's fused kernels do; the last one after the loop. The
+  // updates are per particle, so this is the same arithmetic as two separate passes.
+  for (int64_t s = 0; s < nsteps; ++s) {
+    const uint64_t step = static_cast<uint64_t>(state_.step);
+    const bool end_previous = s > 0;
+    int runaway = -1;
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; ++i) {
+      if (end_previous) end_step(kind, state_.velocity[i], force_[i], inv_mass_[i], c);
+      const Vec3d before = state_.position[i];
+      const Int3 image_before = state_.image[i];
+      begin_step(kind, state_.position[i], state_.velocity[i], state_.image[i], force_[i],
+                 inv_mass_[i], static_cast<uint32_t>(i), step, c, state_.box);
+      const Vec3d moved = state_.position[i] - before +
+                          Vec3d{(state_.image[i].x - image_before.x) * state_.box.L.x,
+                                (state_.image[i].y - image_before.y) * state_.box.L.y,
+                                (state_.image[i].z - image_before.z) * state_.box.L.z};
+      if (!(dot(moved, moved) <= limit_sq)) {
+#pragma omp critical(pairmd_runaway)
+        runaway = i;
+      }
+    }
+    if (runaway >= 0) {
+      const Vec3d x = state_.position[runaway], v = state_.velocity[runaway], f = force_[runaway];
+      std::ostringstream msg;
+      msg << "step " << step + 1 << ": particle " << runaway << " moved farther than "
+          << "max_step_displacement = " << max_step_displacement_ << " in one step or is not finite "
+          << "(x = (" << x.x << ", " << x.y << ", " << x.z << "), v = (" << v.x << ", " << v.y
+          << ", " << v.z << "), F before the step = (" << f.x << ", " << f.y << ", " << f.z
+          << ")). Is the time step too large, or do particles overlap in the start configuration?";
+      throw SimulationBlowup(msg.str());
+    }
+    const auto tl = std::chrono::steady_clock::now();
+    for (auto& t : pair_terms_) {
+      if (t->list.update(state_.position, state_.box, exclusions_)) ++stats_.list_builds;
+    }
+    const auto tf = std::chrono::steady_clock::now();
+    stats_.seconds_list += std::chrono::duration<double>(tf - tl).count();
+    state_.step = static_cast<int64_t>(step) + 1;
+    compute_forces(nullptr);
+    stats_.seconds_force += std::chrono::duration<double>(std::chrono::steady_clock::now() - tf).count();
+  }
+  if (nsteps > 0) {
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; ++i) end_step(kind, state_.velocity[i], force_[i], inv_mass_[i], c);
+  }
+  check_sane(state_.step);
+  stats_.steps += nsteps;
+  stats_.seconds_total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stats_.seconds_integrate = stats_.seconds_total - stats_.seconds_list - stats_.seconds_force;
+}
+
+Observables CpuBackend::observables() {
+  Observables o;
+  compute_forces(&o);
+  return o;
+}
+
+BackendStats CpuBackend::stats() const {
+  BackendStats s = stats_;
+  std::ostringstream d;
+  d << num_threads() << " thread(s); seconds in lists " << s.seconds_list << ", forces " << s.seconds_force
+    << ", integration " << s.seconds_integrate;
+  s.detail = d.str();
+  return s;
+}
+
+std::vector<Vec3d> CpuBackend::forces_all_pairs() const {
+  const size_t n = state_.size();
+  std::vector<Vec3d> f(n, Vec3d{0, 0, 0});
+  for (const auto& t : pair_terms_) {
+    dispatch_pair<double>(t->kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      const auto* table = t->table.as<typename Eval::Params>();
+      for (size_t i = 0; i < n; ++i) {
+        for (size_t j = i + 1; j < n; ++j) {
+          if (!exclusions_.empty() && std::binary_search(exclusions_[i].begin(), exclusions_[i].end(), static_cast<int>(j)))
+            continue;
+          const Vec3d d = state_.box.min_image(state_.position[i] - state_.position[j]);
+          double fdivr, pe;
+          if (!Eval::eval(dot(d, d), state_.charge[i] * state_.charge[j],
+                          table[state_.type[i] * t->ntypes + state_.type[j]], fdivr, pe))
+            continue;
+          f[i] += fdivr * d;
+          f[j] -= fdivr * d;
+        }
+      }
+    });
+  }
+  for (const auto& t : bond_terms_) {
+    dispatch_bond<double>(t->kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      const auto* table = t->table.as<typename Eval::Params>();
+      for (const Bond& b : t->bonds) {
+        const Vec3d d = state_.box.min_image(state_.position[b.i] - state_.position[b.j]);
+        double fdivr = 0.0, pe = 0.0;
+        if (!Eval::eval(dot(d, d), table[b.type], fdivr, pe)) continue;  // broken: compute_forces reports it
+        f[b.i] += fdivr * d;
+        f[b.j] -= fdivr * d;
+      }
+    });
+  }
+  return f;
+}
+
+}  // namespace pairmd

@@ -1,0 +1,63 @@
+// The CPU reference backend: double precision everywhere, a Verlet list per pair term, the
+// shared evaluators and integrator steps. It is the oracle the GPU backend is tested against,
+// so it favours plain loops over tricks; OpenMP threads split the particle loops.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backends/backend.h"
+#include "neighbor/verlet_list.h"
+
+namespace pairmd {
+
+// A partner within the cutoff, gathered by the pair loop (separation, its square, index).
+struct CloseNeighbour {
+  Vec3d d;
+  double rsq;
+  int j;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend(const Model& model, const SystemState& initial);
+  ~CpuBackend() override;
+
+  std::string name() const override { return "cpu"; }
+  void set_state(const SystemState& state) override;
+  void get_state(SystemState& state) override;
+  void advance(int64_t nsteps) override;
+  Observables observables() override;
+  std::vector<Vec3d> forces() override { return force_; }
+  BackendStats stats() const override;
+
+  // New positions (and images) for the same particles, keeping velocities and step; the lists
+  // are rebuilt only if the particles moved too far. For steepest descent (system_builder).
+  void move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image);
+
+  // Forces without any neighbour list: every pair under minimum image (tests use this as the
+  // check of the list itself).
+  std::vector<Vec3d> forces_all_pairs() const;
+
+ private:
+  struct PairTermData;
+  struct BondData;
+
+  // Recomputes force_ (and, if `obs` is given, energies and virial) at the current positions.
+  void compute_forces(Observables* obs);
+  void check_sane(int64_t step) const;
+
+  Model model_;
+  SystemState state_;
+  std::vector<Vec3d> force_;
+  std::vector<double> inv_mass_;
+  std::vector<std::vector<int>> exclusions_;
+  std::vector<std::unique_ptr<PairTermData>> pair_terms_;
+  std::vector<std::unique_ptr<BondData>> bond_terms_;
+  std::vector<std::vector<Vec3d>> thread_force_;  // per-thread accumulators (Newton's 3rd law)
+  std::vector<std::vector<CloseNeighbour>> thread_close_;  // per-thread scratch of the pair loop
+  BackendStats stats_;
+  double max_step_displacement_;
+};
+
+}  // namespace pairmd

@@ -1,0 +1,26 @@
+// Everything about a run that does not change while it runs: units, force field, topology,
+// integrator and neighbour-list settings, and which GPU force strategy to use.
+#pragma once
+
+#include <string>
+
+#include "potentials/force_field.h"
+#include "base/topology.h"
+#include "base/units.h"
+#include "backends/strategies.h"
+#include "integrators/registry.h"
+
+namespace pairmd {
+
+struct Model {
+  Units units = Units::lj();
+  ForceField force_field;
+  Topology topology;
+  IntegratorSettings integrator;
+  NeighborSettings neighbor;
+  std::string strategy = strategy_name(kDefaultStrategy);  // GPU force-summation strategy (or auto)
+  // A particle moving farther than this in one step stops the run (dt too large?).
+  double max_step_displacement = 0.5;
+};
+
+}  // namespace pairmd

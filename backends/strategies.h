@@ -1,0 +1,65 @@
+// The GPU force-summation strategies: the one list of their names, properties and docs lines.
+//
+// Config (`force.strategy`), `pairmd run --help`, `pairmd compare` (its default list), the docs
+// table (docs/strategies.md, checked by tests/test_registries.cpp) and the GPU tests iterate over
+// it; the CUDA backend maps each to its kernels (kernels/cuda_backend.cu, `switch (strategy_)`).
+// A new strategy is a line here, its kernels and its cases there (docs/extending.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pairmd {
+
+enum class Strategy { SlotsFused, Slots, Atomic, Warp, Gather };
+
+struct StrategyInfo {
+  Strategy id;
+  const char* name;    // the config value of force.strategy
+  bool deterministic;  // fixed-point sums: bitwise the same forces and runs, whatever the thread timing
+  bool slots;          // pairs write F/r into slots of their own (the lists get columns)
+  bool full_list;      // a full list (every pair from both sides) instead of a half list
+  const char* doc;     // one line: threads and how the forces are summed
+};
+
+inline constexpr StrategyInfo kStrategies[] = {
+    {Strategy::SlotsFused, "pair_slots_fused", true, true, false,
+     "one thread per pair writes F/r into its slot; the integrate kernel sums the slots in fixed point"},
+    {Strategy::Slots, "pair_slots", true, true, false,
+     "the same slots, summed in fixed point by a kernel of their own"},
+    {Strategy::Atomic, "pair_atomic", false, false, false, "one thread per pair; float atomicAdd of +f and -f"},
+    {Strategy::Warp, "pair_warp", false, false, false,
+     "one thread per pair; a warp's contributions to the same particle reduced by shuffles, then atomics"},
+    {Strategy::Gather, "atom_gather", true, false, true,
+     "one thread per particle over a full list; fixed-point sums in registers"},
+};
+
+// The strategy a run uses unless the config says otherwise.
+inline constexpr Strategy kDefaultStrategy = Strategy::SlotsFused;
+// force.strategy: auto times the deterministic strategies on the run's system and keeps the fastest.
+inline constexpr const char* kAutoStrategy = "auto";
+
+inline const StrategyInfo& strategy_info(Strategy s) {
+  for (const StrategyInfo& i : kStrategies)
+    if (i.id == s) return i;
+  return kStrategies[0];  // not reached: every enumerator has its line
+}
+
+inline const char* strategy_name(Strategy s) { return strategy_info(s).name; }
+
+// The registered strategy of that name, or nullptr (also for "auto").
+inline const StrategyInfo* find_strategy(const std::string& name) {
+  for (const StrategyInfo& i : kStrategies)
+    if (name == i.name) return &i;
+  return nullptr;
+}
+
+// The registered names in order; with `auto` last where asked (the values force.strategy takes).
+inline std::vector<std::string> strategy_names(bool with_auto = false) {
+  std::vector<std::string> names;
+  for (const StrategyInfo& i : kStrategies) names.push_back(i.name);
+  if (with_auto) names.push_back(kAutoStrategy);
+  return names;
+}
+
+}  // namespace pairmd

@@ -1,0 +1,101 @@
+// pairmd check CONFIG: everything `run` validates, and the system it would build, without
+// running or writing anything.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <sstream>
+
+#include "backends/cpu_backend.h"
+#include "backends/strategies.h"
+#include "cli/run_setup.h"
+#include "integrators/registry.h"
+#include "kernels/dcs/map_registry.h"
+#include "potentials/registry.h"
+
+namespace pairmd::cli {
+
+namespace {
+
+// Steps x particles x partners of the relaxation check is willing to do: about 5 s on two cores
+// (configs/kremer_grest.yaml's 2000 steps of 2000 beads are 0.9e8 and take that).
+constexpr double kRelaxWork = 1e8;
+
+// What the config language offers, from the registries: the footer of `pairmd check --help`.
+std::string config_choices() {
+  std::ostringstream s;
+  s << "The config's choices (docs/config.md):\n  pair potentials (force_field.pair[k].potential):\n";
+  for (const PairPotentialInfo& p : kPairPotentials) s << "    " << p.name << ": " << p.formula << "\n";
+  s << "  bond potentials (force_field.bonds[k].potential):\n";
+  for (const BondPotentialInfo& b : kBondPotentials) s << "    " << b.name << ": " << b.formula << "\n";
+  s << "  integrators (integrator.kind):\n";
+  for (const IntegratorInfo& i : kIntegrators) s << "    " << i.name << ": " << i.doc << "\n";
+  s << "  GPU force strategies (force.strategy): " << choices(strategy_names(true)) << "\n";
+  s << "  potential-map kernels (analysis.potential_map.kernel): " << choices(map_kernel_names()) << "\n";
+  s << "  potential-map methods (analysis.potential_map.method): " << choices(map_method_names()) << "\n";
+  return s.str();
+}
+
+}  // namespace
+
+int cmd_check(const Args& args) {
+  ConfigOptions o;
+  CLI::App app{"Validate CONFIG and the system it builds, without running or writing anything; exit 2 on error.",
+               "pairmd check"};
+  prepare_app(app);
+  add_config_options(app, o);
+  app.footer(config_choices());
+  if (const int rc = parse_command_line(app, args, {"check", "", ""}); rc != kParsed) return rc;
+  if (o.config_path.empty()) {
+    std::cerr << "pairmd check: usage: pairmd check CONFIG [--set key.path=value]...\n";
+    return kExitUsage;
+  }
+  try {
+    const RunConfig cfg = load_with_options(o);
+    // What check itself does (build the system, forces on it with the CPU reference) must fit
+    // here; what the run needs is reported, and only noted when this machine could not hold it.
+    check_build_memory(cfg, "cpu");
+    // The relaxation is the one part of building that grows with a setting as well as with the
+    // size (steps x particles x partners): past a few seconds of work check builds without it.
+    RunConfig build = cfg;
+    std::string skipped;
+    const SystemSize planned = planned_size(cfg);
+    double partners = 1;
+    for (const PairTerm& t : cfg.model.force_field.pair_terms) partners += 2 * pairs_per_particle(t, cfg.model.neighbor.skin, planned);
+    if (planned.particles > 0 && cfg.system.relax.steps * static_cast<double>(planned.particles) * partners > kRelaxWork) {
+      build.system.relax.steps = 0;
+      skipped = "note: the relaxation (" + std::to_string(cfg.system.relax.steps) + " steps of " +
+                std::to_string(planned.particles) + " particles) is left to the run; the system was checked unrelaxed";
+    }
+    const BuiltSystem sys = build_system(build);
+    const SystemSize size = built_size(sys.state, static_cast<int64_t>(sys.topology.bonds.size()));
+    const double held = 80.0 * static_cast<double>(size.particles);
+    require_memory(cfg, estimate_run_memory(cfg, "cpu", size, 0), size, available_host_memory(), held);
+    {
+      Model model = cfg.model;
+      model.topology = sys.topology;
+      try {
+        CpuBackend reference(model, sys.state);
+        check_start_forces(cfg, sys.state, reference.forces());
+      } catch (const SimulationBlowup& e) {
+        // A bond already beyond its maximum extension in the start state: the input's doing.
+        throw ConfigError(cfg.path + ": system: the start configuration cannot be used: " + e.what());
+      }
+    }
+    const MemoryEstimate need = estimate_run_memory(cfg, planned_backend(cfg), size, potential_map_points(cfg, sys.state));
+    if (!need.impossible.empty()) throw ConfigError(size_key(cfg) + ": " + need.impossible);
+    std::cout << o.config_path << ": ok\n" << describe_system(cfg, sys) << "steps: " << cfg.steps << "\n"
+              << describe_memory(need, size) << "\n";
+    if (!skipped.empty()) std::cout << skipped << "\n";
+    try {
+      require_memory(cfg, need, size, available_host_memory(), held);
+    } catch (const ConfigError& e) {
+      std::cout << "note: a run would be refused on this machine: " << e.what() << "\n";
+    }
+    return kExitOk;
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitUsage;
+  }
+}
+
+}  // namespace pairmd::cli

@@ -1,0 +1,361 @@
+// pairmd place-ions: put ions at the extrema of the electrostatic potential of a system (the
+// one a config builds, or a trajectory frame) and write a config that starts from the system
+// with the ions added (system.add_particles).
+#include <CLI/CLI.hpp>
+#include <sys/stat.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "analysis/ion_placement.h"
+#include "analysis/potential_map.h"
+#include "analysis/potential_map_observer.h"
+#include "cli/run_setup.h"
+#include "io/dx_writer.h"
+#include "io/h5md.h"
+#include "kernels/dcs/map_registry.h"
+
+namespace pairmd::cli {
+
+namespace {
+
+const char* kUsage =
+    "usage: pairmd place-ions --config CONFIG [--trajectory T.h5 [--frame n]] [--map MAP.dx]\n"
+    "                         --count K --type NAME [--charge q] [--mass m] --min-distance d\n"
+    "                         [--lowest | --highest] [--spacing h] [--region box|particles] [--padding p]\n"
+    "                         [--kernel k] [--method exact|msm|auto] [--boundary open|periodic]\n"
+    "                         [--out OUT.yaml] [--map-out MAP.dx]\n"
+    "  Places K ions of type NAME one at a time at the lattice point of lowest (--highest: highest)\n"
+    "  energy q*V at least d from every particle and placed ion, adding each ion's potential before\n"
+    "  the next. The system is the one CONFIG builds, or frame n (default -1, the last) of T.h5;\n"
+    "  the map is computed from it (settings: CONFIG's analysis.potential_map, then the options)\n"
+    "  unless --map gives one computed for the same positions. NAME may be a type of CONFIG (its\n"
+    "  charge and mass are used) or a new one (--charge required; --mass defaults to 1).\n"
+    "  Writes OUT.yaml (default PREFIX.ions.yaml): CONFIG with the ions under system.add_particles\n"
+    "  (and system.file pointing at T.h5 frame n when --trajectory is given); `pairmd run OUT.yaml`\n"
+    "  starts from it. --map-out writes the map including the ions' potential.\n";
+
+double number(const std::string& opt, const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty()) throw std::invalid_argument(opt + ": expected a number, got '" + text + "'");
+  return v;
+}
+
+bool ends_with(const std::string& s, const std::string& e) {
+  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+}
+
+// Whether two paths name the same existing file.
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat x, y;
+  return stat(a.c_str(), &x) == 0 && stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+// The command line, as text (checked by plan()).
+struct PlaceOptions {
+  std::string config_path, trajectory, frame_text = "-1", map_in, count_text, type_name, charge_text, mass_text,
+      min_dist_text, spacing, region, padding, kernel, out, map_out, method, boundary;
+  bool highest = false, lowest = false;
+};
+
+// What the checked options say: the config, the map's settings, the ions to place, the output.
+struct PlacePlan {
+  RunConfig cfg;
+  MapSettings settings;
+  IonPlacementSettings place;
+  int64_t frame = -1;
+  double mass = 1.0;
+  bool new_type = true;
+  std::string out;
+};
+
+// Returns kParsed, or the exit code (help, or the message with the usage, printed).
+int read_place_options(const Args& args, PlaceOptions& o) {
+  CLI::App app{"Place ions at the extrema of the electrostatic potential map of a system, and write a config that "
+               "starts from the system with the ions added (docs/potential_maps.md).",
+               "pairmd place-ions"};
+  prepare_app(app);
+  const auto text = [&app](const char* name, std::string& value, const std::string& help) {
+    app.add_option(name, value, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  };
+  text("--config", o.config_path, "the config of the system (required)");
+  text("--trajectory", o.trajectory, "take the system from this trajectory instead");
+  text("--frame", o.frame_text, "the frame of --trajectory (default -1, the last)");
+  text("--map", o.map_in, "a .dx map computed for the same positions, instead of computing one");
+  text("--count", o.count_text, "how many ions (required)");
+  text("--type", o.type_name, "their type: one of the config's, or a new one (required)");
+  text("--charge", o.charge_text, "the charge of a new type");
+  text("--mass", o.mass_text, "the mass of a new type (default 1)");
+  text("--min-distance", o.min_dist_text, "closest distance to every particle and placed ion (required)");
+  text("--spacing", o.spacing, "lattice spacing of the map");
+  text("--region", o.region, "box or particles");
+  text("--padding", o.padding, "padding around the particles for --region particles");
+  text("--kernel", o.kernel, choices(map_kernel_names()));
+  text("--method", o.method, choices(map_method_names()));
+  text("--boundary", o.boundary, "open or periodic");
+  text("--out", o.out, "the config to write (default PREFIX.ions.yaml)");
+  text("--map-out", o.map_out, "also write the map including the ions' potential");
+  app.add_flag("--highest", o.highest, "place at the highest energy q*V");
+  app.add_flag("--lowest", o.lowest, "place at the lowest energy q*V (the default)");
+  app.footer(kUsage);
+  if (const int rc = parse_command_line(app, args, {"place-ions", kUsage, kUsage}); rc != kParsed) return rc;
+  try {
+    if (o.config_path.empty() || o.count_text.empty() || o.type_name.empty() || o.min_dist_text.empty())
+      throw std::invalid_argument("--config, --count, --type and --min-distance are required");
+    if (o.highest && o.lowest) throw std::invalid_argument("give --lowest or --highest, not both");
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "pairmd place-ions: " << e.what() << "\n" << kUsage;
+    return kExitUsage;
+  }
+  return kParsed;
+}
+
+// The map's settings: CONFIG's analysis.potential_map, then the options.
+void plan_map(const PlaceOptions& o, PlacePlan& p) {
+  if (p.cfg.potential_map.every > 0) p.settings = map_settings(p.cfg.potential_map);
+  if (!o.spacing.empty()) p.settings.spacing = number("--spacing", o.spacing);
+  if (!o.padding.empty()) p.settings.padding = number("--padding", o.padding);
+  if (!o.region.empty()) p.settings.region = o.region;
+  if (!o.kernel.empty()) p.settings.kernel = o.kernel;
+  if (!o.method.empty()) p.settings.method = o.method;
+  if (!o.boundary.empty()) p.settings.boundary = o.boundary;
+  if (!(p.settings.spacing > 0)) throw std::invalid_argument("--spacing: expected a number > 0");
+  if (p.settings.region != "box" && p.settings.region != "particles")
+    throw std::invalid_argument("--region: expected box or particles, got '" + p.settings.region + "'");
+  parse_map_kernel(p.settings.kernel);
+}
+
+// The ions: how many, how close, and their type (one of the config's, or a new one).
+void plan_ions(const PlaceOptions& o, PlacePlan& p) {
+  const double count = number("--count", o.count_text);
+  if (count < 1 || count != static_cast<int>(count)) throw std::invalid_argument("--count: expected an integer >= 1");
+  p.place.count = static_cast<int>(count);
+  p.place.min_distance = number("--min-distance", o.min_dist_text);
+  if (!(p.place.min_distance >= 0)) throw std::invalid_argument("--min-distance: expected a number >= 0");
+  p.place.highest = o.highest;
+  p.place.k_e = p.cfg.model.units.coulomb;
+  p.place.floor = p.settings.floor();
+  const double f = number("--frame", o.frame_text);
+  if (f < -1 || f != static_cast<int64_t>(f)) throw std::invalid_argument("--frame: expected an index >= 0 or -1");
+  p.frame = static_cast<int64_t>(f);
+  for (const TypeSpec& t : p.cfg.system.types)
+    if (t.name == o.type_name) {
+      p.new_type = false;
+      p.place.charge = t.charge;
+      p.mass = t.mass;
+      if (!o.charge_text.empty() && number("--charge", o.charge_text) != t.charge)
+        throw std::invalid_argument("--charge " + o.charge_text + " contradicts type " + t.name + "'s charge in " +
+                                    o.config_path);
+      if (!o.mass_text.empty()) throw std::invalid_argument("--mass: type " + t.name + " exists; its mass is in the config");
+    }
+  if (p.new_type) {
+    if (o.charge_text.empty()) throw std::invalid_argument("--charge is required for the new type '" + o.type_name + "'");
+    p.place.charge = number("--charge", o.charge_text);
+    if (!o.mass_text.empty()) p.mass = number("--mass", o.mass_text);
+    if (!(p.mass > 0)) throw std::invalid_argument("--mass: expected a number > 0");
+  }
+  if (p.place.charge == 0) throw std::invalid_argument("ions of type '" + o.type_name + "' carry no charge");
+}
+
+// Where the config goes: not a trajectory, and never one of the inputs.
+void plan_output(const PlaceOptions& o, PlacePlan& p) {
+  p.out = o.out.empty() ? output_prefix(p.cfg) + ".ions.yaml" : o.out;
+  if (ends_with(p.out, ".h5") || ends_with(p.out, ".hdf5"))
+    throw std::invalid_argument("--out " + p.out +
+                                ": place-ions writes a config (.yaml) that starts from the system plus the ions");
+  // The output must not be one of the inputs: writing it would destroy the user's config.
+  for (const std::string& in : {o.config_path, o.trajectory, o.map_in})
+    if (!in.empty() && same_file(p.out, in))
+      throw std::invalid_argument("--out " + p.out + " is the input " + in + "; give another file name");
+  if (!o.map_out.empty())
+    for (const std::string& in : {o.config_path, o.trajectory, o.map_in})
+      if (!in.empty() && same_file(o.map_out, in))
+        throw std::invalid_argument("--map-out " + o.map_out + " is the input " + in + "; give another file name");
+}
+
+// Everything about the input is checked before anything is computed or written. Returns kParsed,
+// or kExitUsage with the message printed.
+int plan(const PlaceOptions& o, PlacePlan& p) {
+  try {
+    p.cfg = load_config(o.config_path);
+    plan_map(o, p);
+    plan_ions(o, p);
+    plan_output(o, p);
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "pairmd place-ions: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  return kParsed;
+}
+
+// The system: the one CONFIG builds, or the trajectory's frame. Inputs that cannot be read (a
+// missing or damaged trajectory) are bad input (exit 2).
+int load_state(const PlaceOptions& o, const PlacePlan& p, SystemState& state) {
+  try {
+    if (o.trajectory.empty()) state = build_system(p.cfg).state;
+    else state = read_h5md_frame(o.trajectory, p.frame).state;
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::runtime_error& e) {
+    std::cerr << "pairmd place-ions: --trajectory: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  return kParsed;
+}
+
+// The map: read from --map, or computed for `state` (a lattice too fine for the region is bad
+// input, exit 2). `source` says which, for the report.
+int obtain_map(const PlaceOptions& o, const PlacePlan& p, PotentialMapSeries* series, const SystemState& state,
+               Grid3& map, std::string& source) {
+  if (!o.map_in.empty()) {
+    try {
+      map = read_dx(o.map_in);
+    } catch (const std::runtime_error& e) {
+      std::cerr << "pairmd place-ions: --map: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    source = o.map_in;
+    const std::string unit = potential_unit(p.cfg.model.units);
+    if (!map.unit.empty() && map.unit != unit)
+      std::cerr << "pairmd place-ions: warning: " << o.map_in << " is in " << map.unit << ", the config's units give "
+                << unit << "\n";
+    return kParsed;
+  }
+  try {
+    map = series->add(state);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "pairmd place-ions: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  source = std::string("computed (") + series->kernel_description() + "; " + series->summary() + ")";
+  return kParsed;
+}
+
+// The config that starts from this system plus the ions, with a first line saying how it was made.
+std::string config_with_ions(const PlaceOptions& o, const PlacePlan& p, const std::vector<PlacedIon>& ions) {
+  YAML::Node root = YAML::Load(p.cfg.text);
+  YAML::Node sys = root["system"];
+  if (p.new_type) {
+    YAML::Node t;
+    t["name"] = o.type_name;
+    t["mass"] = p.mass;
+    t["charge"] = p.place.charge;
+    t.SetStyle(YAML::EmitterStyle::Flow);
+    sys["types"].push_back(t);
+  }
+  if (!o.trajectory.empty()) {
+    for (const char* k : {"lattice", "chains", "file", "relax"}) sys.remove(k);
+    YAML::Node f;
+    f["path"] = o.trajectory;
+    f["frame"] = p.frame;
+    f.SetStyle(YAML::EmitterStyle::Flow);
+    sys["file"] = f;
+  }
+  for (const PlacedIon& ion : ions) {
+    YAML::Node e, pos;
+    e["type"] = o.type_name;
+    // 12 significant digits: lattice points to ~1e-12, without binary noise in the file.
+    for (double c : {ion.position.x, ion.position.y, ion.position.z}) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.12g", c);
+      pos.push_back(std::string(buf));
+    }
+    pos.SetStyle(YAML::EmitterStyle::Flow);
+    e["position"] = pos;
+    e.SetStyle(YAML::EmitterStyle::Flow);
+    sys["add_particles"].push_back(e);
+  }
+  YAML::Emitter em;
+  em << root;
+  std::ostringstream text;
+  text << "# written by pairmd place-ions from " << o.config_path;
+  if (!o.trajectory.empty()) text << " and " << o.trajectory << " frame " << p.frame;
+  text << ": " << ions.size() << " ion(s) of type " << o.type_name << " (charge " << p.place.charge << ") at the "
+       << (o.highest ? "highest" : "lowest") << " energy q*V, min distance " << p.place.min_distance << "\n"
+       << em.c_str() << "\n";
+  return text.str();
+}
+
+void print_report(const PlaceOptions& o, const PlacePlan& p, const Grid3& map, const std::string& map_source,
+                  const std::vector<PlacedIon>& ions) {
+  std::cout << "map: " << map_source << ", lattice " << map.dims[0] << " x " << map.dims[1] << " x " << map.dims[2]
+            << ", spacing " << map.spacing[0] << ", unit " << map.unit << "\n";
+  std::cout << "ion        x           y           z         V before      q*V\n";
+  for (size_t i = 0; i < ions.size(); ++i) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%-4zu %11.4f %11.4f %11.4f %12.5g %12.5g\n", i, ions[i].position.x,
+                  ions[i].position.y, ions[i].position.z, ions[i].potential, ions[i].energy);
+    std::cout << line;
+  }
+  std::cout << "wrote " << p.out;
+  if (!o.map_out.empty()) std::cout << " and " << o.map_out;
+  std::cout << "\n";
+}
+
+}  // namespace
+
+int cmd_place_ions(const Args& args) {
+  PlaceOptions o;
+  if (const int rc = read_place_options(args, o); rc != kParsed) return rc;
+  PlacePlan p;
+  if (const int rc = plan(o, p); rc != kParsed) return rc;
+
+  std::unique_ptr<PotentialMapSeries> series;
+  if (o.map_in.empty()) {
+    try {
+      series = std::make_unique<PotentialMapSeries>(p.settings, p.cfg.model.units);
+    } catch (const std::exception& e) {
+      std::cerr << "pairmd place-ions: " << e.what() << "\n";
+      return kExitUsage;
+    }
+  }
+  // More ions than fit are bad input (exit 2) too; other failures reach main() (exit 1).
+  SystemState state;
+  if (const int rc = load_state(o, p, state); rc != kParsed) return rc;
+  Grid3 map;
+  std::string map_source;
+  if (const int rc = obtain_map(o, p, series.get(), state, map, map_source); rc != kParsed) return rc;
+  std::vector<PlacedIon> ions;
+  try {
+    ions = place_ions(map, state.position, state.box, p.place);
+  } catch (const std::runtime_error& e) {
+    std::cerr << "pairmd place-ions: " << e.what() << "\n";
+    return kExitUsage;
+  }
+
+  const std::string text = config_with_ions(o, p, ions);
+  try {
+    parse_config(text, p.out);
+  } catch (const ConfigError& e) {
+    std::cerr << "pairmd place-ions: the config with the ions does not validate: " << e.what() << "\n";
+    if (p.new_type)
+      std::cerr << "  declare type '" << o.type_name << "' in " << o.config_path
+                << " (system.types, with force-field coefficients for its pairs) and run again\n";
+    return kExitUsage;
+  }
+  {
+    std::ofstream f(p.out);
+    f << text;
+    if (!f) throw std::runtime_error("cannot write " + p.out);
+  }
+  if (!o.map_out.empty())
+    write_dx(o.map_out, map, "pairmd potential map with " + std::to_string(ions.size()) + " placed ions");
+  print_report(o, p, map, map_source, ions);
+  return kExitOk;
+}
+
+}  // namespace pairmd::cli

@@ -1,0 +1,74 @@
+// pairmd: the command-line entry point. Dispatches to the subcommands in this folder.
+#include <iostream>
+#include <string>
+
+#include "cli/commands.h"
+#include "base/version.h"
+
+namespace {
+
+const char* kUsage = R"(pairmd )" PAIRMD_VERSION R"( - Langevin molecular dynamics on a GPU (and a CPU reference)
+
+usage:
+  pairmd run CONFIG [--backend cpu|cuda|auto] [--steps N] [--strategy S]
+                    [--set key.path=value]... [--output PREFIX] [--overwrite]
+  pairmd run [CONFIG] --restart CHECKPOINT [--steps N] [--set key.path=value]... [--output PREFIX]
+  pairmd check CONFIG [--set key.path=value]...
+  pairmd compare CONFIG [--strategies a,b,..] [--steps N] [--sizes n1,n2,..] [--out PREFIX]
+  pairmd potential-map TRAJECTORY.h5|--config CONFIG [--frames a:b:s] [--spacing h] [--out map.dx] ...
+  pairmd place-ions --config CONFIG --count K --type NAME --min-distance d [--out OUT.yaml] ...
+  pairmd --version | --help
+
+  run            run the simulation described by CONFIG (YAML; see docs/config.md); it refuses an
+                 output prefix in use or holding an earlier run's files (--overwrite replaces
+                 them; --restart continues the run of a checkpoint; docs/output.md)
+  check          validate CONFIG (and the system it builds) without running; exit 2 on error
+  compare        time the GPU force-summation strategies on CONFIG's system (docs/strategies.md)
+  potential-map  electrostatic potential map of trajectory frames (docs/potential_maps.md)
+  place-ions     place ions at the extrema of the potential map (docs/potential_maps.md)
+
+  pairmd COMMAND --help   the options of a command
+
+exit codes: 0 success, 1 the run failed, 2 bad input (nothing written), 130 interrupted
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace pairmd::cli;
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return kExitUsage;
+  }
+  const std::string cmd = argv[1];
+  const Args args(argv + 2, argv + argc);
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    std::cout << "pairmd " << PAIRMD_VERSION << "\n";
+    return kExitOk;
+  }
+  // The subcommands, one file each in cli/; each parses its own options (with --help).
+  struct Command {
+    const char* name;
+    int (*run)(const Args&);
+  };
+  static const Command kCommands[] = {{"run", cmd_run},
+                                      {"check", cmd_check},
+                                      {"compare", cmd_compare},
+                                      {"potential-map", cmd_potential_map},
+                                      {"place-ions", cmd_place_ions}};
+  for (const Command& c : kCommands) {
+    if (cmd != c.name) continue;
+    try {
+      return c.run(args);
+    } catch (const std::exception& e) {
+      std::cerr << "pairmd " << cmd << ": error: " << e.what() << "\n";
+      return kExitFailure;
+    }
+  }
+  std::cerr << "pairmd: unknown command '" << cmd << "'\n\n" << kUsage;
+  return kExitUsage;
+}

@@ -1,0 +1,380 @@
+#include "io/checkpoint.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "io/hdf5_util.h"
+#include "base/version.h"
+
+namespace pairmd {
+
+using h5::Handle;
+
+namespace {
+
+constexpr char kMagic[8] = {'P', 'M', 'D', 'C', 'K', 'P', 'T', '1'};
+constexpr size_t kTrailer = 24;  // magic, payload length, FNV-1a 64 of the payload
+
+uint64_t fnv1a(const unsigned char* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+std::vector<unsigned char> read_all(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw std::runtime_error("cannot open '" + path + "': " + errno_text());
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw std::runtime_error("'" + path + "' is not a regular file");
+  }
+  std::vector<unsigned char> buf(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < buf.size()) {
+    const ssize_t r = ::read(fd, buf.data() + got, buf.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      ::close(fd);
+      throw std::runtime_error("cannot read '" + path + "': " + (r < 0 ? errno_text() : "unexpected end"));
+    }
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  return buf;
+}
+
+void write_all(int fd, const void* data, size_t n, const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) throw std::runtime_error("cannot write '" + path + "': " + errno_text());
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+template <typename T>
+void attr(hid_t obj, const char* name, hid_t type, T value) {
+  h5::write_attr<T>(obj, name, type, {value});
+}
+
+template <typename T>
+T read_attr(hid_t obj, const char* name, hid_t mem_type) {
+  if (H5Aexists(obj, name) <= 0) throw std::runtime_error(std::string("attribute ") + name + " is missing");
+  Handle a(h5::check_id(H5Aopen(obj, name, H5P_DEFAULT), std::string("cannot open attribute ") + name));
+  Handle sp(H5Aget_space(a));
+  if (H5Sget_simple_extent_npoints(sp) != 1) throw std::runtime_error(std::string("attribute ") + name + " is not a scalar");
+  T v{};
+  h5::check(H5Aread(a, mem_type, &v), std::string("cannot read attribute ") + name);
+  return v;
+}
+
+std::vector<double> read_attr3(hid_t obj, const char* name) {
+  if (H5Aexists(obj, name) <= 0) throw std::runtime_error(std::string("attribute ") + name + " is missing");
+  Handle a(h5::check_id(H5Aopen(obj, name, H5P_DEFAULT), std::string("cannot open attribute ") + name));
+  Handle sp(H5Aget_space(a));
+  if (H5Sget_simple_extent_npoints(sp) != 3) throw std::runtime_error(std::string("attribute ") + name + " is not 3 numbers");
+  std::vector<double> v(3);
+  h5::check(H5Aread(a, H5T_NATIVE_DOUBLE, v.data()), std::string("cannot read attribute ") + name);
+  return v;
+}
+
+std::string read_string_ds(hid_t loc, const char* name) {
+  if (!h5::exists(loc, name)) throw std::runtime_error(std::string(name) + " is missing");
+  Handle d(h5::check_id(H5Dopen2(loc, name, H5P_DEFAULT), std::string("cannot open ") + name));
+  return h5::read_string(d, false, name);
+}
+
+// Reads dataset `name` as `count` values of `mem_type`, checking its size.
+template <typename T>
+std::vector<T> read_array(hid_t loc, const char* name, size_t count, hid_t mem_type) {
+  if (!h5::exists(loc, name)) throw std::runtime_error(std::string(name) + " is missing");
+  Handle d(h5::check_id(H5Dopen2(loc, name, H5P_DEFAULT), std::string("cannot open ") + name));
+  size_t total = 1;
+  for (hsize_t x : h5::dims_of(d)) total *= x;
+  if (total != count)
+    throw std::runtime_error(std::string(name) + " holds " + std::to_string(total) + " values, expected " + std::to_string(count));
+  std::vector<T> v(count);
+  if (count > 0) h5::check(H5Dread(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), std::string("cannot read ") + name);
+  return v;
+}
+
+void write_file(const std::string& tmp, const SystemState& s, const Topology& topology, const RunConfig& cfg,
+                int64_t first_step, const std::string& backend, const std::string& prefix, int64_t last_step) {
+  h5::quiet();
+  const hid_t fid = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (fid < 0) throw std::runtime_error("cannot create '" + tmp + "' (" + h5::last_error() + ")");
+  Handle f(fid);
+  const hsize_t n = s.size();
+  {
+    Handle root = h5::open_group(f, "/");
+    h5::write_string_attr(root, "format", "pairmd checkpoint");
+    attr<int32_t>(root, "format_version", H5T_STD_I32LE, 1);
+    h5::write_string_attr(root, "pairmd_version", PAIRMD_VERSION);
+  }
+  Handle st = h5::create_group(f, "state");
+  attr<int64_t>(st, "step", H5T_STD_I64LE, s.step);
+  attr<int64_t>(st, "particles", H5T_STD_I64LE, static_cast<int64_t>(n));
+  h5::write_attr<double>(st, "box_lo", H5T_IEEE_F64LE, {s.box.lo.x, s.box.lo.y, s.box.lo.z});
+  h5::write_attr<double>(st, "box_L", H5T_IEEE_F64LE, {s.box.L.x, s.box.L.y, s.box.L.z});
+  attr<int32_t>(st, "periodic", H5T_STD_I32LE, s.box.periodic ? 1 : 0);
+  h5::write_dataset(st, "position", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {n, 3}, s.position.data());
+  h5::write_dataset(st, "velocity", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {n, 3}, s.velocity.data());
+  h5::write_dataset(st, "image", H5T_STD_I32LE, H5T_NATIVE_INT32, {n, 3}, s.image.data());
+  std::vector<int32_t> type(s.type.begin(), s.type.end());
+  h5::write_dataset(st, "type", H5T_STD_I32LE, H5T_NATIVE_INT32, {n}, type.data());
+  h5::write_dataset(st, "mass", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {n}, s.mass.data());
+  h5::write_dataset(st, "charge", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {n}, s.charge.data());
+  h5::write_string_array_attr(st, "type_names", s.type_names.empty() ? std::vector<std::string>{} : s.type_names);
+  attr<int64_t>(st, "ntypes", H5T_STD_I64LE, static_cast<int64_t>(s.type_names.size()));
+
+  Handle topo = h5::create_group(f, "topology");
+  std::vector<int32_t> bonds;
+  for (const Bond& b : topology.bonds) {
+    bonds.push_back(b.i);
+    bonds.push_back(b.j);
+    bonds.push_back(b.type);
+  }
+  h5::write_dataset(topo, "bonds", H5T_STD_I32LE, H5T_NATIVE_INT32, {topology.bonds.size(), 3}, bonds.data());
+
+  Handle rng = h5::create_group(f, "rng");
+  h5::write_string_attr(rng, "generator", "Philox4x32-10 keyed by (seed, step, particle tag); the counter is the step");
+  attr<uint64_t>(rng, "seed", H5T_STD_U64LE, cfg.model.integrator.seed);
+  attr<int64_t>(rng, "step", H5T_STD_I64LE, s.step);
+
+  Handle run = h5::create_group(f, "run");
+  attr<int64_t>(run, "first_step", H5T_STD_I64LE, first_step);
+  attr<int64_t>(run, "last_step", H5T_STD_I64LE, last_step);
+  h5::write_string_attr(run, "prefix", prefix);
+  h5::write_string_attr(run, "run_id", cfg.run_id);
+  attr<double>(run, "dt", H5T_IEEE_F64LE, cfg.model.integrator.dt);
+  h5::write_string_attr(run, "integrator", integrator_kind_name(cfg.model.integrator.kind));
+  h5::write_string_attr(run, "backend", backend);
+  h5::write_string_dataset(run, "config", cfg.text);
+  h5::write_string_dataset(run, "config_path", cfg.path);
+  std::string ov;
+  for (const std::string& spec : cfg.override_specs) ov += spec + "\n";
+  h5::write_string_dataset(run, "overrides", ov);
+  h5::check(H5Fflush(f, H5F_SCOPE_LOCAL), "cannot flush '" + tmp + "'");
+  f.reset();
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& path, const SystemState& state, const Topology& topology,
+                      const RunConfig& config, int64_t first_step, const std::string& backend,
+                      const std::string& prefix, int64_t last_step) {
+  h5::LibraryLock lock(h5::library_mutex());
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  try {
+    write_file(tmp, state, topology, config, first_step, backend, prefix, last_step);
+    // Trailer: lets the reader reject truncated or damaged files before HDF5 parses them
+    // (HDF5 ignores bytes past its end-of-file address).
+    std::vector<unsigned char> payload = read_all(tmp);
+    const uint64_t len = payload.size(), hash = fnv1a(payload.data(), payload.size());
+    unsigned char trailer[kTrailer];
+    std::memcpy(trailer, kMagic, 8);
+    for (int k = 0; k < 8; ++k) {
+      trailer[8 + k] = static_cast<unsigned char>(len >> (8 * k));
+      trailer[16 + k] = static_cast<unsigned char>(hash >> (8 * k));
+    }
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_APPEND);
+    if (fd < 0) throw std::runtime_error("cannot open '" + tmp + "': " + errno_text());
+    try {
+      write_all(fd, trailer, kTrailer, tmp);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    if (fsync(fd) != 0) {
+      const std::string e = errno_text();
+      ::close(fd);
+      throw std::runtime_error("cannot sync '" + tmp + "': " + e);
+    }
+    if (::close(fd) != 0) throw std::runtime_error("cannot close '" + tmp + "': " + errno_text());
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + errno_text());
+  } catch (const std::runtime_error& e) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(std::string("writing checkpoint '") + path + "' failed: " + e.what() +
+                             " (an earlier checkpoint there is unchanged)");
+  }
+  // Make the rename durable too.
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  h5::LibraryLock lock(h5::library_mutex());
+  h5::quiet();
+  const std::vector<unsigned char> buf = read_all(path);
+  auto fail = [&](const std::string& what) -> std::runtime_error {
+    return std::runtime_error("checkpoint '" + path + "': " + what);
+  };
+  if (buf.size() < kTrailer || std::memcmp(buf.data() + buf.size() - kTrailer, kMagic, 8) != 0)
+    throw fail("not a pairmd checkpoint, or truncated (no end marker)");
+  uint64_t len = 0, hash = 0;
+  for (int k = 0; k < 8; ++k) {
+    len |= uint64_t(buf[buf.size() - kTrailer + 8 + k]) << (8 * k);
+    hash |= uint64_t(buf[buf.size() - kTrailer + 16 + k]) << (8 * k);
+  }
+  if (len != buf.size() - kTrailer) throw fail("truncated or extended (length does not match its end marker)");
+  if (fnv1a(buf.data(), len) != hash) throw fail("corrupted (checksum mismatch)");
+
+  const hid_t fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (fid < 0) throw fail("cannot open as HDF5 (" + h5::last_error() + ")");
+  Handle f(fid);
+  Checkpoint ck;
+  try {
+    Handle root = h5::open_group(f, "/");
+    if (H5Aexists(root, "format") <= 0) throw std::runtime_error("not a pairmd checkpoint (no format attribute)");
+    {
+      Handle a(H5Aopen(root, "format", H5P_DEFAULT));
+      if (h5::read_string(a, true, "format") != "pairmd checkpoint") throw std::runtime_error("not a pairmd checkpoint");
+    }
+    if (read_attr<int32_t>(root, "format_version", H5T_NATIVE_INT32) != 1)
+      throw std::runtime_error("written in a checkpoint format this pairmd does not read");
+    {
+      Handle a(H5Aopen(root, "pairmd_version", H5P_DEFAULT));
+      if (a.valid()) ck.pairmd_version = h5::read_string(a, true, "pairmd_version");
+    }
+    Handle st = h5::open_group(f, "state");
+    SystemState& s = ck.state;
+    s.step = read_attr<int64_t>(st, "step", H5T_NATIVE_INT64);
+    const int64_t n = read_attr<int64_t>(st, "particles", H5T_NATIVE_INT64);
+    if (n < 0 || n > (int64_t(1) << 31)) throw std::runtime_error("implausible particle count");
+    const auto lo = read_attr3(st, "box_lo"), L = read_attr3(st, "box_L");
+    s.box.lo = {lo[0], lo[1], lo[2]};
+    s.box.L = {L[0], L[1], L[2]};
+    s.box.periodic = read_attr<int32_t>(st, "periodic", H5T_NATIVE_INT32) != 0;
+    for (int d = 0; d < 3; ++d)
+      if (!std::isfinite(lo[d]) || !(std::isfinite(L[d]) && L[d] > 0)) throw std::runtime_error("invalid box");
+    const size_t un = static_cast<size_t>(n);
+    const auto x = read_array<double>(st, "position", 3 * un, H5T_NATIVE_DOUBLE);
+    const auto v = read_array<double>(st, "velocity", 3 * un, H5T_NATIVE_DOUBLE);
+    const auto im = read_array<int32_t>(st, "image", 3 * un, H5T_NATIVE_INT32);
+    const auto ty = read_array<int32_t>(st, "type", un, H5T_NATIVE_INT32);
+    s.mass = read_array<double>(st, "mass", un, H5T_NATIVE_DOUBLE);
+    s.charge = read_array<double>(st, "charge", un, H5T_NATIVE_DOUBLE);
+    const int64_t ntypes = read_attr<int64_t>(st, "ntypes", H5T_NATIVE_INT64);
+    if (ntypes < 0 || ntypes > 100000) throw std::runtime_error("implausible type count");
+    s.type_names = h5::read_string_array_attr(st, "type_names", static_cast<size_t>(ntypes));
+    if (static_cast<int64_t>(s.type_names.size()) != ntypes) throw std::runtime_error("type_names do not match ntypes");
+    s.position.resize(un);
+    s.velocity.resize(un);
+    s.image.resize(un);
+    s.type.resize(un);
+    for (size_t i = 0; i < un; ++i) {
+      s.position[i] = {x[3 * i], x[3 * i + 1], x[3 * i + 2]};
+      s.velocity[i] = {v[3 * i], v[3 * i + 1], v[3 * i + 2]};
+      s.image[i] = {im[3 * i], im[3 * i + 1], im[3 * i + 2]};
+      s.type[i] = ty[i];
+      if (ty[i] < 0 || ty[i] >= ntypes) throw std::runtime_error("particle " + std::to_string(i) + " has an invalid type");
+      if (!(s.mass[i] > 0) || !std::isfinite(s.mass[i]) || !std::isfinite(s.charge[i]))
+        throw std::runtime_error("particle " + std::to_string(i) + " has an invalid mass or charge");
+      const Vec3d& p = s.position[i];
+      const Vec3d& u = s.velocity[i];
+      if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) || !std::isfinite(u.x) ||
+          !std::isfinite(u.y) || !std::isfinite(u.z))
+        throw std::runtime_error("particle " + std::to_string(i) + " has a non-finite position or velocity");
+    }
+    Handle topo = h5::open_group(f, "topology");
+    {
+      Handle d(h5::check_id(H5Dopen2(topo, "bonds", H5P_DEFAULT), "cannot open topology/bonds"));
+      const auto dims = h5::dims_of(d);
+      if (dims.size() != 2 || dims[1] != 3) throw std::runtime_error("topology/bonds is not shaped [bonds, 3]");
+      std::vector<int32_t> b(dims[0] * 3);
+      if (!b.empty()) h5::check(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, b.data()), "cannot read bonds");
+      for (size_t k = 0; k < dims[0]; ++k) {
+        const Bond bond{b[3 * k], b[3 * k + 1], b[3 * k + 2]};
+        if (bond.i < 0 || bond.j < 0 || bond.i >= n || bond.j >= n || bond.type < 0)
+          throw std::runtime_error("bond " + std::to_string(k) + " is invalid");
+        ck.topology.bonds.push_back(bond);
+      }
+    }
+    Handle rng = h5::open_group(f, "rng");
+    ck.seed = read_attr<uint64_t>(rng, "seed", H5T_NATIVE_UINT64);
+    if (read_attr<int64_t>(rng, "step", H5T_NATIVE_INT64) != s.step) throw std::runtime_error("rng step differs from the state's");
+    Handle run = h5::open_group(f, "run");
+    ck.first_step = read_attr<int64_t>(run, "first_step", H5T_NATIVE_INT64);
+    // Written since the restart continues the same run; older checkpoints lack them.
+    if (H5Aexists(run, "last_step") > 0) ck.last_step = read_attr<int64_t>(run, "last_step", H5T_NATIVE_INT64);
+    if (H5Aexists(run, "prefix") > 0) {
+      Handle a(h5::check_id(H5Aopen(run, "prefix", H5P_DEFAULT), "cannot open run/prefix"));
+      ck.prefix = h5::read_string(a, true, "prefix");
+    }
+    if (H5Aexists(run, "run_id") > 0) {
+      Handle a(h5::check_id(H5Aopen(run, "run_id", H5P_DEFAULT), "cannot open run/run_id"));
+      ck.run_id = h5::read_string(a, true, "run_id");
+    }
+    ck.dt = read_attr<double>(run, "dt", H5T_NATIVE_DOUBLE);
+    if (!(std::isfinite(ck.dt) && ck.dt > 0)) throw std::runtime_error("its time step is not a number > 0");
+    if (ck.first_step < 0 || ck.first_step > s.step) throw std::runtime_error("its run's first step is not before its step");
+    {
+      Handle a(h5::check_id(H5Aopen(run, "integrator", H5P_DEFAULT), "cannot open run/integrator"));
+      ck.integrator = h5::read_string(a, true, "integrator");
+      Handle b(h5::check_id(H5Aopen(run, "backend", H5P_DEFAULT), "cannot open run/backend"));
+      ck.backend = h5::read_string(b, true, "backend");
+    }
+    ck.config_text = read_string_ds(run, "config");
+    ck.config_path = read_string_ds(run, "config_path");
+    const std::string ov = read_string_ds(run, "overrides");
+    size_t start = 0;
+    while (start < ov.size()) {
+      const size_t nl = ov.find('\n', start);
+      const std::string line = ov.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      if (!line.empty()) ck.overrides.push_back(override_spec(line));
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+  } catch (const std::runtime_error& e) {
+    throw fail(e.what());
+  }
+  return ck;
+}
+
+CheckpointWriter::CheckpointWriter(std::string path, int64_t every, int64_t first_step, std::string backend,
+                                   std::string prefix)
+    : path_(std::move(path)), every_(every), first_step_(first_step), backend_(std::move(backend)),
+      prefix_(std::move(prefix)) {}
+
+void CheckpointWriter::write(const RunContext& ctx, const SystemState& state) {
+  for (auto& f : before_) f();
+  write_checkpoint(path_, state, ctx.topology, ctx.config, first_step_, backend_, prefix_, ctx.last_step);
+  last_step_ = state.step;
+}
+
+void CheckpointWriter::observe(const RunContext& ctx, const Frame& frame) {
+  // The start frame is already saved (the config or the checkpoint it came from).
+  if (frame.state.step == ctx.first_step) return;
+  write(ctx, frame.state);
+}
+
+void CheckpointWriter::finish(const RunContext& ctx, const Frame& frame) {
+  if (frame.state.step == last_step_) return;
+  try {
+    write(ctx, frame.state);
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+}
+
+}  // namespace pairmd

@@ -1,0 +1,26 @@
+// H5MD (HDF5) trajectories: the reading side used to start a run from a file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/system_state.h"
+#include "base/topology.h"
+
+namespace pairmd {
+
+struct H5mdFrame {
+  SystemState state;   // positions, images, velocities (zero if not stored), types, masses, charges, box, step
+  Topology topology;   // bonds from connectivity/, if any
+  double time = 0.0;
+};
+
+// Frame `frame` (-1: the last) of particles/all in an H5MD file. Throws std::runtime_error
+// with a message naming the file and what is wrong.
+// The file is read in a child process, so that a damaged file that crashes the HDF5 library
+// is reported as an error instead of taking the caller down.
+H5mdFrame read_h5md_frame(const std::string& path, int64_t frame);
+// The same in this process (no fork); for callers that can afford a crash on damaged input.
+H5mdFrame read_h5md_frame_inprocess(const std::string& path, int64_t frame);
+
+}  // namespace pairmd

@@ -1,0 +1,561 @@
+// Reading one frame of an H5MD file: the files pairmd writes (docs/output.md) and, as far as
+// they go, other H5MD files with particles/<group>/position. Every problem becomes one
+// std::runtime_error naming the file; HDF5's own error printing is off.
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "io/h5md.h"
+#include "io/hdf5_util.h"
+
+namespace pairmd {
+
+using h5::Handle;
+
+namespace {
+
+struct Fail : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A time-dependent element (group with value, step) or a time-independent dataset.
+struct Element {
+  Handle value;                 // the value dataset (or the dataset itself)
+  bool time_dependent = false;
+  std::vector<int64_t> steps;   // per frame, when time dependent
+  std::vector<double> times;
+  std::vector<hsize_t> dims;    // of value
+};
+
+std::vector<int64_t> read_steps(hid_t group, hsize_t frames, const std::string& where) {
+  std::vector<int64_t> steps(frames);
+  if (!h5::exists(group, "step")) {
+    for (hsize_t i = 0; i < frames; ++i) steps[i] = static_cast<int64_t>(i);
+    return steps;
+  }
+  Handle d(h5::check_id(H5Dopen2(group, "step", H5P_DEFAULT), "cannot open " + where + "/step"));
+  const auto dims = h5::dims_of(d);
+  if (dims.empty()) {
+    // H5MD fixed interval: step is a scalar, frame i is at offset + i * step.
+    int64_t every = 0, offset = 0;
+    h5::check(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &every), "cannot read " + where + "/step");
+    if (H5Aexists(d, "offset") > 0) {
+      Handle a(H5Aopen(d, "offset", H5P_DEFAULT));
+      h5::check(H5Aread(a, H5T_NATIVE_INT64, &offset), "cannot read " + where + "/step offset");
+    }
+    for (hsize_t i = 0; i < frames; ++i) steps[i] = offset + static_cast<int64_t>(i) * every;
+    return steps;
+  }
+  if (dims.size() != 1 || dims[0] < frames)
+    throw Fail(where + "/step has " + std::to_string(dims.empty() ? 0 : dims[0]) + " entries for " + std::to_string(frames) +
+               " frames");
+  std::vector<int64_t> all(dims[0]);
+  if (dims[0] > 0) h5::check(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()), "cannot read " + where + "/step");
+  all.resize(frames);
+  return all;
+}
+
+std::vector<double> read_times(hid_t group, const std::vector<int64_t>& steps, const std::string& where) {
+  std::vector<double> t(steps.size(), 0.0);
+  if (!h5::exists(group, "time")) return t;
+  Handle d(h5::check_id(H5Dopen2(group, "time", H5P_DEFAULT), "cannot open " + where + "/time"));
+  const auto dims = h5::dims_of(d);
+  if (dims.empty()) {
+    double every = 0, offset = 0;
+    h5::check(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &every), "cannot read " + where + "/time");
+    if (H5Aexists(d, "offset") > 0) {
+      Handle a(H5Aopen(d, "offset", H5P_DEFAULT));
+      h5::check(H5Aread(a, H5T_NATIVE_DOUBLE, &offset), "cannot read " + where + "/time offset");
+    }
+    for (size_t i = 0; i < t.size(); ++i) t[i] = offset + static_cast<double>(i) * every;
+    return t;
+  }
+  if (dims.size() != 1 || dims[0] < steps.size()) throw Fail(where + "/time has fewer entries than frames");
+  std::vector<double> all(dims[0]);
+  if (dims[0] > 0) h5::check(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()), "cannot read " + where + "/time");
+  all.resize(steps.size());
+  return all;
+}
+
+// Opens element `name` of `group` ("" if absent: returns false).
+bool open_element(hid_t group, const std::string& name, const std::string& where, Element& e) {
+  if (!h5::exists(group, name)) return false;
+  H5O_info_t oi;
+  h5::check(H5Oget_info_by_name(group, name.c_str(), &oi, H5P_DEFAULT), "cannot inspect " + where);
+  if (oi.type == H5O_TYPE_DATASET) {
+    e.value = Handle(h5::check_id(H5Dopen2(group, name.c_str(), H5P_DEFAULT), "cannot open " + where));
+    e.dims = h5::dims_of(e.value);
+    return true;
+  }
+  if (oi.type != H5O_TYPE_GROUP) throw Fail(where + " is neither a dataset nor a group");
+  Handle g(h5::check_id(H5Gopen2(group, name.c_str(), H5P_DEFAULT), "cannot open " + where));
+  if (!h5::exists(g, "value")) throw Fail(where + " has no value dataset");
+  e.value = Handle(h5::check_id(H5Dopen2(g, "value", H5P_DEFAULT), "cannot open " + where + "/value"));
+  e.dims = h5::dims_of(e.value);
+  if (e.dims.empty()) throw Fail(where + "/value is a scalar, expected frames");
+  e.time_dependent = true;
+  e.steps = read_steps(g, e.dims[0], where);
+  e.times = read_times(g, e.steps, where);
+  return true;
+}
+
+// Index of the frame of `e` at `step` (time-dependent), -1 if it has none.
+int64_t frame_at(const Element& e, int64_t step) {
+  for (size_t i = 0; i < e.steps.size(); ++i)
+    if (e.steps[i] == step) return static_cast<int64_t>(i);
+  return -1;
+}
+
+// Reads frame `frame` (or the whole dataset when not time dependent) as `count` values.
+template <typename T>
+std::vector<T> read_values(const Element& e, int64_t frame, size_t expect, hid_t mem_type, const std::string& where) {
+  std::vector<hsize_t> start(e.dims.size(), 0), count = e.dims;
+  if (e.time_dependent) {
+    start[0] = static_cast<hsize_t>(frame);
+    count[0] = 1;
+  }
+  size_t total = 1;
+  for (hsize_t c : count) total *= c;
+  if (total != expect)
+    throw Fail(where + " has " + std::to_string(total) + " values per frame, expected " + std::to_string(expect));
+  std::vector<T> out(total);
+  if (total == 0) return out;
+  Handle fs(H5Dget_space(e.value));
+  h5::check(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), "cannot select in " + where);
+  const hsize_t n = total;
+  Handle ms(H5Screate_simple(1, &n, nullptr));
+  h5::check(H5Dread(e.value, mem_type, ms, fs, H5P_DEFAULT, out.data()), "cannot read " + where);
+  return out;
+}
+
+// The frame of element `e` that goes with the position frame at `step`: the one at the same
+// step, or the only one of a time-independent element. -1: none.
+int64_t matching(const Element& e, int64_t step) { return e.time_dependent ? frame_at(e, step) : 0; }
+
+// The particle group (particles/all, else the first one) and its positions: the frame's shape,
+// step and time are those of the position element.
+struct FrameSource {
+  std::string pg;   // the particle group's path
+  Handle all;       // the particle group
+  Element pos;      // its position element
+  int64_t frames = 0;
+  int64_t frame = 0;  // the frame read (-1 resolved)
+  size_t n = 0;
+};
+
+void open_positions(hid_t file, int64_t frame, FrameSource& src, H5mdFrame& out) {
+  if (!h5::exists(file, "particles")) throw Fail("no particles group (not an H5MD trajectory)");
+  std::string& pg = src.pg;
+  pg = "particles/all";
+  if (!h5::exists(file, pg)) {
+    Handle p = h5::open_group(file, "particles");
+    char name[256];
+    if (H5Lget_name_by_idx(p, ".", H5_INDEX_NAME, H5_ITER_INC, 0, name, sizeof name, H5P_DEFAULT) < 0)
+      throw Fail("particles has no particle group");
+    pg = std::string("particles/") + name;
+  }
+  src.all = h5::open_group(file, pg);
+  const hid_t all = src.all;
+  Element& pos = src.pos;
+  if (!open_element(all, "position", pg + "/position", pos)) throw Fail(pg + " has no position");
+  if (!pos.time_dependent || pos.dims.size() != 3 || pos.dims[2] != 3)
+    throw Fail(pg + "/position/value is not shaped [frames, particles, 3]");
+  const int64_t frames = src.frames = static_cast<int64_t>(pos.dims[0]);
+  if (frames == 0) throw Fail(pg + "/position holds no frames");
+  if (frame < 0) frame = frames - 1;
+  if (frame >= frames)
+    throw Fail("frame " + std::to_string(frame) + " is out of range (the file holds " + std::to_string(frames) +
+               " frames, 0.." + std::to_string(frames - 1) + "; -1 is the last)");
+  const size_t n = src.n = pos.dims[1];
+  if (n > (size_t(1) << 31)) throw Fail("implausible particle count " + std::to_string(n));
+  SystemState& s = out.state;
+  s.step = pos.steps[frame];
+  out.time = pos.times[frame];
+  if (!std::isfinite(out.time)) throw Fail("the time of frame " + std::to_string(frame) + " is not finite");
+
+  const std::vector<double> x = read_values<double>(pos, frame, 3 * n, H5T_NATIVE_DOUBLE, pg + "/position");
+  s.position.resize(n);
+  for (size_t i = 0; i < n; ++i) s.position[i] = {x[3 * i], x[3 * i + 1], x[3 * i + 2]};
+
+  src.frame = frame;
+}
+
+// Box: boundary attribute, edges (time-dependent, a vector, or a diagonal matrix), offset.
+void read_box(const FrameSource& src, SystemState& s) {
+  const std::string& pg = src.pg;
+  const hid_t all = src.all;
+  const int64_t frames = src.frames, frame = src.frame;
+  s.box.periodic = true;
+  s.box.lo = {0, 0, 0};
+  if (!h5::exists(all, "box")) throw Fail(pg + " has no box");
+  Handle box = h5::open_group(all, "box");
+  if (H5Aexists(box, "boundary") > 0) {
+    const std::vector<std::string> b = h5::read_string_array_attr(box, "boundary", 3);
+    if (!b.empty()) s.box.periodic = b[0] == "periodic";
+  }
+  Element edges;
+  if (!open_element(box, "edges", pg + "/box/edges", edges)) throw Fail(pg + "/box has no edges");
+  std::vector<double> L;
+  const size_t per = edges.time_dependent ? (edges.dims.size() == 3 ? 9 : 3) : (edges.dims.size() == 2 ? 9 : 3);
+  int64_t ef = matching(edges, s.step);
+  if (ef < 0) ef = edges.dims[0] == static_cast<hsize_t>(frames) ? frame : static_cast<int64_t>(edges.dims[0]) - 1;
+  if (ef < 0) throw Fail(pg + "/box/edges holds no frames");
+  L = read_values<double>(edges, ef, per, H5T_NATIVE_DOUBLE, pg + "/box/edges");
+  if (per == 9) {
+    if (L[1] != 0 || L[2] != 0 || L[3] != 0 || L[5] != 0 || L[6] != 0 || L[7] != 0)
+      throw Fail("the box is triclinic; pairmd supports orthorhombic boxes only");
+    L = {L[0], L[4], L[8]};
+  }
+  s.box.L = {L[0], L[1], L[2]};
+  for (double v : L)
+    if (!(std::isfinite(v) && v > 0)) throw Fail("box edge " + std::to_string(v) + " is not a positive number");
+  if (h5::exists(box, "offset")) {
+    Element off;
+    open_element(box, "offset", pg + "/box/offset", off);
+    int64_t of = matching(off, s.step);
+    if (of < 0) of = 0;
+    const std::vector<double> lo = read_values<double>(off, of, 3, H5T_NATIVE_DOUBLE, pg + "/box/offset");
+    for (double v : lo)
+      if (!std::isfinite(v)) throw Fail("the box offset is not finite");
+    s.box.lo = {lo[0], lo[1], lo[2]};
+  }
+
+}
+
+// Images, velocities, species and their names, masses and charges: what the file has, defaults
+// for the rest.
+void read_particles(const FrameSource& src, SystemState& s) {
+  const std::string& pg = src.pg;
+  const hid_t all = src.all;
+  const size_t n = src.n;
+  s.image.assign(n, Int3{0, 0, 0});
+  Element img;
+  if (open_element(all, "image", pg + "/image", img)) {
+    const int64_t f = matching(img, s.step);
+    if (f >= 0) {
+      const std::vector<int32_t> im = read_values<int32_t>(img, f, 3 * n, H5T_NATIVE_INT32, pg + "/image");
+      for (size_t i = 0; i < n; ++i) s.image[i] = {im[3 * i], im[3 * i + 1], im[3 * i + 2]};
+    }
+  }
+  s.velocity.assign(n, Vec3d{0, 0, 0});
+  Element vel;
+  if (open_element(all, "velocity", pg + "/velocity", vel)) {
+    const int64_t f = matching(vel, s.step);
+    if (f >= 0) {
+      const std::vector<double> v = read_values<double>(vel, f, 3 * n, H5T_NATIVE_DOUBLE, pg + "/velocity");
+      for (size_t i = 0; i < n; ++i) s.velocity[i] = {v[3 * i], v[3 * i + 1], v[3 * i + 2]};
+    }
+  }
+  s.type.assign(n, 0);
+  Element sp;
+  if (open_element(all, "species", pg + "/species", sp)) {
+    int64_t f = matching(sp, s.step);
+    if (f < 0) f = 0;
+    const std::vector<int32_t> t = read_values<int32_t>(sp, f, n, H5T_NATIVE_INT32, pg + "/species");
+    s.type.assign(t.begin(), t.end());
+    if (H5Aexists(sp.value, "names") > 0) s.type_names = h5::read_string_array_attr(sp.value, "names", 100000);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (s.type[i] < 0 || (!s.type_names.empty() && s.type[i] >= static_cast<int>(s.type_names.size())))
+      throw Fail("particle " + std::to_string(i) + " has species " + std::to_string(s.type[i]) + ", outside the " +
+                 std::to_string(s.type_names.size()) + " named types");
+  }
+  s.mass.assign(n, 1.0);
+  s.charge.assign(n, 0.0);
+  for (const char* name : {"mass", "charge"}) {
+    Element e;
+    if (!open_element(all, name, pg + "/" + name, e)) continue;
+    int64_t f = matching(e, s.step);
+    if (f < 0) f = 0;
+    std::vector<double> v = read_values<double>(e, f, n, H5T_NATIVE_DOUBLE, pg + "/" + name);
+    for (size_t i = 0; i < n; ++i) {
+      if (!std::isfinite(v[i]) || (name[0] == 'm' && !(v[i] > 0)))
+        throw Fail("particle " + std::to_string(i) + " has " + name + " " + std::to_string(v[i]));
+    }
+    (name[0] == 'm' ? s.mass : s.charge) = std::move(v);
+  }
+
+}
+
+// Sanity: finite values, positions in (or wrapped into) a periodic box.
+void check_and_wrap(SystemState& s) {
+  const size_t n = s.position.size();
+  for (size_t i = 0; i < n; ++i) {
+    Vec3d& p = s.position[i];
+    const Vec3d v = s.velocity[i];
+    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) || !std::isfinite(v.x) || !std::isfinite(v.y) ||
+        !std::isfinite(v.z))
+      throw Fail("particle " + std::to_string(i) + " has a non-finite position or velocity");
+    if (!s.box.periodic) continue;
+    double* xs[3] = {&p.x, &p.y, &p.z};
+    int* im[3] = {&s.image[i].x, &s.image[i].y, &s.image[i].z};
+    const double lo[3] = {s.box.lo.x, s.box.lo.y, s.box.lo.z}, len[3] = {s.box.L.x, s.box.L.y, s.box.L.z};
+    for (int d = 0; d < 3; ++d) {
+      const double k = std::floor((*xs[d] - lo[d]) / len[d]);
+      if (std::fabs(k) > 1e6)
+        throw Fail("particle " + std::to_string(i) + " is far outside the box (" + std::to_string(*xs[d]) + ")");
+      if (k != 0) {
+        *xs[d] -= k * len[d];
+        *im[d] += static_cast<int>(k);
+      }
+      if (*xs[d] >= lo[d] + len[d] || *xs[d] < lo[d]) *xs[d] = lo[d];  // rounding at the upper face
+    }
+  }
+
+}
+
+// Bonds from connectivity/, checked against the particle count.
+void read_bonds(hid_t file, size_t n, Topology& topology) {
+  if (h5::exists(file, "connectivity/bonds")) {
+    Handle d(h5::check_id(H5Dopen2(file, "connectivity/bonds", H5P_DEFAULT), "cannot open connectivity/bonds"));
+    const auto dims = h5::dims_of(d);
+    if (dims.size() != 2 || dims[1] != 2) throw Fail("connectivity/bonds is not shaped [bonds, 2]");
+    std::vector<int32_t> pairs(dims[0] * 2), types(dims[0], 0);
+    if (dims[0] > 0)
+      h5::check(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, pairs.data()), "cannot read connectivity/bonds");
+    if (h5::exists(file, "connectivity/bond_type")) {
+      Handle t(h5::check_id(H5Dopen2(file, "connectivity/bond_type", H5P_DEFAULT), "cannot open connectivity/bond_type"));
+      const auto td = h5::dims_of(t);
+      if (td.size() != 1 || td[0] != dims[0]) throw Fail("connectivity/bond_type does not match connectivity/bonds");
+      if (dims[0] > 0)
+        h5::check(H5Dread(t, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, types.data()), "cannot read connectivity/bond_type");
+    }
+    for (size_t b = 0; b < dims[0]; ++b) {
+      const int i = pairs[2 * b], j = pairs[2 * b + 1];
+      if (i < 0 || j < 0 || static_cast<size_t>(i) >= n || static_cast<size_t>(j) >= n || i == j || types[b] < 0)
+        throw Fail("bond " + std::to_string(b) + " (" + std::to_string(i) + ", " + std::to_string(j) + ", type " +
+                   std::to_string(types[b]) + ") is not valid for " + std::to_string(n) + " particles");
+      topology.bonds.push_back({i, j, types[b]});
+    }
+  }
+}
+
+H5mdFrame read_frame(hid_t file, int64_t frame) {
+  H5mdFrame out;
+  FrameSource src;
+  open_positions(file, frame, src, out);
+  read_box(src, out.state);
+  read_particles(src, out.state);
+  check_and_wrap(out.state);
+  read_bonds(file, src.n, out.topology);
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// Reads in this process without the library lock: for the reading child of read_h5md_frame,
+// which has one thread (and a copy of the lock as the parent held it at fork).
+H5mdFrame read_unlocked(const std::string& path, int64_t frame) {
+  h5::quiet();
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot open '" + path + "': " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw std::runtime_error("'" + path + "' is not a regular file");
+  const htri_t is = H5Fis_hdf5(path.c_str());
+  if (is <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw std::runtime_error("'" + path + "' is not an HDF5 file");
+  }
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
+  if (f < 0) throw std::runtime_error("cannot open '" + path + "' as HDF5 (" + h5::last_error() + ")");
+  Handle file(f);
+  try {
+    return read_frame(file, frame);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("'" + path + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+// Reads in this process (the HDF5 library may crash on a damaged file).
+H5mdFrame read_h5md_frame_inprocess(const std::string& path, int64_t frame) {
+  h5::LibraryLock lock(h5::library_mutex());
+  return read_unlocked(path, frame);
+}
+
+namespace {
+
+// The frame crosses a pipe from the reading child as a flat byte stream.
+struct Out {
+  std::string b;
+  template <typename T>
+  void put(const T& v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  template <typename T>
+  void put_vec(const std::vector<T>& v) {
+    put<uint64_t>(v.size());
+    if (!v.empty()) b.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  void put_str(const std::string& s) {
+    put<uint64_t>(s.size());
+    b.append(s);
+  }
+};
+struct In {
+  const std::string& b;
+  size_t at = 0;
+  void need(size_t n) {
+    if (n > b.size() - at) throw std::runtime_error("short message from the reading process");
+  }
+  template <typename T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, b.data() + at, sizeof v);
+    at += sizeof v;
+    return v;
+  }
+  template <typename T>
+  std::vector<T> get_vec() {
+    const uint64_t n = get<uint64_t>();
+    if (n > (b.size() - at) / sizeof(T)) throw std::runtime_error("short message from the reading process");
+    std::vector<T> v(n);
+    if (n) std::memcpy(v.data(), b.data() + at, n * sizeof(T));
+    at += n * sizeof(T);
+    return v;
+  }
+  std::string get_str() {
+    const uint64_t n = get<uint64_t>();
+    need(n);
+    std::string s = b.substr(at, n);
+    at += n;
+    return s;
+  }
+};
+
+std::string encode(const H5mdFrame& f) {
+  Out o;
+  const SystemState& s = f.state;
+  o.put(s.step);
+  o.put(f.time);
+  o.put(s.box.lo);
+  o.put(s.box.L);
+  o.put<int32_t>(s.box.periodic ? 1 : 0);
+  o.put_vec(s.position);
+  o.put_vec(s.velocity);
+  o.put_vec(s.image);
+  o.put_vec(s.type);
+  o.put_vec(s.mass);
+  o.put_vec(s.charge);
+  o.put<uint64_t>(s.type_names.size());
+  for (const std::string& n : s.type_names) o.put_str(n);
+  o.put_vec(f.topology.bonds);
+  return o.b;
+}
+
+H5mdFrame decode(const std::string& bytes) {
+  In in{bytes};
+  H5mdFrame f;
+  SystemState& s = f.state;
+  s.step = in.get<int64_t>();
+  f.time = in.get<double>();
+  s.box.lo = in.get<Vec3d>();
+  s.box.L = in.get<Vec3d>();
+  s.box.periodic = in.get<int32_t>() != 0;
+  s.position = in.get_vec<Vec3d>();
+  s.velocity = in.get_vec<Vec3d>();
+  s.image = in.get_vec<Int3>();
+  s.type = in.get_vec<int>();
+  s.mass = in.get_vec<double>();
+  s.charge = in.get_vec<double>();
+  const uint64_t nt = in.get<uint64_t>();
+  for (uint64_t k = 0; k < nt; ++k) s.type_names.push_back(in.get_str());
+  f.topology.bonds = in.get_vec<Bond>();
+  return f;
+}
+
+bool write_fully(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t w = ::write(fd, data.data() + done, data.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    done += static_cast<size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+H5mdFrame read_h5md_frame(const std::string& path, int64_t frame) {
+  // HDF5 1.10 can crash (or loop) on a damaged file. The file is read by a child process: a
+  // crash there becomes an error message here, and a reader stuck for too long is stopped.
+  int fds[2];
+  if (pipe(fds) != 0) return read_h5md_frame_inprocess(path, frame);
+  std::fflush(nullptr);
+  // Forked while holding the library lock: no other thread of this process is inside HDF5 at
+  // that moment, so the child's copy of the library is in a consistent state.
+  std::unique_lock<std::recursive_mutex> lock(h5::library_mutex());
+  const pid_t pid = fork();
+  if (pid < 0) {
+    lock.unlock();
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return read_h5md_frame_inprocess(path, frame);
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string msg;
+    char status = 0;
+    try {
+      msg = encode(read_unlocked(path, frame));
+    } catch (const std::exception& e) {
+      status = 1;
+      msg = e.what();
+    }
+    const bool ok = write_fully(fds[1], std::string(1, status)) && write_fully(fds[1], msg);
+    _exit(ok ? 0 : 3);
+  }
+  lock.unlock();
+  ::close(fds[1]);
+  std::string bytes;
+  char buf[1 << 16];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  bool timed_out = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    struct pollfd p{fds[0], POLLIN, 0};
+    const int r = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) continue;
+    const ssize_t got = ::read(fds[0], buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    bytes.append(buf, static_cast<size_t>(got));
+  }
+  ::close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int wstatus = 0;
+  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) throw std::runtime_error("'" + path + "': reading it did not finish within 120 s (a damaged file?)");
+  if (WIFSIGNALED(wstatus))
+    throw std::runtime_error("'" + path + "' is damaged: the HDF5 library crashed reading it (signal " +
+                             std::to_string(WTERMSIG(wstatus)) + ")");
+  if (bytes.empty() || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
+    throw std::runtime_error("'" + path + "': the reading process failed");
+  if (bytes[0] != 0) throw std::runtime_error(bytes.substr(1));
+  try {
+    return decode(bytes.substr(1));
+  } catch (const std::exception& e) {
+    throw std::runtime_error("'" + path + "': " + e.what());
+  }
+}
+
+}  // namespace pairmd

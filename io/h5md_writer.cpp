@@ -1,0 +1,707 @@
+#include "io/h5md_writer.h"
+
+#include <unistd.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <cmath>
+#include <cstdlib>
+
+#include "io/h5md.h"
+#include "io/hdf5_util.h"
+#include "base/observables.h"
+#include "base/version.h"
+
+namespace pairmd {
+
+using h5::Handle;
+
+// One H5MD time-dependent element: a group with step [frames] int64, time [frames] float64
+// and value [frames, ...].
+struct H5mdWriter::Series {
+  std::string path;
+  Handle group, step, time, value;
+  std::vector<hsize_t> frame_dims;
+  hsize_t count = 0;
+  int64_t last_step = INT64_MIN;
+};
+
+namespace {
+
+// Chunks of at most this many bytes per frame; a frame is never split across time, so a chunk
+// is written once and never rewritten (what keeps a killed file consistent).
+constexpr size_t kMaxChunkBytes = size_t(16) << 20;
+constexpr hsize_t kScalarChunk = 1024;
+
+std::vector<hsize_t> chunk_for(const std::vector<hsize_t>& frame_dims, size_t elem) {
+  std::vector<hsize_t> c{1};
+  if (frame_dims.empty()) return {kScalarChunk};
+  size_t rest = elem;
+  for (size_t d = 1; d < frame_dims.size(); ++d) rest *= std::max<hsize_t>(1, frame_dims[d]);
+  const hsize_t first = std::max<hsize_t>(1, std::min<hsize_t>(std::max<hsize_t>(1, frame_dims[0]), kMaxChunkBytes / rest));
+  c.push_back(first);
+  for (size_t d = 1; d < frame_dims.size(); ++d) c.push_back(std::max<hsize_t>(1, frame_dims[d]));
+  return c;
+}
+
+Handle create_extendible(hid_t loc, const char* name, hid_t type, const std::vector<hsize_t>& frame_dims,
+                         int compression) {
+  std::vector<hsize_t> dims{0}, maxdims{H5S_UNLIMITED};
+  for (hsize_t d : frame_dims) {
+    dims.push_back(d);
+    maxdims.push_back(d);
+  }
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), maxdims.data()));
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  const std::vector<hsize_t> chunk = chunk_for(frame_dims, H5Tget_size(type));
+  h5::check(H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data()), std::string("cannot chunk ") + name);
+  if (compression > 0 && !frame_dims.empty()) {
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, static_cast<unsigned>(compression));
+  }
+  return Handle(h5::check_id(H5Dcreate2(loc, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+                             std::string("cannot create dataset ") + name));
+}
+
+void append_rows(hid_t dset, hsize_t row, const std::vector<hsize_t>& frame_dims, hid_t mem_type, const void* data) {
+  std::vector<hsize_t> dims{row + 1}, start{row}, count{1};
+  for (hsize_t d : frame_dims) {
+    dims.push_back(d);
+    start.push_back(0);
+    count.push_back(d);
+  }
+  h5::check(H5Dset_extent(dset, dims.data()), "cannot extend a dataset");
+  Handle fspace(H5Dget_space(dset));
+  h5::check(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), "cannot select a frame");
+  Handle mspace(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr));
+  h5::check(H5Dwrite(dset, mem_type, mspace, fspace, H5P_DEFAULT, data), "cannot write a frame");
+}
+
+std::string author() {
+  const char* u = std::getenv("USER");
+  if (!u || !*u) u = std::getenv("LOGNAME");
+  return u && *u ? u : "unknown";
+}
+
+// The run id stored in a trajectory's /parameters ("" for files written before run ids).
+std::string trajectory_run_id(hid_t f) {
+  if (!h5::exists(f, "parameters")) return "";
+  Handle params = h5::open_group(f, "parameters");
+  if (H5Aexists(params, "run_id") <= 0) return "";
+  Handle a(h5::check_id(H5Aopen(params, "run_id", H5P_DEFAULT), "cannot open parameters/run_id"));
+  return h5::read_string(a, true, "run_id");
+}
+
+}  // namespace
+
+H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const SystemState& initial,
+                       const Topology& topology, double dof, int64_t restart_step)
+    : path_(path), cfg_(cfg), dof_(dof) {
+  h5::LibraryLock lock(h5::library_mutex());
+  h5::quiet();
+  const TrajectorySpec& t = cfg.output.trajectory;
+  every_ = t.every;
+  velocities_every_ = t.velocities_every;
+  forces_every_ = t.forces_every;
+  observables_every_ = t.observables_every > 0 ? t.observables_every : cfg.output.thermo_every;
+  compression_ = t.compression;
+  flush_seconds_ = t.flush_seconds;
+  appending_ = restart_step >= 0;
+  n_ = initial.size();
+  // Room for a few frames of everything (positions, images, velocities, forces), at least 1 MiB.
+  reserve_bytes_ = std::max<size_t>(size_t(1) << 20, 4 * n_ * (24 + 12 + 24 + 24) + (64 << 10));
+  const bool real = cfg.model.units.name == "real";
+  // Unit strings in H5MD notation (space-separated factors, negative powers), as MDAnalysis
+  // translates them. Reduced LJ values are dimensionless numbers: no unit attribute (H5MD's
+  // reading of a missing unit), the unit system is named in h5md/modules/units and parameters.
+  length_unit_ = real ? "Angstrom" : "";
+  time_unit_ = real ? "ps" : "";
+  velocity_unit_ = real ? "Angstrom ps-1" : "";
+  force_unit_ = real ? "kcal mol-1 Angstrom-1" : "";
+  energy_unit_ = real ? "kcal mol-1" : "";
+  temperature_unit_ = real ? "K" : "";
+  pressure_unit_ = real ? "kcal mol-1 Angstrom-3" : "";
+
+  // Metadata stays in memory until an explicit flush: the file on disk is always the state of
+  // the last flush plus raw data beyond it, never a half-updated index.
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  H5AC_cache_config_t mdc;
+  mdc.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  h5::check(H5Pget_mdc_config(fapl, &mdc), "cannot read the HDF5 cache configuration");
+  mdc.evictions_enabled = 0;
+  mdc.incr_mode = H5C_incr__off;
+  mdc.flash_incr_mode = H5C_flash_incr__off;
+  mdc.decr_mode = H5C_decr__off;
+  mdc.set_initial_size = 1;
+  mdc.initial_size = 8 << 20;
+  mdc.max_size = std::max<size_t>(mdc.max_size, 8 << 20);
+  h5::check(H5Pset_mdc_config(fapl, &mdc), "cannot configure the HDF5 cache");
+
+  if (appending_) {
+    if (access(path.c_str(), F_OK) != 0) {
+      appending_ = false;  // nothing to continue: start the file afresh
+    } else {
+      // A damaged file can crash HDF5: read it once in a child process first (read_h5md_frame
+      // forks); only a crash or hang stops us here, other problems are reported below.
+      try {
+        (void)read_h5md_frame(path, -1);
+      } catch (const std::runtime_error& e) {
+        const std::string m = e.what();
+        if (m.find("is damaged") != std::string::npos || m.find("did not finish") != std::string::npos)
+          throw std::runtime_error("cannot continue the trajectory: " + m + " (move it away to start a new file)");
+      }
+      file_ = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl);
+      if (file_ < 0)
+        throw std::runtime_error("cannot open the trajectory '" + path + "' to continue it (" + h5::last_error() + ")");
+      try {
+        open_existing(initial, restart_step);
+      } catch (const std::runtime_error& e) {
+        H5Fclose(file_);
+        file_ = -1;
+        throw std::runtime_error("trajectory '" + path + "': " + e.what());
+      }
+    }
+  }
+  if (!appending_) {
+    // Never truncates: an existing file is an error here (`pairmd run` removes the files it
+    // replaces on purpose, --overwrite, before it creates new ones).
+    if (access(path.c_str(), F_OK) == 0)
+      throw std::runtime_error("cannot create the trajectory '" + path + "': the file exists");
+    file_ = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+    if (file_ < 0) throw std::runtime_error("cannot create the trajectory '" + path + "' (" + h5::last_error() + ")");
+    try {
+      write_static(cfg, initial, topology);
+      flush_locked();
+    } catch (const std::runtime_error& e) {
+      H5Fclose(file_);
+      file_ = -1;
+      throw std::runtime_error("trajectory '" + path + "': " + e.what());
+    }
+  }
+  last_flush_ = std::chrono::steady_clock::now();
+  if (flush_seconds_ > 0) start_flusher();
+}
+
+H5mdWriter::~H5mdWriter() {
+  stop_flusher();
+  try {
+    h5::LibraryLock lock(h5::library_mutex());
+    close_locked();
+  } catch (...) {
+  }
+}
+
+void H5mdWriter::start_flusher() {
+  flusher_ = std::thread([this] { flusher_loop(); });
+}
+
+void H5mdWriter::stop_flusher() {
+  if (!flusher_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lk(wake_mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  flusher_.join();
+}
+
+// The promise of flush_seconds kept on the clock, not at the next frame: a frame is flushed at
+// most flush_seconds after it was written (plus the time a frame write in progress holds the
+// library lock), however long the run then takes to reach its next frame.
+void H5mdWriter::flusher_loop() {
+  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(flush_seconds_));
+  std::unique_lock<std::mutex> lk(wake_mutex_);
+  while (!stop_) {
+    if (!unflushed_) {
+      wake_.wait(lk);
+      continue;
+    }
+    const auto due = unflushed_since_ + interval;
+    if (std::chrono::steady_clock::now() < due) {
+      wake_.wait_until(lk, due);
+      continue;
+    }
+    lk.unlock();
+    {
+      h5::LibraryLock lock(h5::library_mutex());
+      if (!failed_ && file_ >= 0) {
+        try {
+          flush_locked();
+        } catch (const std::exception& e) {
+          // Reported by the next write of the run; the file stays as its last flush left it.
+          fail_locked();
+          timer_error_ = e.what();
+        }
+      }
+    }
+    lk.lock();
+    if (failed_) unflushed_ = false;  // nothing more will be flushed
+  }
+}
+
+void H5mdWriter::mark_unflushed() {
+  std::lock_guard<std::mutex> lk(wake_mutex_);
+  if (unflushed_) return;
+  unflushed_ = true;
+  unflushed_since_ = std::chrono::steady_clock::now();
+  wake_.notify_all();
+}
+
+void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const Topology& topology) {
+  const hid_t f = static_cast<hid_t>(file_);
+  {
+    Handle h5md = h5::create_group(f, "h5md");
+    h5::write_attr<int32_t>(h5md, "version", H5T_STD_I32LE, {1, 1});
+    Handle a = h5::create_group(h5md, "author");
+    h5::write_string_attr(a, "name", author());
+    Handle c = h5::create_group(h5md, "creator");
+    h5::write_string_attr(c, "name", "pairmd");
+    h5::write_string_attr(c, "version", PAIRMD_VERSION);
+    Handle units = h5::create_group(h5md, "modules/units");
+    h5::write_attr<int32_t>(units, "version", H5T_STD_I32LE, {1, 0});
+    h5::write_string_attr(units, "system", cfg.model.units.name == "real" ? "real (Angstrom, ps, kcal/mol, amu, e)"
+                                                                          : "lj (reduced: sigma, tau, epsilon, m)");
+  }
+  const hsize_t n = st.size();
+  Handle all = h5::create_group(f, "particles/all");
+  {
+    Handle box = h5::create_group(all, "box");
+    h5::write_attr<int32_t>(box, "dimension", H5T_STD_I32LE, {3});
+    const std::string b = st.box.periodic ? "periodic" : "none";
+    h5::write_string_array_attr(box, "boundary", {b, b, b});
+    const double lo[3] = {st.box.lo.x, st.box.lo.y, st.box.lo.z};
+    h5::write_dataset(box, "offset", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {3}, lo);
+    Handle off(H5Dopen2(box, "offset", H5P_DEFAULT));
+    if (!length_unit_.empty()) h5::write_string_attr(off, "unit", length_unit_);
+  }
+  std::vector<int32_t> species(st.type.begin(), st.type.end());
+  h5::write_dataset(all, "species", H5T_STD_I32LE, H5T_NATIVE_INT32, {n}, species.data());
+  h5::write_dataset(all, "mass", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {n}, st.mass.data());
+  h5::write_dataset(all, "charge", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {n}, st.charge.data());
+  {
+    if (cfg.model.units.name == "real") {
+      Handle m(H5Dopen2(all, "mass", H5P_DEFAULT));
+      h5::write_string_attr(m, "unit", "u");
+      Handle q(H5Dopen2(all, "charge", H5P_DEFAULT));
+      h5::write_string_attr(q, "unit", "e");
+    }
+    Handle s(H5Dopen2(all, "species", H5P_DEFAULT));
+    h5::write_string_array_attr(s, "names", st.type_names);
+  }
+  if (!topology.bonds.empty()) {
+    const hsize_t m = topology.bonds.size();
+    std::vector<int32_t> pairs(2 * m), types(m);
+    for (size_t b = 0; b < m; ++b) {
+      pairs[2 * b] = topology.bonds[b].i;
+      pairs[2 * b + 1] = topology.bonds[b].j;
+      types[b] = topology.bonds[b].type;
+    }
+    Handle conn = h5::create_group(f, "connectivity");
+    h5::write_dataset(conn, "bonds", H5T_STD_I32LE, H5T_NATIVE_INT32, {m, 2}, pairs.data());
+    h5::write_dataset(conn, "bond_type", H5T_STD_I32LE, H5T_NATIVE_INT32, {m}, types.data());
+    Handle bonds(H5Dopen2(conn, "bonds", H5P_DEFAULT));
+    hobj_ref_t ref;
+    h5::check(H5Rcreate(&ref, f, "/particles/all", H5R_OBJECT, -1), "cannot reference /particles/all");
+    Handle space(H5Screate(H5S_SCALAR));
+    Handle a(h5::check_id(H5Acreate2(bonds, "particles_group", H5T_STD_REF_OBJ, space, H5P_DEFAULT, H5P_DEFAULT),
+                          "cannot create attribute particles_group"));
+    h5::check(H5Awrite(a, H5T_STD_REF_OBJ, &ref), "cannot write attribute particles_group");
+    std::vector<std::string> names;
+    for (const BondType& bt : cfg.model.force_field.bond_types) names.push_back(bt.name);
+    Handle bt(H5Dopen2(conn, "bond_type", H5P_DEFAULT));
+    if (!names.empty()) h5::write_string_array_attr(bt, "names", names);
+  }
+  Handle params = h5::create_group(f, "parameters");
+  h5::write_string_dataset(params, "config", cfg.text);
+  h5::write_string_dataset(params, "config_path", cfg.path);
+  std::string overrides;
+  for (const auto& [k, v] : cfg.overrides) overrides += k + "=" + v + "\n";
+  h5::write_string_dataset(params, "overrides", overrides);
+  h5::write_string_dataset(params, "units", cfg.model.units.name);
+  if (!cfg.run_id.empty()) h5::write_string_attr(params, "run_id", cfg.run_id);
+  const double dt = cfg.model.integrator.dt;
+  h5::write_dataset(params, "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {}, &dt);
+}
+
+void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
+  const hid_t f = static_cast<hid_t>(file_);
+  if (!h5::exists(f, "particles/all")) throw std::runtime_error("it has no particles/all group (not a pairmd trajectory?)");
+  // Files of another run on the same prefix (a prefix reused with --overwrite after this
+  // checkpoint was taken) are not continued: nothing in them is touched.
+  const std::string theirs = trajectory_run_id(f);
+  if (!theirs.empty() && !cfg_.run_id.empty() && theirs != cfg_.run_id)
+    throw std::runtime_error("it belongs to another run (run id " + theirs + ", the checkpoint's is " + cfg_.run_id +
+                             "); it is left as it is");
+  if (h5::exists(f, "particles/all/species")) {
+    Handle d(H5Dopen2(f, "particles/all/species", H5P_DEFAULT));
+    const auto dims = h5::dims_of(d);
+    if (dims.size() != 1 || dims[0] != st.size())
+      throw std::runtime_error("it holds " + std::to_string(dims.empty() ? 0 : dims[0]) + " particles, the run has " +
+                               std::to_string(st.size()) + " (a different system)");
+  }
+  if (h5::exists(f, "particles/all/box/edges/value")) {
+    Handle d(H5Dopen2(f, "particles/all/box/edges/value", H5P_DEFAULT));
+    const auto dims = h5::dims_of(d);
+    if (dims.size() == 3 && dims[1] == 3 && dims[2] == 3 && dims[0] > 0) {
+      double L[9];
+      const hsize_t start[3] = {0, 0, 0}, count[3] = {1, 3, 3};
+      Handle fs(H5Dget_space(d));
+      H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+      Handle ms(H5Screate_simple(3, count, nullptr));
+      h5::check(H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, L), "cannot read the box");
+      const double want[3] = {st.box.L.x, st.box.L.y, st.box.L.z};
+      for (int k = 0; k < 3; ++k)
+        if (std::fabs(L[4 * k] - want[k]) > 1e-9 * std::fabs(want[k]))
+          throw std::runtime_error("its box differs from the run's (a different system)");
+    }
+  }
+  // Every time series (a group with step and value) loses its frames after restart_step: a run
+  // killed after its last checkpoint continues without duplicate or out-of-order frames.
+  std::vector<std::string> groups{"particles/all", "observables"};
+  while (!groups.empty()) {
+    const std::string g = groups.back();
+    groups.pop_back();
+    if (!h5::exists(f, g)) continue;
+    Handle grp = h5::open_group(f, g);
+    H5G_info_t info;
+    h5::check(H5Gget_info(grp, &info), "cannot list " + g);
+    for (hsize_t k = 0; k < info.nlinks; ++k) {
+      char name[1024];
+      if (H5Lget_name_by_idx(grp, ".", H5_INDEX_NAME, H5_ITER_INC, k, name, sizeof name, H5P_DEFAULT) < 0) continue;
+      const std::string child = g + "/" + name;
+      H5O_info_t oi;
+      if (H5Oget_info_by_name(f, child.c_str(), &oi, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP) continue;
+      if (!h5::exists(f, child + "/step") || !h5::exists(f, child + "/value")) {
+        groups.push_back(child);
+        continue;
+      }
+      auto s = std::make_unique<Series>();
+      s->path = child;
+      s->group = h5::open_group(f, child);
+      s->step = Handle(h5::check_id(H5Dopen2(s->group, "step", H5P_DEFAULT), "cannot open " + child + "/step"));
+      s->value = Handle(h5::check_id(H5Dopen2(s->group, "value", H5P_DEFAULT), "cannot open " + child + "/value"));
+      if (h5::exists(s->group, "time"))
+        s->time = Handle(h5::check_id(H5Dopen2(s->group, "time", H5P_DEFAULT), "cannot open " + child + "/time"));
+      const auto vd = h5::dims_of(s->value);
+      const auto sd = h5::dims_of(s->step);
+      if (vd.empty() || sd.size() != 1) throw std::runtime_error(child + " is not a time series pairmd can extend");
+      s->frame_dims.assign(vd.begin() + 1, vd.end());
+      hsize_t count = std::min(vd[0], sd[0]);
+      if (s->time.valid()) count = std::min(count, h5::dims_of(s->time).at(0));
+      std::vector<int64_t> steps(count);
+      if (count > 0)
+        h5::check(H5Dread(s->step, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data()), "cannot read " + child + "/step");
+      hsize_t keep = 0;
+      while (keep < count && steps[keep] <= restart_step) ++keep;
+      frames_dropped_ = std::max<int64_t>(frames_dropped_, static_cast<int64_t>(vd[0] - keep));
+      std::vector<hsize_t> dims = vd;
+      dims[0] = keep;
+      h5::check(H5Dset_extent(s->value, dims.data()), "cannot truncate " + child);
+      h5::check(H5Dset_extent(s->step, &keep), "cannot truncate " + child);
+      if (s->time.valid()) h5::check(H5Dset_extent(s->time, &keep), "cannot truncate " + child);
+      s->count = keep;
+      s->last_step = keep > 0 ? steps[keep - 1] : INT64_MIN;
+      series_[child] = std::move(s);
+    }
+  }
+  flush_locked();
+}
+
+H5mdWriter::Series& H5mdWriter::series(const std::string& path, hid_t file_type,
+                                       const std::vector<unsigned long long>& frame_dims_in, const std::string& unit,
+                                       bool compress) {
+  const std::string key = path[0] == '/' ? path.substr(1) : path;
+  const std::vector<hsize_t> frame_dims(frame_dims_in.begin(), frame_dims_in.end());
+  auto it = series_.find(key);
+  if (it != series_.end()) {
+    if (it->second->frame_dims != frame_dims)
+      throw std::runtime_error(key + " in the file has another shape than the frames written now");
+    return *it->second;
+  }
+  auto s = std::make_unique<Series>();
+  s->path = key;
+  s->frame_dims = frame_dims;
+  const hid_t f = static_cast<hid_t>(file_);
+  s->group = h5::open_or_create_group(f, key);
+  s->step = create_extendible(s->group, "step", H5T_STD_I64LE, {}, 0);
+  s->time = create_extendible(s->group, "time", H5T_IEEE_F64LE, {}, 0);
+  if (!time_unit_.empty()) h5::write_string_attr(s->time, "unit", time_unit_);
+  s->value = create_extendible(s->group, "value", file_type, frame_dims, compress ? compression_ : 0);
+  if (!unit.empty()) h5::write_string_attr(s->value, "unit", unit);
+  Series& ref = *s;
+  series_[key] = std::move(s);
+  return ref;
+}
+
+void H5mdWriter::append(Series& s, int64_t step, double time, const void* data, hid_t mem_type) {
+  size_t bytes = 16 + H5Tget_size(mem_type);
+  for (hsize_t d : s.frame_dims) bytes *= d;
+  bytes_since_flush_ += bytes;
+  mark_unflushed();
+  append_rows(s.value, s.count, s.frame_dims, mem_type, data);
+  append_rows(s.step, s.count, {}, H5T_NATIVE_INT64, &step);
+  if (s.time.valid()) append_rows(s.time, s.count, {}, H5T_NATIVE_DOUBLE, &time);
+  ++s.count;
+  s.last_step = step;
+}
+
+int64_t H5mdWriter::frames_written(const std::string& name) const {
+  h5::LibraryLock lock(h5::library_mutex());
+  auto it = series_.find(name[0] == '/' ? name.substr(1) : name);
+  return it == series_.end() ? 0 : static_cast<int64_t>(it->second->count);
+}
+
+int64_t H5mdWriter::next_step(int64_t step) const {
+  int64_t next = INT64_MAX;
+  for (int64_t every : {every_, velocities_every_, forces_every_, observables_every_}) next = std::min(next, next_multiple(step, every));
+  return next;
+}
+
+bool H5mdWriter::due(int64_t step, int64_t every, const RunContext& ctx) const {
+  if (every <= 0) return false;
+  // Frames at multiples of the interval, plus the first frame of a new file.
+  return step % every == 0 || (!appending_ && step == ctx.first_step);
+}
+
+template <typename F>
+void H5mdWriter::guarded(const char* what, F&& f) {
+  if (!timer_error_.empty()) {
+    const std::string e = timer_error_;
+    timer_error_.clear();
+    throw std::runtime_error("writing the trajectory '" + path_ + "' failed in a timed flush: " + e +
+                             "; the file keeps the frames up to its last flush");
+  }
+  if (failed_ || file_ < 0) return;
+  try {
+    f();
+  } catch (const std::runtime_error& e) {
+    // Leave the file as its last flush made it: no close (that would flush a half-written
+    // state), no further writes.
+    fail_locked();
+    throw std::runtime_error("writing the trajectory '" + path_ + "' failed while " + what + ": " + e.what() +
+                             "; the file keeps the frames up to its last flush");
+  }
+}
+
+void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool final_frame) {
+  const SystemState& st = frame.state;
+  const int64_t step = st.step;
+  const double t = frame.time;
+  auto want = [&](int64_t every, const std::string& key) {
+    if (every <= 0) return false;
+    auto it = series_.find(key);
+    if (it != series_.end() && it->second->last_step >= step) return false;
+    return final_frame || due(step, every, ctx);
+  };
+  const std::vector<unsigned long long> n3{n_, 3};
+  if (want(every_, "particles/all/position")) {
+    append(series("particles/all/position", H5T_IEEE_F64LE, n3, length_unit_, true), step, t, st.position.data(),
+           H5T_NATIVE_DOUBLE);
+    append(series("particles/all/image", H5T_STD_I32LE, n3, "", true), step, t, st.image.data(), H5T_NATIVE_INT32);
+    // Edges as the 3 x 3 matrix of box vectors (diagonal): H5MD allows a vector for a
+    // rectangular box, but MDAnalysis 2.4 reads only the matrix form.
+    const double L[9] = {st.box.L.x, 0, 0, 0, st.box.L.y, 0, 0, 0, st.box.L.z};
+    append(series("particles/all/box/edges", H5T_IEEE_F64LE, {3, 3}, length_unit_, false), step, t, L, H5T_NATIVE_DOUBLE);
+  }
+  if (want(velocities_every_, "particles/all/velocity"))
+    append(series("particles/all/velocity", H5T_IEEE_F64LE, n3, velocity_unit_, true), step, t, st.velocity.data(),
+           H5T_NATIVE_DOUBLE);
+  if (want(forces_every_, "particles/all/force") && !final_frame) {
+    const std::vector<Vec3d> f = ctx.backend.forces();
+    if (f.size() == n_)
+      append(series("particles/all/force", H5T_IEEE_F64LE, n3, force_unit_, true), step, t, f.data(), H5T_NATIVE_DOUBLE);
+  }
+  if (want(observables_every_, "observables/potential_energy")) {
+    const Observables& o = frame.observables;
+    const double T = temperature(o, dof_, cfg_.model.units.kB);
+    const double P = pressure(o, st.box.periodic ? st.box.volume() : 0.0);
+    const double tot = o.total();
+    auto put = [&](const char* name, double v, const std::string& unit) {
+      append(series(std::string("observables/") + name, H5T_IEEE_F64LE, {}, unit, false), step, t, &v, H5T_NATIVE_DOUBLE);
+    };
+    put("potential_energy", o.potential, energy_unit_);
+    put("kinetic_energy", o.kinetic, energy_unit_);
+    put("total_energy", tot, energy_unit_);
+    put("temperature", T, temperature_unit_);
+    put("pressure", P, pressure_unit_);
+  }
+}
+
+void H5mdWriter::observe(const RunContext& ctx, const Frame& frame) {
+  h5::LibraryLock lock(h5::library_mutex());
+  guarded("writing a frame", [&] {
+    write_frame(ctx, frame, false);
+    maybe_flush();
+  });
+}
+
+void H5mdWriter::finish(const RunContext& ctx, const Frame& frame) {
+  stop_flusher();
+  h5::LibraryLock lock(h5::library_mutex());
+  guarded("writing the last frame", [&] {
+    if (frame.state.step == ctx.last_step) write_frame(ctx, frame, true);
+    flush_locked();
+  });
+  if (!failed_) close_locked();
+}
+
+void H5mdWriter::maybe_flush() {
+  const auto now = std::chrono::steady_clock::now();
+  // Also flush before the frames since the last flush outgrow half the reserved space.
+  if (std::chrono::duration<double>(now - last_flush_).count() >= flush_seconds_ || 2 * bytes_since_flush_ > reserve_bytes_)
+    flush_locked();
+}
+
+void H5mdWriter::flush() {
+  h5::LibraryLock lock(h5::library_mutex());
+  flush_locked();
+}
+
+void H5mdWriter::flush_locked() {
+  if (file_ < 0 || failed_) return;
+  const hid_t f = static_cast<hid_t>(file_);
+  h5::check(H5Fflush(f, H5F_SCOPE_LOCAL), "cannot flush");
+  last_flush_ = std::chrono::steady_clock::now();
+  bytes_since_flush_ = 0;
+  {
+    std::lock_guard<std::mutex> lk(wake_mutex_);
+    unflushed_ = false;
+  }
+  // Reserve disk space past the end of the allocated file for what the next flush interval
+  // writes (raw frames and the metadata of the next flush). A full disk is then found here,
+  // right after a complete flush, and not half way through writing metadata, which would
+  // leave a file that no longer opens.
+  haddr_t eoa = 0;
+  void* handle = nullptr;
+  if (H5Fget_eoa(f, &eoa) < 0 || H5Fget_vfd_handle(f, H5P_DEFAULT, &handle) < 0 || !handle) {
+    H5Eclear2(H5E_DEFAULT);
+    return;
+  }
+  const int fd = *static_cast<int*>(handle);
+  const int rc = posix_fallocate(fd, static_cast<off_t>(eoa), static_cast<off_t>(reserve_bytes_));
+  if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
+    fail_locked();
+    throw std::runtime_error("no room to go on writing the trajectory '" + path_ + "' (reserving " +
+                             std::to_string(reserve_bytes_ >> 10) + " KiB: " + std::strerror(rc) + ")");
+  }
+}
+
+void H5mdWriter::fail_locked() {
+  if (failed_) return;
+  failed_ = true;
+  // Give back the space reserved past the file's end, so that the checkpoint of the last good
+  // state, written next, finds room on a full disk. Everything the file's last flush refers to
+  // lies below the end of its allocated space (eoa), which is where it is cut.
+  haddr_t eoa = 0;
+  void* handle = nullptr;
+  if (file_ < 0 || H5Fget_eoa(static_cast<hid_t>(file_), &eoa) < 0 ||
+      H5Fget_vfd_handle(static_cast<hid_t>(file_), H5P_DEFAULT, &handle) < 0 || !handle || eoa == 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return;
+  }
+  const int fd = *static_cast<int*>(handle);
+  struct stat st;
+  if (fstat(fd, &st) == 0 && st.st_size > static_cast<off_t>(eoa) && ftruncate(fd, static_cast<off_t>(eoa)) != 0) {
+    // The reservation stays; the file is still valid.
+  }
+}
+
+void H5mdWriter::close() {
+  stop_flusher();
+  h5::LibraryLock lock(h5::library_mutex());
+  close_locked();
+}
+
+void H5mdWriter::close_locked() {
+  if (file_ < 0) return;
+  if (failed_) {
+    // Abandon the handles: closing would write metadata describing frames that may be half
+    // on disk. The file stays as its last flush left it.
+    for (auto& [k, s] : series_) {
+      s->group.abandon();
+      s->step.abandon();
+      s->time.abandon();
+      s->value.abandon();
+    }
+    file_ = -1;
+    return;
+  }
+  series_.clear();
+  const herr_t st = H5Fclose(static_cast<hid_t>(file_));
+  file_ = -1;
+  h5::check(st, "cannot close the trajectory '" + path_ + "'");
+  // Give back the space reserved past the file's end (HDF5 ignores it, but it is waste).
+  const hid_t f = H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  haddr_t eoa = 0;
+  if (f >= 0 && H5Fget_eoa(f, &eoa) >= 0 && eoa > 0) {
+    H5Fclose(f);
+    if (truncate(path_.c_str(), static_cast<off_t>(eoa)) != 0) {
+      // Harmless: the file stays valid with trailing unused bytes.
+    }
+  } else {
+    if (f >= 0) H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);
+  }
+}
+
+void H5mdWriter::write_grid_frame(const std::string& name, int64_t step, double time, const Grid3& grid) {
+  h5::LibraryLock lock(h5::library_mutex());
+  guarded("writing a grid frame", [&] {
+    if (grid.values.size() != grid.size()) throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
+    const std::string key = grid_series_path(name).substr(1);
+    auto it = series_.find(key);
+    if (it != series_.end() && it->second->last_step >= step) return;
+    const bool fresh = it == series_.end();
+    Series& s = series(key, H5T_IEEE_F64LE,
+                       {static_cast<unsigned long long>(grid.dims[2]), static_cast<unsigned long long>(grid.dims[1]),
+                        static_cast<unsigned long long>(grid.dims[0])},
+                       grid.unit, true);
+    if (fresh) {
+      h5::write_attr<double>(s.value, "origin", H5T_IEEE_F64LE, {grid.origin[0], grid.origin[1], grid.origin[2]});
+      h5::write_attr<double>(s.value, "spacing", H5T_IEEE_F64LE, {grid.spacing[0], grid.spacing[1], grid.spacing[2]});
+      h5::write_string_attr(s.value, "axes", "value[frame][z][y][x]; origin and spacing in x, y, z order");
+    }
+    append(s, step, time, grid.values.data(), H5T_NATIVE_DOUBLE);
+    maybe_flush();
+  });
+}
+
+void H5mdWriter::write_grid(const std::string& name, const Grid3& grid) {
+  h5::LibraryLock lock(h5::library_mutex());
+  guarded("writing a grid", [&] {
+    if (grid.values.size() != grid.size()) throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
+    const hid_t f = static_cast<hid_t>(file_);
+    const std::string p = grid_average_path(name);
+    const std::vector<hsize_t> dims{static_cast<hsize_t>(grid.dims[2]), static_cast<hsize_t>(grid.dims[1]),
+                                    static_cast<hsize_t>(grid.dims[0])};
+    Handle d;
+    if (h5::exists(f, p)) {
+      d = Handle(h5::check_id(H5Dopen2(f, p.c_str(), H5P_DEFAULT), "cannot open " + p));
+      // Same shape: overwrite in place (no freed space that later frames could reuse).
+      if (h5::dims_of(d) != dims) {
+        d.reset();
+        h5::check(H5Ldelete(f, p.c_str(), H5P_DEFAULT), "cannot replace " + p);
+      }
+    }
+    if (!d.valid()) {
+      Handle space(H5Screate_simple(3, dims.data(), nullptr));
+      Handle lcpl(H5Pcreate(H5P_LINK_CREATE));
+      H5Pset_create_intermediate_group(lcpl, 1);
+      d = Handle(h5::check_id(H5Dcreate2(f, p.c_str(), H5T_IEEE_F64LE, space, lcpl, H5P_DEFAULT, H5P_DEFAULT),
+                              "cannot create " + p));
+    }
+    h5::check(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, grid.values.data()), "cannot write " + p);
+    h5::write_attr<double>(d, "origin", H5T_IEEE_F64LE, {grid.origin[0], grid.origin[1], grid.origin[2]});
+    h5::write_attr<double>(d, "spacing", H5T_IEEE_F64LE, {grid.spacing[0], grid.spacing[1], grid.spacing[2]});
+    if (!grid.unit.empty()) h5::write_string_attr(d, "unit", grid.unit);
+    h5::write_string_attr(d, "axes", "value[z][y][x]; origin and spacing in x, y, z order");
+    maybe_flush();
+  });
+}
+
+}  // namespace pairmd

@@ -1,0 +1,115 @@
+// The trajectory writer: an H5MD 1.1 file (HDF5, C API) holding particles/all (box, position
+// with image, optional velocity and force, species, mass, charge), observables (energies,
+// temperature, pressure; potential maps), connectivity (bonds) and the run's YAML config under
+// parameters/. Layout, units and the flush policy are documented in docs/output.md.
+//
+// Crash safety: HDF5 metadata is kept in memory (cache evictions off) and only written by
+// H5Fflush. A timer thread flushes once the oldest unflushed frame is
+// output.trajectory.flush_seconds old (0: the writer flushes after every frame); the writer
+// also flushes before every checkpoint and at the end. Particle frames are one chunk each and
+// never rewritten, so a file killed between flushes still opens and holds every frame up to
+// its last flush. Frames are written whole under HDF5's library lock (h5::library_mutex), so a
+// flush never sees half a frame.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/grid.h"
+#include "engine/run_observer.h"
+
+namespace pairmd {
+
+class H5mdWriter final : public RunObserver {
+ public:
+  // Creates `path` (which must not exist), or with `restart_step` >= 0 opens the existing file to
+  // continue it: checks that it holds the same system (particle count, box) and drops every
+  // frame after `restart_step`. `dof` is for the temperature observable. Throws
+  // std::runtime_error naming the file and the problem.
+  H5mdWriter(const std::string& path, const RunConfig& cfg, const SystemState& initial,
+             const Topology& topology, double dof, int64_t restart_step = -1);
+  ~H5mdWriter() override;
+  H5mdWriter(const H5mdWriter&) = delete;
+  H5mdWriter& operator=(const H5mdWriter&) = delete;
+
+  int64_t next_step(int64_t step) const override;
+  void observe(const RunContext& ctx, const Frame& frame) override;
+  // Writes the final frame of a completed run, flushes and closes. After a write error the
+  // file is left as it was at its last flush (not closed, so nothing half-written is added).
+  void finish(const RunContext& ctx, const Frame& frame) override;
+
+  // Appends a frame of a time series /observables/<name>/{step,time,value}, value shaped
+  // [frames, nz, ny, nx] (x fastest, as Grid3::values), with attributes origin and spacing
+  // (x, y, z order) and unit on value. A frame at or before the series' last step is skipped
+  // (a restart repeats its first step).
+  void write_grid_frame(const std::string& name, int64_t step, double time, const Grid3& grid);
+  // A time-independent grid /observables/<name>_average [nz, ny, nx] with the same
+  // attributes, replaced on every call.
+  void write_grid(const std::string& name, const Grid3& grid);
+  static std::string grid_series_path(const std::string& name) { return "/observables/" + name; }
+  static std::string grid_average_path(const std::string& name) { return "/observables/" + name + "_average"; }
+
+  // Makes everything written so far durable against a kill of the process (H5Fflush).
+  void flush();
+  void close();
+  const std::string& path() const { return path_; }
+  bool failed() const { return failed_; }
+  int64_t frames_written(const std::string& series) const;
+  // Frames a continued file held after the restart step and lost (the most of any series).
+  int64_t frames_dropped() const { return frames_dropped_; }
+
+ private:
+  struct Series;
+  Series& series(const std::string& path, int64_t file_type, const std::vector<unsigned long long>& frame_dims,
+                 const std::string& unit, bool compress);
+  void append(Series& s, int64_t step, double time, const void* data, int64_t mem_type);
+  void write_static(const RunConfig& cfg, const SystemState& st, const Topology& topology);
+  void open_existing(const SystemState& st, int64_t restart_step);
+  bool due(int64_t step, int64_t every, const RunContext& ctx) const;
+  void write_frame(const RunContext& ctx, const Frame& frame, bool final_frame);
+  void maybe_flush();
+  void flush_locked();
+  void fail_locked();
+  void close_locked();
+  void mark_unflushed();
+  void start_flusher();
+  void stop_flusher();
+  void flusher_loop();
+  template <typename F>
+  void guarded(const char* what, F&& f);
+
+  std::string path_;
+  const RunConfig& cfg_;
+  double dof_;
+  int64_t every_, velocities_every_, forces_every_, observables_every_;
+  int compression_;
+  double flush_seconds_;
+  bool appending_;
+  bool failed_ = false;
+  size_t n_ = 0;
+  int64_t frames_dropped_ = 0;
+  int64_t file_ = -1;  // the hid_t of the open file
+  std::map<std::string, std::unique_ptr<Series>> series_;
+  std::chrono::steady_clock::time_point last_flush_;
+  // The flush timer: wakes when the oldest unflushed frame is flush_seconds old. `wake_mutex_`
+  // guards the fields below it; it is taken after the library lock, never before.
+  std::thread flusher_;
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  bool unflushed_ = false;
+  std::chrono::steady_clock::time_point unflushed_since_;
+  std::string timer_error_;       // a failed timed flush, reported by the next write
+  size_t bytes_since_flush_ = 0;
+  size_t reserve_bytes_ = 0;
+  std::string length_unit_, time_unit_, velocity_unit_, force_unit_, energy_unit_, temperature_unit_, pressure_unit_;
+};
+
+}  // namespace pairmd

@@ -1,0 +1,131 @@
+#include "io/thermo_log.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+namespace pairmd {
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "--:--";
+  const long s = std::lround(seconds);
+  std::ostringstream o;
+  if (s >= 3600) o << s / 3600 << ":" << std::setw(2) << std::setfill('0') << (s / 60) % 60 << ":" << std::setw(2) << s % 60;
+  else o << (s / 60) << ":" << std::setw(2) << std::setfill('0') << s % 60;
+  return o.str();
+}
+
+ThermoLog::ThermoLog(const RunConfig& cfg, const std::string& csv_path, bool progress, double dof, bool append)
+    : cfg_(cfg), every_(cfg.output.thermo_every), progress_(progress), dof_(dof), csv_path_(csv_path) {
+  if (!csv_path.empty()) {
+    // "x": created here or not at all; an existing file is never truncated.
+    csv_ = std::fopen(csv_path.c_str(), append ? "a" : "wx");
+    if (!csv_) throw std::runtime_error("cannot write the thermo CSV '" + csv_path + "': " + std::strerror(errno));
+    if (!append) {
+      std::string header = "step,time,temperature,potential_energy,kinetic_energy,total_energy,pressure,steps_per_second";
+      for (const PairTerm& t : cfg.model.force_field.pair_terms) header += std::string(",energy_") + pair_kind_name(t.kind);
+      write_row(header + "\n");
+    }
+  }
+  start_ = last_progress_ = rate_time_ = std::chrono::steady_clock::now();
+}
+
+ThermoLog::~ThermoLog() {
+  if (csv_) std::fclose(csv_);
+}
+
+// Rows go out whole and at once (a reader, or a run killed next, sees only complete rows up to
+// the last one written); a failed write is an error of the run, not a silently short table.
+void ThermoLog::write_row(const std::string& row) {
+  if (!csv_) return;
+  if (std::fwrite(row.data(), 1, row.size(), csv_) != row.size() || std::fflush(csv_) != 0) {
+    const std::string why = std::strerror(errno);
+    std::fclose(csv_);
+    csv_ = nullptr;
+    throw std::runtime_error("writing the thermo CSV '" + csv_path_ + "' failed: " + why);
+  }
+}
+
+double ThermoLog::rate(int64_t step) {
+  const auto now = std::chrono::steady_clock::now();
+  const double dt = std::chrono::duration<double>(now - rate_time_).count();
+  if (dt > 0 && step > rate_step_) last_rate_ = (step - rate_step_) / dt;
+  rate_step_ = step;
+  rate_time_ = now;
+  return last_rate_;
+}
+
+void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
+  const Observables& o = frame.observables;
+  const int64_t step = frame.state.step;
+  last_printed_ = step;
+  if (start_step_ < 0) {
+    start_step_ = rate_step_ = step;
+    start_ = rate_time_ = std::chrono::steady_clock::now();
+  }
+  const double T = temperature(o, dof_, cfg_.model.units.kB);
+  const double P = pressure(o, frame.state.box.periodic ? frame.state.box.volume() : 0.0);
+  const double sps = step > start_step_ ? rate(step) : 0.0;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double avg = step > start_step_ ? (step - start_step_) / elapsed : 0.0;
+  const double eta = avg > 0 ? (ctx.last_step - step) / avg : NAN;
+
+  if (progress_shown_) {
+    std::cerr << "\r\033[K" << std::flush;
+    progress_shown_ = false;
+  }
+  if (!header_printed_) {
+    std::cout << std::setw(10) << "step" << std::setw(12) << "time" << std::setw(10) << "T" << std::setw(14) << "PE"
+              << std::setw(14) << "KE" << std::setw(14) << "E_total" << std::setw(12) << "P" << std::setw(11)
+              << "steps/s" << std::setw(10) << "ETA" << "\n";
+    header_printed_ = true;
+  }
+  std::cout << std::setw(10) << step << std::setw(12) << std::setprecision(5) << frame.time << std::setw(10)
+            << std::fixed << std::setprecision(4) << T << std::setw(14) << std::setprecision(4) << o.potential
+            << std::setw(14) << o.kinetic << std::setw(14) << o.total() << std::setw(12) << P
+            << std::defaultfloat << std::setw(11) << std::setprecision(4) << sps << std::setw(10)
+            << (step > start_step_ ? format_duration(eta) : "") << "\n";
+  std::cout.unsetf(std::ios::floatfield);
+  std::cout << std::flush;
+  if (csv_) {
+    std::ostringstream row;
+    row << step << "," << std::setprecision(10) << frame.time << "," << T << "," << std::setprecision(15) << o.potential
+        << "," << o.kinetic << "," << o.total() << "," << std::setprecision(10) << P << "," << sps;
+    for (size_t t = 0; t < cfg_.model.force_field.pair_terms.size() && t < o.potential_by_term.size(); ++t)
+      row << "," << std::setprecision(15) << o.potential_by_term[t];
+    row << "\n";
+    write_row(row.str());
+  }
+}
+
+void ThermoLog::progress(const RunContext& ctx, int64_t step) {
+  if (!progress_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (std::chrono::duration<double>(now - last_progress_).count() < 0.5) return;
+  last_progress_ = now;
+  if (start_step_ < 0) return;
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const double avg = step > start_step_ ? (step - start_step_) / elapsed : 0.0;
+  const double total = static_cast<double>(ctx.last_step - ctx.first_step);
+  const double done = total > 0 ? 100.0 * (step - ctx.first_step) / total : 100.0;
+  std::cerr << "\r\033[K  step " << step << "/" << ctx.last_step << "  " << std::fixed << std::setprecision(1) << done
+            << "%  " << std::defaultfloat << std::setprecision(4) << avg << " steps/s  ETA "
+            << format_duration(avg > 0 ? (ctx.last_step - step) / avg : NAN) << std::flush;
+  progress_shown_ = true;
+}
+
+void ThermoLog::finish(const RunContext& ctx, const Frame& frame) {
+  if (progress_shown_) std::cerr << "\r\033[K" << std::flush;
+  progress_shown_ = false;
+  if (frame.state.step != last_printed_) observe(ctx, frame);  // always end on the last state
+  if (csv_ && std::fclose(csv_) != 0) {
+    csv_ = nullptr;
+    throw std::runtime_error("closing the thermo CSV '" + csv_path_ + "' failed: " + std::strerror(errno));
+  }
+  csv_ = nullptr;
+}
+
+}  // namespace pairmd

@@ -1,0 +1,47 @@
+// The thermo table on stdout, its CSV twin, and the progress line on a terminal.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "engine/run_observer.h"
+
+namespace pairmd {
+
+class ThermoLog final : public RunObserver, public ProgressDisplay {
+ public:
+  // csv_path empty: no CSV. progress: show a live progress line on stderr. `append`: add rows
+  // to an existing CSV (a restart); otherwise the CSV is created and must not exist yet.
+  ThermoLog(const RunConfig& cfg, const std::string& csv_path, bool progress, double dof, bool append);
+  ~ThermoLog() override;
+  ThermoLog(const ThermoLog&) = delete;
+  ThermoLog& operator=(const ThermoLog&) = delete;
+  int64_t next_step(int64_t step) const override { return next_multiple(step, every_); }
+  void observe(const RunContext& ctx, const Frame& frame) override;
+  void finish(const RunContext& ctx, const Frame& frame) override;
+  // Called by the run loop after every chunk of steps, to refresh the progress line.
+  void progress(const RunContext& ctx, int64_t step) override;
+
+ private:
+  double rate(int64_t step);
+  void write_row(const std::string& row);
+  const RunConfig& cfg_;
+  int64_t every_;
+  bool progress_;
+  double dof_;
+  std::string csv_path_;
+  std::FILE* csv_ = nullptr;
+  bool header_printed_ = false;
+  bool progress_shown_ = false;
+  std::chrono::steady_clock::time_point start_, last_progress_;
+  int64_t start_step_ = -1;
+  int64_t rate_step_ = 0;
+  std::chrono::steady_clock::time_point rate_time_;
+  double last_rate_ = 0;
+  int64_t last_printed_ = -1;
+};
+
+std::string format_duration(double seconds);
+
+}  // namespace pairmd

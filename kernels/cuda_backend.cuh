@@ -1,0 +1,192 @@
+// The CUDA backend: the whole timestep loop on the GPU. Particles stay on the device in
+// structure-of-arrays form and in cell order (kernels/device_particles.cuh); forces are fp32
+// per pair and summed in 64-bit fixed point by the deterministic strategies; energies are
+// exact fixed-point sums.
+//
+// The loop runs in chunks of k steps, each step an integrate kernel (ending step n with F(x_n)
+// and beginning step n + 1) followed by the force kernels for F(x_{n+1}). A chunk is one CUDA
+// graph launch (kernels/step_graphs.cuh). The integrate kernel decides on the GPU whether the
+// step counts or the chunk halts, because a list rebuild is due or the run blew up
+// (kernels/step_control.cuh); the host reads that once per chunk, rebuilds the lists if asked,
+// and launches the next chunk. k follows the observed interval between rebuilds, so few steps
+// of a chunk are spent halted.
+//
+// The backend is written in four files by concern, around this declaration (kernels-internal;
+// the engine reaches it only through make_cuda_backend, backends/backend.h):
+//   cuda_backend_setup.cu   the device side of a run: exclusions, pair and bond terms, the state
+//   cuda_backend.cu         the step loop: list builds, forces of each strategy, the integrate
+//                           kernels, chunks of steps, and what the loop reports (state, forces,
+//                           observables); the one file that includes integrate_kernel.cuh
+//   cuda_backend_timing.cu  phase timing (profiling mode) and the statistics line
+//   cuda_factory.cu         make_cuda_backend (the strategy, auto's timing) and the device probe
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/strategies.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "kernels/device_particles.cuh"
+#include "kernels/force_kernels.cuh"
+#include "kernels/force_sources.cuh"
+#include "kernels/step_control.cuh"
+#include "kernels/step_graphs.cuh"
+#include "neighbor/gpu_cell_order.cuh"
+#include "neighbor/gpu_pair_list.cuh"
+#include "potentials/param_table.h"
+
+namespace pairmd {
+
+// The strategies and their properties: backends/strategies.h.
+inline Strategy parse_strategy(const std::string& s) {
+  if (const StrategyInfo* i = find_strategy(s)) return i->id;
+  throw std::runtime_error("unknown force strategy '" + s + "'");
+}
+
+inline bool uses_slots(Strategy s) { return strategy_info(s).slots; }
+
+// The control block and the flags travel together, so one copy brings both to the host.
+struct ChunkState {
+  StepControl ctrl;
+  DeviceFlags flags;
+};
+
+// The longest chunk, in steps: a longer one would only add halted steps when a rebuild comes.
+constexpr int kMaxChunk = 32;
+
+inline DeviceBuffer<unsigned char> upload_table(const ParamTable& t) {
+  DeviceBuffer<unsigned char> d(std::max<size_t>(t.bytes(), 1));
+  if (t.bytes()) PAIRMD_CUDA_CHECK(cudaMemcpy(d.data(), t.data(), t.bytes(), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <typename T>
+DeviceBuffer<T> upload_vector(const std::vector<T>& v) {
+  DeviceBuffer<T> d;
+  d.upload(v);
+  if (v.empty()) d.resize(1);  // a valid pointer for kernels that read nothing
+  return d;
+}
+
+struct GpuPairTerm {
+  PairKind kind;
+  int ntypes;
+  DeviceBuffer<unsigned char> table;
+  std::unique_ptr<GpuPairList> list;
+  DeviceBuffer<float> slots;  // F/r of each pair (slot strategies)
+};
+
+// Bonds of one kind, static and indexed by tag: bond b joins tags bi[b] < bj[b], sorted by
+// (bi, bj). Tag t's bonds as i are [row_start[t], + row_count[t]) (partner bj); as j they are
+// listed in col_bond / col_partner; atom_gather reads both sides from g_*.
+struct GpuBondTerm {
+  BondKind kind;
+  std::vector<Bond> bonds;
+  DeviceBuffer<unsigned char> table;
+  DeviceBuffer<unsigned> bi, bj;
+  DeviceBuffer<int> btype, row_start, row_count, col_start, col_count, col_bond;
+  DeviceBuffer<unsigned> col_partner;
+  DeviceBuffer<int> g_start, g_type, g_index;
+  DeviceBuffer<unsigned> g_partner;
+  DeviceBuffer<float> slots;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const Model& model, const SystemState& initial, Strategy strategy);
+  ~CudaBackend() override;
+
+  std::string name() const override { return std::string("cuda:") + strategy_name(strategy_); }
+  void set_state(const SystemState& state) override;
+  void get_state(SystemState& state) override;
+  void advance(int64_t nsteps) override;
+  Observables observables() override;
+  std::vector<Vec3d> forces() override;
+  BackendStats stats() const override;
+  void set_profiling(bool on) override {
+    if (!on) resolve_phases();
+    profile_ = on;
+  }
+
+ private:
+  void make_exclusions();
+  void make_pair_terms(const SystemState& initial);
+  void make_bond_terms();
+
+  void rebuild_lists();
+  void enqueue_forces(int buffer);
+  void enqueue_integrate(int buffer, bool begin, bool write_force);
+  void enqueue_steps(int steps, int parity);
+  void run_chunk(int steps);
+  int chunk_length(int64_t left) const;
+  void read_chunk_state();
+  void clear_halt();
+  [[noreturn]] void throw_blowup(const DeviceFlags& f, int64_t step) const;
+  void complete_step();
+  std::vector<uintptr_t> step_signature();
+  ParticleData particles(int buffer) { return {particles_.pos(buffer), particles_.charge(), n_, box_}; }
+  SlotForce slot_source(int buffer);
+  BondListView bond_view(GpuBondTerm& t) { return {t.bi.data(), t.bj.data(), t.btype.data(), static_cast<int>(t.bonds.size()), particles_.rank()}; }
+  StepControl* ctrl() { return &state_.data()->ctrl; }
+  DeviceFlags* flags() { return &state_.data()->flags; }
+
+  // Phase timing for profiling mode: events around each phase, read back in batches, so the
+  // host does not wait between phases. Profiling launches kernels one by one (no graphs).
+  void phase_begin();
+  void phase_end(double& seconds);
+  int take_event();
+  void resolve_phases();
+  struct PhaseMark {
+    double* seconds;
+    int start, stop;
+  };
+
+  Model model_;
+  Strategy strategy_;
+  cudaStream_t stream_ = nullptr;
+  int n_ = 0;
+  SystemState host_;
+  BoxGeometry<float> box_{};
+  StepConstants<float> c_{};
+  float half_skin_sq_ = 0.f;
+  double grid_width_ = 1.0;  // the cell grid's smallest cell width: the shortest list radius
+  DeviceParticles particles_;
+  GpuCellOrder cells_;
+  DeviceBuffer<int> exclusions_;
+  int exclusion_width_ = 0;
+  std::vector<std::unique_ptr<GpuPairTerm>> pair_terms_;
+  std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
+  DeviceBuffer<ChunkState> state_;
+  ChunkState* host_state_ = nullptr;  // pinned
+  DeviceBuffer<long long> energy_;
+  DeviceBuffer<double> parts_, sums_;
+  StepGraphs graphs_;
+  bool use_graphs_ = true;
+  int stride_blocks_ = 1;  // grid of the grid-stride kernels: a few blocks per multiprocessor
+  int64_t halted_steps_ = 0;     // launched in chunks after a halt (they returned at once)
+  double seconds_chunks_ = 0;    // host time launching chunks and waiting for them
+  double seconds_rebuilds_ = 0;  // host time in list builds and the forces after them
+  bool pending_finish_ = false;  // mirrors ctrl.pending
+  double rebuild_interval_ = 4;  // steps between list builds, smoothed
+  int64_t steps_since_build_ = 0;
+  int64_t chunks_ = 0;
+  std::vector<cudaEvent_t> events_;
+  size_t next_event_ = 0;
+  int open_phase_ = -1;
+  std::vector<PhaseMark> pending_phases_;
+  bool profile_ = false;
+  BackendStats stats_;
+};
+
+// Defined with the step loop (cuda_backend.cu): sums of per-block parts (kinetic energy, momentum).
+__global__ void sum_block_parts(const double* parts, int nparts, int stride, int nout, double* out);
+
+}  // namespace pairmd

@@ -1,0 +1,198 @@
+// The CUDA backend, set-up: the device side of a run (kernels/cuda_backend.cuh): exclusions as a
+// table by tag, a parameter table and a pair list per pair term, bond terms as static lists by
+// tag, and the state.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "kernels/cuda_backend.cuh"
+
+namespace pairmd {
+
+CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strategy strategy)
+    : model_(model), strategy_(strategy) {
+  PAIRMD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  PAIRMD_CUDA_CHECK(cudaMallocHost(&host_state_, sizeof(ChunkState)));
+  state_.resize(1);
+  sums_.resize(8);
+  // Graphs need launches that neither synchronise nor change between chunks.
+  use_graphs_ = !sync_launches();
+  int device = 0, sms = 1;
+  PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
+  PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  stride_blocks_ = 8 * sms;
+
+
+  n_ = static_cast<int>(initial.size());
+  c_ = make_step_constants<float>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
+  const float skin = static_cast<float>(model_.neighbor.skin);
+  half_skin_sq_ = 0.25f * skin * skin;
+  make_exclusions();
+  make_pair_terms(initial);
+  make_bond_terms();
+  set_state(initial);
+}
+
+// Exclusions as a fixed-width table by tag.
+void CudaBackend::make_exclusions() {
+  const auto excl = model_.topology.exclusions(n_, model_.force_field.exclusions);
+  for (const auto& e : excl) exclusion_width_ = std::max(exclusion_width_, static_cast<int>(e.size()));
+  if (exclusion_width_ > 0) {
+    std::vector<int> table(static_cast<size_t>(n_) * exclusion_width_, -1);
+    for (int i = 0; i < n_; ++i)
+      for (size_t k = 0; k < excl[i].size(); ++k) table[static_cast<size_t>(i) * exclusion_width_ + k] = excl[i][k];
+    exclusions_.upload(table);
+  }
+}
+
+// A parameter table and a list per pair term (half lists with columns for the slots, full for
+// atom_gather). One cell grid serves every term: cells as wide as the shortest list radius.
+void CudaBackend::make_pair_terms(const SystemState& initial) {
+  const ForceField& ff = model_.force_field;
+  if (ff.pair_terms.size() > static_cast<size_t>(kMaxPairTerms))
+    throw std::runtime_error("the CUDA backend supports at most " + std::to_string(kMaxPairTerms) + " pair terms");
+  const double volume = initial.box.periodic ? initial.box.volume() : 0.0;
+  const double density = volume > 0 ? n_ / volume : 1.0;
+  const bool full = strategy_info(strategy_).full_list;
+  grid_width_ = 0;
+  for (const PairTerm& t : ff.pair_terms) {
+    auto g = std::make_unique<GpuPairTerm>();
+    g->kind = t.kind;
+    g->ntypes = ff.ntypes;
+    g->table = dispatch_pair<float>(t.kind, [&](auto eval) { return upload_table(make_pair_table<decltype(eval)>(t)); });
+    const double rl = t.max_cutoff() + model_.neighbor.skin;
+    const double per_particle = model_.neighbor.initial_capacity_per_particle > 0
+                                    ? model_.neighbor.initial_capacity_per_particle
+                                    : 1.3 * (4.0 / 3.0) * M_PI * rl * rl * rl * density * (full ? 1.0 : 0.5) + 8;
+    g->list = std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), static_cast<float>(model_.neighbor.skin),
+                                            full, uses_slots(strategy_), per_particle, n_);
+    grid_width_ = grid_width_ > 0 ? std::min(grid_width_, rl) : rl;
+    pair_terms_.push_back(std::move(g));
+  }
+  if (grid_width_ <= 0) grid_width_ = 1.0;
+}
+
+// Bond terms, one per bond kind in order of first appearance (as the CPU backend does).
+void CudaBackend::make_bond_terms() {
+  const ForceField& ff = model_.force_field;
+  for (const Bond& b : model_.topology.bonds) {
+    const BondKind kind = ff.bond_types.at(b.type).kind;
+    GpuBondTerm* term = nullptr;
+    for (auto& t : bond_terms_)
+      if (t->kind == kind) term = t.get();
+    if (!term) {
+      bond_terms_.push_back(std::make_unique<GpuBondTerm>());
+      term = bond_terms_.back().get();
+      term->kind = kind;
+      term->table = dispatch_bond<float>(kind, [&](auto eval) { return upload_table(make_bond_table<decltype(eval)>(ff)); });
+    }
+    term->bonds.push_back({std::min(b.i, b.j), std::max(b.i, b.j), b.type});
+  }
+  if (bond_terms_.size() > static_cast<size_t>(kMaxBondTerms))
+    throw std::runtime_error("the CUDA backend supports at most " + std::to_string(kMaxBondTerms) + " bond kinds");
+  for (auto& t : bond_terms_) {
+    std::stable_sort(t->bonds.begin(), t->bonds.end(),
+                     [](const Bond& a, const Bond& b) { return a.i != b.i ? a.i < b.i : a.j < b.j; });
+    const int nb = static_cast<int>(t->bonds.size());
+    std::vector<unsigned> bi(nb), bj(nb);
+    std::vector<int> bt(nb), rs(n_ + 1, 0), rc(n_, 0), cc(n_, 0), cs(n_ + 1, 0);
+    for (int k = 0; k < nb; ++k) {
+      bi[k] = static_cast<unsigned>(t->bonds[k].i);
+      bj[k] = static_cast<unsigned>(t->bonds[k].j);
+      bt[k] = t->bonds[k].type;
+      ++rc[t->bonds[k].i];
+      ++cc[t->bonds[k].j];
+    }
+    for (int i = 0; i < n_; ++i) {
+      rs[i + 1] = rs[i] + rc[i];
+      cs[i + 1] = cs[i] + cc[i];
+    }
+    std::vector<int> col_bond(nb), fill(cs.begin(), cs.end() - 1);
+    std::vector<unsigned> col_partner(nb);
+    for (int k = 0; k < nb; ++k) {
+      const int e = fill[t->bonds[k].j]++;
+      col_bond[e] = k;
+      col_partner[e] = bi[k];
+    }
+    t->bi = upload_vector(bi);
+    t->bj = upload_vector(bj);
+    t->btype = upload_vector(bt);
+    t->row_start = upload_vector(rs);
+    t->row_count = upload_vector(rc);
+    t->col_start = upload_vector(cs);
+    t->col_count = upload_vector(cc);
+    t->col_bond = upload_vector(col_bond);
+    t->col_partner = upload_vector(col_partner);
+    t->slots.resize(std::max(nb, 1));
+    if (strategy_ == Strategy::Gather) {
+      // Every bond listed under both partners, by tag.
+      std::vector<std::vector<std::array<int, 3>>> rows(n_);
+      for (int k = 0; k < nb; ++k) {
+        const Bond& b = t->bonds[k];
+        rows[b.i].push_back(std::array<int, 3>{b.j, b.type, k});
+        rows[b.j].push_back(std::array<int, 3>{b.i, b.type, k});
+      }
+      std::vector<int> gs(n_ + 1, 0), gt, gi;
+      std::vector<unsigned> gp;
+      for (int i = 0; i < n_; ++i) {
+        std::sort(rows[i].begin(), rows[i].end());
+        for (const auto& r : rows[i]) {
+          gp.push_back(static_cast<unsigned>(r[0]));
+          gt.push_back(r[1]);
+          gi.push_back(r[2]);
+        }
+        gs[i + 1] = static_cast<int>(gp.size());
+      }
+      t->g_start = upload_vector(gs);
+      t->g_partner = upload_vector(gp);
+      t->g_type = upload_vector(gt);
+      t->g_index = upload_vector(gi);
+    }
+  }
+}
+
+CudaBackend::~CudaBackend() {
+  cudaStreamSynchronize(stream_);
+  graphs_.clear();
+  cudaFreeHost(host_state_);
+  for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  cudaStreamDestroy(stream_);
+}
+
+void CudaBackend::set_state(const SystemState& s) {
+  host_ = s;
+  n_ = static_cast<int>(s.size());
+  box_.lo = {static_cast<float>(s.box.lo.x), static_cast<float>(s.box.lo.y), static_cast<float>(s.box.lo.z)};
+  box_.L = {static_cast<float>(s.box.L.x), static_cast<float>(s.box.L.y), static_cast<float>(s.box.L.z)};
+  box_.periodic = s.box.periodic;
+  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  particles_.upload(s);
+  ChunkState init{};
+  init.ctrl.step = static_cast<unsigned long long>(s.step);
+  PAIRMD_CUDA_CHECK(cudaMemcpy(state_.data(), &init, sizeof init, cudaMemcpyHostToDevice));
+  PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());  // the uploads above ran on the default stream
+  pending_finish_ = false;
+  steps_since_build_ = 0;
+  rebuild_lists();
+  enqueue_forces(particles_.current());
+  read_chunk_state();
+  // A huge force is reported by the first step (every strategy alike); a broken bond now.
+  const DeviceFlags f = host_state_->flags;
+  if (f.broken_bond != 0) throw_blowup(f, s.step);
+}
+
+}  // namespace pairmd
