@@ -114,17 +114,17 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
   n_ = initial.size();
   // Room for a few frames of everything (positions, images, velocities, forces), at least 1 MiB.
   reserve_bytes_ = std::max<size_t>(size_t(1) << 20, 4 * n_ * (24 + 12 + 24 + 24) + (64 << 10));
-  const bool real = cfg.model.units.name == "real";
+  const Units& u = cfg.model.units;
   // Unit strings in H5MD notation (space-separated factors, negative powers), as MDAnalysis
   // translates them. Reduced LJ values are dimensionless numbers: no unit attribute (H5MD's
   // reading of a missing unit), the unit system is named in h5md/modules/units and parameters.
-  length_unit_ = real ? "Angstrom" : "";
-  time_unit_ = real ? "ps" : "";
-  velocity_unit_ = real ? "Angstrom ps-1" : "";
-  force_unit_ = real ? "kcal mol-1 Angstrom-1" : "";
-  energy_unit_ = real ? "kcal mol-1" : "";
-  temperature_unit_ = real ? "K" : "";
-  pressure_unit_ = real ? "kcal mol-1 Angstrom-3" : "";
+  length_unit_ = u.h5md_length();
+  time_unit_ = u.h5md_time();
+  velocity_unit_ = u.h5md_velocity();
+  force_unit_ = u.h5md_force();
+  energy_unit_ = u.h5md_energy();
+  temperature_unit_ = u.h5md_temperature();
+  pressure_unit_ = u.h5md_pressure();
 
   // Metadata stays in memory until an explicit flush: the file on disk is always the state of
   // the last flush plus raw data beyond it, never a half-updated index.
@@ -264,8 +264,9 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
     h5::write_string_attr(c, "version", PAIRMD_VERSION);
     Handle units = h5::create_group(h5md, "modules/units");
     h5::write_attr<int32_t>(units, "version", H5T_STD_I32LE, {1, 0});
-    h5::write_string_attr(units, "system", cfg.model.units.name == "real" ? "real (Angstrom, ps, kcal/mol, amu, e)"
-                                                                          : "lj (reduced: sigma, tau, epsilon, m)");
+    h5::write_string_attr(units, "system", cfg.model.units.reduced()
+                                               ? "lj (reduced: sigma, tau, epsilon, m)"
+                                               : "real (as LAMMPS: Angstrom, fs, kcal/mol, g/mol, e, K, atm)");
   }
   const hsize_t n = st.size();
   Handle all = h5::create_group(f, "particles/all");
@@ -284,11 +285,11 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
   h5::write_dataset(all, "mass", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {n}, st.mass.data());
   h5::write_dataset(all, "charge", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {n}, st.charge.data());
   {
-    if (cfg.model.units.name == "real") {
+    if (!cfg.model.units.reduced()) {
       Handle m(H5Dopen2(all, "mass", H5P_DEFAULT));
-      h5::write_string_attr(m, "unit", "u");
+      h5::write_string_attr(m, "unit", cfg.model.units.h5md_mass());
       Handle q(H5Dopen2(all, "charge", H5P_DEFAULT));
-      h5::write_string_attr(q, "unit", "e");
+      h5::write_string_attr(q, "unit", cfg.model.units.h5md_charge());
     }
     Handle s(H5Dopen2(all, "species", H5P_DEFAULT));
     h5::write_string_array_attr(s, "names", st.type_names);
@@ -519,7 +520,7 @@ void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool fin
   if (want(observables_every_, "observables/potential_energy")) {
     const Observables& o = frame.observables;
     const double T = temperature(o, dof_, cfg_.model.units.kB);
-    const double P = pressure(o, st.box.periodic ? st.box.volume() : 0.0);
+    const double P = cfg_.model.units.pressure_out * pressure(o, st.box.periodic ? st.box.volume() : 0.0);
     const double tot = o.total();
     auto put = [&](const char* name, double v, const std::string& unit) {
       append(series(std::string("observables/") + name, H5T_IEEE_F64LE, {}, unit, false), step, t, &v, H5T_NATIVE_DOUBLE);

@@ -43,5 +43,7 @@ class ThermoLog final : public RunObserver {
 };
 
 std::string format_duration(double seconds);
+// The CSV's first line: column names with their units in brackets ("time[fs]", "pressure[atm]").
+std::string csv_header(const RunConfig& cfg);
 
 }  // namespace pairmd

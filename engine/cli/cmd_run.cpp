@@ -28,6 +28,7 @@
 #include "engine/h5md_writer.h"
 #include "engine/output_files.h"
 #include "engine/simulation.h"
+#include "engine/time_step_check.h"
 #include "engine/version.h"
 
 namespace pairmd::cli {
@@ -161,6 +162,7 @@ void load_plan(const RunOptions& o, RunPlan& p) {
   const std::vector<std::string> all = merge_overrides(p.ck.overrides, sets);
   p.cfg = o.config.config_path.empty() ? parse_config(p.ck.config_text, p.ck.config_path, all)
                                        : load_config(o.config.config_path, all);
+  check_checkpoint_units(p.ck, p.cfg, o.restart);
   const std::string derived = output_prefix(p.cfg);
   p.files.prefix = !o.output.empty() ? o.output : !p.ck.prefix.empty() ? p.ck.prefix : derived;
   // Checkpoints written before the prefix was stored continue whatever prefix the run has.
@@ -412,6 +414,8 @@ bool print_start(const RunOptions& o, const RunPlan& p, const std::string& backe
       return false;
     }
   }
+  for (const std::string& w : time_step_warnings(cfg, p.sys.state, p.sys.topology))
+    std::cerr << "pairmd run: warning: " << w << "\n";
   std::cout << "steps: " << p.last - p.first << " (" << p.first << " -> " << p.last << "), output: " << p.files.prefix
             << ".*\n"
             << std::flush;

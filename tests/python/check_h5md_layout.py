@@ -34,7 +34,7 @@ output:
   trajectory: {every: 100, velocities_every: 100, forces_every: 100, observables_every: 50, compression: 4}
 """
 
-# Argon in real units (Angstrom, ps, kcal/mol): MDAnalysis converts nothing (its own units).
+# Argon in real units (as LAMMPS: Angstrom, fs, kcal/mol): MDAnalysis converts time to ps.
 REAL = """title: layout check (real units)
 units: real
 steps: 200
@@ -46,7 +46,7 @@ force_field:
     - potential: lj
       cutoff: 8.5
       coeffs: [{types: [Ar, Ar], epsilon: 0.238, sigma: 3.405}]
-integrator: {kind: langevin, dt: 0.002, temperature: 120, friction: 5.0, seed: 5}
+integrator: {kind: langevin, dt: 2.0, temperature: 120, friction: 0.005, seed: 5}
 output:
   thermo_every: 100
   progress: off
@@ -99,7 +99,7 @@ def layout(path, config_text, real):
         check(stored == config_text, "parameters/config is the YAML verbatim")
         if real:
             check(f["particles/all/position/value"].attrs["unit"] == "Angstrom", "position unit Angstrom")
-            check(f["particles/all/position/time"].attrs["unit"] == "ps", "time unit ps")
+            check(f["particles/all/position/time"].attrs["unit"] == "fs", "time unit fs")
             check(f["observables/temperature/value"].attrs["unit"] == "K", "temperature unit K")
         else:
             check("unit" not in f["particles/all/position/value"].attrs, "reduced LJ values carry no unit")
@@ -121,7 +121,8 @@ def mdanalysis(path, ckpt, real, dt):
         check(np.array_equal(ts.positions, pos[i].astype(np.float32)), f"frame {i}: positions")
         check(np.allclose(ts.dimensions[:3], np.diag(edges[i]), rtol=1e-6) and np.allclose(ts.dimensions[3:], 90),
               f"frame {i}: box")
-        check(abs(ts.time - times[i]) < 1e-9 * max(1.0, times[i]) and ts.data["step"] == steps[i], f"frame {i}: time, step")
+        t = times[i] / 1000 if real else times[i]  # MDAnalysis keeps time in ps
+        check(abs(ts.time - t) < 1e-9 * max(1.0, t) and ts.data["step"] == steps[i], f"frame {i}: time, step")
         check(abs(times[i] - steps[i] * dt) < 1e-12 * max(1.0, times[i]), f"frame {i}: time = step * dt")
     with h5py.File(ckpt, "r") as c:
         check(c["state"].attrs["step"] == steps[-1], "checkpoint is at the last frame")
@@ -136,7 +137,7 @@ def main():
     mdanalysis(path, ck, real=False, dt=0.005)
     path, ck, text = run(binary, work, "real", REAL)
     layout(path, text, real=True)
-    mdanalysis(path, ck, real=True, dt=0.002)
+    mdanalysis(path, ck, real=True, dt=2.0)
     print("all checks passed")
 
 
