@@ -492,7 +492,8 @@ void read_integrator(const Map& root, RunConfig& cfg) {
 void read_output(const Map& root, RunConfig& cfg) {
   OutputSpec& o = cfg.output;
   if (!root.has("output")) return;
-  Map m(root.ctx(), root.node("output"), "output", {"prefix", "thermo_every", "progress", "trajectory", "checkpoint_every"});
+  Map m(root.ctx(), root.node("output"), "output",
+        {"prefix", "thermo_every", "progress", "trajectory", "gsd", "checkpoint_every"});
   o.prefix = m.string("prefix", o.prefix);
   o.thermo_every = m.integer("thermo_every", o.thermo_every, 1, kMaxInt);
   o.progress = m.choice("progress", "auto", {"auto", "on", "off"});
@@ -507,6 +508,12 @@ void read_output(const Map& root, RunConfig& cfg) {
     tr.observables_every = t.integer("observables_every", 0, 0, kMaxInt);
     tr.compression = static_cast<int>(t.integer("compression", 0, 0, 9));
     tr.flush_seconds = t.number("flush_seconds", 10.0, 0.0, kInf);
+  }
+  if (m.has("gsd")) {
+    Map g(root.ctx(), m.node("gsd"), "output.gsd", {"every", "velocities", "flush_seconds"});
+    o.gsd.every = g.integer_required("every", 1, kMaxInt);
+    o.gsd.velocities = g.boolean("velocities", false);
+    o.gsd.flush_seconds = g.number("flush_seconds", 10.0, 0.0, kInf);
   }
 }
 

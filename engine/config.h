@@ -92,6 +92,13 @@ struct TrajectorySpec {
   double flush_seconds = 10.0;  // flush at least this often (frames survive a SIGKILL)
 };
 
+// output.gsd: a GSD (HOOMD) trajectory next to (or instead of) the H5MD one.
+struct GsdSpec {
+  int64_t every = 0;            // 0: no GSD file
+  bool velocities = false;      // velocities in every frame
+  double flush_seconds = 10.0;  // as output.trajectory.flush_seconds
+};
+
 struct PotentialMapSpec {
   int64_t every = 0;            // 0: off
   double spacing = 1.0;
@@ -112,6 +119,7 @@ struct OutputSpec {
   int64_t thermo_every = 100;
   std::string progress = "auto";  // auto | on | off
   TrajectorySpec trajectory;
+  GsdSpec gsd;
   int64_t checkpoint_every = 0;  // 0: only at the end
 };
 

@@ -24,6 +24,7 @@
 #include "analysis/grid_sink.h"
 #include "analysis/potential_map_observer.h"
 #include "engine/checkpoint.h"
+#include "engine/gsd_writer.h"
 #include "engine/cli/run_setup.h"
 #include "engine/h5md_writer.h"
 #include "engine/output_files.h"
@@ -346,6 +347,16 @@ void open_outputs(const RunOptions& o, const RunPlan& p, std::unique_ptr<Potenti
                   << files.trajectory() << " (written after the checkpoint; the run writes them again)\n";
       out.writer = traj.get();
     }
+    std::unique_ptr<GsdWriter> gsd;
+    if (cfg.output.gsd.every > 0) {
+      const bool existed = exists(files.gsd());
+      gsd = std::make_unique<GsdWriter>(files.gsd(), cfg, p.sys.state, p.sys.topology, dof,
+                                        p.continues_files ? p.first : -1);
+      if (!existed) created.push_back(files.gsd());
+      if (gsd->frames_dropped() > 0)
+        std::cout << "restart: dropped " << gsd->frames_dropped() << " frame(s) after step " << p.first << " from "
+                  << files.gsd() << " (written after the checkpoint; the run writes them again)\n";
+    }
     // The checkpoint directory must be writable (probe with the temporary name it will use).
     const std::string probe = files.checkpoint() + ".tmp." + std::to_string(getpid());
     if (FILE* fp = std::fopen(probe.c_str(), "wx")) {
@@ -374,12 +385,15 @@ void open_outputs(const RunOptions& o, const RunPlan& p, std::unique_ptr<Potenti
       }
       sim.add_observer(std::move(potential_map));
     }
+    GsdWriter* gsd_writer = gsd.get();
     if (traj) sim.add_observer(std::move(traj));
+    if (gsd) sim.add_observer(std::move(gsd));
     sim.add_observer(std::move(thermo));
     auto ckw = std::make_unique<CheckpointWriter>(files.checkpoint(), cfg.output.checkpoint_every,
                                                   p.restart ? p.ck.first_step : p.first, sim.backend().name(),
                                                   files.prefix);
     if (H5mdWriter* w = out.writer) ckw->add_before_write([w] { w->flush(); });
+    if (gsd_writer) ckw->add_before_write([gsd_writer] { gsd_writer->flush(); });
     out.checkpoints = ckw.get();
     sim.add_observer(std::move(ckw));
   } catch (...) {
