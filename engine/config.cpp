@@ -286,10 +286,19 @@ void read_system(const Map& root, RunConfig& cfg) {
   }
   if (sys.has("file")) {
     spec.source = SystemSource::File;
-    Map f(sys.ctx(), sys.node("file"), "system.file", {"path", "frame"});
-    if (!f.has("path")) f.missing("path", "an H5MD file written by pairmd");
+    Map f(sys.ctx(), sys.node("file"), "system.file", {"path", "frame", "format", "atom_style", "box"});
+    if (!f.has("path")) f.missing("path", "a start file: H5MD, GSD, LAMMPS data or XYZ");
     spec.file.path = f.string("path", "");
     spec.file.frame = f.integer("frame", -1, -1, kMaxInt);
+    spec.file.format = f.choice("format", "auto", {"auto", "h5md", "gsd", "lammps", "xyz"});
+    spec.file.atom_style = f.choice("atom_style", "auto", {"auto", "atomic", "bond", "angle", "molecular", "charge", "full"});
+    if (f.has("box")) {
+      const YAML::Node b = f.node("box");
+      if (!b.IsSequence() || b.size() != 3) f.ctx().fail(b, f.sub("box"), "expected [Lx, Ly, Lz], got " + describe(b));
+      spec.file.box = {f.to_number(b[0], f.sub("box"), 0.0, kInf, true, "an edge length > 0"),
+                       f.to_number(b[1], f.sub("box"), 0.0, kInf, true, "an edge length > 0"),
+                       f.to_number(b[2], f.sub("box"), 0.0, kInf, true, "an edge length > 0")};
+    }
     cfg.locations["system.file.path"] = f.where("path");
   }
   if (sys.has("relax")) {
@@ -315,9 +324,10 @@ void read_system(const Map& root, RunConfig& cfg) {
     spec.add_particles.push_back(a);
   }
   if (sys.has("velocities")) {
-    Map v(sys.ctx(), sys.node("velocities"), "system.velocities", {"temperature", "seed"});
+    Map v(sys.ctx(), sys.node("velocities"), "system.velocities", {"temperature", "seed", "missing"});
     spec.velocity_temperature = v.number("temperature", -1, 0.0, kInf);
     spec.velocity_seed = static_cast<uint64_t>(v.integer("seed", 0, 0, kMaxInt));
+    spec.draw_missing_velocities = v.choice("missing", "draw", {"draw", "zero"}) == "draw";
   }
 }
 

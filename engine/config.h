@@ -47,7 +47,10 @@ struct ChainsSpec {
 
 struct FileSpec {
   std::string path;
-  int64_t frame = -1;  // -1: last frame
+  int64_t frame = -1;                // -1: last frame
+  std::string format = "auto";       // auto (by extension) | h5md | gsd | lammps | xyz
+  std::string atom_style = "auto";   // LAMMPS data files: auto | atomic | bond | angle | molecular | charge | full
+  Vec3d box{0, 0, 0};                // XYZ files without a Lattice: the box edges (0: none)
 };
 
 struct RelaxSpec {
@@ -81,6 +84,7 @@ struct SystemSpec {
   std::vector<AddedParticle> add_particles;
   double velocity_temperature = -1;  // < 0: the integrator's temperature
   uint64_t velocity_seed = 0;        // 0: the integrator's seed
+  bool draw_missing_velocities = true;  // a start file without velocities: draw them (false: zero)
 };
 
 struct TrajectorySpec {

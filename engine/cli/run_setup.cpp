@@ -59,6 +59,7 @@ std::string describe_system(const RunConfig& cfg, const BuiltSystem& sys) {
   s << "integrator: " << integrator_kind_name(in.kind) << ", dt " << in.dt;
   if (in.kind != IntegratorKind::VelocityVerlet) s << ", T " << in.temperature << ", friction " << in.friction << ", seed " << in.seed;
   s << "\n";
+  for (const std::string& note : sys.notes) s << note << "\n";
   return s.str();
 }
 
