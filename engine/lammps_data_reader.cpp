@@ -157,6 +157,29 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
       have_box[d] = true;
       continue;
     }
+    // LAMMPS's general triclinic form (written by LAMMPS since 2024 and by OVITO): avec, bvec,
+    // cvec and the origin; pairmd takes it when the cell vectors are along the axes.
+    if (w.size() == 4 && (w[3] == "avec" || w[3] == "bvec" || w[3] == "cvec")) {
+      const int d = w[3][0] - 'a';
+      for (int t = 0; t < 3; ++t) {
+        const double v = p.number(l, t, "a cell vector component");
+        if (t != d && v != 0.0) p.fail(l, w[3] + " is not along the " + "xyz"[d] + " axis: the box is triclinic; pairmd supports orthorhombic boxes only");
+        if (t == d) {
+          if (!(v > 0)) p.fail(l, w[3] + ": the edge must be > 0");
+          hi[d] = lo[d] + v;
+        }
+      }
+      have_box[d] = true;
+      continue;
+    }
+    if (w.size() == 5 && key_after(3) == "abc origin") {
+      for (int d = 0; d < 3; ++d) {
+        const double edge = hi[d] - lo[d];
+        lo[d] = p.number(l, d, "the origin");
+        hi[d] = lo[d] + edge;
+      }
+      continue;
+    }
     if (w.size() >= 6 && key_after(3) == "xy xz yz") {
       for (int t = 0; t < 3; ++t)
         if (p.number(l, t, "a tilt factor") != 0.0) p.fail(l, "the box is triclinic (xy xz yz not zero); pairmd supports orthorhombic boxes only");

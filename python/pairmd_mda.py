@@ -153,7 +153,10 @@ def _gsd_universe(path, unwrap):
     import gsd.hoomd
 
     u = mda.Universe(path)
-    t = gsd.hoomd.open(path, "r")  # gsd 2.x needs the mode; 'r' reads in gsd 2 and 5
+    try:
+        t = gsd.hoomd.open(path, "r")  # gsd >= 3
+    except ValueError:
+        t = gsd.hoomd.open(path, "rb")  # gsd 2.x (Debian 12)
 
     def images(k):
         frame = t[k]
