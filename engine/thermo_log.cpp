@@ -83,7 +83,7 @@ void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
   const double eta = avg > 0 ? (ctx.last_step - step) / avg : NAN;
 
   if (progress_shown_) {
-    std::cerr << "\r\033[K" << std::flush;
+    std::clog << "\r\033[K" << std::flush;
     progress_shown_ = false;
   }
   if (!header_printed_) {
@@ -128,14 +128,14 @@ void ThermoLog::progress(const RunContext& ctx, int64_t step) {
   const double avg = step > start_step_ ? (step - start_step_) / elapsed : 0.0;
   const double total = static_cast<double>(ctx.last_step - ctx.first_step);
   const double done = total > 0 ? 100.0 * (step - ctx.first_step) / total : 100.0;
-  std::cerr << "\r\033[K  step " << step << "/" << ctx.last_step << "  " << std::fixed << std::setprecision(1) << done
+  std::clog << "\r\033[K  step " << step << "/" << ctx.last_step << "  " << std::fixed << std::setprecision(1) << done
             << "%  " << std::defaultfloat << std::setprecision(4) << avg << " steps/s  ETA "
             << format_duration(avg > 0 ? (ctx.last_step - step) / avg : NAN) << std::flush;
   progress_shown_ = true;
 }
 
 void ThermoLog::finish(const RunContext& ctx, const Frame& frame) {
-  if (progress_shown_) std::cerr << "\r\033[K" << std::flush;
+  if (progress_shown_) std::clog << "\r\033[K" << std::flush;
   progress_shown_ = false;
   if (frame.state.step != last_printed_) observe(ctx, frame);  // always end on the last state
   if (csv_ && std::fclose(csv_) != 0) {

@@ -1,4 +1,5 @@
-// The thermo table on stdout, its CSV twin, and the progress line on a terminal.
+// The thermo table on stdout, its CSV twin, and the progress line on a terminal (on std::clog,
+// which PREFIX.log does not copy: a log of carriage returns would be no use).
 #pragma once
 
 #include <chrono>

@@ -25,6 +25,7 @@
 #include "analysis/potential_map_observer.h"
 #include "engine/checkpoint.h"
 #include "engine/gsd_writer.h"
+#include "engine/cli/run_log.h"
 #include "engine/cli/run_setup.h"
 #include "engine/h5md_writer.h"
 #include "engine/output_files.h"
@@ -317,7 +318,7 @@ struct Outputs {
 // one cannot be created, the files this run created are removed again and the error thrown
 // (files of an earlier run that this one continues stay as they were).
 void open_outputs(const RunOptions& o, const RunPlan& p, std::unique_ptr<PotentialMapObserver> potential_map,
-                  Simulation& sim, Outputs& out) {
+                  Simulation& sim, Outputs& out, RunLog& log, const std::string& command) {
   const RunConfig& cfg = p.cfg;
   const OutputFiles& files = p.files;
   if (o.overwrite)
@@ -396,6 +397,10 @@ void open_outputs(const RunOptions& o, const RunPlan& p, std::unique_ptr<Potenti
     if (gsd_writer) ckw->add_before_write([gsd_writer] { gsd_writer->flush(); });
     out.checkpoints = ckw.get();
     sim.add_observer(std::move(ckw));
+    // The log last, once every other output is open (a restart refused by its trajectory leaves
+    // the log as it was): from here on everything printed goes into it too, and what was
+    // printed before, held until now.
+    if (log.open(files.log(), p.continues_files, command)) created.push_back(files.log());
   } catch (...) {
     for (const std::string& f : created) std::remove(f.c_str());
     throw;
@@ -488,6 +493,9 @@ int report(const RunOptions& o, const RunResult& result, Simulation& sim, const 
 }  // namespace
 
 int cmd_run(const Args& args) {
+  RunLog log;  // copies everything printed, into PREFIX.log once the outputs are opened
+  std::string command = "pairmd run";
+  for (const std::string& a : args) command += " " + shell_word(a);
   // Files left open at exit (a trajectory whose write failed) must not be flushed half-written
   // by HDF5's exit handler; everything else is closed explicitly.
   H5dont_atexit();
@@ -550,7 +558,7 @@ int cmd_run(const Args& args) {
   Outputs out;
   Simulation sim(cfg, p.sys.topology, std::move(backend));
   try {
-    open_outputs(o, p, std::move(potential_map), sim, out);
+    open_outputs(o, p, std::move(potential_map), sim, out, log, command);
   } catch (const std::exception& e) {
     std::cerr << "pairmd run: error: " << e.what() << "\n";
     return kExitFailure;
