@@ -147,6 +147,13 @@ def debian(pairmd, work):
         check(np.allclose(ts.positions, (pos[k] + img[k] * edges[k]).astype(np.float32), atol=1e-3) and np.isclose(ts.time, k * 100 * 5.0 / 1000),
               f"pairmd_mda.universe(run.h5) frame {k}: unwrapped, time in ps")
 
+    # -- examples/plot_energies.py plots both trajectories.
+    for ext in (".h5", ".gsd"):
+        png = prefix + ext.replace(".", "_") + ".png"
+        r = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "examples", "plot_energies.py"), prefix + ext, png],
+                           capture_output=True, text=True, timeout=300)
+        check(r.returncode == 0 and os.path.getsize(png) > 10000, f"examples/plot_energies.py plots run{ext} ({r.stderr[-200:]})")
+
     # -- A GSD file written by the gsd package starts a pairmd run (types by name).
     snap = gsd.hoomd.Snapshot()
     snap.configuration.step = 1000
