@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "engine/gsd_util.h"
-#include "engine/start_file.h"
+#include "engine/start_structure.h"
 
 namespace pairmd {
 

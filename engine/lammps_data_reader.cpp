@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "engine/start_file.h"
+#include "engine/start_structure.h"
 
 namespace pairmd {
 

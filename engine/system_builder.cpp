@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "engine/cpu_backend.h"
-#include "engine/start_file.h"
+#include "engine/start_structure.h"
 #include "integrators/noise.h"
 
 namespace pairmd {

@@ -1,6 +1,6 @@
 // Turns the system section of a config into an initial state and topology: lattices, random
 // bead-spring chains (with counterions), or a start file (H5MD, GSD, LAMMPS data, XYZ: see
-// engine/start_file.h); then optional relaxation and Maxwell-Boltzmann velocities (for a start
+// engine/start_structure.h); then optional relaxation and Maxwell-Boltzmann velocities (for a start
 // file: where it has none, unless system.velocities.missing: zero).
 #pragma once
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/start_file.h"
+#include "engine/start_structure.h"
 
 namespace pairmd {
 

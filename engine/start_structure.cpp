@@ -1,4 +1,4 @@
-#include "engine/start_file.h"
+#include "engine/start_structure.h"
 
 #include <algorithm>
 #include <cmath>
