@@ -18,6 +18,8 @@ struct OutputFiles {
   std::string prefix;
 
   std::string trajectory() const { return prefix + ".h5"; }
+  std::string gsd() const { return prefix + ".gsd"; }
+  std::string log() const { return prefix + ".log"; }
   std::string thermo() const { return prefix + ".thermo.csv"; }
   std::string checkpoint() const { return prefix + ".checkpoint.h5"; }
   std::string potential_map() const { return prefix + ".potential.dx"; }
