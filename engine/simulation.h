@@ -30,6 +30,7 @@ struct RunResult {
 class Simulation {
  public:
   Simulation(const RunConfig& cfg, Topology topology, std::unique_ptr<Backend> backend);
+  ~Simulation();
 
   void add_observer(std::unique_ptr<RunObserver> observer);
   void set_progress(ProgressDisplay* display) { progress_ = display; }
@@ -40,12 +41,35 @@ class Simulation {
   // the end (finish()); after a blow-up they finish with the last good state.
   RunResult run(int64_t last_step);
 
+  // The same run in parts, for a driver that acts between steps (replica exchange) and decides
+  // itself when to show a step and when to stop: start() shows the start state to every
+  // observer; advance() runs steps without showing them; show() shows the current step to the
+  // observers that want it; capture() makes the current state the last good one; finish() ends
+  // the run with the last good state. run() is made of them. start(), advance() and show()
+  // return false once the run cannot go on (blow-up, an observer that failed; result() says why).
+  bool start(int64_t last_step);
+  bool advance(int64_t nsteps);
+  bool show(bool all = false);
+  void capture();
+  RunResult finish(RunOutcome outcome, const std::string& message = "");
+  int64_t step() const;
+  int64_t good_step() const;  // the step of the last good state
+  const RunResult& result() const;
+  // The first step after the current one that some observer wants (INT64_MAX: none).
+  int64_t next_observed_step() const;
+  // The observables of the current state (computed once per step, and shared with show()).
+  const Observables& observables_now();
+  // The last good state (what finish() ends with).
+  const SystemState& good_state() const;
+
  private:
+  struct Live;  // a run in progress
   const RunConfig& cfg_;
   Topology topology_;
   std::unique_ptr<Backend> backend_;
   std::vector<std::unique_ptr<RunObserver>> observers_;
   ProgressDisplay* progress_ = nullptr;
+  std::unique_ptr<Live> live_;
 };
 
 // Degrees of freedom for the temperature: 3N with a thermostat, 3N - 3 under NVE in a periodic

@@ -1,4 +1,5 @@
-// A minimal log-log line plot written as SVG (no plotting library needed on the GPU machine).
+// A minimal line plot written as SVG (no plotting library needed on the GPU machine): log-log
+// axes by default, linear ones on request.
 #pragma once
 
 #include <string>
@@ -14,6 +15,10 @@ class SvgPlot {
   void add_series(const std::string& name, const std::vector<std::pair<double, double>>& points) {
     series_.push_back({name, points});
   }
+  // Linear axes instead of log-log (points with x or y <= 0 are then drawn too).
+  void set_linear(bool linear) { linear_ = linear; }
+  // A dot at each point (default); off for long series.
+  void set_markers(bool markers) { markers_ = markers; }
   void write(const std::string& path) const;
 
  private:
@@ -23,6 +28,7 @@ class SvgPlot {
   };
   std::string title_, xlabel_, ylabel_;
   std::vector<Series> series_;
+  bool linear_ = false, markers_ = true;
 };
 
 }  // namespace pairmd
