@@ -34,6 +34,8 @@
 #include "io/h5md_writer.h"
 #include "io/output_files.h"
 #include "io/thermo_log.h"
+#include "replicas/communicator.h"
+#include "replicas/ensemble.h"
 
 namespace pairmd::cli {
 
@@ -62,6 +64,12 @@ struct RunPlan {
   int64_t first = 0, last = 0;
   OutputFiles files;
   std::vector<std::string> notes;  // what a restart takes over or changes, for the log
+  // A replica of an ensemble (replicas: in the config; docs/replicas.md).
+  int replica = -1;                // this rank's replica (-1: a single run)
+  int replicas = 0;                // K
+  std::string base_prefix;         // the ensemble's prefix (its replicas' are BASE.rNN)
+  bool exchange = false;
+  ExchangeState exchange_state;    // with exchange: the same on every rank
 };
 
 // Potential maps go into the trajectory file (analysis/ knows only the GridSink interface).
@@ -140,14 +148,61 @@ std::string new_run_id() {
   return buf;
 }
 
+// Whether this run is a replica of an ensemble: the config has a replicas section. Throws
+// ConfigError when the ranks do not match it (K replicas need K ranks; more than one rank needs
+// a replicas section).
+bool check_ensemble(const RunConfig& cfg, Communicator& comm) {
+  const int k = cfg.replicas.count;
+  if (k == 0) {
+    if (comm.size() > 1)
+      throw ConfigError("pairmd run: started as " + std::to_string(comm.size()) + " MPI ranks, but " + cfg.path +
+                        " has no replicas section (replicas: {count: " + std::to_string(comm.size()) +
+                        ", ...}; docs/replicas.md)");
+    return false;
+  }
+  if (k != comm.size()) {
+    auto it = cfg.locations.find("replicas.count");
+    const std::string where = it != cfg.locations.end() ? it->second : cfg.path;
+    std::string how = "start it with mpirun -np " + std::to_string(k) + " pairmd run ...";
+    if (!mpi_built()) how = "this pairmd was built without MPI, so it runs one replica alone (install Open MPI and build again: "
+                            "scripts/setup.sh; docs/replicas.md)";
+    else if (!mpi_launched()) how = "this pairmd was not started by mpirun; " + how;
+    throw ConfigError(where + ": replicas.count: " + std::to_string(k) + " replicas need " + std::to_string(k) +
+                      " MPI ranks, one each, but this run has " + std::to_string(comm.size()) + ": " + how);
+  }
+  return true;
+}
+
+// A replica's own settings: its seed (independent replicas differ by seed) and, with exchange,
+// its temperature of the ladder (also the temperature its velocities are drawn at).
+void configure_replica(RunPlan& p) {
+  IntegratorSettings& in = p.cfg.model.integrator;
+  in.seed = replica_seed(in.seed, p.replica);
+  if (p.exchange) in.temperature = p.exchange_state.temperature_of(p.replica);
+}
+
 // Loads the config and, on a restart, the checkpoint: the config gets the checkpoint's --set
 // overrides first, then those of this command line; the prefix is the checkpoint's unless
 // --output names another. Prints what differs from the run that wrote the checkpoint.
 void load_plan(const RunOptions& o, RunPlan& p) {
   const std::vector<std::string> sets = command_line_overrides(o.config);
+  Communicator& comm = world();
   if (o.restart.empty()) {
     p.cfg = load_config(o.config.config_path, sets);
-    p.files.prefix = o.output.empty() ? output_prefix(p.cfg) : o.output;
+    const std::string base = o.output.empty() ? output_prefix(p.cfg) : o.output;
+    p.files.prefix = base;
+    if (check_ensemble(p.cfg, comm)) {
+      p.replica = comm.rank();
+      p.replicas = p.cfg.replicas.count;
+      p.base_prefix = base;
+      p.files.prefix = replica_prefix(base, p.replica, p.replicas);
+      p.exchange = p.cfg.replicas.exchange;
+      const uint64_t seed = p.cfg.model.integrator.seed;
+      if (p.exchange)
+        p.exchange_state = ExchangeState(p.cfg.replicas.temperatures, p.cfg.model.units.kB,
+                                         p.cfg.replicas.seed != 0 ? p.cfg.replicas.seed : seed);
+      configure_replica(p);
+    }
     p.cfg.output.prefix = p.files.prefix;
     p.cfg.run_id = new_run_id();
     return;
@@ -162,8 +217,41 @@ void load_plan(const RunOptions& o, RunPlan& p) {
   p.cfg = o.config.config_path.empty() ? parse_config(p.ck.config_text, p.ck.config_path, all)
                                        : load_config(o.config.config_path, all);
   check_checkpoint_units(p.ck, p.cfg, o.restart);
-  const std::string derived = output_prefix(p.cfg);
-  p.files.prefix = !o.output.empty() ? o.output : !p.ck.prefix.empty() ? p.ck.prefix : derived;
+  std::string derived = output_prefix(p.cfg), output = o.output;
+  if (check_ensemble(p.cfg, comm)) {
+    if (p.ck.ensemble.empty())
+      throw ConfigError("pairmd run: --restart: '" + o.restart + "' is the checkpoint of a single run, not of a replica" +
+                        " (an ensemble restarts from PREFIX.r{replica}.checkpoint.h5)");
+    ReplicaCheckpoint rc;
+    try {
+      rc = ReplicaCheckpoint::parse(p.ck.ensemble);
+    } catch (const std::exception& e) {
+      throw ConfigError("pairmd run: --restart: '" + o.restart + "': " + e.what());
+    }
+    p.replica = comm.rank();
+    p.replicas = p.cfg.replicas.count;
+    if (rc.replica != p.replica || rc.count != p.replicas)
+      throw ConfigError("pairmd run: --restart: '" + o.restart + "' is the checkpoint of replica " +
+                        std::to_string(rc.replica) + " of " + std::to_string(rc.count) + ", but this rank runs replica " +
+                        std::to_string(p.replica) + " of " + std::to_string(p.replicas) +
+                        " (give --restart PREFIX.r{replica}.checkpoint.h5: each rank reads its own)");
+    if (rc.exchange != p.cfg.replicas.exchange)
+      throw ConfigError("pairmd run: --restart: '" + o.restart + "' is of a run with replicas.mode " +
+                        (rc.exchange ? "exchange" : "independent") + "; the config now says otherwise");
+    p.exchange = rc.exchange;
+    p.exchange_state = rc.state;
+    p.base_prefix = output.empty() ? rc.base_prefix : output;
+    derived = replica_prefix(derived, p.replica, p.replicas);
+    if (!output.empty()) output = replica_prefix(output, p.replica, p.replicas);
+    if (p.exchange && p.exchange_state.temperatures() != p.cfg.replicas.temperatures)
+      p.notes.push_back("restart: the ladder is the checkpoint's (the exchange state holds it), not the config's");
+    configure_replica(p);
+  } else if (!p.ck.ensemble.empty()) {
+    throw ConfigError("pairmd run: --restart: '" + o.restart +
+                      "' is the checkpoint of a replica of an ensemble; restart the whole ensemble (mpirun -np K " +
+                      "pairmd run --restart PREFIX.r{replica}.checkpoint.h5; docs/replicas.md)");
+  }
+  p.files.prefix = !output.empty() ? output : !p.ck.prefix.empty() ? p.ck.prefix : derived;
   // Checkpoints written before the prefix was stored continue whatever prefix the run has.
   p.continues_files = p.ck.prefix.empty() || same_prefix(p.files.prefix, p.ck.prefix);
   p.first = p.ck.state.step;
@@ -182,9 +270,9 @@ void load_plan(const RunOptions& o, RunPlan& p) {
   if (!p.continues_files)
     p.notes.push_back("restart: output prefix " + p.ck.prefix + " -> " + p.files.prefix +
                       " (--output): new files, starting at step " + std::to_string(p.first));
-  else if (o.output.empty() && !p.ck.prefix.empty() && !same_prefix(derived, p.ck.prefix))
+  else if (output.empty() && !p.ck.prefix.empty() && !same_prefix(derived, p.ck.prefix))
     p.notes.push_back("restart: continues the files " + p.ck.prefix + ".* of its run (output.prefix " + derived +
-                      " is not used; --output " + derived + " would start new files there)");
+                      " is not used; --output " + (p.replica >= 0 ? p.base_prefix : derived) + " would start new files there)");
   p.cfg.output.prefix = p.files.prefix;
   // The run keeps its id in its own files; new files are a new run's.
   p.cfg.run_id = p.continues_files && !p.ck.run_id.empty() ? p.ck.run_id : new_run_id();
@@ -487,10 +575,150 @@ int report(const RunOptions& o, const RunResult& result, Simulation& sim, const 
   return kExitFailure;
 }
 
+// The ranks agree on how the set-up went: the worst code of any rank (kParsed: every rank goes
+// on). Replica 0 prints its message; another replica prints its own where replica 0 had none to
+// print (in an ensemble, each names its replica). A single run prints its message as ever.
+int agree(Communicator& comm, int code, const std::string& message, const RunPlan& p) {
+  const std::vector<double> all = comm.allgather({static_cast<double>(code)});
+  int worst = kParsed;
+  for (double c : all) worst = std::max(worst, static_cast<int>(c));
+  const bool first_ok = static_cast<int>(all[0]) == kParsed || message.empty();
+  if (!message.empty() && (comm.rank() == 0 || first_ok)) {
+    if (comm.size() > 1 && comm.rank() > 0) std::cerr << "replica " << comm.rank() << ": ";
+    std::cerr << message << "\n";
+  }
+  if (worst != kParsed && code == kParsed && comm.rank() == 0 && p.replica == 0)
+    std::cerr << "pairmd run: another replica could not go on (its message is above); nothing was run\n";
+  return worst;
+}
+
+// Replica 0 also owns the ensemble's files (PREFIX.exchange.csv, PREFIX.walk.csv, .walk.svg):
+// a new ensemble refuses them unless --overwrite says to replace them.
+// With `remove` (once every check has passed), --overwrite removes them.
+void check_existing_ensemble_files(const RunOptions& o, const RunPlan& p, bool remove) {
+  const EnsembleFiles files{p.base_prefix};
+  const std::vector<std::string> there = files.existing();
+  if (there.empty() || (p.restart && p.continues_files)) return;
+  if (o.overwrite) {
+    if (!remove) return;
+    for (const std::string& f : there) {
+      if (std::remove(f.c_str()) != 0)
+        throw std::runtime_error("--overwrite: cannot remove '" + f + "': " + std::strerror(errno));
+      std::cout << "overwrite: removed " << f << " (--overwrite)\n";
+    }
+    return;
+  }
+  std::string list;
+  for (const std::string& f : there) list += (list.empty() ? "" : ", ") + f;
+  throw ConfigError("pairmd run: the output prefix '" + p.base_prefix + "' holds the ensemble files of an earlier run (" +
+                    list + "); nothing was written\n  to replace them:  add --overwrite\n  to keep them:     choose "
+                    "another prefix with --output PREFIX");
+}
+
+std::string describe_ensemble(const RunPlan& p, Communicator& comm) {
+  std::ostringstream s;
+  s << "replicas: " << p.replicas << " (" << (p.exchange ? "temperature replica exchange" : "independent")
+    << "), one per rank of " << comm.describe() << "; files " << p.base_prefix << ".r*.* (this terminal shows replica 0;"
+    << " each replica's table is in its .log)\n";
+  if (p.exchange) {
+    s << "ladder:";
+    for (double t : p.exchange_state.temperatures()) s << " " << t;
+    s << " (" << p.cfg.model.units.temperature_unit() << "); exchanges every " << p.cfg.replicas.exchange_every
+      << " steps, log " << EnsembleFiles{p.base_prefix}.exchange_log() << "\n";
+  } else {
+    s << "seeds " << p.cfg.model.integrator.seed << " + replica; the ranks meet every " << p.cfg.replicas.exchange_every
+      << " steps (signals, failures)\n";
+  }
+  return s.str();
+}
+
+// The end of an ensemble: each replica's own lines (its log), and replica 0's report of the whole
+// ensemble: each replica's end, the acceptance and round trips, the walk plot, how to go on.
+int report_ensemble(const RunOptions& o, const RunPlan& p, const EnsembleOutcome& e, Simulation& sim, const Outputs& out,
+                    EnsembleLog* log) {
+  const BackendStats st = sim.backend().stats();
+  const RunResult& r = e.result;
+  std::cout << "performance: " << st.steps << " steps in " << st.seconds_total << " s";
+  if (st.seconds_total > 0) std::cout << " = " << st.steps / st.seconds_total << " steps/s";
+  std::cout << ", " << st.list_builds << " neighbour-list builds\n";
+  const CheckpointWriter& ck = *out.checkpoints;
+  std::ostringstream saved;
+  if (ck.last_written_step() == r.last_good_step)
+    saved << "checkpoint " << ck.path() << " (step " << r.last_good_step << ")";
+  else if (!ck.error().empty())
+    saved << "no checkpoint of step " << r.last_good_step << ": " << ck.error();
+  else
+    saved << "no checkpoint of step " << r.last_good_step;
+  const std::string who = "replica " + std::to_string(p.replica) + " (" + p.files.prefix + ".*)";
+  for (const std::string& f : r.finish_errors)
+    if (r.outcome != RunOutcome::Failed || f != r.message) std::cerr << "pairmd run: " << who << ": error: " << f << "\n";
+  if (r.outcome == RunOutcome::Failed || r.outcome == RunOutcome::BlewUp)
+    std::cerr << "pairmd run: " << who << " failed: " << r.message << "\n  its last good state is step "
+              << r.last_good_step << "; " << saved.str() << "\n";
+  else
+    std::cout << who << ": " << (r.outcome == RunOutcome::Completed ? "done" : "stopped") << " at step "
+              << r.last_good_step << "; " << saved.str() << "\n";
+
+  const int k = p.replicas;
+  int code = kExitOk;
+  for (int s : e.status) code = std::max(code, s == kReplicaFailed ? 2 : s == kReplicaStopped ? 1 : 0);
+  const int exit_code = code == 2 ? kExitFailure : code == 1 || e.signalled ? kExitInterrupted : kExitOk;
+  if (p.replica != 0) return exit_code;
+
+  std::ostringstream t;
+  double aggregate = 0;
+  t << "ensemble: replica  status     last step  steps/s\n";
+  for (int q = 0; q < k; ++q) {
+    const double rate = e.seconds[q] > 0 ? (e.last_step[q] - p.first) / e.seconds[q] : 0;
+    aggregate += rate;
+    char line[160];
+    std::snprintf(line, sizeof line, "          %-8s %-10s %9lld  %.4g\n", replica_tag(q, k).c_str(),
+                  e.status[q] == kReplicaCompleted ? "done" : e.status[q] == kReplicaStopped ? "stopped" : "FAILED",
+                  static_cast<long long>(e.last_step[q]), rate);
+    t << line;
+  }
+  t << "ensemble: aggregate " << aggregate << " timesteps/s over " << k << " replicas; " << e.meetings
+    << " meetings of the ranks, " << (e.meetings > 0 ? 1e3 * e.exchange_seconds / e.meetings : 0)
+    << " ms each on replica 0 (waiting for the slowest replica included)\n";
+  std::cout << t.str();
+  if (p.exchange) {
+    std::cout << exchange_report(p.exchange_state);
+    if (log) {
+      try {
+        log->write_plot(p.exchange_state.temperatures(), "step", std::string("T (") + p.cfg.model.units.temperature_unit() + ")");
+        std::cout << "walk of each replica through the ladder: " << log->files().walk_plot() << " (data "
+                  << log->files().walk() << "); exchanges: " << log->files().exchange_log() << "\n";
+      } catch (const std::exception& x) {
+        std::cerr << "pairmd run: warning: no walk plot: " << x.what() << "\n";
+      }
+    }
+  }
+  std::string again = "mpirun -np " + std::to_string(k) + " pairmd run ";
+  if (!o.config.config_path.empty()) again += shell_word(o.config.config_path) + " ";
+  again += "--restart " + p.base_prefix + ".r{replica}.checkpoint.h5";
+  if (code == 2) {
+    std::cerr << "pairmd run: replica " << e.first_failed << " (" << replica_prefix(p.base_prefix, e.first_failed, k)
+              << ".*) failed (its message is above); the ensemble stopped, every replica's files are closed and readable\n";
+    bool same = true;
+    for (int q = 0; q < k; ++q) same = same && e.last_step[q] == e.last_step[0];
+    if (same) std::cerr << "  every replica has a checkpoint of step " << e.last_step[0] << "; once the cause is fixed: " << again << "\n";
+  } else if (exit_code == kExitInterrupted) {
+    std::cerr << "pairmd run: interrupted (signal) at step " << e.last_step[0]
+              << "; every replica wrote its files and a checkpoint of that step\n  continue with: " << again << "\n";
+  } else {
+    std::cout << "done: " << k << " replicas at step " << e.last_step[0] << "; continue with " << again
+              << " --steps N\n";
+  }
+  return exit_code;
+}
+
 }  // namespace
 
 int cmd_run(const Args& args) {
   RunLog log;  // copies everything printed, into PREFIX.log once the outputs are opened
+  Communicator& comm = world();
+  // In an ensemble, only replica 0 prints its table on the terminal; every replica's is in its log.
+  if (comm.rank() > 0) log.quiet_stdout();
   std::string command = "pairmd run";
   for (const std::string& a : args) command += " " + shell_word(a);
   // Files left open at exit (a trajectory whose write failed) must not be flushed half-written
@@ -499,28 +727,37 @@ int cmd_run(const Args& args) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   RunOptions o;
   if (const int rc = read_options(args, o); rc != kParsed) return rc;
+  // Each replica of an ensemble restarts from its own checkpoint: PREFIX.r{replica}.checkpoint.h5.
+  if (!o.restart.empty() && comm.size() > 1) o.restart = replica_path(o.restart, comm.rank(), comm.size());
 
-  // Everything that can be wrong with the input is found before any output file is touched.
+  // Everything that can be wrong with the input is found before any output file is touched, on
+  // every rank; the ranks agree on the outcome before any of them goes on.
   RunPlan p;
-  std::unique_ptr<OutputClaim> claim;
+  std::unique_ptr<OutputClaim> claim, ensemble_claim;
   std::unique_ptr<Backend> backend;
   std::string why;
   MemoryEstimate need;
+  int code = kParsed;
+  std::string message;
   try {
     load_plan(o, p);
     try {
       claim = std::make_unique<OutputClaim>(p.files.prefix);
+      if (p.replica == 0) ensemble_claim = std::make_unique<OutputClaim>(p.base_prefix);
     } catch (const OutputInUse& e) {
       throw ConfigError(std::string("pairmd run: ") + e.what() + "; nothing was written");
     }
     if (!claim->warning().empty()) std::cerr << "pairmd run: warning: " << claim->warning() << "\n";
     check_existing_outputs(o, p);
+    if (p.replica == 0) check_existing_ensemble_files(o, p, false);
     const std::string kind = planned_backend(p.cfg);
     check_build_memory(p.cfg, kind);
     build_start(o, p);
     need = check_run_memory(p.cfg, kind, p.sys);
     Model model = p.cfg.model;
     model.topology = p.sys.topology;
+    // Ranks of a node share its GPUs: rank i takes GPU i mod count.
+    if (p.replica >= 0 && kind == "cuda") select_cuda_device(comm.local_rank());
     try {
       backend = make_backend(p.cfg.backend, model, p.sys.state, &why);
     } catch (const std::exception& e) {
@@ -528,44 +765,78 @@ int cmd_run(const Args& args) {
     }
     check_start_forces(p.cfg, p.sys.state, backend->forces());
   } catch (const ConfigError& e) {
-    std::cerr << e.what() << "\n";
-    return kExitUsage;
+    code = kExitUsage;
+    message = e.what();
   } catch (const std::runtime_error& e) {
     // Not the input: the claim's lock file cannot be created (a missing directory, no permission).
-    std::cerr << "pairmd run: error: " << e.what() << "\n";
-    return kExitFailure;
+    code = kExitFailure;
+    message = std::string("pairmd run: error: ") + e.what();
   }
+  if ((code = agree(comm, code, message, p)) != kParsed) return code;
 
-  if (!print_start(o, p, backend->name(), why, need)) return kExitOk;
+  code = print_start(o, p, backend->name(), why, need) ? kParsed : kExitOk;
+  if ((code = agree(comm, code, "", p)) != kParsed) return code;
   const RunConfig& cfg = p.cfg;
+  if (p.replica == 0) std::cout << describe_ensemble(p, comm);
 
   // analysis.potential_map (its kernel is checked before any file is written).
   std::unique_ptr<PotentialMapObserver> potential_map;
   if (cfg.potential_map.every > 0) {
     try {
       potential_map = std::make_unique<PotentialMapObserver>(cfg, p.files.potential_map(), nullptr);
+      std::cout << "potential map: every " << cfg.potential_map.every << " steps, kernel "
+                << potential_map->series().kernel_description() << ", average -> " << potential_map->dx_path() << "\n";
     } catch (const std::exception& e) {
-      std::cerr << "pairmd run: analysis.potential_map: " << e.what() << "\n";
-      return kExitUsage;
+      code = kExitUsage;
+      message = std::string("pairmd run: analysis.potential_map: ") + e.what();
     }
-    std::cout << "potential map: every " << cfg.potential_map.every << " steps, kernel "
-              << potential_map->series().kernel_description() << ", average -> " << potential_map->dx_path() << "\n";
   }
+  if ((code = agree(comm, code, message, p)) != kParsed) return code;
 
   Outputs out;
   Simulation sim(cfg, p.sys.topology, std::move(backend));
+  std::unique_ptr<EnsembleLog> ensemble_log;
   try {
     open_outputs(o, p, std::move(potential_map), sim, out, log, command);
+    if (p.replica == 0) check_existing_ensemble_files(o, p, true);
+    if (p.replica == 0 && p.exchange) {
+      ensemble_log = std::make_unique<EnsembleLog>(EnsembleFiles{p.base_prefix}, p.exchange_state, p.first,
+                                                   p.restart && p.continues_files);
+      if (ensemble_log->rows_dropped() > 0)
+        std::cout << "restart: dropped " << ensemble_log->rows_dropped() << " row(s) of exchanges after step " << p.first
+                  << " from " << ensemble_log->files().exchange_log() << " (the run makes them again)\n";
+    }
   } catch (const std::exception& e) {
-    std::cerr << "pairmd run: error: " << e.what() << "\n";
-    return kExitFailure;
+    code = kExitFailure;
+    message = std::string("pairmd run: error: ") + e.what();
   }
+  if ((code = agree(comm, code, message, p)) != kParsed) return code;
 
   install_stop_handlers();
   // Exceeding a file-size limit must be a write error we report, not a silent kill.
   std::signal(SIGXFSZ, SIG_IGN);
-  const RunResult result = sim.run(p.last);
-  return report(o, result, sim, out);
+  if (p.replica < 0) {
+    const RunResult result = sim.run(p.last);
+    return report(o, result, sim, out);
+  }
+  out.checkpoints->set_ensemble([&p] {
+    ReplicaCheckpoint rc;
+    rc.replica = p.replica;
+    rc.count = p.replicas;
+    rc.base_prefix = p.base_prefix;
+    rc.exchange = p.exchange;
+    rc.state = p.exchange_state;
+    return rc.serialize();
+  });
+  EnsembleOptions eo;
+  eo.comm = &comm;
+  eo.replica = p.replica;
+  eo.count = p.replicas;
+  eo.every = cfg.replicas.exchange_every;
+  eo.exchange = p.exchange ? &p.exchange_state : nullptr;
+  eo.log = ensemble_log.get();
+  const EnsembleOutcome outcome = run_ensemble(sim, p.last, eo);
+  return report_ensemble(o, p, outcome, sim, out, ensemble_log.get());
 }
 
 }  // namespace pairmd::cli

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "base/version.h"
+#include "replicas/communicator.h"
 
 namespace {
 
@@ -34,7 +35,23 @@ exit codes: 0 success, 1 the run failed, 2 bad input (nothing written), 130 inte
 
 }  // namespace
 
+namespace {
+
+int run_command(int argc, char** argv);
+
+}  // namespace
+
+// MPI (where pairmd was built with it and mpirun started it) lives as long as the command.
 int main(int argc, char** argv) {
+  pairmd::init_world(&argc, &argv);
+  const int rc = run_command(argc, argv);
+  pairmd::finalize_world();
+  return rc;
+}
+
+namespace {
+
+int run_command(int argc, char** argv) {
   using namespace pairmd::cli;
   if (argc < 2) {
     std::cerr << kUsage;
@@ -47,7 +64,8 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (cmd == "--version" || cmd == "version") {
-    std::cout << "pairmd " << PAIRMD_VERSION << "\n";
+    std::cout << "pairmd " << PAIRMD_VERSION << "\n"
+              << "mpi: " << (pairmd::mpi_built() ? "yes" : "no") << " (replica ensembles over mpirun; docs/replicas.md)\n";
     return kExitOk;
   }
   // The subcommands, one file each in cli/; each parses its own options (with --help).
@@ -66,9 +84,13 @@ int main(int argc, char** argv) {
       return c.run(args);
     } catch (const std::exception& e) {
       std::cerr << "pairmd " << cmd << ": error: " << e.what() << "\n";
+      // The other ranks of an ensemble may be waiting for this one: end them all.
+      if (pairmd::world().size() > 1) pairmd::world().abort(kExitFailure);
       return kExitFailure;
     }
   }
   std::cerr << "pairmd: unknown command '" << cmd << "'\n\n" << kUsage;
   return kExitUsage;
 }
+
+}  // namespace

@@ -52,17 +52,17 @@ class Tee final : public std::streambuf {
   int overflow(int c) override {
     if (c == traits_type::eof()) return traits_type::not_eof(c);
     const char ch = static_cast<char>(c);
-    terminal_->sputc(ch);
+    if (terminal_) terminal_->sputc(ch);
     sink_->write(&ch, 1);
     return c;
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
-    terminal_->sputn(s, n);
+    if (terminal_) terminal_->sputn(s, n);
     sink_->write(s, n);
     return n;
   }
   int sync() override {
-    terminal_->pubsync();
+    if (terminal_) terminal_->pubsync();
     sink_->flush();
     return 0;
   }
@@ -70,6 +70,9 @@ class Tee final : public std::streambuf {
  private:
   std::streambuf* terminal_;
   RunLog::Sink* sink_;
+
+ public:
+  void set_terminal(std::streambuf* terminal) { terminal_ = terminal; }
 };
 
 }  // namespace
@@ -81,6 +84,11 @@ RunLog::RunLog() : sink_(std::make_unique<Sink>()) {
   err_ = std::make_unique<Tee>(old_err_, sink_.get());
   std::cout.rdbuf(out_.get());
   std::cerr.rdbuf(err_.get());
+}
+
+void RunLog::quiet_stdout() {
+  std::cout.flush();
+  static_cast<Tee*>(out_.get())->set_terminal(nullptr);
 }
 
 RunLog::~RunLog() {

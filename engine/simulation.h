@@ -42,25 +42,28 @@ class Simulation {
   RunResult run(int64_t last_step);
 
   // The same run in parts, for a driver that acts between steps (replica exchange) and decides
-  // itself when to show a step and when to stop: start() shows the start state to every
-  // observer; advance() runs steps without showing them; show() shows the current step to the
-  // observers that want it; capture() makes the current state the last good one; finish() ends
-  // the run with the last good state. run() is made of them. start(), advance() and show()
-  // return false once the run cannot go on (blow-up, an observer that failed; result() says why).
+  // itself when to show a step and when to stop. start() shows the start state to every
+  // observer; advance() runs steps (in chunks of about a quarter second, with the progress line)
+  // without showing them; show() shows the current step to the observers that want it (all of
+  // them with `all`); capture() makes the current state the last good one; finish() ends the run
+  // with the last good state. run() is made of them. start(), advance() and show() return false
+  // once the run cannot go on (blow-up, an observer that failed; finish() then reports that).
   bool start(int64_t last_step);
-  bool advance(int64_t nsteps);
+  // With `stop_on_signal`, returns (true) early after a chunk once g_stop_signal is set.
+  bool advance(int64_t nsteps, bool stop_on_signal = false);
   bool show(bool all = false);
   void capture();
+  // `outcome` and `message` stand unless advance() or show() recorded a failure before.
   RunResult finish(RunOutcome outcome, const std::string& message = "");
   int64_t step() const;
   int64_t good_step() const;  // the step of the last good state
-  const RunResult& result() const;
   // The first step after the current one that some observer wants (INT64_MAX: none).
   int64_t next_observed_step() const;
   // The observables of the current state (computed once per step, and shared with show()).
   const Observables& observables_now();
-  // The last good state (what finish() ends with).
-  const SystemState& good_state() const;
+  // Changes the thermostat's temperature from `t_old` to `t_new` and scales every velocity by
+  // sqrt(t_new / t_old) (a replica exchange); the current state stays the same step.
+  void change_temperature(double t_old, double t_new);
 
  private:
   struct Live;  // a run in progress

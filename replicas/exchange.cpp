@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "integrators/noise.h"
-#include "replicas/ladder.h"
+#include "engine/ladder.h"
 
 namespace pairmd {
 

@@ -1,4 +1,4 @@
-#include "replicas/ladder.h"
+#include "engine/ladder.h"
 
 #include <cmath>
 #include <sstream>
