@@ -217,7 +217,7 @@ void load_plan(const RunOptions& o, RunPlan& p) {
   p.cfg = o.config.config_path.empty() ? parse_config(p.ck.config_text, p.ck.config_path, all)
                                        : load_config(o.config.config_path, all);
   check_checkpoint_units(p.ck, p.cfg, o.restart);
-  std::string derived = output_prefix(p.cfg), output = o.output;
+  std::string derived = output_prefix(p.cfg), output = o.output, derived_base;
   if (check_ensemble(p.cfg, comm)) {
     if (p.ck.ensemble.empty())
       throw ConfigError("pairmd run: --restart: '" + o.restart + "' is the checkpoint of a single run, not of a replica" +
@@ -241,6 +241,7 @@ void load_plan(const RunOptions& o, RunPlan& p) {
     p.exchange = rc.exchange;
     p.exchange_state = rc.state;
     p.base_prefix = output.empty() ? rc.base_prefix : output;
+    derived_base = derived;
     derived = replica_prefix(derived, p.replica, p.replicas);
     if (!output.empty()) output = replica_prefix(output, p.replica, p.replicas);
     if (p.exchange && p.exchange_state.temperatures() != p.cfg.replicas.temperatures)
@@ -272,7 +273,7 @@ void load_plan(const RunOptions& o, RunPlan& p) {
                       " (--output): new files, starting at step " + std::to_string(p.first));
   else if (output.empty() && !p.ck.prefix.empty() && !same_prefix(derived, p.ck.prefix))
     p.notes.push_back("restart: continues the files " + p.ck.prefix + ".* of its run (output.prefix " + derived +
-                      " is not used; --output " + (p.replica >= 0 ? p.base_prefix : derived) + " would start new files there)");
+                      " is not used; --output " + (p.replica >= 0 ? derived_base : derived) + " would start new files there)");
   p.cfg.output.prefix = p.files.prefix;
   // The run keeps its id in its own files; new files are a new run's.
   p.cfg.run_id = p.continues_files && !p.ck.run_id.empty() ? p.ck.run_id : new_run_id();
@@ -592,6 +593,23 @@ int agree(Communicator& comm, int code, const std::string& message, const RunPla
   return worst;
 }
 
+// The replicas of a restart must all start from one step with one exchange state: checkpoints
+// of one meeting. A rank killed while it wrote its checkpoint leaves an older one.
+int check_same_start(Communicator& comm, const RunPlan& p) {
+  const std::vector<double> all = comm.allgather({static_cast<double>(p.first), static_cast<double>(p.exchange_state.exchanges())});
+  bool same = true;
+  for (int r = 0; r < comm.size(); ++r) same = same && all[2 * r] == all[0] && all[2 * r + 1] == all[1];
+  if (same) return kParsed;
+  if (comm.rank() == 0) {
+    std::cerr << "pairmd run: --restart: the replicas' checkpoints are not of one step (a rank was killed while it wrote "
+                 "one?):";
+    for (int r = 0; r < comm.size(); ++r)
+      std::cerr << " " << replica_tag(r, comm.size()) << " step " << static_cast<int64_t>(all[2 * r]);
+    std::cerr << "; nothing was written. Restart from checkpoints of one step (copies kept elsewhere), or start again\n";
+  }
+  return kExitUsage;
+}
+
 // Replica 0 also owns the ensemble's files (PREFIX.exchange.csv, PREFIX.walk.csv, .walk.svg):
 // a new ensemble refuses them unless --overwrite says to replace them.
 // With `remove` (once every check has passed), --overwrite removes them.
@@ -663,6 +681,7 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const EnsembleOutcome
   int code = kExitOk;
   for (int s : e.status) code = std::max(code, s == kReplicaFailed ? 2 : s == kReplicaStopped ? 1 : 0);
   const int exit_code = code == 2 ? kExitFailure : code == 1 || e.signalled ? kExitInterrupted : kExitOk;
+  std::cout.flush();
   if (p.replica != 0) return exit_code;
 
   std::ostringstream t;
@@ -696,6 +715,7 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const EnsembleOutcome
   std::string again = "mpirun -np " + std::to_string(k) + " pairmd run ";
   if (!o.config.config_path.empty()) again += shell_word(o.config.config_path) + " ";
   again += "--restart " + p.base_prefix + ".r{replica}.checkpoint.h5";
+  std::cout.flush();
   if (code == 2) {
     std::cerr << "pairmd run: replica " << e.first_failed << " (" << replica_prefix(p.base_prefix, e.first_failed, k)
               << ".*) failed (its message is above); the ensemble stopped, every replica's files are closed and readable\n";
@@ -773,6 +793,7 @@ int cmd_run(const Args& args) {
     message = std::string("pairmd run: error: ") + e.what();
   }
   if ((code = agree(comm, code, message, p)) != kParsed) return code;
+  if (p.replica >= 0 && (code = check_same_start(comm, p)) != kParsed) return code;
 
   code = print_start(o, p, backend->name(), why, need) ? kParsed : kExitOk;
   if ((code = agree(comm, code, "", p)) != kParsed) return code;

@@ -18,6 +18,8 @@ usage:
   pairmd compare CONFIG [--strategies a,b,..] [--steps N] [--sizes n1,n2,..] [--out PREFIX]
   pairmd potential-map TRAJECTORY.h5|--config CONFIG [--frames a:b:s] [--spacing h] [--out map.dx] ...
   pairmd place-ions --config CONFIG --count K --type NAME --min-distance d [--out OUT.yaml] ...
+  pairmd demux PREFIX [--out OUT]   per-temperature trajectories of a replica-exchange run
+  mpirun -np K pairmd run CONFIG    K replicas (the config's replicas section; docs/replicas.md)
   pairmd --version | --help
 
   run            run the simulation described by CONFIG (YAML; see docs/config.md); it refuses an
@@ -27,6 +29,7 @@ usage:
   compare        time the GPU force-summation strategies on CONFIG's system (docs/strategies.md)
   potential-map  electrostatic potential map of trajectory frames (docs/potential_maps.md)
   place-ions     place ions at the extrema of the potential map (docs/potential_maps.md)
+  demux          one trajectory per temperature from a replica-exchange ensemble (docs/replicas.md)
 
   pairmd COMMAND --help   the options of a command
 
@@ -77,7 +80,8 @@ int run_command(int argc, char** argv) {
                                       {"check", cmd_check},
                                       {"compare", cmd_compare},
                                       {"potential-map", cmd_potential_map},
-                                      {"place-ions", cmd_place_ions}};
+                                      {"place-ions", cmd_place_ions},
+                                      {"demux", cmd_demux}};
   for (const Command& c : kCommands) {
     if (cmd != c.name) continue;
     try {

@@ -33,7 +33,8 @@ uint64_t replica_seed(uint64_t seed, int replica) { return seed + static_cast<ui
 std::string replica_path(const std::string& path, int replica, int count) {
   const std::string key = "{replica}";
   std::string out = path;
-  for (size_t at; (at = out.find(key)) != std::string::npos;) out.replace(at, key.size(), replica_tag(replica, count));
+  const std::string number = replica_tag(replica, count).substr(1);  // r03 -> 03
+  for (size_t at; (at = out.find(key)) != std::string::npos;) out.replace(at, key.size(), number);
   return out;
 }
 

@@ -32,7 +32,8 @@ std::string replica_prefix(const std::string& base, int replica, int count);
 // Independent replicas differ by seed: replica r runs with seed + r (Philox streams of different
 // keys are independent).
 uint64_t replica_seed(uint64_t seed, int replica);
-// `path` with "{replica}" replaced by the replica's tag (r03); unchanged without it.
+// `path` with "{replica}" replaced by the replica's number as its files have it (03 of r03), so
+// that PREFIX.r{replica}.checkpoint.h5 names each replica's checkpoint; unchanged without it.
 std::string replica_path(const std::string& path, int replica, int count);
 
 // The ensemble's own files (rank 0 writes them).

@@ -15,9 +15,9 @@ namespace pairmd {
 const WalkRow* Walk::at_frame(int64_t step) const {
   const WalkRow* found = nullptr;
   for (const WalkRow& r : rows_) {
-    // The start's assignment holds from its step on; an exchange's from the step after it.
-    if (r.exchange < 0 ? r.step <= step : r.step < step) found = &r;
-    else if (r.step >= step) break;
+    // Each assignment holds from its step on (the frame of an exchange's step is written after it).
+    if (r.step <= step) found = &r;
+    else break;
   }
   return found;
 }

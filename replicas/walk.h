@@ -3,8 +3,8 @@
 // asked of it: which temperature a replica had at a trajectory frame, which replica had a
 // temperature (demultiplexing), and the plot of the walks.
 //
-// A frame at step s is written before the exchange of step s, so it belongs to the assignment of
-// the last exchange before s (or of the start, for frames at and after the start step).
+// The exchange of step s comes before the observers see step s (velocities already rescaled), so
+// a frame at step s belongs to the assignment of the last exchange at or before s (or the start's).
 #pragma once
 
 #include <cstdint>
