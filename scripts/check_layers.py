@@ -24,6 +24,9 @@ FLOORS = [
     ("engine",),                                 # config, system builder, run loop, observers
     ("io",),                                     # file formats: H5MD, checkpoints, thermo, .dx, svg
     ("analysis",),                               # potential maps, ion placement
+    # Replica ensembles drive several runs of the engine (Simulation in parts) and write their own
+    # files through io/ (walk plot), so they sit above both; only cli/ (run, demux) uses them.
+    ("replicas",),                               # replica exchange, MPI communicator, ensemble driver
     ("cli",),                                    # the pairmd program, one file per subcommand
 ]
 # On top of everything, and checked for nothing but CUDA headers: tests and benchmarks.

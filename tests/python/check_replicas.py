@@ -267,9 +267,10 @@ def start_ensemble(prefix, cfg, k=2):
     return p
 
 
-def rank_pids(prefix):
-    out = subprocess.run(["pgrep", "-f", f"{PAIRMD} run .* --output {prefix}$"], capture_output=True, text=True).stdout
-    return [int(x) for x in out.split()]
+def rank_pids(p):
+    """The ranks: the children of mpirun that run pairmd."""
+    out = subprocess.run(["pgrep", "-P", str(p.pid), "-f", PAIRMD], capture_output=True, text=True).stdout
+    return sorted(int(x) for x in out.split())
 
 
 def readable(prefix, k):
@@ -287,7 +288,7 @@ def readable(prefix, k):
 def test_signal():
     cfg = config("sg.yaml", 10 ** 7, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", checkpoint=10 ** 6)
     p = start_ensemble("sg", cfg)
-    pids = rank_pids("sg")
+    pids = rank_pids(p)
     check(len(pids) == 2, f"two ranks run ({pids})")
     os.kill(pids[-1], signal.SIGINT)  # one rank only; the other learns it at the next meeting
     out, err = p.communicate(timeout=120)
@@ -305,7 +306,7 @@ def test_kill():
     cfg = config("kl.yaml", 10 ** 7, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", checkpoint=500)
     p = start_ensemble("kl", cfg)
     time.sleep(1.5)  # past a checkpoint
-    pids = rank_pids("kl")
+    pids = rank_pids(p)
     check(len(pids) == 2, f"two ranks run ({pids})")
     os.kill(pids[-1], signal.SIGKILL)
     out, err = p.communicate(timeout=120)
