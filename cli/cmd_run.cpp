@@ -696,9 +696,17 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const EnsembleOutcome
                   static_cast<long long>(e.last_step[q]), rate);
     t << line;
   }
-  t << "ensemble: aggregate " << aggregate << " timesteps/s over " << k << " replicas; " << e.meetings
-    << " meetings of the ranks, " << (e.meetings > 0 ? 1e3 * e.exchange_seconds / e.meetings : 0)
-    << " ms each on replica 0 (waiting for the slowest replica included)\n";
+  t << "ensemble: aggregate " << aggregate << " timesteps/s over " << k << " replicas\n";
+  if (e.meetings > 0) {
+    const double ms = 1e3 / static_cast<double>(e.meetings);
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "ensemble: %lld meetings of the ranks, %.3g ms each on replica 0: energy %.3g, allgather %.3g (waiting "
+                  "for the slowest rank included), decisions and log %.3g, new temperature %.3g\n",
+                  static_cast<long long>(e.meetings), ms * e.exchange_seconds, ms * e.energy_seconds,
+                  ms * e.gather_seconds, ms * e.decide_seconds, ms * e.rescale_seconds);
+    t << line;
+  }
   std::cout << t.str();
   if (p.exchange) {
     std::cout << exchange_report(p.exchange_state);

@@ -175,20 +175,25 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
       ok = sim.advance(next - sim.step());
       if (ok && sim.step() == next && next != target) ok = sim.show();
     }
-    const auto t0 = std::chrono::steady_clock::now();
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+    const auto t0 = Clock::now();
     const int status = !ok || !log_error.empty() ? kReplicaFailed : g_stop_signal.load() != 0 ? kReplicaStopped : 0;
     const double energy = ok ? sim.observables_now().potential : std::numeric_limits<double>::quiet_NaN();
+    out.energy_seconds += since(t0);
+    const auto t1 = Clock::now();
     const std::vector<double> all = comm.allgather({static_cast<double>(status), energy});
+    out.gather_seconds += since(t1);
     ++out.meetings;
     worst = 0;
     for (int r = 0; r < k; ++r) worst = std::max(worst, static_cast<int>(all[2 * r]));
     if (worst == 0 && o.exchange && target % o.every == 0 && target > o.exchange->last_exchange_step()) {
       std::vector<double> energies(k);
       for (int r = 0; r < k; ++r) energies[r] = all[2 * r + 1];
+      const auto t2 = Clock::now();
       const double t_old = o.exchange->temperature_of(o.replica);
       const std::vector<ExchangeAttempt> attempts = o.exchange->exchange(target, energies);
       const double t_new = o.exchange->temperature_of(o.replica);
-      if (t_new != t_old) sim.change_temperature(t_old, t_new);
       if (o.log && log_error.empty()) {
         try {
           o.log->record(attempts, *o.exchange);
@@ -196,8 +201,12 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
           log_error = e.what();
         }
       }
+      out.decide_seconds += since(t2);
+      const auto t3 = Clock::now();
+      if (t_new != t_old) sim.change_temperature(t_old, t_new);
+      out.rescale_seconds += since(t3);
     }
-    out.exchange_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.exchange_seconds += since(t0);
     // The meeting's step, after the exchange, to the observers that want it.
     if (ok && worst != kReplicaFailed) ok = sim.show();
     if (worst != 0 || sim.step() >= last_step) break;

@@ -98,7 +98,11 @@ struct EnsembleOutcome {
   std::vector<double> seconds;      // every replica's time in the run loop
   int first_failed = -1;            // the lowest replica that failed (-1: none)
   bool signalled = false;           // some rank got SIGINT/SIGTERM
-  double exchange_seconds = 0;      // this rank's time in meetings and exchanges (wall)
+  double exchange_seconds = 0;      // this rank's time in meetings and exchanges (wall), of which
+  double energy_seconds = 0;        //   the potential energy of the meeting's step
+  double gather_seconds = 0;        //   the allgather (waiting for the slowest rank included)
+  double decide_seconds = 0;        //   the exchange decisions and (rank 0) the exchange log
+  double rescale_seconds = 0;       //   a new temperature: velocities scaled, state set again
   int64_t meetings = 0;
 };
 
