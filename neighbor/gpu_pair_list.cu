@@ -34,6 +34,7 @@ struct SearchArgs {
   int col_width;                  // column p is cols[p * col_width, + col_count[p])
   unsigned long long* counter;    // [0] pairs claimed, [1] the most partners a part found beyond its
                                   // staging, [2] the longest column beyond col_width
+  int* short_flag;                // set to 1 when anything did not fit (the list is then incomplete)
 };
 
 // A block per cell, kSearchParts warps: lane l of every warp stands for home particle l of the
@@ -128,7 +129,10 @@ __global__ void __launch_bounds__(kSearchParts * 32) search_kernel(SearchArgs a)
         offset[w][lane] = next;
         next += count[w][lane];
       }
-      if (lane == 0) skip = overflowed || room + total > a.capacity;  // the host grows and searches again
+      if (lane == 0) {
+        skip = overflowed || room + total > a.capacity;  // the host grows and searches again
+        if (skip) atomicExch(a.short_flag, 1);
+      }
     }
     __syncthreads();
     if (!skip) {
@@ -144,8 +148,10 @@ __global__ void __launch_bounds__(kSearchParts * 32) search_kernel(SearchArgs a)
             const int place = atomicAdd(a.col_count + j, 1);
             if (place < a.col_width)
               a.cols[static_cast<size_t>(j) * a.col_width + place] = ColumnEntry{static_cast<int>(first + m), g0 + i};
-            else
+            else {
               atomicMax(a.counter + 2, static_cast<unsigned long long>(place + 1));
+              atomicExch(a.short_flag, 1);
+            }
           }
         }
       }
@@ -187,7 +193,7 @@ size_t GpuPairList::bytes() const {
          counter_.bytes();
 }
 
-void GpuPairList::search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream) {
+void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream, int* short_flag) {
   const double rlist = static_cast<double>(cutoff_) + skin_;
   SearchArgs a{};
   a.in = in;
@@ -198,85 +204,105 @@ void GpuPairList::search(const PairListInput& in, const CellGridView& grid, cuda
   const float rl = cutoff_ + skin_;
   a.rlist_sq = rl * rl;
   a.counter = counter_.data();
+  a.short_flag = short_flag;
   const int cells = grid.dims.cells();
-  for (;;) {
-    i_.resize(capacity_);
-    j_.resize(capacity_);
-    // The staging of a block: fewer home particles per pass where rows are long.
-    const size_t limit = static_cast<size_t>(max_shared_) - 2048;  // the kernel's static arrays
-    int group = 32;
-    const auto shared_for = [&](int g) { return static_cast<size_t>(kSearchParts) * staging_ * (g + 1) * sizeof(int); };
-    while (group > 1 && shared_for(group) > limit) group /= 2;
-    if (shared_for(group) > limit)
-      throw std::runtime_error("GPU pair list: a particle has more than " + std::to_string(kSearchParts * staging_) +
-                               " partners within cutoff + skin (" + std::to_string(rlist) +
-                               "), more than the search can stage; use a shorter cutoff or skin");
-    const size_t shared = shared_for(group);
-    if (static_cast<int>(shared) > shared_set_) {
-      PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
-      PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
-      shared_set_ = static_cast<int>(limit);
-    }
-    a.group = group;
-    a.part_room = staging_;
-    a.capacity = capacity_;
-    a.pi = i_.data();
-    a.pj = j_.data();
-    a.row_start = row_start_.data();
-    a.row_count = row_count_.data();
-    if (columns_) {
-      cols_.resize(static_cast<size_t>(col_width_) * in.n);
-      a.cols = cols_.data();
-      a.col_count = col_count_.data();
-      a.col_width = col_width_;
-      PAIRMD_CUDA_CHECK(cudaMemsetAsync(col_count_.data(), 0, in.n * sizeof(int), stream));
-    }
-    PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, kCounters * sizeof(unsigned long long), stream));
-    if (full_) launch_search<true>(a, static_cast<int>(shared), cells, stream);
-    else launch_search<false>(a, static_cast<int>(shared), cells, stream);
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), kCounters * sizeof(unsigned long long),
-                                      cudaMemcpyDeviceToHost, stream));
-    PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const unsigned long long total = host_counter_[0], longest = host_counter_[1], longest_col = host_counter_[2];
-    if (total > static_cast<unsigned long long>(INT_MAX))
-      throw std::runtime_error("GPU pair list: " + std::to_string(total) +
-                               " pairs exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
-    bool again = false;
-    if (longest > static_cast<unsigned long long>(staging_)) {  // a part did not fit: more room, search again
-      staging_ = round_up(static_cast<int>(longest + longest / 4) + 8, 8);
-      ++growths_;
-      again = true;
-    }
-    if (longest_col > static_cast<unsigned long long>(col_width_)) {  // a column did not fit: widen, search again
-      col_width_ = round_up(static_cast<int>(longest_col + longest_col / 4) + 8, 8);
-      ++growths_;
-      again = true;
-    }
-    if (total > capacity_) {  // nothing was written: grow first, so no pair is ever dropped
-      capacity_ = static_cast<size_t>(total * 1.25) + 1;
-      ++growths_;
-      again = true;
-    }
-    if (!again) {
-      count_ = static_cast<int>(total);
-      return;
-    }
+  i_.resize(capacity_);
+  j_.resize(capacity_);
+  // The staging of a block: fewer home particles per pass where rows are long.
+  const size_t limit = static_cast<size_t>(max_shared_) - 2048;  // the kernel's static arrays
+  int group = 32;
+  const auto shared_for = [&](int g) { return static_cast<size_t>(kSearchParts) * staging_ * (g + 1) * sizeof(int); };
+  while (group > 1 && shared_for(group) > limit) group /= 2;
+  if (shared_for(group) > limit)
+    throw std::runtime_error("GPU pair list: a particle has more than " + std::to_string(kSearchParts * staging_) +
+                             " partners within cutoff + skin (" + std::to_string(rlist) +
+                             "), more than the search can stage; use a shorter cutoff or skin");
+  const size_t shared = shared_for(group);
+  if (static_cast<int>(shared) > shared_set_) {
+    PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
+    PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
+    shared_set_ = static_cast<int>(limit);
   }
+  a.group = group;
+  a.part_room = staging_;
+  a.capacity = capacity_;
+  a.pi = i_.data();
+  a.pj = j_.data();
+  a.row_start = row_start_.data();
+  a.row_count = row_count_.data();
+  if (columns_) {
+    cols_.resize(static_cast<size_t>(col_width_) * in.n);
+    a.cols = cols_.data();
+    a.col_count = col_count_.data();
+    a.col_width = col_width_;
+    PAIRMD_CUDA_CHECK(cudaMemsetAsync(col_count_.data(), 0, in.n * sizeof(int), stream));
+  }
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, kCounters * sizeof(unsigned long long), stream));
+  if (full_) launch_search<true>(a, static_cast<int>(shared), cells, stream);
+  else launch_search<false>(a, static_cast<int>(shared), cells, stream);
+  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), kCounters * sizeof(unsigned long long),
+                                    cudaMemcpyDeviceToHost, stream));
+  unsettled_ = true;
 }
 
-void GpuPairList::build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream) {
-  const int n = in.n;
+bool GpuPairList::settle() {
+  if (!unsettled_) return true;
+  unsettled_ = false;
+  const unsigned long long total = host_counter_[0], longest = host_counter_[1], longest_col = host_counter_[2];
+  if (total > static_cast<unsigned long long>(INT_MAX))
+    throw std::runtime_error("GPU pair list: " + std::to_string(total) +
+                             " pairs exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
+  bool fits = true;
+  if (longest > static_cast<unsigned long long>(staging_)) {  // a part did not fit: more room
+    staging_ = round_up(static_cast<int>(longest + longest / 4) + 8, 8);
+    ++growths_;
+    fits = false;
+  }
+  if (longest_col > static_cast<unsigned long long>(col_width_)) {  // a column did not fit: wider columns
+    col_width_ = round_up(static_cast<int>(longest_col + longest_col / 8) + 4, 8);  // every particle pays for the width: less headroom
+    ++growths_;
+    fits = false;
+  }
+  if (total > capacity_) {  // the claims beyond the buffer wrote nothing: grow, so no pair is ever dropped
+    capacity_ = static_cast<size_t>(total * 1.25) + 1;
+    ++growths_;
+    fits = false;
+  }
+  if (fits) count_ = static_cast<int>(total);
+  return fits;
+}
+
+void GpuPairList::prepare(int n) {
   row_start_.resize(std::max(n, 1));
   row_count_.resize(std::max(n, 1));
   if (columns_) col_count_.resize(std::max(n, 1));
-  if (n == 0) {
+  short_flag_.resize(1);
+}
+
+bool GpuPairList::enqueue_build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream, int* short_flag) {
+  prepare(in.n);
+  ++builds_;
+  if (in.n == 0) {
     count_ = 0;
     PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), stream));
-    ++builds_;
+    return false;
+  }
+  enqueue_search(in, grid, stream, short_flag);
+  return true;
+}
+
+void GpuPairList::build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream) {
+  prepare(in.n);
+  ++builds_;
+  if (in.n == 0) {
+    count_ = 0;
+    PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), stream));
     return;
   }
-  search(in, grid, stream);
-  ++builds_;
+  do {
+    enqueue_search(in, grid, stream, short_flag_.data());
+    PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } while (!settle());
 }
 
 }  // namespace pairmd
