@@ -215,6 +215,7 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
   a.half_skin_sq = half_skin_sq_;
   a.flags = flags();
   a.ctrl = ctrl();
+  a.tickets = tickets();
   switch (strategy_) {
     case Strategy::SlotsFused:
       // The summation of the slots happens inside the integrate kernel.
@@ -251,7 +252,8 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
                               reinterpret_cast<uintptr_t>(particles_.tag()), reinterpret_cast<uintptr_t>(particles_.rank()),
                               reinterpret_cast<uintptr_t>(particles_.force()),
                               reinterpret_cast<uintptr_t>(particles_.fixed_force()),
-                              reinterpret_cast<uintptr_t>(particles_.pos_at_build()), static_cast<uintptr_t>(n_)};
+                              reinterpret_cast<uintptr_t>(particles_.pos_at_build()), static_cast<uintptr_t>(n_),
+                              reinterpret_cast<uintptr_t>(tickets_.data())};
   for (auto& t : pair_terms_) {
     const GpuPairList& l = *t->list;
     for (const void* p : {static_cast<const void*>(l.i()), static_cast<const void*>(l.j()),

@@ -143,6 +143,7 @@ class CudaBackend final : public Backend {
   SlotForce slot_source(int buffer);
   BondListView bond_view(GpuBondTerm& t) { return {t.bi.data(), t.bj.data(), t.btype.data(), static_cast<int>(t.bonds.size()), particles_.rank()}; }
   StepControl* ctrl() { return &state_.data()->ctrl; }
+  unsigned* tickets() { return tickets_.data(); }
   DeviceFlags* flags() { return &state_.data()->flags; }
 
   // Phase timing for profiling mode: events around each phase, read back in batches, so the
@@ -172,6 +173,7 @@ class CudaBackend final : public Backend {
   std::vector<std::unique_ptr<GpuPairTerm>> pair_terms_;
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
   DeviceBuffer<ChunkState> state_;
+  DeviceBuffer<unsigned> tickets_;  // the integrate kernels' first-level block tickets
   ChunkState* host_state_ = nullptr;  // pinned
   DeviceBuffer<long long> energy_;
   DeviceBuffer<double> parts_, sums_;

@@ -184,6 +184,10 @@ void CudaBackend::set_state(const SystemState& s) {
   ChunkState init{};
   init.ctrl.step = static_cast<unsigned long long>(s.step);
   PAIRMD_CUDA_CHECK(cudaMemcpy(state_.data(), &init, sizeof init, cudaMemcpyHostToDevice));
+  // Enough first-level tickets for the integrate kernel with the most blocks.
+  const unsigned most_blocks = static_cast<unsigned>(std::max((n_ + kSumParticles - 1) / kSumParticles, blocks_for(n_)));
+  tickets_.resize(ticket_words(most_blocks));
+  PAIRMD_CUDA_CHECK(cudaMemset(tickets_.data(), 0, tickets_.size() * sizeof(unsigned)));
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());  // the uploads above ran on the default stream
   pending_finish_ = false;
   steps_since_build_ = 0;

@@ -126,7 +126,10 @@ __device__ __forceinline__ void sum_slots_block(const SlotForce& s, int first, i
     f.z += __shfl_xor_sync(0xffffffffu, f.z, o);
   }
   if (lane == 0) out[local] = f;
-  if (clamped) report_lowest(&flags->bad_force, static_cast<int>(s.tag[p]));
+  if (clamped) {
+    report_lowest(&flags->bad_force, static_cast<int>(s.tag[p]));
+    __threadfence();  // in before the integrate kernel's ticket (kernels/integrate_kernel.cuh)
+  }
 }
 
 struct FixedArrayForce {

@@ -7,11 +7,18 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 
 namespace pairmd {
 
 enum StepHalt : int { kRunning = 0, kHaltRebuild = 1, kHaltBlowup = 2 };
+
+// Integrate-kernel blocks per first-level ticket counter, and the spacing of those counters
+// (in unsigned words: one 32-byte sector each).
+constexpr unsigned kTicketGroup = 32;
+constexpr unsigned kTicketStride = 8;
+inline size_t ticket_words(unsigned blocks) { return (blocks / kTicketGroup + 1) * kTicketStride; }
 
 struct StepControl {
   unsigned long long step;  // the step the next integrate begins (the noise key)
