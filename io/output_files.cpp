@@ -53,7 +53,7 @@ std::string read_holder(int fd) {
 
 }  // namespace
 
-std::vector<std::string> OutputFiles::all() const { return {trajectory(), thermo(), checkpoint(), potential_map()}; }
+std::vector<std::string> OutputFiles::all() const { return {trajectory(), thermo(), checkpoint(), potential_map(), pull()}; }
 
 std::vector<std::string> OutputFiles::existing() const {
   std::vector<std::string> out;

@@ -23,6 +23,7 @@
 
 #include "integrators/particle_step.h"
 #include "cuda/block_reduce.cuh"
+#include "kernels/force_kernels.cuh"
 #include "kernels/force_sources.cuh"
 #include "kernels/step_control.cuh"
 
@@ -45,6 +46,7 @@ struct IntegrateArgs {
   float half_skin_sq;          // a list rebuild is due beyond this squared displacement
   DeviceFlags* flags;
   StepControl* ctrl;
+  PullParams<float> pull;      // external forces of a pulling experiment (mode None: none)
 };
 
 // The last block's reading of the step: counts it or halts the chunk.
@@ -88,7 +90,15 @@ __device__ __forceinline__ void finish_block(const IntegrateArgs& a) {
 // Particle p at x4 with force f3: ends the pending step and, with a.begin, begins the next.
 // Returns the squared displacement since the list build (0 without a.begin).
 __device__ __forceinline__ float step_particle(const IntegrateArgs& a, int p, float4 x4, float3 f3) {
-  const Vec3<float> f{f3.x, f3.y, f3.z};
+  Vec3<float> f{f3.x, f3.y, f3.z};
+  if (a.pull.mode != static_cast<int>(PullMode::None)) {
+    // The pulled and tethered particles' springs, added to the summed force (after the
+    // fixed-point sum: one float addition per particle, the same in every strategy).
+    const int64_t tag = a.tag[p];
+    if (tag == a.pull.pulled || tag == a.pull.tethered)
+      f += pull_force<float>(a.pull, tag, unwrapped_position(x4, a.image[p], a.box),
+                             static_cast<int64_t>(a.ctrl->step), nullptr);
+  }
   if (a.force_out) a.force_out[p] = make_float4(f.x, f.y, f.z, 0.f);
   const float4 v4 = a.vel[p];
   Vec3<float> v{v4.x, v4.y, v4.z};
