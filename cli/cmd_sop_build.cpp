@@ -15,7 +15,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -23,10 +22,9 @@
 #include "backends/cpu_backend.h"
 #include "cli/commands.h"
 #include "engine/config.h"
-#include "engine/pair_list_file.h"
 #include "engine/sop_model.h"
 #include "engine/system_builder.h"
-#include "io/h5md_writer.h"
+#include "io/sop_files.h"
 #include "io/structure_file.h"
 
 namespace pairmd::cli {
@@ -191,44 +189,84 @@ void pull_beads(const std::string& pull, const SopModel& m, SopParameters& p) {
   if (p.tethered == p.pulled) throw std::invalid_argument("--pull: the tethered and the pulled bead are the same");
 }
 
-// OUT.yaml -> OUT; the other files' names.
-SopFiles file_names(const std::string& out, std::string& stem) {
-  stem = out;
-  for (const char* ext : {".yaml", ".yml"})
-    if (stem.size() > std::strlen(ext) && stem.compare(stem.size() - std::strlen(ext), std::strlen(ext), ext) == 0)
-      stem.resize(stem.size() - std::strlen(ext));
-  return {stem + ".start.h5", stem + ".backbone.pairs", stem + ".native.pairs"};
-}
-
 bool exists(const std::string& f) { return access(f.c_str(), F_OK) == 0; }
 
-// The beads as the start state of the config `cfg` (positions, type CA, the box).
-SystemState bead_state(const SopModel& m, const SopParameters& p) {
-  SystemState s;
-  s.box = m.box;
-  s.type_names = {"CA"};
-  for (const Vec3d& x : m.x) {
-    s.position.push_back(x);
-    s.velocity.push_back({0, 0, 0});
-    s.image.push_back({0, 0, 0});
-    s.type.push_back(0);
-    s.mass.push_back(p.mass);
-    s.charge.push_back(0.0);
+// What sop-build makes of its options: the parameters, the C-alpha traces, the model.
+struct SopPlan {
+  SopParameters p;
+  CalphaStructure structure;
+  SopModel model;
+  SopFiles files;
+};
+
+// Reads the structure and builds the model; bad input throws StructureError or
+// std::invalid_argument (exit 2, nothing written).
+void plan(const SopBuildOptions& o, SopPlan& s) {
+  s.files = sop_file_names(o.out);
+  s.p = parameters(o);
+  CalphaOptions co;
+  if (!o.max_bond.empty()) co.max_bond = number("--max-bond", o.max_bond, 0, 1e308, true);
+  co.split_at_gaps = o.gaps == "split";
+  co.chains = split(o.chains, ',');
+  s.structure = read_calpha_chains(o.structure, co);
+  std::vector<std::vector<Vec3d>> chains;
+  std::vector<std::string> names;
+  for (const CalphaChain& c : s.structure.chains) {
+    names.push_back(c.name);
+    chains.emplace_back();
+    for (const CalphaResidue& r : c.residues) chains.back().push_back(r.x);
   }
-  return s;
+  s.model = build_sop_model(chains, names, s.p);
+  pull_beads(o.pull, s.model, s.p);
+  if (!o.overwrite)
+    for (const std::string& f : {o.out, s.files.start, s.files.backbone, s.files.native})
+      if (exists(f))
+        throw std::invalid_argument("'" + f + "' exists (an earlier sop-build?); nothing was written. --overwrite "
+                                    "replaces it, or choose another -o");
 }
 
-// The start file: one H5MD frame of the beads, written by the trajectory writer.
-void write_start_file(const std::string& path, const RunConfig& cfg, const SystemState& state) {
-  Model nothing;
-  nothing.units = cfg.model.units;
-  CpuBackend backend(nothing, state);  // the writer's context wants a backend; it reads nothing of it here
-  const Topology topology;
-  H5mdWriter w(path, cfg, state, topology, 3.0 * static_cast<double>(state.size()));
-  const RunContext ctx{cfg, topology, backend, 0, 0};
-  const Observables none;
-  w.finish(ctx, Frame{state, none, 0.0});
-  if (w.failed()) throw std::runtime_error("cannot write the start file '" + path + "'");
+// One line on what was built: "SOP model of X: chains A (99), B (99); 198 beads".
+std::string summary(const SopBuildOptions& o, const SopPlan& s) {
+  int residues = 0;
+  std::string chains;
+  for (const CalphaChain& c : s.structure.chains) {
+    residues += static_cast<int>(c.residues.size());
+    chains += (chains.empty() ? "" : ", ") + (c.name.empty() ? std::string("' '") : c.name) + " (" +
+              std::to_string(c.residues.size()) + ")";
+  }
+  std::ostringstream what;
+  what << "SOP model of " << o.structure << ": chains " << chains << "; " << residues << " beads";
+  if (s.p.copies > 1) what << " x " << s.p.copies << " copies = " << s.model.x.size() << " beads in a periodic box";
+  return what.str();
+}
+
+// The config's head comment: what it is, how it was made, how to run it, the notes.
+std::vector<std::string> header_lines(const SopBuildOptions& o, const SopPlan& s) {
+  std::ostringstream lists;
+  lists << s.model.backbone.size() << " backbone bonds, " << s.model.native.size()
+        << " native contacts (C-alpha atoms closer than " << s.p.contact_cutoff << " A, |i - j| > "
+        << s.p.min_separation - 1 << " or in different chains).";
+  std::vector<std::string> h = {"Written by pairmd sop-build " + o.structure + " (docs/proteins.md).",
+                                summary(o, s) + ",", lists.str(), "Run with: pairmd run " + o.out};
+  for (const std::string& n : s.structure.notes) h.push_back("note: " + n);
+  return h;
+}
+
+// Loads what was written as `run` will, and shows the native state's energy by term.
+void report(const SopBuildOptions& o, const SopPlan& s) {
+  const RunConfig cfg = load_config(o.out);
+  const BuiltSystem sys = build_system(cfg);
+  CpuBackend cpu(make_model(cfg, sys), sys.state);
+  const Observables obs = cpu.observables();
+  std::cout << summary(o, s) << "\n"
+            << "  " << s.model.backbone.size() << " backbone bonds (" << s.files.backbone << "), "
+            << s.model.native.size() << " native contacts (" << s.files.native << "), start " << s.files.start << "\n"
+            << std::setprecision(6) << "  native state: energy " << obs.potential << " kcal/mol (repulsion "
+            << obs.potential_by_term[0] << ", backbone " << obs.potential_by_term[1] << ", native contacts "
+            << obs.potential_by_term[2] << " = -eps_h x " << s.model.native.size() << ")\n";
+  if (s.p.pulled >= 0)
+    std::cout << "  pulling: bead " << s.p.pulled << " (" << s.p.pull_mode << "), bead " << s.p.tethered << " tethered\n";
+  std::cout << "wrote " << o.out << "; run it with: pairmd run " << o.out << "\n";
 }
 
 }  // namespace
@@ -237,31 +275,9 @@ int cmd_sop_build(const Args& args) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   SopBuildOptions o;
   if (const int rc = read_options(args, o); rc != kParsed) return rc;
-  SopParameters p;
-  CalphaStructure st;
-  SopModel m;
-  std::string stem;
-  const SopFiles files = file_names(o.out, stem);
+  SopPlan s;
   try {
-    p = parameters(o);
-    CalphaOptions co;
-    if (!o.max_bond.empty()) co.max_bond = number("--max-bond", o.max_bond, 0, 1e308, true);
-    co.split_at_gaps = o.gaps == "split";
-    co.chains = split(o.chains, ',');
-    st = read_calpha_chains(o.structure, co);
-    std::vector<std::vector<Vec3d>> chains;
-    std::vector<std::string> names;
-    for (const CalphaChain& c : st.chains) {
-      names.push_back(c.name);
-      chains.emplace_back();
-      for (const CalphaResidue& r : c.residues) chains.back().push_back(r.x);
-    }
-    m = build_sop_model(chains, names, p);
-    pull_beads(o.pull, m, p);
-    if (!o.overwrite)
-      for (const std::string& f : {o.out, files.start, files.backbone, files.native})
-        if (exists(f))
-          throw std::invalid_argument("'" + f + "' exists (an earlier sop-build?); nothing was written. --overwrite replaces it, or choose another -o");
+    plan(o, s);
   } catch (const StructureError& e) {
     std::cerr << "pairmd sop-build: " << e.what() << "\n";
     return kExitUsage;
@@ -269,64 +285,17 @@ int cmd_sop_build(const Args& args) {
     std::cerr << "pairmd sop-build: " << e.what() << "\n";
     return kExitUsage;
   }
-  for (const std::string& n : st.notes) std::cout << "note: " << n << "\n";
-
-  int residues = 0;
-  std::string chain_list;
-  for (const CalphaChain& c : st.chains) {
-    residues += static_cast<int>(c.residues.size());
-    chain_list += (chain_list.empty() ? "" : ", ") + (c.name.empty() ? std::string("' '") : c.name) + " (" +
-                  std::to_string(c.residues.size()) + ")";
-  }
-  std::ostringstream what;
-  what << "SOP model of " << o.structure << ": chains " << chain_list << "; " << residues << " beads";
-  if (p.copies > 1) what << " x " << p.copies << " copies = " << m.x.size() << " beads in a periodic box";
-  std::vector<std::string> header = {
-      "Written by pairmd sop-build " + o.structure + " (docs/proteins.md).",
-      what.str() + ",",
-      std::to_string(m.backbone.size()) + " backbone bonds, " + std::to_string(m.native.size()) +
-          " native contacts (C-alpha atoms closer than " + std::to_string(p.contact_cutoff).substr(0, 4) +
-          " A, |i - j| > " + std::to_string(p.min_separation - 1) + " or in different chains).",
-      "Run with: pairmd run " + o.out};
-  for (const std::string& n : st.notes) header.push_back("note: " + n);
-  const std::string title = "SOP model of " + o.structure.substr(o.structure.find_last_of('/') + 1);
+  for (const std::string& n : s.structure.notes) std::cout << "note: " << n << "\n";
   try {
-    std::vector<std::string> pair_header = {"pairmd sop-build " + o.structure, "i j r0 (A), particle indices from 0"};
-    pair_header.insert(pair_header.begin() + 1, "backbone bonds: FENE about the native distance r0");
-    write_pair_table(files.backbone, pair_header, m.backbone, m.backbone_r0, 1);
-    pair_header[1] = "native contacts: eps_h [(r0/r)^12 - 2 (r0/r)^6] with r0 the native distance";
-    write_pair_table(files.native, pair_header, m.native, m.native_r0, 1);
-    const std::string config = sop_config_text(m, p, files, title, header);
-    {
-      std::ofstream out(o.out, std::ios::trunc);
-      out << config;
-      out.close();
-      if (!out) throw std::runtime_error("cannot write '" + o.out + "': " + std::strerror(errno));
-    }
-    const RunConfig cfg = parse_config(config, o.out);
-    if (o.overwrite) std::remove(files.start.c_str());
-    write_start_file(files.start, cfg, bead_state(m, p));
+    const std::string title = "SOP model of " + o.structure.substr(o.structure.find_last_of('/') + 1);
+    write_sop_system(s.model, s.p, o.out, title, header_lines(o, s), o.structure);
   } catch (const std::exception& e) {
     std::cerr << "pairmd sop-build: error: " << e.what() << "\n";
-    for (const std::string& f : {o.out, files.start, files.backbone, files.native}) std::remove(f.c_str());
+    for (const std::string& f : {o.out, s.files.start, s.files.backbone, s.files.native}) std::remove(f.c_str());
     return kExitFailure;
   }
-
-  // Load what was written as `run` will, and show the native state's energy by term.
   try {
-    const RunConfig cfg = load_config(o.out);
-    const BuiltSystem sys = build_system(cfg);
-    CpuBackend cpu(make_model(cfg, sys), sys.state);
-    const Observables obs = cpu.observables();
-    std::cout << what.str() << "\n"
-              << "  " << m.backbone.size() << " backbone bonds (" << files.backbone << "), " << m.native.size()
-              << " native contacts (" << files.native << "), start " << files.start << "\n"
-              << std::setprecision(6) << "  native state: energy " << obs.potential << " kcal/mol (repulsion "
-              << obs.potential_by_term[0] << ", backbone " << obs.potential_by_term[1] << ", native contacts "
-              << obs.potential_by_term[2] << " = -eps_h x " << m.native.size() << ")\n";
-    if (p.pulled >= 0)
-      std::cout << "  pulling: bead " << p.pulled << " (" << p.pull_mode << "), bead " << p.tethered << " tethered\n";
-    std::cout << "wrote " << o.out << "; run it with: pairmd run " << o.out << "\n";
+    report(o, s);
   } catch (const std::exception& e) {
     std::cerr << "pairmd sop-build: error: the written config does not load: " << e.what() << "\n";
     return kExitFailure;
