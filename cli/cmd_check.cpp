@@ -8,6 +8,7 @@
 #include "backends/cpu_backend.h"
 #include "backends/strategies.h"
 #include "cli/run_setup.h"
+#include "engine/time_step_check.h"
 #include "integrators/registry.h"
 #include "kernels/dcs/map_registry.h"
 #include "potentials/registry.h"
@@ -85,6 +86,8 @@ int cmd_check(const Args& args) {
     std::cout << o.config_path << ": ok\n" << describe_system(cfg, sys) << "steps: " << cfg.steps << "\n"
               << describe_memory(need, size) << "\n";
     if (!skipped.empty()) std::cout << skipped << "\n";
+    for (const std::string& w : time_step_warnings(cfg, sys.state, sys.topology))
+      std::cerr << "pairmd check: warning: " << w << "\n";
     try {
       require_memory(cfg, need, size, available_host_memory(), held);
     } catch (const ConfigError& e) {

@@ -24,15 +24,18 @@
 
 #include "analysis/grid_sink.h"
 #include "analysis/potential_map_observer.h"
-#include "io/checkpoint.h"
+#include "base/version.h"
+#include "cli/run_log.h"
 #include "cli/run_setup.h"
+#include "engine/pulling.h"
+#include "engine/simulation.h"
+#include "engine/time_step_check.h"
+#include "io/checkpoint.h"
+#include "io/gsd_writer.h"
 #include "io/h5md_writer.h"
 #include "io/output_files.h"
 #include "io/pull_log.h"
 #include "io/thermo_log.h"
-#include "engine/pulling.h"
-#include "engine/simulation.h"
-#include "base/version.h"
 
 namespace pairmd::cli {
 
@@ -160,6 +163,7 @@ void load_plan(const RunOptions& o, RunPlan& p) {
   const std::vector<std::string> all = merge_overrides(p.ck.overrides, sets);
   p.cfg = o.config.config_path.empty() ? parse_config(p.ck.config_text, p.ck.config_path, all)
                                        : load_config(o.config.config_path, all);
+  check_checkpoint_units(p.ck, p.cfg, o.restart);
   const std::string derived = output_prefix(p.cfg);
   p.files.prefix = !o.output.empty() ? o.output : !p.ck.prefix.empty() ? p.ck.prefix : derived;
   // Checkpoints written before the prefix was stored continue whatever prefix the run has.
@@ -316,7 +320,7 @@ struct Outputs {
 // one cannot be created, the files this run created are removed again and the error thrown
 // (files of an earlier run that this one continues stay as they were).
 void open_outputs(const RunOptions& o, const RunPlan& p, std::unique_ptr<PotentialMapObserver> potential_map,
-                  Simulation& sim, Outputs& out) {
+                  Simulation& sim, Outputs& out, RunLog& log, const std::string& command) {
   const RunConfig& cfg = p.cfg;
   const OutputFiles& files = p.files;
   if (o.overwrite)
@@ -346,6 +350,16 @@ void open_outputs(const RunOptions& o, const RunPlan& p, std::unique_ptr<Potenti
                   << files.trajectory() << " (written after the checkpoint; the run writes them again)\n";
       out.writer = traj.get();
     }
+    std::unique_ptr<GsdWriter> gsd;
+    if (cfg.output.gsd.every > 0) {
+      const bool existed = exists(files.gsd());
+      gsd = std::make_unique<GsdWriter>(files.gsd(), cfg, p.sys.state, p.sys.topology, dof,
+                                        p.continues_files ? p.first : -1);
+      if (!existed) created.push_back(files.gsd());
+      if (gsd->frames_dropped() > 0)
+        std::cout << "restart: dropped " << gsd->frames_dropped() << " frame(s) after step " << p.first << " from "
+                  << files.gsd() << " (written after the checkpoint; the run writes them again)\n";
+    }
     // The checkpoint directory must be writable (probe with the temporary name it will use).
     const std::string probe = files.checkpoint() + ".tmp." + std::to_string(getpid());
     if (FILE* fp = std::fopen(probe.c_str(), "wx")) {
@@ -369,7 +383,8 @@ void open_outputs(const RunOptions& o, const RunPlan& p, std::unique_ptr<Potenti
           std::cout << "restart: dropped " << rows << " row(s) after step " << p.first << " from " << files.pull() << "\n";
       }
       const bool pull_existed = exists(files.pull());
-      pull = std::make_unique<PullLog>(cfg, p.sys.pulling, files.pull(), p.continues_files && pull_existed, out.writer);
+      pull = std::make_unique<PullLog>(cfg, p.sys.pulling, files.pull(), p.continues_files && pull_existed, out.writer,
+                                      files.pull_plot());
       if (!pull_existed) created.push_back(files.pull());
     }
     const bool csv_existed = exists(files.thermo());
@@ -388,14 +403,21 @@ void open_outputs(const RunOptions& o, const RunPlan& p, std::unique_ptr<Potenti
       sim.add_observer(std::move(potential_map));
     }
     if (pull) sim.add_observer(std::move(pull));
+    GsdWriter* gsd_writer = gsd.get();
     if (traj) sim.add_observer(std::move(traj));
+    if (gsd) sim.add_observer(std::move(gsd));
     sim.add_observer(std::move(thermo));
     auto ckw = std::make_unique<CheckpointWriter>(files.checkpoint(), cfg.output.checkpoint_every,
                                                   p.restart ? p.ck.first_step : p.first, sim.backend().name(),
                                                   files.prefix);
     if (H5mdWriter* w = out.writer) ckw->add_before_write([w] { w->flush(); });
+    if (gsd_writer) ckw->add_before_write([gsd_writer] { gsd_writer->flush(); });
     out.checkpoints = ckw.get();
     sim.add_observer(std::move(ckw));
+    // The log last, once every other output is open (a restart refused by its trajectory leaves
+    // the log as it was): from here on everything printed goes into it too, and what was
+    // printed before, held until now.
+    if (log.open(files.log(), p.continues_files, command)) created.push_back(files.log());
   } catch (...) {
     for (const std::string& f : created) std::remove(f.c_str());
     throw;
@@ -428,6 +450,8 @@ bool print_start(const RunOptions& o, const RunPlan& p, const std::string& backe
       return false;
     }
   }
+  for (const std::string& w : time_step_warnings(cfg, p.sys.state, p.sys.topology))
+    std::cerr << "pairmd run: warning: " << w << "\n";
   std::cout << "steps: " << p.last - p.first << " (" << p.first << " -> " << p.last << "), output: " << p.files.prefix
             << ".*\n"
             << std::flush;
@@ -486,6 +510,9 @@ int report(const RunOptions& o, const RunResult& result, Simulation& sim, const 
 }  // namespace
 
 int cmd_run(const Args& args) {
+  RunLog log;  // copies everything printed, into PREFIX.log once the outputs are opened
+  std::string command = "pairmd run";
+  for (const std::string& a : args) command += " " + shell_word(a);
   // Files left open at exit (a trajectory whose write failed) must not be flushed half-written
   // by HDF5's exit handler; everything else is closed explicitly.
   H5dont_atexit();
@@ -547,7 +574,7 @@ int cmd_run(const Args& args) {
   Outputs out;
   Simulation sim(cfg, p.sys.topology, std::move(backend));
   try {
-    open_outputs(o, p, std::move(potential_map), sim, out);
+    open_outputs(o, p, std::move(potential_map), sim, out, log, command);
   } catch (const std::exception& e) {
     std::cerr << "pairmd run: error: " << e.what() << "\n";
     return kExitFailure;

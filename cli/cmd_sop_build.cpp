@@ -4,7 +4,7 @@
 // start file and pair-list files beside it (docs/proteins.md).
 //
 // The steps: read the options; read the C-alpha traces (io/structure_file.h: missing C-alpha
-// atoms and chain gaps are errors, alternate locations are decided and said); build the model;
+// atoms, chain gaps and alternate locations are errors unless an option decides them); build the model;
 // check that none of the outputs exists (unless --overwrite); write the pair lists, the config
 // and the start file; load the written config as `run` would, and report the native state.
 #include <CLI/CLI.hpp>
@@ -37,7 +37,7 @@ const char* kUsage =
     "       (pairmd sop-build --help lists every option)\n";
 
 struct SopBuildOptions {
-  std::string structure, out, chains, gaps = "error", max_bond, contact_cutoff, epsilon_h, epsilon_l, sigma, bond_k,
+  std::string structure, out, chains, gaps = "error", altloc = "error", max_bond, contact_cutoff, epsilon_h, epsilon_l, sigma, bond_k,
       max_extension, repulsion_cutoff, mass, copies, copy_gap, integrator, temperature, dt, friction, skin, steps,
       thermo_every, trajectory_every, seed, pull, pull_mode, pull_speed, pull_spring, pull_force, tether_spring,
       pull_every;
@@ -78,7 +78,8 @@ int read_options(const Args& args, SopBuildOptions& o) {
                "residue at its C-alpha, FENE bonds about the native distances, native contacts (12-6, minimum at "
                "each native distance), soft repulsion between all other pairs. Writes OUT.yaml, which `pairmd run` "
                "runs as it is, and beside it OUT.start.h5 (the beads) and OUT.backbone.pairs, OUT.native.pairs (the "
-               "pair lists). Lengths in A, energies in kcal/mol, times in ps, temperatures in K (docs/proteins.md).",
+               "pair lists). The config's units are LAMMPS real: lengths in A, energies in kcal/mol, times in fs, "
+               "temperatures in K, and so are the options (docs/proteins.md).",
                "pairmd sop-build"};
   prepare_app(app);
   const auto text = [&app](const char* name, std::string& value, const std::string& help) {
@@ -88,6 +89,7 @@ int read_options(const Args& args, SopBuildOptions& o) {
   text("-o,--out", o.out, "the config to write (OUT.yaml); the other files are named after it (required)");
   text("--chains", o.chains, "the chains to take, comma-separated (default: every chain with amino acids)");
   text("--gaps", o.gaps, "error (default): a chain gap stops with an error; split: the pieces become chains");
+  text("--altloc", o.altloc, "error (default): alternate locations of a C-alpha stop with an error; highest: take the one of highest occupancy");
   text("--max-bond", o.max_bond, "consecutive C-alpha atoms farther apart are a chain gap (default 4.5 A)");
   text("--contact-cutoff", o.contact_cutoff, "native contacts: C-alpha atoms closer than this (default 8 A)");
   text("--epsilon-h", o.epsilon_h, "native contact depth eps_h (default 1.5 kcal/mol)");
@@ -101,8 +103,8 @@ int read_options(const Args& args, SopBuildOptions& o) {
   text("--copy-gap", o.copy_gap, "distance between the copies' bounding boxes (default 10 A)");
   text("--integrator", o.integrator, "brownian (overdamped, default) or langevin (underdamped)");
   text("--temperature", o.temperature, "temperature (default 300 K)");
-  text("--dt", o.dt, "time step in ps (default 0.1 brownian, 0.02 langevin)");
-  text("--friction", o.friction, "friction gamma in 1/ps (default 16.7 brownian, 1 langevin)");
+  text("--dt", o.dt, "time step in fs (default 40 fs brownian, 20 fs langevin)");
+  text("--friction", o.friction, "friction gamma in 1/fs (default 0.0167/fs brownian, 0.001/fs langevin)");
   text("--skin", o.skin, "neighbour-list skin (default 2 A)");
   text("--steps", o.steps, "steps of the run (default 100000)");
   text("--thermo-every", o.thermo_every, "thermo output every so many steps (default 1000)");
@@ -115,7 +117,7 @@ int read_options(const Args& args, SopBuildOptions& o) {
       ->default_str("")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   text("--pull-mode", o.pull_mode, "ramp (default: a spring whose anchor moves at --pull-speed) or constant (--pull-force)");
-  text("--pull-speed", o.pull_speed, "anchor speed (default 0.01 A/ps)");
+  text("--pull-speed", o.pull_speed, "anchor speed in A/fs (default 1e-5 A/fs = 1 m/s)");
   text("--pull-spring", o.pull_spring, "pulling spring k_s (default 0.07 kcal/(mol A^2), 0.05 N/m)");
   text("--pull-force", o.pull_force, "constant force (default 1 kcal/(mol A), 69.5 pN)");
   text("--tether-spring", o.tether_spring, "the tether's spring (default 10 kcal/(mol A^2))");
@@ -152,8 +154,8 @@ SopParameters parameters(const SopBuildOptions& o) {
     p.integrator = o.integrator;
   }
   if (!o.temperature.empty()) p.temperature = number("--temperature", o.temperature, 0, inf);
-  if (!o.dt.empty()) p.dt_ps = number("--dt", o.dt, 0, inf, true);
-  if (!o.friction.empty()) p.friction_per_ps = number("--friction", o.friction, 0, inf, true);
+  if (!o.dt.empty()) p.dt_ps = 1e-3 * number("--dt", o.dt, 0, inf, true);  // fs, as the config
+  if (!o.friction.empty()) p.friction_per_ps = 1e3 * number("--friction", o.friction, 0, inf, true);
   if (!o.skin.empty()) p.skin = number("--skin", o.skin, 0, inf);
   if (!o.steps.empty()) p.steps = whole("--steps", o.steps, 0, 1L << 60);
   if (!o.thermo_every.empty()) p.thermo_every = whole("--thermo-every", o.thermo_every, 1, 1L << 60);
@@ -164,11 +166,13 @@ SopParameters parameters(const SopBuildOptions& o) {
       throw std::invalid_argument("--pull-mode: expected ramp or constant, got '" + o.pull_mode + "'");
     p.pull_mode = o.pull_mode;
   }
-  if (!o.pull_speed.empty()) p.pull_speed = number("--pull-speed", o.pull_speed, -inf, inf);
+  if (!o.pull_speed.empty()) p.pull_speed = 1e3 * number("--pull-speed", o.pull_speed, -inf, inf);
   if (!o.pull_spring.empty()) p.pull_spring = number("--pull-spring", o.pull_spring, 0, inf, true);
   if (!o.pull_force.empty()) p.pull_force = number("--pull-force", o.pull_force, -inf, inf);
   if (!o.tether_spring.empty()) p.tether_spring = number("--tether-spring", o.tether_spring, 0, inf, true);
   if (!o.pull_every.empty()) p.pull_every = whole("--pull-every", o.pull_every, 1, 1L << 60);
+  if (o.altloc != "error" && o.altloc != "highest")
+    throw std::invalid_argument("--altloc: expected error or highest, got '" + o.altloc + "'");
   if (o.gaps != "error" && o.gaps != "split") throw std::invalid_argument("--gaps: expected error or split, got '" + o.gaps + "'");
   return p;
 }
@@ -207,6 +211,7 @@ void plan(const SopBuildOptions& o, SopPlan& s) {
   CalphaOptions co;
   if (!o.max_bond.empty()) co.max_bond = number("--max-bond", o.max_bond, 0, 1e308, true);
   co.split_at_gaps = o.gaps == "split";
+  co.altloc_highest = o.altloc == "highest";
   co.chains = split(o.chains, ',');
   s.structure = read_calpha_chains(o.structure, co);
   std::vector<std::vector<Vec3d>> chains;

@@ -56,7 +56,9 @@ std::string describe_system(const RunConfig& cfg, const BuiltSystem& sys) {
   const SystemState& st = sys.state;
   s << "system: " << st.size() << " particles, " << st.type_names.size() << " type(s), " << sys.topology.bonds.size()
     << " bonds, box " << st.box.L.x << " x " << st.box.L.y << " x " << st.box.L.z
-    << (st.box.periodic ? " (periodic)" : " (open)") << ", units " << cfg.model.units.name << "\n";
+    << (st.box.periodic ? " (periodic)" : " (open)") << ", units " << cfg.model.units.name << " ("
+    << cfg.model.units.length_unit() << ", " << cfg.model.units.time_unit() << ", " << cfg.model.units.energy_unit() << ", "
+    << cfg.model.units.temperature_unit() << ", " << cfg.model.units.pressure_unit() << ")\n";
   s << "force field:";
   for (const PairTerm& t : cfg.model.force_field.pair_terms) s << " " << pair_kind_name(t.kind) << "(rc " << t.max_cutoff() << ")";
   for (const BondType& b : cfg.model.force_field.bond_types) s << " bond " << b.name << ":" << bond_kind_name(b.kind);
@@ -65,6 +67,7 @@ std::string describe_system(const RunConfig& cfg, const BuiltSystem& sys) {
   s << "integrator: " << integrator_kind_name(in.kind) << ", dt " << in.dt;
   if (in.kind != IntegratorKind::VelocityVerlet) s << ", T " << in.temperature << ", friction " << in.friction << ", seed " << in.seed;
   s << "\n";
+  for (const std::string& note : sys.notes) s << note << "\n";
   return s.str();
 }
 

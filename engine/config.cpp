@@ -313,10 +313,19 @@ void read_system(const Map& root, RunConfig& cfg) {
   }
   if (sys.has("file")) {
     spec.source = SystemSource::File;
-    Map f(sys.ctx(), sys.node("file"), "system.file", {"path", "frame"});
-    if (!f.has("path")) f.missing("path", "an H5MD file written by pairmd");
+    Map f(sys.ctx(), sys.node("file"), "system.file", {"path", "frame", "format", "atom_style", "box"});
+    if (!f.has("path")) f.missing("path", "a start file: H5MD, GSD, LAMMPS data or XYZ");
     spec.file.path = f.string("path", "");
     spec.file.frame = f.integer("frame", -1, -1, kMaxInt);
+    spec.file.format = f.choice("format", "auto", {"auto", "h5md", "gsd", "lammps", "xyz"});
+    spec.file.atom_style = f.choice("atom_style", "auto", {"auto", "atomic", "bond", "angle", "molecular", "charge", "full"});
+    if (f.has("box")) {
+      const YAML::Node b = f.node("box");
+      if (!b.IsSequence() || b.size() != 3) f.ctx().fail(b, f.sub("box"), "expected [Lx, Ly, Lz], got " + describe(b));
+      spec.file.box = {f.to_number(b[0], f.sub("box"), 0.0, kInf, true, "an edge length > 0"),
+                       f.to_number(b[1], f.sub("box"), 0.0, kInf, true, "an edge length > 0"),
+                       f.to_number(b[2], f.sub("box"), 0.0, kInf, true, "an edge length > 0")};
+    }
     cfg.locations["system.file.path"] = f.where("path");
   }
   if (sys.has("relax")) {
@@ -342,9 +351,10 @@ void read_system(const Map& root, RunConfig& cfg) {
     spec.add_particles.push_back(a);
   }
   if (sys.has("velocities")) {
-    Map v(sys.ctx(), sys.node("velocities"), "system.velocities", {"temperature", "seed"});
+    Map v(sys.ctx(), sys.node("velocities"), "system.velocities", {"temperature", "seed", "missing"});
     spec.velocity_temperature = v.number("temperature", -1, 0.0, kInf);
     spec.velocity_seed = static_cast<uint64_t>(v.integer("seed", 0, 0, kMaxInt));
+    spec.draw_missing_velocities = v.choice("missing", "draw", {"draw", "zero"}) == "draw";
   }
 }
 
@@ -760,7 +770,8 @@ void read_integrator(const Map& root, RunConfig& cfg) {
 void read_output(const Map& root, RunConfig& cfg) {
   OutputSpec& o = cfg.output;
   if (!root.has("output")) return;
-  Map m(root.ctx(), root.node("output"), "output", {"prefix", "thermo_every", "progress", "trajectory", "checkpoint_every"});
+  Map m(root.ctx(), root.node("output"), "output",
+        {"prefix", "thermo_every", "progress", "trajectory", "gsd", "checkpoint_every"});
   o.prefix = m.string("prefix", o.prefix);
   o.thermo_every = m.integer("thermo_every", o.thermo_every, 1, kMaxInt);
   o.progress = m.choice("progress", "auto", {"auto", "on", "off"});
@@ -775,6 +786,12 @@ void read_output(const Map& root, RunConfig& cfg) {
     tr.observables_every = t.integer("observables_every", 0, 0, kMaxInt);
     tr.compression = static_cast<int>(t.integer("compression", 0, 0, 9));
     tr.flush_seconds = t.number("flush_seconds", 10.0, 0.0, kInf);
+  }
+  if (m.has("gsd")) {
+    Map g(root.ctx(), m.node("gsd"), "output.gsd", {"every", "velocities", "flush_seconds"});
+    o.gsd.every = g.integer_required("every", 1, kMaxInt);
+    o.gsd.velocities = g.boolean("velocities", false);
+    o.gsd.flush_seconds = g.number("flush_seconds", 10.0, 0.0, kInf);
   }
 }
 

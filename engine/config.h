@@ -47,7 +47,10 @@ struct ChainsSpec {
 
 struct FileSpec {
   std::string path;
-  int64_t frame = -1;  // -1: last frame
+  int64_t frame = -1;                // -1: last frame
+  std::string format = "auto";       // auto (by extension) | h5md | gsd | lammps | xyz
+  std::string atom_style = "auto";   // LAMMPS data files: auto | atomic | bond | angle | molecular | charge | full
+  Vec3d box{0, 0, 0};                // XYZ files without a Lattice: the box edges (0: none)
 };
 
 struct RelaxSpec {
@@ -81,6 +84,7 @@ struct SystemSpec {
   std::vector<AddedParticle> add_particles;
   double velocity_temperature = -1;  // < 0: the integrator's temperature
   uint64_t velocity_seed = 0;        // 0: the integrator's seed
+  bool draw_missing_velocities = true;  // a start file without velocities: draw them (false: zero)
 };
 
 struct TrajectorySpec {
@@ -90,6 +94,13 @@ struct TrajectorySpec {
   int64_t observables_every = 0;  // 0: same as thermo
   int compression = 0;          // gzip level 0..9
   double flush_seconds = 10.0;  // flush at least this often (frames survive a SIGKILL)
+};
+
+// output.gsd: a GSD (HOOMD) trajectory next to (or instead of) the H5MD one.
+struct GsdSpec {
+  int64_t every = 0;            // 0: no GSD file
+  bool velocities = false;      // velocities in every frame
+  double flush_seconds = 10.0;  // as output.trajectory.flush_seconds
 };
 
 struct PotentialMapSpec {
@@ -112,6 +123,7 @@ struct OutputSpec {
   int64_t thermo_every = 100;
   std::string progress = "auto";  // auto | on | off
   TrajectorySpec trajectory;
+  GsdSpec gsd;
   int64_t checkpoint_every = 0;  // 0: only at the end
 };
 

@@ -112,7 +112,7 @@ std::string sop_config_text(const SopModel& m, const SopParameters& p, const Sop
   const Units units = Units::real();
   const double tau = ps_per_time_unit(units);  // ps per time unit
   const bool brownian = p.integrator == "brownian";
-  const double dt_ps = p.dt_ps > 0 ? p.dt_ps : (brownian ? 0.1 : 0.02);
+  const double dt_ps = p.dt_ps > 0 ? p.dt_ps : (brownian ? 0.04 : 0.02);
   const double gamma = p.friction_per_ps > 0 ? p.friction_per_ps : (brownian ? 50.0 / 3.0 : 1.0);
   std::ostringstream y;
   for (const std::string& h : header) y << "# " << h << "\n";

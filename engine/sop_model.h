@@ -41,7 +41,7 @@ struct SopParameters {
   // The run.
   std::string integrator = "brownian";  // brownian (overdamped) or langevin (underdamped)
   double temperature = 300.0;           // K
-  double dt_ps = 0.0;                   // 0: 0.1 ps for brownian, 0.02 ps for langevin
+  double dt_ps = 0.0;                   // 0: 0.04 ps for brownian (stable under forced unfolding; 0.1 ps blows up), 0.02 ps for langevin
   double friction_per_ps = 0.0;         // gamma; 0: 50 / 3 ps (SOP-GPU's zeta = 50 m / tau_L, tau_L = 3 ps) brownian, 1 langevin
   double skin = 2.0;                    // A
   double max_step = 2.0;                // A: a bead moving farther in one step stops the run (a blow-up)

@@ -1,26 +1,47 @@
-// What the system builder needs from the file formats: the start state of `system.file`.
+// What the system builder needs from the file formats: the start structure of `system.file`.
 //
-// The formats live in io/, one floor above the engine (docs/extending.md, "Layout"), so the
-// engine names only this function; io/start_file.cpp defines it and picks the reader. A new
-// input format is a reader in io/ and a line there, not an include here.
+// The formats live in io/, one floor above the engine (docs/extending.md, "The floors"), so the
+// engine names only this function; io/start_file.cpp defines it and picks the reader (H5MD:
+// pairmd's own trajectories and MDAnalysis's; GSD: HOOMD, pairmd's output.gsd; LAMMPS data
+// files; XYZ, plain and extended). A new input format is a reader in io/ and a line there, not
+// an include here. docs/config.md (system.file) describes the rules.
 #pragma once
 
-#include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "base/system_state.h"
 #include "base/topology.h"
+#include "engine/config.h"
 
 namespace pairmd {
 
-struct StartFrame {
-  SystemState state;  // positions, images, velocities (zero if not stored), types, masses, charges, box, step
-  Topology topology;  // bonds, if the file has them
-  double time = 0.0;
+// A malformed start file: the message begins with "FILE:LINE:" (text formats) or "FILE:" and
+// says what is wrong.
+struct StartFileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
-// Frame `frame` (-1: the last) of the file at `path`. Throws std::runtime_error with a message
-// naming the file and what is wrong.
-StartFrame read_start_file(const std::string& path, int64_t frame);
+struct StartStructure {
+  // Positions (wrapped into a periodic box, images counting the crossings), images, velocities
+  // (zero where the file has none), per-particle types as indices into state.type_names,
+  // masses and charges (see has_masses/has_charges), the box and the step.
+  SystemState state;
+  Topology topology;                         // bond types index bond_type_names (or count from 0)
+  std::vector<std::string> bond_type_names;  // empty: the file numbers its bond types
+  bool types_by_name = true;   // match state.type_names to system.types by name (false: by order)
+  bool has_velocities = false;
+  bool has_masses = false;     // false: the masses of the config's types
+  bool has_charges = false;    // false: the charges of the config's types
+  double time = 0;
+  std::vector<std::string> notes;  // what the reader took, converted or left out
+};
+
+// The start structure of cfg.system.file, mapped onto the config: types and bond types by name
+// (H5MD: by order), masses and charges from the file where it has them, units converted where
+// the file names them. Throws ConfigError: "CONFIG:LINE:COL: system.file.path: FILE:LINE: what"
+// (text formats) or "...: system.file.path: 'FILE': what" (H5MD, GSD).
+StartStructure load_start_file(const RunConfig& cfg);
 
 }  // namespace pairmd

@@ -275,6 +275,15 @@ void assign_velocities(SystemState& s, double temperature, uint64_t seed, const 
   }
 }
 
+void draw_velocities(SystemState& s, size_t first, double temperature, uint64_t seed, const Units& units) {
+  if (!(temperature > 0)) return;
+  const uint64_t step = ~uint64_t(0);  // as assign_velocities: never a step of the run
+  for (size_t i = first; i < s.size(); ++i) {
+    const Vec3d g = gaussian3<double>(seed, step, static_cast<uint32_t>(i), kNoiseVelocities);
+    s.velocity[i] = std::sqrt(units.kB * temperature * units.force_to_accel / s.mass[i]) * g;
+  }
+}
+
 void relax(SystemState& s, const RunConfig& cfg, const Topology& topology, int steps, double max_move) {
   if (steps <= 0) return;
   Model model = cfg.model;
@@ -297,6 +306,7 @@ void relax(SystemState& s, const RunConfig& cfg, const Topology& topology, int s
 
 BuiltSystem build_system(const RunConfig& cfg) {
   BuiltSystem b;
+  bool from_file_velocities = false;
   SystemState& s = b.state;
   s.box.periodic = cfg.system.periodic;
   for (const TypeSpec& t : cfg.system.types) s.type_names.push_back(t.name);
@@ -308,28 +318,11 @@ BuiltSystem build_system(const RunConfig& cfg) {
       build_chains(cfg, s, b.topology);
       break;
     case SystemSource::File: {
-      auto it = cfg.locations.find("system.file.path");
-      const std::string where = it != cfg.locations.end() ? it->second : cfg.path;
-      try {
-        StartFrame frame = read_start_file(cfg.system.file.path, cfg.system.file.frame);
-        s = frame.state;
-        b.topology = frame.topology;
-      } catch (const std::exception& e) {
-        throw ConfigError(where + ": system.file.path: " + e.what());
-      }
-      if (s.type_names.size() > cfg.system.types.size())
-        throw ConfigError(where + ": system.file.path: the file has " + std::to_string(s.type_names.size()) +
-                          " particle types but system.types lists " + std::to_string(cfg.system.types.size()));
-      for (size_t t = 0; t < s.type_names.size(); ++t)
-        if (s.type_names[t] != cfg.system.types[t].name)
-          throw ConfigError(where + ": system.file.path: particle type " + std::to_string(t) + " is '" + s.type_names[t] +
-                            "' in the file but '" + cfg.system.types[t].name + "' in system.types");
-      s.type_names.clear();
-      for (const TypeSpec& t : cfg.system.types) s.type_names.push_back(t.name);
-      for (const Bond& bond : b.topology.bonds)
-        if (bond.type < 0 || bond.type >= static_cast<int>(cfg.model.force_field.bond_types.size()))
-          throw ConfigError(where + ": system.file.path: the file's bonds use bond type " + std::to_string(bond.type) +
-                            ", which force_field.bonds does not define");
+      StartStructure start = load_start_file(cfg);
+      s = std::move(start.state);
+      b.topology = std::move(start.topology);
+      from_file_velocities = start.has_velocities;
+      for (std::string& n : start.notes) b.notes.push_back("start file: " + n);
       break;
     }
   }
@@ -351,11 +344,32 @@ BuiltSystem build_system(const RunConfig& cfg) {
     throw ConfigError(cfg.path + ": system.relax: the relaxation before the run failed: " + e.what() +
                       "; a smaller max_move may help");
   }
+  const size_t from_build = s.size();
   add_listed_particles(cfg, s);
+  const double T = cfg.system.velocity_temperature >= 0 ? cfg.system.velocity_temperature : cfg.model.integrator.temperature;
+  const uint64_t seed = cfg.system.velocity_seed ? cfg.system.velocity_seed : cfg.model.integrator.seed;
   if (cfg.system.source != SystemSource::File || cfg.system.velocity_temperature >= 0) {
-    const double T = cfg.system.velocity_temperature >= 0 ? cfg.system.velocity_temperature : cfg.model.integrator.temperature;
-    const uint64_t seed = cfg.system.velocity_seed ? cfg.system.velocity_seed : cfg.model.integrator.seed;
     assign_velocities(s, T, seed, cfg.model.units);
+  } else if (!from_file_velocities) {
+    // A start file without velocities would start the run at T = 0, quenched: draw them unless
+    // the config says to keep zeros.
+    std::ostringstream note;
+    note << "velocities: the start file has none; ";
+    if (cfg.system.draw_missing_velocities) {
+      assign_velocities(s, T, seed, cfg.model.units);
+      note << "drawn from Maxwell-Boltzmann at T = " << T << " " << cfg.model.units.temperature_unit() << " (seed " << seed
+           << "; system.velocities.missing: zero keeps them at zero)";
+    } else {
+      note << "they start at zero (system.velocities.missing: zero)";
+    }
+    b.notes.push_back(note.str());
+  } else if (s.size() > from_build && cfg.system.draw_missing_velocities) {
+    // Particles added to a file's state (pairmd place-ions) have none: theirs are drawn.
+    draw_velocities(s, from_build, T, seed, cfg.model.units);
+    std::ostringstream note;
+    note << "velocities: from the start file; the " << s.size() - from_build
+         << " added particle(s) got theirs from Maxwell-Boltzmann at T = " << T << " " << cfg.model.units.temperature_unit();
+    b.notes.push_back(note.str());
   }
   b.pulling = resolve_pulling(cfg, s);
   return b;

@@ -1,6 +1,7 @@
 // Turns the system section of a config into an initial state and topology: lattices, random
-// bead-spring chains (with counterions), or a frame of an H5MD file; then optional relaxation
-// and Maxwell-Boltzmann velocities.
+// bead-spring chains (with counterions), or a start file (H5MD, GSD, LAMMPS data, XYZ: see
+// engine/start_file.h); then optional relaxation and Maxwell-Boltzmann velocities (for a start
+// file: where it has none, unless system.velocities.missing: zero).
 #pragma once
 
 #include "backends/model.h"
@@ -14,6 +15,9 @@ struct BuiltSystem {
   SystemState state;
   Topology topology;
   PullSettings pulling;  // the config's pulling, resolved against this start (engine/pulling.h)
+  // What the build took from a start file, converted, left out, or drew (velocities): printed
+  // by `run` and `check` under the system's description.
+  std::vector<std::string> notes;
 };
 
 // What a backend runs: the config's model with the system's topology and pulling.
@@ -32,6 +36,9 @@ void validate_pair_lists(const RunConfig& cfg, size_t n);
 // Maxwell-Boltzmann velocities at temperature T from Philox (reproducible), with the centre-of-
 // mass momentum removed and the kinetic energy scaled to exactly (3N - 3) k_B T / 2.
 void assign_velocities(SystemState& s, double temperature, uint64_t seed, const Units& units);
+
+// Maxwell-Boltzmann velocities for particles first.. only (not rescaled; the others keep theirs).
+void draw_velocities(SystemState& s, size_t first, double temperature, uint64_t seed, const Units& units);
 
 // Capped steepest descent on the CPU reference backend: every step moves particles along their
 // forces, the largest move being max_move. Removes overlaps of generated configurations.

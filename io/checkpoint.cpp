@@ -161,6 +161,8 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
   h5::write_string_attr(run, "prefix", prefix);
   h5::write_string_attr(run, "run_id", cfg.run_id);
   attr<double>(run, "dt", H5T_IEEE_F64LE, cfg.model.integrator.dt);
+  // The unit of dt and of the velocities: `real` time was ps before it became LAMMPS's fs.
+  h5::write_string_attr(run, "time_unit", cfg.model.units.time_unit());
   h5::write_string_attr(run, "integrator", integrator_kind_name(cfg.model.integrator.kind));
   h5::write_string_attr(run, "backend", backend);
   h5::write_string_dataset(run, "config", cfg.text);
@@ -326,6 +328,10 @@ Checkpoint read_checkpoint(const std::string& path) {
       ck.run_id = h5::read_string(a, true, "run_id");
     }
     ck.dt = read_attr<double>(run, "dt", H5T_NATIVE_DOUBLE);
+    if (H5Aexists(run, "time_unit") > 0) {
+      Handle a(h5::check_id(H5Aopen(run, "time_unit", H5P_DEFAULT), "cannot open run/time_unit"));
+      ck.time_unit = h5::read_string(a, true, "time_unit");
+    }
     if (!(std::isfinite(ck.dt) && ck.dt > 0)) throw std::runtime_error("its time step is not a number > 0");
     if (ck.first_step < 0 || ck.first_step > s.step) throw std::runtime_error("its run's first step is not before its step");
     {
@@ -375,6 +381,17 @@ void CheckpointWriter::finish(const RunContext& ctx, const Frame& frame) {
   } catch (const std::exception& e) {
     error_ = e.what();
   }
+}
+
+void check_checkpoint_units(const Checkpoint& ck, const RunConfig& cfg, const std::string& path) {
+  const std::string want = cfg.model.units.time_unit();
+  // Checkpoints from before the time unit was stored are of real runs in ps (or of lj runs).
+  const std::string had = !ck.time_unit.empty() ? ck.time_unit : cfg.model.units.reduced() ? want : "ps";
+  if (had == want) return;
+  throw ConfigError("pairmd run: --restart: checkpoint '" + path + "' was written with time in " + had +
+                    " (units: real meant ps before pairmd took LAMMPS's real units, fs); its velocities and time "
+                    "step would be read as " + want + ". Start a new run from its trajectory instead (system.file "
+                    "converts the units the file names) with dt in " + want);
 }
 
 }  // namespace pairmd

@@ -35,6 +35,7 @@ struct Checkpoint {
   std::string config_text, config_path;
   std::vector<std::string> overrides;  // "key.path=value" as --set takes them, in order
   std::string pairmd_version;
+  std::string time_unit;        // unit of dt and velocities ("": not stored, older checkpoint)
 };
 
 // Throws std::runtime_error naming the path and the problem; PATH is untouched on failure.
@@ -45,6 +46,10 @@ void write_checkpoint(const std::string& path, const SystemState& state, const T
                       const std::string& prefix = "", int64_t last_step = -1);
 // Throws std::runtime_error for a missing, truncated, corrupted or foreign file.
 Checkpoint read_checkpoint(const std::string& path);
+
+// A checkpoint's time unit must be the config's (`real` meant ps before it took LAMMPS's fs):
+// throws ConfigError saying what to do otherwise.
+void check_checkpoint_units(const Checkpoint& ck, const RunConfig& cfg, const std::string& path);
 
 // Writes a checkpoint every output.checkpoint_every steps and always at the end of the run
 // (normal end, interrupt, blow-up: the last good state). `before_write` runs first (the

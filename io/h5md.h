@@ -13,6 +13,10 @@ struct H5mdFrame {
   SystemState state;   // positions, images, velocities (zero if not stored), types, masses, charges, box, step
   Topology topology;   // bonds from connectivity/, if any
   double time = 0.0;
+  bool has_velocity = false;  // the file has velocities at this frame's step
+  // The `unit` attributes of position, velocity and time ("" where there is none): the values
+  // above are as stored, the caller converts.
+  std::string length_unit, velocity_unit, time_unit;
 };
 
 // Frame `frame` (-1: the last) of particles/all in an H5MD file. Throws std::runtime_error

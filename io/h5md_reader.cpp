@@ -109,6 +109,18 @@ bool open_element(hid_t group, const std::string& name, const std::string& where
   return true;
 }
 
+// The `unit` attribute of `obj`'s dataset `name` ("" when absent or not a string).
+std::string unit_of(hid_t group, const std::string& name) {
+  if (!h5::exists(group, name)) return "";
+  Handle d(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
+  if (!d.valid() || H5Aexists(d, "unit") <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return "";
+  }
+  Handle a(h5::check_id(H5Aopen(d, "unit", H5P_DEFAULT), "cannot open the unit of " + name));
+  return h5::read_string(a, true, "the unit of " + name);
+}
+
 // Index of the frame of `e` at `step` (time-dependent), -1 if it has none.
 int64_t frame_at(const Element& e, int64_t step) {
   for (size_t i = 0; i < e.steps.size(); ++i)
@@ -184,6 +196,8 @@ void open_positions(hid_t file, int64_t frame, FrameSource& src, H5mdFrame& out)
   if (!std::isfinite(out.time)) throw Fail("the time of frame " + std::to_string(frame) + " is not finite");
 
   const std::vector<double> x = read_values<double>(pos, frame, 3 * n, H5T_NATIVE_DOUBLE, pg + "/position");
+  out.length_unit = unit_of(all, "position/value");
+  out.time_unit = unit_of(all, "position/time");
   s.position.resize(n);
   for (size_t i = 0; i < n; ++i) s.position[i] = {x[3 * i], x[3 * i + 1], x[3 * i + 2]};
 
@@ -233,8 +247,9 @@ void read_box(const FrameSource& src, SystemState& s) {
 }
 
 // Images, velocities, species and their names, masses and charges: what the file has, defaults
-// for the rest.
-void read_particles(const FrameSource& src, SystemState& s) {
+// for the rest; whether the frame has velocities, and their unit, go to `out`.
+void read_particles(const FrameSource& src, H5mdFrame& out) {
+  SystemState& s = out.state;
   const std::string& pg = src.pg;
   const hid_t all = src.all;
   const size_t n = src.n;
@@ -254,6 +269,8 @@ void read_particles(const FrameSource& src, SystemState& s) {
     if (f >= 0) {
       const std::vector<double> v = read_values<double>(vel, f, 3 * n, H5T_NATIVE_DOUBLE, pg + "/velocity");
       for (size_t i = 0; i < n; ++i) s.velocity[i] = {v[3 * i], v[3 * i + 1], v[3 * i + 2]};
+      out.has_velocity = true;
+      out.velocity_unit = unit_of(all, "velocity/value");
     }
   }
   s.type.assign(n, 0);
@@ -345,7 +362,7 @@ H5mdFrame read_frame(hid_t file, int64_t frame) {
   FrameSource src;
   open_positions(file, frame, src, out);
   read_box(src, out.state);
-  read_particles(src, out.state);
+  read_particles(src, out);
   check_and_wrap(out.state);
   read_bonds(file, src.n, out.topology);
   return out;
@@ -452,6 +469,10 @@ std::string encode(const H5mdFrame& f) {
   o.put<uint64_t>(s.type_names.size());
   for (const std::string& n : s.type_names) o.put_str(n);
   o.put_vec(f.topology.bonds);
+  o.put<int32_t>(f.has_velocity ? 1 : 0);
+  o.put_str(f.length_unit);
+  o.put_str(f.velocity_unit);
+  o.put_str(f.time_unit);
   return o.b;
 }
 
@@ -473,6 +494,10 @@ H5mdFrame decode(const std::string& bytes) {
   const uint64_t nt = in.get<uint64_t>();
   for (uint64_t k = 0; k < nt; ++k) s.type_names.push_back(in.get_str());
   f.topology.bonds = in.get_vec<Bond>();
+  f.has_velocity = in.get<int32_t>() != 0;
+  f.length_unit = in.get_str();
+  f.velocity_unit = in.get_str();
+  f.time_unit = in.get_str();
   return f;
 }
 

@@ -28,6 +28,9 @@ struct H5mdWriter::Series {
   std::vector<hsize_t> frame_dims;
   hsize_t count = 0;
   int64_t last_step = INT64_MIN;
+  // step and time are hard links to another series' (image and box/edges share position's, as
+  // H5MD asks of elements sampled together): that series appends them.
+  bool linked = false;
 };
 
 namespace {
@@ -96,6 +99,31 @@ std::string trajectory_run_id(hid_t f) {
   return h5::read_string(a, true, "run_id");
 }
 
+// The one string attribute that stays variable-length: H5MD's modules/units asks for a
+// fixed-length ASCII `unit`, but h5py reads fixed-length strings as bytes, and MDAnalysis (2.4,
+// and its H5MD reader since) looks the unit up as a str and refuses to open the file at all,
+// convert_units=False included. Every other string of the file is fixed-length.
+void write_unit(hid_t obj, const std::string& unit) {
+  Handle t(H5Tcopy(H5T_C_S1));
+  H5Tset_size(t, H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_ASCII);
+  Handle space(H5Screate(H5S_SCALAR));
+  if (H5Aexists(obj, "unit") > 0) H5Adelete(obj, "unit");
+  Handle a(h5::check_id(H5Acreate2(obj, "unit", t, space, H5P_DEFAULT, H5P_DEFAULT), "cannot create attribute unit"));
+  const char* p = unit.c_str();
+  h5::check(H5Awrite(a, t, &p), "cannot write attribute unit");
+}
+
+// Whether two open objects are the same object of the file (hard links to one dataset).
+bool same_object(hid_t a, hid_t b) {
+  H5O_info_t x, y;
+  if (H5Oget_info(a, &x) < 0 || H5Oget_info(b, &y) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;
+  }
+  return x.fileno == y.fileno && x.addr == y.addr;
+}
+
 }  // namespace
 
 H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const SystemState& initial,
@@ -114,17 +142,17 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
   n_ = initial.size();
   // Room for a few frames of everything (positions, images, velocities, forces), at least 1 MiB.
   reserve_bytes_ = std::max<size_t>(size_t(1) << 20, 4 * n_ * (24 + 12 + 24 + 24) + (64 << 10));
-  const bool real = cfg.model.units.name == "real";
+  const Units& u = cfg.model.units;
   // Unit strings in H5MD notation (space-separated factors, negative powers), as MDAnalysis
   // translates them. Reduced LJ values are dimensionless numbers: no unit attribute (H5MD's
   // reading of a missing unit), the unit system is named in h5md/modules/units and parameters.
-  length_unit_ = real ? "Angstrom" : "";
-  time_unit_ = real ? "ps" : "";
-  velocity_unit_ = real ? "Angstrom ps-1" : "";
-  force_unit_ = real ? "kcal mol-1 Angstrom-1" : "";
-  energy_unit_ = real ? "kcal mol-1" : "";
-  temperature_unit_ = real ? "K" : "";
-  pressure_unit_ = real ? "kcal mol-1 Angstrom-3" : "";
+  length_unit_ = u.h5md_length();
+  time_unit_ = u.h5md_time();
+  velocity_unit_ = u.h5md_velocity();
+  force_unit_ = u.h5md_force();
+  energy_unit_ = u.h5md_energy();
+  temperature_unit_ = u.h5md_temperature();
+  pressure_unit_ = u.h5md_pressure();
 
   // Metadata stays in memory until an explicit flush: the file on disk is always the state of
   // the last flush plus raw data beyond it, never a half-updated index.
@@ -264,8 +292,9 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
     h5::write_string_attr(c, "version", PAIRMD_VERSION);
     Handle units = h5::create_group(h5md, "modules/units");
     h5::write_attr<int32_t>(units, "version", H5T_STD_I32LE, {1, 0});
-    h5::write_string_attr(units, "system", cfg.model.units.name == "real" ? "real (Angstrom, ps, kcal/mol, amu, e)"
-                                                                          : "lj (reduced: sigma, tau, epsilon, m)");
+    h5::write_string_attr(units, "system", cfg.model.units.reduced()
+                                               ? "lj (reduced: sigma, tau, epsilon, m)"
+                                               : "real (as LAMMPS: Angstrom, fs, kcal/mol, g/mol, e, K, atm)");
   }
   const hsize_t n = st.size();
   Handle all = h5::create_group(f, "particles/all");
@@ -277,18 +306,18 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
     const double lo[3] = {st.box.lo.x, st.box.lo.y, st.box.lo.z};
     h5::write_dataset(box, "offset", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {3}, lo);
     Handle off(H5Dopen2(box, "offset", H5P_DEFAULT));
-    if (!length_unit_.empty()) h5::write_string_attr(off, "unit", length_unit_);
+    if (!length_unit_.empty()) write_unit(off, length_unit_);
   }
   std::vector<int32_t> species(st.type.begin(), st.type.end());
   h5::write_dataset(all, "species", H5T_STD_I32LE, H5T_NATIVE_INT32, {n}, species.data());
   h5::write_dataset(all, "mass", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {n}, st.mass.data());
   h5::write_dataset(all, "charge", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {n}, st.charge.data());
   {
-    if (cfg.model.units.name == "real") {
+    if (!cfg.model.units.reduced()) {
       Handle m(H5Dopen2(all, "mass", H5P_DEFAULT));
-      h5::write_string_attr(m, "unit", "u");
+      write_unit(m, cfg.model.units.h5md_mass());
       Handle q(H5Dopen2(all, "charge", H5P_DEFAULT));
-      h5::write_string_attr(q, "unit", "e");
+      write_unit(q, cfg.model.units.h5md_charge());
     }
     Handle s(H5Dopen2(all, "species", H5P_DEFAULT));
     h5::write_string_array_attr(s, "names", st.type_names);
@@ -347,22 +376,24 @@ void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
   if (h5::exists(f, "particles/all/box/edges/value")) {
     Handle d(H5Dopen2(f, "particles/all/box/edges/value", H5P_DEFAULT));
     const auto dims = h5::dims_of(d);
-    if (dims.size() == 3 && dims[1] == 3 && dims[2] == 3 && dims[0] > 0) {
+    // A vector of edges per frame, or (files from before) a 3 x 3 diagonal matrix.
+    const bool matrix = dims.size() == 3 && dims[1] == 3 && dims[2] == 3;
+    if ((matrix || (dims.size() == 2 && dims[1] == 3)) && dims[0] > 0) {
       double L[9];
       const hsize_t start[3] = {0, 0, 0}, count[3] = {1, 3, 3};
       Handle fs(H5Dget_space(d));
       H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
-      Handle ms(H5Screate_simple(3, count, nullptr));
+      Handle ms(H5Screate_simple(static_cast<int>(dims.size()), count, nullptr));
       h5::check(H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, L), "cannot read the box");
       const double want[3] = {st.box.L.x, st.box.L.y, st.box.L.z};
       for (int k = 0; k < 3; ++k)
-        if (std::fabs(L[4 * k] - want[k]) > 1e-9 * std::fabs(want[k]))
+        if (std::fabs(L[matrix ? 4 * k : k] - want[k]) > 1e-9 * std::fabs(want[k]))
           throw std::runtime_error("its box differs from the run's (a different system)");
     }
   }
   // Every time series (a group with step and value) loses its frames after restart_step: a run
   // killed after its last checkpoint continues without duplicate or out-of-order frames.
-  std::vector<std::string> groups{"particles/all", "observables"};
+  std::vector<std::string> groups{"particles/all", "observables", "fields"};
   while (!groups.empty()) {
     const std::string g = groups.back();
     groups.pop_back();
@@ -409,12 +440,19 @@ void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
       series_[child] = std::move(s);
     }
   }
+  // Files written since image and box/edges share position's step and time (hard links).
+  auto pos = series_.find("particles/all/position");
+  for (const char* name : {"particles/all/image", "particles/all/box/edges"}) {
+    auto it = series_.find(name);
+    if (pos != series_.end() && it != series_.end() && same_object(it->second->step, pos->second->step))
+      it->second->linked = true;
+  }
   flush_locked();
 }
 
 H5mdWriter::Series& H5mdWriter::series(const std::string& path, hid_t file_type,
                                        const std::vector<unsigned long long>& frame_dims_in, const std::string& unit,
-                                       bool compress) {
+                                       bool compress, Series* clock) {
   const std::string key = path[0] == '/' ? path.substr(1) : path;
   const std::vector<hsize_t> frame_dims(frame_dims_in.begin(), frame_dims_in.end());
   auto it = series_.find(key);
@@ -428,11 +466,19 @@ H5mdWriter::Series& H5mdWriter::series(const std::string& path, hid_t file_type,
   s->frame_dims = frame_dims;
   const hid_t f = static_cast<hid_t>(file_);
   s->group = h5::open_or_create_group(f, key);
-  s->step = create_extendible(s->group, "step", H5T_STD_I64LE, {}, 0);
-  s->time = create_extendible(s->group, "time", H5T_IEEE_F64LE, {}, 0);
-  if (!time_unit_.empty()) h5::write_string_attr(s->time, "unit", time_unit_);
+  if (clock) {
+    h5::check(H5Lcreate_hard(clock->group, "step", s->group, "step", H5P_DEFAULT, H5P_DEFAULT), "cannot link " + key + "/step");
+    h5::check(H5Lcreate_hard(clock->group, "time", s->group, "time", H5P_DEFAULT, H5P_DEFAULT), "cannot link " + key + "/time");
+    s->step = Handle(h5::check_id(H5Dopen2(s->group, "step", H5P_DEFAULT), "cannot open " + key + "/step"));
+    s->time = Handle(h5::check_id(H5Dopen2(s->group, "time", H5P_DEFAULT), "cannot open " + key + "/time"));
+    s->linked = true;
+  } else {
+    s->step = create_extendible(s->group, "step", H5T_STD_I64LE, {}, 0);
+    s->time = create_extendible(s->group, "time", H5T_IEEE_F64LE, {}, 0);
+    if (!time_unit_.empty()) write_unit(s->time, time_unit_);
+  }
   s->value = create_extendible(s->group, "value", file_type, frame_dims, compress ? compression_ : 0);
-  if (!unit.empty()) h5::write_string_attr(s->value, "unit", unit);
+  if (!unit.empty()) write_unit(s->value, unit);
   Series& ref = *s;
   series_[key] = std::move(s);
   return ref;
@@ -444,8 +490,10 @@ void H5mdWriter::append(Series& s, int64_t step, double time, const void* data, 
   bytes_since_flush_ += bytes;
   mark_unflushed();
   append_rows(s.value, s.count, s.frame_dims, mem_type, data);
-  append_rows(s.step, s.count, {}, H5T_NATIVE_INT64, &step);
-  if (s.time.valid()) append_rows(s.time, s.count, {}, H5T_NATIVE_DOUBLE, &time);
+  if (!s.linked) {
+    append_rows(s.step, s.count, {}, H5T_NATIVE_INT64, &step);
+    if (s.time.valid()) append_rows(s.time, s.count, {}, H5T_NATIVE_DOUBLE, &time);
+  }
   ++s.count;
   s.last_step = step;
 }
@@ -500,13 +548,19 @@ void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool fin
   };
   const std::vector<unsigned long long> n3{n_, 3};
   if (want(every_, "particles/all/position")) {
-    append(series("particles/all/position", H5T_IEEE_F64LE, n3, length_unit_, true), step, t, st.position.data(),
-           H5T_NATIVE_DOUBLE);
-    append(series("particles/all/image", H5T_STD_I32LE, n3, "", true), step, t, st.image.data(), H5T_NATIVE_INT32);
-    // Edges as the 3 x 3 matrix of box vectors (diagonal): H5MD allows a vector for a
-    // rectangular box, but MDAnalysis 2.4 reads only the matrix form.
+    Series& pos = series("particles/all/position", H5T_IEEE_F64LE, n3, length_unit_, true);
+    append(pos, step, t, st.position.data(), H5T_NATIVE_DOUBLE);
+    append(series("particles/all/image", H5T_STD_I32LE, n3, "", true, &pos), step, t, st.image.data(), H5T_NATIVE_INT32);
+    // A cuboid box is the vector of its edge lengths (H5MD; a D x D matrix means triclinic).
+    // Files continued from before keep their 3 x 3 diagonal matrices.
+    auto edges = series_.find("particles/all/box/edges");
+    const bool matrix = edges != series_.end() && edges->second->frame_dims.size() == 2;
     const double L[9] = {st.box.L.x, 0, 0, 0, st.box.L.y, 0, 0, 0, st.box.L.z};
-    append(series("particles/all/box/edges", H5T_IEEE_F64LE, {3, 3}, length_unit_, false), step, t, L, H5T_NATIVE_DOUBLE);
+    const double v[3] = {st.box.L.x, st.box.L.y, st.box.L.z};
+    append(series("particles/all/box/edges", H5T_IEEE_F64LE, matrix ? std::vector<unsigned long long>{3, 3}
+                                                                    : std::vector<unsigned long long>{3},
+                  length_unit_, false, &pos),
+           step, t, matrix ? L : v, H5T_NATIVE_DOUBLE);
   }
   if (want(velocities_every_, "particles/all/velocity"))
     append(series("particles/all/velocity", H5T_IEEE_F64LE, n3, velocity_unit_, true), step, t, st.velocity.data(),
@@ -519,7 +573,7 @@ void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool fin
   if (want(observables_every_, "observables/potential_energy")) {
     const Observables& o = frame.observables;
     const double T = temperature(o, dof_, cfg_.model.units.kB);
-    const double P = pressure(o, st.box.periodic ? st.box.volume() : 0.0);
+    const double P = cfg_.model.units.pressure_out * pressure(o, st.box.periodic ? st.box.volume() : 0.0);
     const double tot = o.total();
     auto put = [&](const char* name, double v, const std::string& unit) {
       append(series(std::string("observables/") + name, H5T_IEEE_F64LE, {}, unit, false), step, t, &v, H5T_NATIVE_DOUBLE);
@@ -710,7 +764,7 @@ void H5mdWriter::write_grid(const std::string& name, const Grid3& grid) {
     h5::check(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, grid.values.data()), "cannot write " + p);
     h5::write_attr<double>(d, "origin", H5T_IEEE_F64LE, {grid.origin[0], grid.origin[1], grid.origin[2]});
     h5::write_attr<double>(d, "spacing", H5T_IEEE_F64LE, {grid.spacing[0], grid.spacing[1], grid.spacing[2]});
-    if (!grid.unit.empty()) h5::write_string_attr(d, "unit", grid.unit);
+    if (!grid.unit.empty()) write_unit(d, grid.unit);
     h5::write_string_attr(d, "axes", "value[z][y][x]; origin and spacing in x, y, z order");
     maybe_flush();
   });

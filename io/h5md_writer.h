@@ -1,7 +1,7 @@
 // The trajectory writer: an H5MD 1.1 file (HDF5, C API) holding particles/all (box, position
 // with image, optional velocity and force, species, mass, charge), observables (energies,
-// temperature, pressure; potential maps), connectivity (bonds) and the run's YAML config under
-// parameters/. Layout, units and the flush policy are documented in docs/output.md.
+// temperature, pressure), fields (potential maps), connectivity (bonds) and the run's YAML
+// config under parameters/. Layout, units and the flush policy are documented in docs/output.md.
 //
 // Crash safety: HDF5 metadata is kept in memory (cache evictions off) and only written by
 // H5Fflush. A timer thread flushes once the oldest unflushed frame is
@@ -45,7 +45,7 @@ class H5mdWriter final : public RunObserver {
   // file is left as it was at its last flush (not closed, so nothing half-written is added).
   void finish(const RunContext& ctx, const Frame& frame) override;
 
-  // Appends a frame of a time series /observables/<name>/{step,time,value}, value shaped
+  // Appends a frame of a time series /fields/<name>/{step,time,value}, value shaped
   // [frames, nz, ny, nx] (x fastest, as Grid3::values), with attributes origin and spacing
   // (x, y, z order) and unit on value. A frame at or before the series' last step is skipped
   // (a restart repeats its first step).
@@ -53,11 +53,13 @@ class H5mdWriter final : public RunObserver {
   // Appends a value to the scalar time series /observables/<name>/{step,time,value} (the
   // pulling's force and extension, io/pull_log.h); a frame at or before its last step is skipped.
   void write_scalar_frame(const std::string& name, int64_t step, double time, double value, const std::string& unit);
-  // A time-independent grid /observables/<name>_average [nz, ny, nx] with the same
-  // attributes, replaced on every call.
+  // A time-independent grid /fields/<name> [nz, ny, nx] with the same attributes, replaced on
+  // every call (the potential-map observer names it potential_map_average).
   void write_grid(const std::string& name, const Grid3& grid);
-  static std::string grid_series_path(const std::string& name) { return "/observables/" + name; }
-  static std::string grid_average_path(const std::string& name) { return "/observables/" + name + "_average"; }
+  // Grids live in /fields, outside /observables: H5MD has no element for them, and readers that
+  // index every observable by the position frame (MDAnalysis) would trip over them there.
+  static std::string grid_series_path(const std::string& name) { return "/fields/" + name; }
+  static std::string grid_average_path(const std::string& name) { return "/fields/" + name; }
 
   // Makes everything written so far durable against a kill of the process (H5Fflush).
   void flush();
@@ -70,8 +72,10 @@ class H5mdWriter final : public RunObserver {
 
  private:
   struct Series;
+  // The series at `path`, created on first use; `clock`: a series whose step and time it shares
+  // (hard links), which appends them.
   Series& series(const std::string& path, int64_t file_type, const std::vector<unsigned long long>& frame_dims,
-                 const std::string& unit, bool compress);
+                 const std::string& unit, bool compress, Series* clock = nullptr);
   void append(Series& s, int64_t step, double time, const void* data, int64_t mem_type);
   void write_static(const RunConfig& cfg, const SystemState& st, const Topology& topology);
   void open_existing(const SystemState& st, int64_t restart_step);

@@ -133,7 +133,8 @@ inline Handle string_type(size_t n) {
   return t;
 }
 
-// Strings in attributes are variable-length UTF-8: h5py (and so MDAnalysis) reads them as str.
+// Variable-length UTF-8 strings: only for reading files that hold them (h5py writes str
+// attributes so).
 inline Handle vlen_string_type() {
   Handle t(H5Tcopy(H5T_C_S1));
   H5Tset_size(t, H5T_VARIABLE);
@@ -141,24 +142,41 @@ inline Handle vlen_string_type() {
   return t;
 }
 
+// Attributes are written as H5MD asks (h5md.nongnu.org: "fixed-length string datatype", the
+// unit attribute "using the ASCII character set"): fixed-length, NUL-padded, ASCII; UTF-8 where
+// the text is not ASCII (a user name, a path). h5py reads them as bytes.
+inline Handle fixed_string_type(const std::vector<std::string>& values) {
+  size_t n = 1;
+  bool ascii = true;
+  for (const std::string& v : values) {
+    n = std::max(n, v.size());
+    for (unsigned char c : v) ascii = ascii && c < 0x80;
+  }
+  Handle t = string_type(n);
+  H5Tset_cset(t, ascii ? H5T_CSET_ASCII : H5T_CSET_UTF8);
+  return t;
+}
+
 inline void write_string_attr(hid_t obj, const char* name, const std::string& value) {
-  Handle t = vlen_string_type();
+  Handle t = fixed_string_type({value});
   Handle space(H5Screate(H5S_SCALAR));
   if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
   Handle a(check_id(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT), std::string("cannot create attribute ") + name));
-  const char* p = value.c_str();
-  check(H5Awrite(a, t, &p), std::string("cannot write attribute ") + name);
+  std::vector<char> buf(H5Tget_size(t), '\0');
+  std::memcpy(buf.data(), value.data(), value.size());
+  check(H5Awrite(a, t, buf.data()), std::string("cannot write attribute ") + name);
 }
 
 inline void write_string_array_attr(hid_t obj, const char* name, const std::vector<std::string>& values) {
-  Handle t = vlen_string_type();
-  std::vector<const char*> ptrs;
-  for (const auto& v : values) ptrs.push_back(v.c_str());
+  Handle t = fixed_string_type(values);
+  const size_t n = H5Tget_size(t);
+  std::vector<char> buf(n * values.size(), '\0');
+  for (size_t k = 0; k < values.size(); ++k) std::memcpy(buf.data() + k * n, values[k].data(), values[k].size());
   const hsize_t dims[1] = {values.size()};
   Handle space(H5Screate_simple(1, dims, nullptr));
   if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
   Handle a(check_id(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT), std::string("cannot create attribute ") + name));
-  if (!values.empty()) check(H5Awrite(a, t, ptrs.data()), std::string("cannot write attribute ") + name);
+  if (!values.empty()) check(H5Awrite(a, t, buf.data()), std::string("cannot write attribute ") + name);
 }
 
 // Reads a string-array attribute (fixed or variable length); throws on anything else.
@@ -173,6 +191,7 @@ inline std::vector<std::string> read_string_array_attr(hid_t obj, const char* na
   if (cnt == 0) return out;
   if (H5Tis_variable_str(t) > 0) {
     Handle mem = vlen_string_type();
+    H5Tset_cset(mem, H5Tget_cset(t));  // HDF5 does not convert between ASCII and UTF-8
     std::vector<char*> ptrs(cnt, nullptr);
     check(H5Aread(a, mem, ptrs.data()), std::string("cannot read attribute ") + name);
     for (char* p : ptrs) out.emplace_back(p ? p : "");
@@ -182,7 +201,9 @@ inline std::vector<std::string> read_string_array_attr(hid_t obj, const char* na
   const size_t sz = H5Tget_size(t);
   if (sz == 0 || sz > 4096) throw std::runtime_error(std::string("attribute ") + name + " has implausible strings");
   std::vector<char> buf(static_cast<size_t>(cnt) * sz, '\0');
-  check(H5Aread(a, t, buf.data()), std::string("cannot read attribute ") + name);
+  Handle mem = string_type(sz);
+  H5Tset_cset(mem, H5Tget_cset(t));
+  check(H5Aread(a, mem, buf.data()), std::string("cannot read attribute ") + name);
   for (hssize_t k = 0; k < cnt; ++k) out.emplace_back(buf.data() + k * sz, strnlen(buf.data() + k * sz, sz));
   return out;
 }
@@ -211,7 +232,7 @@ inline void write_dataset(hid_t loc, const std::string& name, hid_t file_type, h
 }
 
 inline void write_string_dataset(hid_t loc, const std::string& name, const std::string& value) {
-  Handle t = string_type(value.size());
+  Handle t = fixed_string_type({value});
   write_dataset(loc, name, t, t, {}, value.empty() ? "" : value.data());
 }
 
@@ -236,6 +257,7 @@ inline std::string read_string(hid_t obj, bool is_attr, const std::string& what)
   if (H5Sget_simple_extent_npoints(space) != 1) throw std::runtime_error(what + " is not a single string");
   if (H5Tis_variable_str(type) > 0) {
     Handle mem = vlen_string_type();
+    H5Tset_cset(mem, H5Tget_cset(type));  // HDF5 does not convert between ASCII and UTF-8 (unit attributes are ASCII)
     char* p = nullptr;
     check(is_attr ? H5Aread(obj, mem, &p) : H5Dread(obj, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, &p), "cannot read " + what);
     std::string s = p ? p : "";
@@ -246,6 +268,7 @@ inline std::string read_string(hid_t obj, bool is_attr, const std::string& what)
   if (n == 0 || n > (size_t(1) << 30)) throw std::runtime_error(what + " has an implausible size");
   std::vector<char> buf(n + 1, '\0');
   Handle mem = string_type(n);
+  H5Tset_cset(mem, H5Tget_cset(type));
   check(is_attr ? H5Aread(obj, mem, buf.data()) : H5Dread(obj, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()),
         "cannot read " + what);
   return std::string(buf.data(), strnlen(buf.data(), n));

@@ -1,19 +1,58 @@
 #include "io/pull_log.h"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "engine/pulling.h"
 #include "io/h5md_writer.h"
+#include "io/svg_plot.h"
 
 namespace pairmd {
 
+void write_pull_plot(const std::string& csv_path, const std::string& svg_path, const std::string& title,
+                     const std::string& length_unit, const std::string& force_unit) {
+  std::ifstream in(csv_path);
+  if (!in) throw std::runtime_error("cannot read the pulling CSV '" + csv_path + "'");
+  std::vector<std::pair<double, double>> points;  // (extension, force)
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::stringstream row(line);
+    std::vector<double> v;
+    for (std::string cell; std::getline(row, cell, ',');) v.push_back(std::strtod(cell.c_str(), nullptr));
+    if (v.size() == 6) points.push_back({v[4], v[5]});
+  }
+  SvgPlot plot(title, "extension (" + length_unit + ")", "pulling force (" + force_unit + ")");
+  plot.set_linear(true);
+  plot.add_series("force", points);
+  const std::string tmp = svg_path + ".tmp." + std::to_string(getpid());
+  try {
+    plot.write(tmp);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::rename(tmp.c_str(), svg_path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write the force-extension plot '" + svg_path + "': " + why);
+  }
+}
+
 PullLog::PullLog(const RunConfig& cfg, const PullSettings& pull, const std::string& csv_path, bool append,
-                 H5mdWriter* trajectory)
+                 H5mdWriter* trajectory, const std::string& svg_path)
     : pull_(pull),
       every_(cfg.pulling.every > 0 ? cfg.pulling.every : cfg.output.thermo_every),
       path_(csv_path),
+      svg_path_(svg_path),
+      title_(cfg.title.empty() ? "force-extension" : cfg.title + ": force-extension"),
       trajectory_(trajectory) {
   const bool real = cfg.model.units.name == "real";
   length_unit_ = real ? "Angstrom" : "";
@@ -66,6 +105,9 @@ void PullLog::finish(const RunContext& ctx, const Frame& frame) {
     std::fclose(csv_);
     csv_ = nullptr;
   }
+  if (!svg_path_.empty())
+    write_pull_plot(path_, svg_path_, title_, length_unit_.empty() ? "length" : "A",
+                    force_unit_.empty() ? "energy/length" : "kcal/(mol A)");
 }
 
 }  // namespace pairmd

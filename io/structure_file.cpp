@@ -169,7 +169,14 @@ CalphaStructure read_calpha_chains(const std::string& path, const CalphaOptions&
         throw StructureError(residue_where(path, res) + residue_name(c, res) +
                              ": no C-alpha atom (CA); the SOP model puts a bead at each residue's C-alpha. Complete the "
                              "residue, remove it, or take other chains (--chains)");
-      if (!note.empty()) out.notes.push_back(residue_name(c, res) + ": " + note);
+      if (!note.empty()) {
+        if (!options.altloc_highest)
+          throw StructureError(residue_where(path, res) + residue_name(c, res) + ": " +
+                               note.substr(0, note.find(':')) +
+                               ": which one is the native structure? --altloc highest takes the CA of the highest "
+                               "occupancy (the first of equal ones); or edit the file");
+        out.notes.push_back(residue_name(c, res) + ": " + note);
+      }
       if (!info.found()) out.notes.push_back(residue_name(c, res) + ": not a residue gemmi knows; taken as an amino acid (it has N, CA and C)");
       res.x = {ca->pos.x, ca->pos.y, ca->pos.z};
       previous = &r;

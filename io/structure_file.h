@@ -8,8 +8,9 @@
 // with the file and line (PDB) or the chain and residue (mmCIF): an amino acid without a CA
 // atom, and consecutive residues whose C-alpha atoms are farther apart than a peptide bond
 // allows (missing residues: a chain gap; `split_at_gaps` makes the pieces chains of their own).
-// What is decided and said: alternate locations (the CA of the highest occupancy, the first of
-// equal ones), alternative residues at one position (the first), models after the first,
+// Alternate locations of a CA atom are refused too, unless `altloc_highest` (then the CA of the
+// highest occupancy is taken, the first of equal ones, and said). What is decided and said:
+// alternative residues at one position (the first), models after the first,
 // residues that are not amino acids (water, ligands), PDB columns past 72 that do not parse.
 #pragma once
 
@@ -42,6 +43,7 @@ struct CalphaStructure {
 struct CalphaOptions {
   double max_bond = 4.5;             // consecutive C-alpha atoms farther apart are a chain gap (A)
   bool split_at_gaps = false;        // a gap splits the chain instead of stopping with an error
+  bool altloc_highest = false;       // alternate locations: take the highest occupancy instead of an error
   std::vector<std::string> chains;   // the chains to take (by name); empty: all with amino acids
 };
 

@@ -18,6 +18,17 @@ std::string format_duration(double seconds) {
   return o.str();
 }
 
+std::string csv_header(const RunConfig& cfg) {
+  const Units& u = cfg.model.units;
+  auto col = [](const char* name, const char* unit) { return std::string(name) + "[" + unit + "]"; };
+  std::string h = "step," + col("time", u.time_unit()) + "," + col("temperature", u.temperature_unit()) + "," +
+                  col("potential_energy", u.energy_unit()) + "," + col("kinetic_energy", u.energy_unit()) + "," +
+                  col("total_energy", u.energy_unit()) + "," + col("pressure", u.pressure_unit()) + ",steps_per_second";
+  for (const PairTerm& t : cfg.model.force_field.pair_terms)
+    h += "," + col((std::string("energy_") + pair_kind_name(t.kind)).c_str(), u.energy_unit());
+  return h;
+}
+
 ThermoLog::ThermoLog(const RunConfig& cfg, const std::string& csv_path, bool progress, double dof, bool append)
     : cfg_(cfg), every_(cfg.output.thermo_every), progress_(progress), dof_(dof), csv_path_(csv_path) {
   if (!csv_path.empty()) {
@@ -25,9 +36,7 @@ ThermoLog::ThermoLog(const RunConfig& cfg, const std::string& csv_path, bool pro
     csv_ = std::fopen(csv_path.c_str(), append ? "a" : "wx");
     if (!csv_) throw std::runtime_error("cannot write the thermo CSV '" + csv_path + "': " + std::strerror(errno));
     if (!append) {
-      std::string header = "step,time,temperature,potential_energy,kinetic_energy,total_energy,pressure,steps_per_second";
-      for (const PairTerm& t : cfg.model.force_field.pair_terms) header += std::string(",energy_") + pair_kind_name(t.kind);
-      write_row(header + "\n");
+      write_row(csv_header(cfg) + "\n");
     }
   }
   start_ = last_progress_ = rate_time_ = std::chrono::steady_clock::now();
@@ -67,20 +76,28 @@ void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
     start_ = rate_time_ = std::chrono::steady_clock::now();
   }
   const double T = temperature(o, dof_, cfg_.model.units.kB);
-  const double P = pressure(o, frame.state.box.periodic ? frame.state.box.volume() : 0.0);
+  const double P = cfg_.model.units.pressure_out * pressure(o, frame.state.box.periodic ? frame.state.box.volume() : 0.0);
   const double sps = step > start_step_ ? rate(step) : 0.0;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double avg = step > start_step_ ? (step - start_step_) / elapsed : 0.0;
   const double eta = avg > 0 ? (ctx.last_step - step) / avg : NAN;
 
   if (progress_shown_) {
-    std::cerr << "\r\033[K" << std::flush;
+    std::clog << "\r\033[K" << std::flush;
     progress_shown_ = false;
   }
   if (!header_printed_) {
+    // Names, then their units: every number of the table says what it is measured in.
+    const Units& u = cfg_.model.units;
+    auto in = [](const char* unit) { return "[" + std::string(unit) + "]"; };
+    const bool lj = u.reduced();
     std::cout << std::setw(10) << "step" << std::setw(12) << "time" << std::setw(10) << "T" << std::setw(14) << "PE"
               << std::setw(14) << "KE" << std::setw(14) << "E_total" << std::setw(12) << "P" << std::setw(11)
-              << "steps/s" << std::setw(10) << "ETA" << "\n";
+              << "steps/s" << std::setw(10) << "ETA" << "\n"
+              << std::setw(10) << "" << std::setw(12) << in(u.time_unit()) << std::setw(10)
+              << in(lj ? "eps/k_B" : u.temperature_unit()) << std::setw(14) << in(u.energy_unit()) << std::setw(14)
+              << in(u.energy_unit()) << std::setw(14) << in(u.energy_unit()) << std::setw(12)
+              << in(lj ? "eps/sig^3" : u.pressure_unit()) << std::setw(11) << "" << std::setw(10) << "[h:m:s]" << "\n";
     header_printed_ = true;
   }
   std::cout << std::setw(10) << step << std::setw(12) << std::setprecision(5) << frame.time << std::setw(10)
@@ -111,14 +128,14 @@ void ThermoLog::progress(const RunContext& ctx, int64_t step) {
   const double avg = step > start_step_ ? (step - start_step_) / elapsed : 0.0;
   const double total = static_cast<double>(ctx.last_step - ctx.first_step);
   const double done = total > 0 ? 100.0 * (step - ctx.first_step) / total : 100.0;
-  std::cerr << "\r\033[K  step " << step << "/" << ctx.last_step << "  " << std::fixed << std::setprecision(1) << done
+  std::clog << "\r\033[K  step " << step << "/" << ctx.last_step << "  " << std::fixed << std::setprecision(1) << done
             << "%  " << std::defaultfloat << std::setprecision(4) << avg << " steps/s  ETA "
             << format_duration(avg > 0 ? (ctx.last_step - step) / avg : NAN) << std::flush;
   progress_shown_ = true;
 }
 
 void ThermoLog::finish(const RunContext& ctx, const Frame& frame) {
-  if (progress_shown_) std::cerr << "\r\033[K" << std::flush;
+  if (progress_shown_) std::clog << "\r\033[K" << std::flush;
   progress_shown_ = false;
   if (frame.state.step != last_printed_) observe(ctx, frame);  // always end on the last state
   if (csv_ && std::fclose(csv_) != 0) {

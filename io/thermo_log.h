@@ -1,4 +1,5 @@
-// The thermo table on stdout, its CSV twin, and the progress line on a terminal.
+// The thermo table on stdout, its CSV twin, and the progress line on a terminal (on std::clog,
+// which PREFIX.log does not copy: a log of carriage returns would be no use).
 #pragma once
 
 #include <chrono>
@@ -43,5 +44,7 @@ class ThermoLog final : public RunObserver, public ProgressDisplay {
 };
 
 std::string format_duration(double seconds);
+// The CSV's first line: column names with their units in brackets ("time[fs]", "pressure[atm]").
+std::string csv_header(const RunConfig& cfg);
 
 }  // namespace pairmd

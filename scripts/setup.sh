@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libyaml-cpp-dev libhdf5-dev libsz2 libaec-dev librandom123-dev libgtest-dev libcli11-dev
-          python3 python3-numpy python3-h5py python3-mdanalysis python3-griddataformats python3-matplotlib hdf5-tools)
+          python3 python3-numpy python3-h5py python3-mdanalysis python3-griddataformats python3-matplotlib hdf5-tools
+          python3-gsd python3-venv python3-pip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -34,6 +35,20 @@ else
   echo "setup: note: no nvcc found; building the CPU backend only (install the CUDA Toolkit for GPUs)"
 fi
 
+# Configuring also fetches GSD's source distribution from PyPI (pinned by its hash) and builds
+# its C library into pairmd (CMakeLists.txt; -DPAIRMD_GSD_SOURCE=FILE for a local copy).
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPAIRMD_CUDA=$cuda > build.configure.log
 cmake --build build -j"$(nproc)"
 echo "setup: built build/pairmd"
+
+# OVITO and a current gsd are on PyPI only: a virtual environment for the tests that open
+# pairmd's files with them (tests/python/check_peer_tools.py). Best effort: without network the
+# tests report themselves as skipped, with the reason.
+peer=build/peer-tools
+if ! "$peer/bin/python" -c "import ovito, gsd.hoomd" > /dev/null 2>&1; then
+  if python3 -m venv "$peer" > /dev/null 2>&1 && "$peer/bin/pip" install -q --disable-pip-version-check ovito gsd > build.peer-tools.log 2>&1; then
+    echo "setup: PyPI's ovito and gsd in $peer (for the peer-tool tests)"
+  else
+    echo "setup: note: could not install PyPI's ovito and gsd into $peer (see build.peer-tools.log); their tests will be skipped"
+  fi
+fi

@@ -135,8 +135,37 @@ TEST(H5md, AppendDropsFramesAfterTheRestartStepAndChecksTheSystem) {
     H5mdWriter w(path, s.cfg, st, s.sys.topology, 1.0, 200);
     EXPECT_EQ(w.frames_written("particles/all/position"), 3);
     EXPECT_EQ(w.frames_written("observables/total_energy"), 3);
+    // The continued file goes on with image and box/edges sharing position's step and time.
+    for (int64_t step = 300; step <= 400; step += 100) {
+      st.step = step;
+      Observables o = b.observables();
+      RunContext ctx{s.cfg, s.sys.topology, b, 200, 1000};
+      w.observe(ctx, Frame{st, o, step * 0.005});
+    }
   }
+  EXPECT_EQ(read_steps(path, "particles/all/position/step"), (std::vector<int64_t>{0, 100, 200, 300, 400}));
+  EXPECT_EQ(read_steps(path, "particles/all/image/step"), (std::vector<int64_t>{0, 100, 200, 300, 400}));
+  EXPECT_EQ(read_steps(path, "particles/all/box/edges/step"), (std::vector<int64_t>{0, 100, 200, 300, 400}));
+  {
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "particles/all/box/edges/value", H5P_DEFAULT);
+    hid_t sp = H5Dget_space(d);
+    hsize_t dims[3] = {0, 0, 0};
+    EXPECT_EQ(H5Sget_simple_extent_ndims(sp), 2);  // a cuboid box: [frames, 3]
+    H5Sget_simple_extent_dims(sp, dims, nullptr);
+    EXPECT_EQ(dims[0], 5u);
+    EXPECT_EQ(dims[1], 3u);
+    H5Sclose(sp);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  const H5mdFrame back = read_h5md_frame(path, -1);
+  EXPECT_EQ(back.state.step, 400);
+  EXPECT_EQ(back.state.box.L.x, st.box.L.x);
+  // Drop two frames again.
+  { H5mdWriter w(path, s.cfg, st, s.sys.topology, 1.0, 200); }
   EXPECT_EQ(read_steps(path, "particles/all/position/step"), (std::vector<int64_t>{0, 100, 200}));
+  EXPECT_EQ(read_steps(path, "particles/all/image/step"), (std::vector<int64_t>{0, 100, 200}));
   EXPECT_EQ(read_steps(path, "particles/all/position/time").size(), 3u);
   // Another system: refused, file untouched.
   RunConfig cfg3 = parse_config(test::small_lj_config(10), "x.yaml", {"system.lattice.cells=5"});
@@ -161,17 +190,17 @@ TEST(H5md, GridFramesAndAveragesAreStoredAsDocumented) {
     w.write_grid_frame("potential", 0, 0.0, g);
     w.write_grid_frame("potential", 100, 0.5, g);
     w.write_grid_frame("potential", 100, 0.5, g);  // repeated step: skipped
-    w.write_grid("potential", g);
+    w.write_grid("potential_average", g);
     g.values[0] = 42;
-    w.write_grid("potential", g);  // replaced
+    w.write_grid("potential_average", g);  // replaced
     Grid3 bad = g;
     bad.values.pop_back();
     EXPECT_THROW(w.write_grid("broken", bad), std::runtime_error);
   }
-  EXPECT_EQ(read_steps(path, "observables/potential/step"), (std::vector<int64_t>{0, 100}));
+  EXPECT_EQ(read_steps(path, "fields/potential/step"), (std::vector<int64_t>{0, 100}));
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(f, 0);
-  hid_t d = H5Dopen2(f, "observables/potential/value", H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, "fields/potential/value", H5P_DEFAULT);
   hid_t sp = H5Dget_space(d);
   hsize_t dims[4];
   ASSERT_EQ(H5Sget_simple_extent_ndims(sp), 4);
@@ -187,7 +216,7 @@ TEST(H5md, GridFramesAndAveragesAreStoredAsDocumented) {
   H5Aclose(a);
   H5Sclose(sp);
   H5Dclose(d);
-  d = H5Dopen2(f, "observables/potential_average", H5P_DEFAULT);
+  d = H5Dopen2(f, "fields/potential_average", H5P_DEFAULT);
   ASSERT_GE(d, 0);
   std::vector<double> v(g.size());
   H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());

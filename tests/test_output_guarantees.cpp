@@ -73,7 +73,7 @@ Table read_table(const std::string& path) {
 // The bytes of every file a run with `prefix` writes that exists.
 std::map<std::string, std::string> snapshot(const ScratchDir& dir, const std::string& prefix) {
   std::map<std::string, std::string> s;
-  for (const char* ext : {".h5", ".thermo.csv", ".checkpoint.h5", ".potential.dx"})
+  for (const char* ext : {".h5", ".gsd", ".thermo.csv", ".checkpoint.h5", ".potential.dx", ".log"})
     if (test::file_exists(dir / (prefix + ext))) s[prefix + ext] = test::read_text(dir / (prefix + ext));
   return s;
 }
@@ -193,12 +193,12 @@ TEST(OutputGuarantees, RepeatedRunRefusesToReplaceAnEarlierRunsFilesUnlessAskedT
   test::write_text(dir / "run.yaml", config(300, "{every: 100, flush_seconds: 1}"));
   ASSERT_EQ(test::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path).exit_code, 0);
   const auto before = snapshot(dir, "run");
-  ASSERT_EQ(before.size(), 3u);
+  ASSERT_EQ(before.size(), 4u);  // trajectory, thermo table, checkpoint, log
 
   const test::ChildResult again = test::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path);
   EXPECT_EQ(again.exit_code, 2) << again.err;
   EXPECT_NE(again.err.find("the output prefix 'run' holds files of an earlier run (run.h5, run.thermo.csv, "
-                           "run.checkpoint.h5); nothing was written"),
+                           "run.checkpoint.h5, run.log); nothing was written"),
             std::string::npos)
       << again.err;
   EXPECT_NE(again.err.find("to continue that run:  pairmd run run.yaml --restart run.checkpoint.h5"), std::string::npos);

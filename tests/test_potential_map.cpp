@@ -443,7 +443,7 @@ TEST(PotentialMapCommands, RunAndPotentialMapAndPlaceIonsEndToEnd) {
   MapSettings m = map_settings(cfg.potential_map);
   m.spacing = 0.25;
   Grid3 want = map_lattice(sys.state, m, cfg.model.units);
-  potential_cpu(charged_particles(sys.state), 332.0637, m.floor(), want);
+  potential_cpu(charged_particles(sys.state), cfg.model.units.coulomb, m.floor(), want);
   const Grid3 got = read_dx(dx);
   ASSERT_EQ(got.dims, want.dims);
   for (size_t p = 0; p < want.size(); ++p) EXPECT_NEAR(got.values[p], want.values[p], 1e-8 * std::fabs(want.values[p]));

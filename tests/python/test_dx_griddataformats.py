@@ -43,7 +43,7 @@ integrator: {kind: langevin, dt: 0.001, temperature: 300, seed: 5}
 """
 POSITIONS = np.array([[0.5, 0.5, 0.5], [1.7, 0.2, 1.1], [0.3, 1.5, 1.9]])
 CHARGES = np.array([1.0, -0.5, -0.5])
-K_E = 332.0637  # kcal A / (mol e^2), pairmd's Units::real().coulomb
+K_E = 332.06371  # kcal A / (mol e^2), pairmd's Units::real().coulomb (LAMMPS's qqr2e)
 SPACING, PADDING = 0.3, 1.5
 FLOOR = SPACING / 2  # min_distance 0 means half the spacing
 

@@ -1,0 +1,33 @@
+// The readers of start files (engine/start_file.h declares what the engine asks of them).
+// Each gives a StartStructure as the file has it; io/start_file.cpp maps it onto the config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/vec3.h"
+#include "engine/start_file.h"
+
+namespace pairmd {
+
+// One of "h5md", "gsd", "lammps", "xyz": `format` unless it is "auto", else by the file's
+// extension (.h5 .hdf5 .h5md; .gsd; .data .lmp .lammps; .xyz .extxyz). Throws StartFileError.
+std::string start_file_format(const std::string& path, const std::string& format);
+
+// LAMMPS data file (read_data): header, Masses, Atoms (styles atomic, bond, angle, molecular,
+// charge, full; with image flags or without), Velocities, Bonds; type labels; Angles,
+// Dihedrals, Impropers and Coeffs sections are read past, with a note. `atom_style`: "auto"
+// takes the style from the "Atoms # style" comment, else from the number of columns.
+StartStructure read_lammps_data(const std::string& path, const std::string& atom_style);
+
+// XYZ: "N", a comment line, N lines "name x y z". Extended XYZ comment keys are read:
+// Lattice="..." (orthorhombic), Origin="x y z", Properties=species:S:1:pos:R:3[:vel:R:3...].
+// Frame `frame` of a file of several (-1: the last). `box` (Lx, Ly, Lz; zero: none) for files
+// without a Lattice; without either, the box is the particles' bounding box (open systems).
+StartStructure read_xyz(const std::string& path, int64_t frame, const Vec3d& box, bool periodic);
+
+// Frame `frame` (-1: the last) of a GSD file (HOOMD schema), with the schema's fallback to
+// frame 0 for what the frame lacks (but not for velocities).
+StartStructure read_gsd_frame(const std::string& path, int64_t frame);
+
+}  // namespace pairmd
