@@ -32,8 +32,11 @@ SystemState bead_state(const SopModel& m, const SopParameters& p) {
 }
 
 // One H5MD frame of the beads, written by the trajectory writer.
-void write_start_file(const std::string& path, const RunConfig& cfg, const SystemState& state) {
+void write_start_file(const std::string& path, const RunConfig& run_cfg, const SystemState& state) {
   std::remove(path.c_str());
+  RunConfig cfg = run_cfg;
+  cfg.output.trajectory = TrajectorySpec{};
+  cfg.output.trajectory.every = 1;  // one frame of positions, whatever the run writes
   Model nothing;
   nothing.units = cfg.model.units;
   CpuBackend backend(nothing, state);  // the writer's context wants a backend; it reads nothing of it here

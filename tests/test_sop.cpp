@@ -277,7 +277,9 @@ INSTANTIATE_TEST_SUITE_P(Cpu, SopForces, ::testing::Values(test::cpu_target()), 
 // ---- part 2: the SOP model of a real protein, sop-build (CPU) ----------------------------------
 #ifndef PAIRMD_PHYSICS_ON_GPU
 
-const char* kStructure = "/usr/share/pymol/test/dat/1tii.pdb";
+// PAIRMD_SOP_PDB names another copy of the file (scripts/device_run.sh: the bundle's).
+const std::string kStructure =
+    std::getenv("PAIRMD_SOP_PDB") ? std::getenv("PAIRMD_SOP_PDB") : "/usr/share/pymol/test/dat/1tii.pdb";
 
 #define REQUIRE_STRUCTURE()                                                                                  \
   do {                                                                                                       \
@@ -294,6 +296,27 @@ std::vector<Vec3d> calpha_columns(const std::string& path, char chain) {
     if (line.compare(0, 6, "ATOM  ") == 0 && line.substr(12, 4) == " CA " && line[21] == chain)
       x.push_back({std::stod(line.substr(30, 8)), std::stod(line.substr(38, 8)), std::stod(line.substr(46, 8))});
   return x;
+}
+
+// A config that sop-build wrote into `dir`, loaded there (its files are relative to the working
+// directory, as `pairmd run` in that directory reads them).
+struct LoadedSop {
+  RunConfig cfg;
+  BuiltSystem sys;
+};
+LoadedSop load_in(const std::string& dir, const std::string& yaml) {
+  const std::filesystem::path here = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  LoadedSop l;
+  try {
+    l.cfg = load_config(yaml);
+    l.sys = build_system(l.cfg);
+  } catch (...) {
+    std::filesystem::current_path(here);
+    throw;
+  }
+  std::filesystem::current_path(here);
+  return l;
 }
 
 // sop-build in `dir` with `args`; the result of the run.
@@ -337,8 +360,9 @@ TEST(Sop, NativeEnergyOfARealProteinIsMinusEpsHPerContactPlusRepulsion) {
   p.epsilon_h = 1.7;
   const SopModel m = chain_d(p);
   ASSERT_EQ(static_cast<int>(m.native.size()), contacts);
-  const RunConfig cfg = load_config(dir / "d.yaml");
-  const BuiltSystem sys = build_system(cfg);
+  const LoadedSop l = load_in(dir.path, "d.yaml");
+  const RunConfig& cfg = l.cfg;
+  const BuiltSystem& sys = l.sys;
   ASSERT_EQ(sys.state.size(), 98u);
   CpuBackend cpu(make_model(cfg, sys), sys.state);
   const Observables o = cpu.observables();
@@ -387,10 +411,14 @@ TEST(Sop, NativeContactsStayAtLowTemperature) {
 }
 
 // A force ramp on chain D (bead 0 tethered, bead 97 pulled; spring 0.35 kcal/(mol A^2), 0.1
-// A/ps) at 300 K, overdamped: the force rises while the native structure resists, then drops as
-// it gives way (a peak), and the chain ends unfolded. Checked on the force smoothed over 5 rows:
-// a maximum followed by a fall of at least 10 % of it, with Q from > 0.9 before the peak to
-// < 0.5 at the end.
+// A/ps = 10 m/s) at 300 K, underdamped Langevin (gamma 1/ps, dt 20 fs, 50000 steps = 1 ns): the
+// force rises while the native structure resists, then drops as it gives way (a peak), and the
+// chain ends unfolded. Checked on the force smoothed over 5 rows of 250 steps: a maximum
+// followed by a fall of at least 25 % of it, with Q from > 0.99 at the start to < 0.65 at the end,
+// at least 0.1 below its value at the peak (measured 0.51 at the end, 0.76 at the peak).
+// (Measured: peaks of 2-4 kcal/(mol A), 150-280 pN, each followed by a fall to half or less.
+// Overdamped at SOP-GPU's friction, 16.7/ps, the same speed is ten times the native forces in
+// drag, which hides the peaks: a test of the model at that speed needs the lower friction.)
 TEST(Sop, UnfoldsUnderAForceRampWithAForcePeak) {
   REQUIRE_STRUCTURE();
   SopParameters p;
@@ -398,6 +426,7 @@ TEST(Sop, UnfoldsUnderAForceRampWithAForcePeak) {
   p.pulled = 97;
   p.pull_spring = 0.35;
   p.pull_speed = 0.1;  // A/ps
+  p.integrator = "langevin";
   p.trajectory_every = 0;
   const SopModel m = chain_d(p);
   test::ScratchDir dir("sop_pull");
@@ -407,7 +436,7 @@ TEST(Sop, UnfoldsUnderAForceRampWithAForcePeak) {
   SystemState st;
   cpu.get_state(st);
   const double q0 = native_fraction(m, st);
-  for (int row = 0; row < 100; ++row) {
+  for (int row = 0; row < 200; ++row) {
     cpu.advance(250);
     cpu.get_state(st);
     const PullReading r = read_pull(s.built.pulling, st);
@@ -429,14 +458,15 @@ TEST(Sop, UnfoldsUnderAForceRampWithAForcePeak) {
     if (smooth[k] > smooth[peak]) peak = k;
     if (smooth[peak] - smooth[k] > best_drop) best_drop = smooth[peak] - smooth[k], best_peak = peak;
   }
-  for (size_t k = 0; k < force.size(); k += 10)
+  for (size_t k = 0; k < force.size(); k += 20)
     std::printf("[sop pull] extension %6.1f A  force %6.2f kcal/(mol A)  Q %.2f\n", extension[k], smooth[k], q[k]);
   std::printf("[sop pull] peak %.2f kcal/(mol A) = %.0f pN at extension %.1f A, then a drop of %.2f\n",
               smooth[best_peak], smooth[best_peak] * 69.48, extension[best_peak], best_drop);
   EXPECT_GT(q0, 0.99);
   EXPECT_GT(smooth[best_peak], 1.0);
-  EXPECT_GT(best_drop, 0.1 * smooth[best_peak]);
-  EXPECT_LT(q.back(), 0.5);
+  EXPECT_GT(best_drop, 0.25 * smooth[best_peak]);
+  EXPECT_LT(q.back(), 0.65);
+  EXPECT_LT(q.back(), q[best_peak] - 0.1) << "contacts break after the peak";
   EXPECT_GT(extension.back(), extension.front() + 50);
 }
 
@@ -516,8 +546,9 @@ TEST(Sop, CopiesAndSeveralChains) {
   test::ScratchDir dir("sop_copies");
   const test::ChildResult r = sop_build(dir.path, {kStructure, "--chains", "D", "--copies", "27", "-o", "c.yaml"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const RunConfig cfg = load_config(dir / "c.yaml");
-  const BuiltSystem sys = build_system(cfg);
+  const LoadedSop l = load_in(dir.path, "c.yaml");
+  const RunConfig& cfg = l.cfg;
+  const BuiltSystem& sys = l.sys;
   EXPECT_EQ(sys.state.size(), 27u * 98u);
   EXPECT_TRUE(sys.state.box.periodic);
   ASSERT_EQ(cfg.model.force_field.pair_lists.size(), 2u);
@@ -528,10 +559,9 @@ TEST(Sop, CopiesAndSeveralChains) {
   CpuBackend cpu(make_model(cfg, sys), sys.state);
   const test::ChildResult one = sop_build(dir.path, {kStructure, "--chains", "D", "-o", "one.yaml"});
   ASSERT_EQ(one.exit_code, 0);
-  const RunConfig cfg1 = load_config(dir / "one.yaml");
-  const BuiltSystem sys1 = build_system(cfg1);
-  EXPECT_NEAR(cpu.observables().potential, 27 * CpuBackend(make_model(cfg1, sys1), sys1.state).observables().potential,
-              1e-6);
+  const LoadedSop l1 = load_in(dir.path, "one.yaml");
+  EXPECT_NEAR(cpu.observables().potential,
+              27 * CpuBackend(make_model(l1.cfg, l1.sys), l1.sys.state).observables().potential, 1e-6);
 
   const test::ChildResult five = sop_build(dir.path, {kStructure, "--chains", "D,E,F,G,H", "-o", "p.yaml"});
   ASSERT_EQ(five.exit_code, 0) << five.err;
