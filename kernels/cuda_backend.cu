@@ -37,7 +37,7 @@ __global__ void sum_block_parts(const double* parts, int nparts, int stride, int
 
 // Sort the particles into cells, renumber them in that order, and search every term's list.
 // The forces do not depend on the numbering (fixed-point sums), only the speed does.
-void CudaBackend::rebuild_lists() {
+void CudaBackend::rebuild_lists(bool wait) {
   phase_begin();
   cells_.build(particles_.pos(), n_, box_, grid_width_, stream_);
   particles_.renumber(cells_.order(), stream_);
@@ -46,7 +46,8 @@ void CudaBackend::rebuild_lists() {
     const PairListInput in{particles_.pos(), particles_.tag(), n_, box_,
                            t->exclusion_width ? t->exclusions.data() : nullptr, t->exclusion_width};
     const int64_t growths = t->list->growths();
-    t->list->build(in, grid, stream_);
+    if (wait) t->list->build(in, grid, stream_);
+    else t->list->enqueue_build(in, grid, stream_, &ctrl()->list_short);
     stats_.list_capacity_growths += t->list->growths() - growths;
     if (uses_slots(strategy_)) t->slots.resize(t->list->capacity());
   }
@@ -54,11 +55,34 @@ void CudaBackend::rebuild_lists() {
   phase_end(stats_.seconds_list);
 }
 
+bool CudaBackend::settle_lists() {
+  bool fits = true;
+  for (auto& t : pair_terms_) {
+    const int64_t growths = t->list->growths();
+    fits = t->list->settle() && fits;
+    stats_.list_capacity_growths += t->list->growths() - growths;
+  }
+  return fits;
+}
+
+void CudaBackend::ensure_lists(bool synchronised) {
+  const bool any = std::any_of(pair_terms_.begin(), pair_terms_.end(), [](const auto& t) { return t->list->unsettled(); });
+  if (!any) return;
+  if (!synchronised) PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (settle_lists()) return;
+  // A search did not fit, so no step has been taken since: grow (done), search again and wait,
+  // then redo the forces of the current positions.
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(&ctrl()->list_short, 0, sizeof(int), stream_));
+  --stats_.list_builds;  // the same build, done again
+  rebuild_lists(true);
+  enqueue_forces(particles_.current());
+}
+
 SlotForce CudaBackend::slot_source(int buffer) {
   SlotForce s{};
   for (auto& t : pair_terms_) {
     const GpuPairList& l = *t->list;
-    s.pairs[s.npairs++] = {t->slots.data(), l.j(), l.row_start(), l.row_count(), l.col_start(), l.col_count(), l.cols()};
+    s.pairs[s.npairs++] = {t->slots.data(), l.j(), l.row_start(), l.row_count(), l.col_width(), l.col_count(), l.cols()};
   }
   for (auto& t : bond_terms_)
     s.bonds[s.nbonds++] = {t->slots.data(),     t->row_start.data(), t->row_count.data(), t->bj.data(),
@@ -233,10 +257,11 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
     const GpuPairList& l = *t->list;
     for (const void* p : {static_cast<const void*>(l.i()), static_cast<const void*>(l.j()),
                           static_cast<const void*>(l.row_start()), static_cast<const void*>(l.row_count()),
-                          static_cast<const void*>(l.col_start()), static_cast<const void*>(l.col_count()),
+                          static_cast<const void*>(l.col_count()),
                           static_cast<const void*>(l.cols()), static_cast<const void*>(t->slots.data())})
       s.push_back(reinterpret_cast<uintptr_t>(p));
     s.push_back(static_cast<uintptr_t>(l.capacity()));
+    s.push_back(static_cast<uintptr_t>(l.col_width()));
   }
   return s;
 }
@@ -298,6 +323,12 @@ void CudaBackend::advance(int64_t nsteps) {
     const auto c1 = std::chrono::steady_clock::now();
     seconds_chunks_ += std::chrono::duration<double>(c1 - c0).count();
     const StepControl c = host_state_->ctrl;
+    if (c.list_short) {  // the last build's search did not fit: the chunk took no step
+      halted_steps_ += k;
+      ensure_lists(true);
+      continue;
+    }
+    settle_lists();
     if (c.halt != kRunning) halted_steps_ += k - c.steps_done;
     left -= c.steps_done;
     host_.step += c.steps_done;
@@ -309,11 +340,12 @@ void CudaBackend::advance(int64_t nsteps) {
       clear_halt();
       rebuild_interval_ = 0.7 * rebuild_interval_ + 0.3 * static_cast<double>(steps_since_build_);
       steps_since_build_ = 0;
-      rebuild_lists();
+      rebuild_lists(false);  // the next chunk's end tells whether the search fit
       enqueue_forces(particles_.current());
       seconds_rebuilds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - c1).count();
     }
   }
+  ensure_lists(false);  // a build enqueued after the last chunk: complete before anyone reads
   resolve_phases();
   stats_.steps += nsteps;
   stats_.seconds_total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

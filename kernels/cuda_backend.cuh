@@ -124,7 +124,14 @@ class CudaBackend final : public Backend {
   void make_pair_terms(const SystemState& initial);
   void make_bond_terms();
 
-  void rebuild_lists();
+  // Cells, renumbering and every list's search. With `wait` the lists are complete on return;
+  // without, the searches are only enqueued (the step loop checks them at the chunk's end).
+  void rebuild_lists(bool wait);
+  // After a synchronisation: reads what the enqueued searches found; false if one did not fit
+  // (its buffers have grown, and the lists must be built again).
+  bool settle_lists();
+  // Makes sure the lists are complete: settles them and, if one did not fit, builds them again.
+  void ensure_lists(bool synchronised);
   void enqueue_forces(int buffer);
   void enqueue_integrate(int buffer, bool begin, bool write_force);
   void enqueue_steps(int steps, int parity);

@@ -206,7 +206,7 @@ void CudaBackend::set_state(const SystemState& s) {
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());  // the uploads above ran on the default stream
   pending_finish_ = false;
   steps_since_build_ = 0;
-  rebuild_lists();
+  rebuild_lists(true);
   enqueue_forces(particles_.current());
   read_chunk_state();
   // A huge force is reported by the first step (every strategy alike); a broken bond now.

@@ -13,6 +13,7 @@
 #              same LJ liquids in one job, and their ratio (issue 12)
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
+#   profile_1m the same on the 1,000,188-particle liquid (fewer steps; kernel_times_1m.txt)
 #   skin       the default strategy at N = 62,500 for skins 0.2 .. 0.5
 #   dcs        the potential-map kernels benchmark (issue 5), if built
 #   msm        multilevel-summation maps (issue 18): the MSM and DCS GPU tests (quick), then
@@ -137,6 +138,13 @@ for stage in "${stages[@]}"; do
         --set output.progress=off --set output.trajectory.every=0 --output "$OUT/profile" --overwrite > "$OUT/ncu_raw.csv" 2> "$OUT/ncu.log"
       summary+=("profile: exit $?")
       python3 scripts/kernel_times.py "$OUT/ncu_raw.csv" | tee "$OUT/kernel_times.txt"
+      ;;
+    profile_1m)
+      ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 1500 --csv \
+        --page raw "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=63 --steps 900 --backend cuda \
+        --set output.progress=off --set output.trajectory.every=0 --output "$OUT/profile_1m" --overwrite > "$OUT/ncu_raw_1m.csv" 2> "$OUT/ncu_1m.log"
+      summary+=("profile 1M: exit $?")
+      python3 scripts/kernel_times.py "$OUT/ncu_raw_1m.csv" | tee "$OUT/kernel_times_1m.txt"
       ;;
     skin)
       for skin in 0.2 0.3 0.4 0.5; do
