@@ -24,6 +24,34 @@
 
 namespace pairmd {
 
+namespace {
+
+// One warp: lane 0 the pulled particle, lane 1 the tethered one. Adds their pulling forces to
+// force[] (if given; the integrate kernels add them themselves, this is for outputs) and the
+// pulling energy to acc (if given, one term's kEnergyWords).
+__global__ void pull_force_kernel(const float4* pos, const int3* image, const unsigned* rank, int n,
+                                  BoxGeometry<float> box, PullParams<float> pull, long long step, float4* force,
+                                  long long* acc) {
+  const int64_t tag = threadIdx.x == 0 ? pull.pulled : threadIdx.x == 1 ? pull.tethered : -1;
+  float e = 0.f;
+  if (tag >= 0 && tag < n) {
+    const unsigned p = rank[tag];
+    const Vec3<float> f = pull_force<float>(pull, tag, unwrapped_position(pos[p], image[p], box), step, &e);
+    if (force) {
+      force[p].x += f.x;
+      force[p].y += f.y;
+      force[p].z += f.z;
+    }
+  }
+  if (acc) {
+    int64_t ew = 0, ef = 0, bad = 0;
+    split_add(e, ew, ef, bad);
+    add_energy_words(acc, ew, ef, 0, 0, bad);
+  }
+}
+
+}  // namespace
+
 __global__ void sum_block_parts(const double* parts, int nparts, int stride, int nout, double* out) {
   // One block per output: thread t adds parts t, t + blockDim, ... in order, then a block
   // reduction with a fixed tree. The order depends on nothing but nparts: deterministic.

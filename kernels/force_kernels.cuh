@@ -264,28 +264,6 @@ __device__ __forceinline__ Vec3<float> unwrapped_position(float4 x, int3 image, 
   return {x.x + image.x * box.L.x, x.y + image.y * box.L.y, x.z + image.z * box.L.z};
 }
 
-// One warp: lane 0 the pulled particle, lane 1 the tethered one. Adds their pulling forces to
-// force[] (if given; the integrate kernels add them themselves, this is for outputs) and the
-// pulling energy to acc (if given, one term's kEnergyWords).
-__global__ void pull_force_kernel(const float4* pos, const int3* image, const unsigned* rank, int n,
-                                  BoxGeometry<float> box, PullParams<float> pull, long long step, float4* force,
-                                  long long* acc) {
-  const int64_t tag = threadIdx.x == 0 ? pull.pulled : threadIdx.x == 1 ? pull.tethered : -1;
-  float e = 0.f;
-  if (tag >= 0 && tag < n) {
-    const unsigned p = rank[tag];
-    const Vec3<float> f = pull_force<float>(pull, tag, unwrapped_position(pos[p], image[p], box), step, &e);
-    if (force) {
-      force[p].x += f.x;
-      force[p].y += f.y;
-      force[p].z += f.z;
-    }
-  }
-  if (acc) {
-    int64_t ew = 0, ef = 0, bad = 0;
-    split_add(e, ew, ef, bad);
-    add_energy_words(acc, ew, ef, 0, 0, bad);
-  }
-}
+// The pulling's forces for outputs: pull_force_kernel in cuda_backend.cu (its one user).
 
 }  // namespace pairmd
