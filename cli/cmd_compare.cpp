@@ -349,8 +349,7 @@ int cmd_compare(const Args& args) {
       std::cerr << e.what() << "\n";
       return kExitUsage;
     }
-    Model model = cfg.model;
-    model.topology = sys.topology;
+    const Model model = make_model(cfg, sys);
     const SystemState start = equilibrated_start(model, sys.state, c.strategies[0], c.warmup);
     Reference ref;
     if (o.reference) ref = cpu_reference(model, start);

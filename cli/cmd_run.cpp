@@ -27,12 +27,14 @@
 #include "base/version.h"
 #include "cli/run_log.h"
 #include "cli/run_setup.h"
+#include "engine/pulling.h"
 #include "engine/simulation.h"
 #include "engine/time_step_check.h"
 #include "io/checkpoint.h"
 #include "io/gsd_writer.h"
 #include "io/h5md_writer.h"
 #include "io/output_files.h"
+#include "io/pull_log.h"
 #include "io/thermo_log.h"
 
 namespace pairmd::cli {
@@ -302,6 +304,9 @@ void build_start(const RunOptions& o, RunPlan& p) {
   check_same_system(p.cfg, p.ck, o.restart);
   p.sys.state = p.ck.state;
   p.sys.topology = p.ck.topology;
+  // The pulling's anchor and tether points are those of the run's start, which the config builds.
+  if (pulling_needs_start(p.cfg)) p.sys.pulling = build_system(p.cfg).pulling;
+  else p.sys.pulling = resolve_pulling(p.cfg, p.sys.state);
 }
 
 // The observers that write this run's files, created in the order the run shows them a step.
@@ -368,6 +373,20 @@ void open_outputs(const RunOptions& o, const RunPlan& p, std::unique_ptr<Potenti
       if (rows > 0)
         std::cout << "restart: dropped " << rows << " row(s) after step " << p.first << " from " << files.thermo() << "\n";
     }
+    // The pulling's record (io/pull_log.h); added before the trajectory, whose finish() closes
+    // the file that the record's observables go into.
+    std::unique_ptr<PullLog> pull;
+    if (p.sys.pulling.active()) {
+      if (p.continues_files) {
+        const int64_t rows = truncate_thermo_csv(files.pull(), p.first);
+        if (rows > 0)
+          std::cout << "restart: dropped " << rows << " row(s) after step " << p.first << " from " << files.pull() << "\n";
+      }
+      const bool pull_existed = exists(files.pull());
+      pull = std::make_unique<PullLog>(cfg, p.sys.pulling, files.pull(), p.continues_files && pull_existed, out.writer,
+                                      files.pull_plot());
+      if (!pull_existed) created.push_back(files.pull());
+    }
     const bool csv_existed = exists(files.thermo());
     auto thermo = std::make_unique<ThermoLog>(cfg, files.thermo(), progress, dof, p.continues_files && csv_existed);
     if (!csv_existed) created.push_back(files.thermo());
@@ -383,6 +402,7 @@ void open_outputs(const RunOptions& o, const RunPlan& p, std::unique_ptr<Potenti
       }
       sim.add_observer(std::move(potential_map));
     }
+    if (pull) sim.add_observer(std::move(pull));
     GsdWriter* gsd_writer = gsd.get();
     if (traj) sim.add_observer(std::move(traj));
     if (gsd) sim.add_observer(std::move(gsd));
@@ -519,8 +539,7 @@ int cmd_run(const Args& args) {
     check_build_memory(p.cfg, kind);
     build_start(o, p);
     need = check_run_memory(p.cfg, kind, p.sys);
-    Model model = p.cfg.model;
-    model.topology = p.sys.topology;
+    const Model model = make_model(p.cfg, p.sys);
     try {
       backend = make_backend(p.cfg.backend, model, p.sys.state, &why);
     } catch (const std::exception& e) {

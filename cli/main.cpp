@@ -17,6 +17,7 @@ usage:
   pairmd compare CONFIG [--strategies a,b,..] [--steps N] [--sizes n1,n2,..] [--out PREFIX]
   pairmd potential-map TRAJECTORY.h5|--config CONFIG [--frames a:b:s] [--spacing h] [--out map.dx] ...
   pairmd place-ions --config CONFIG --count K --type NAME --min-distance d [--out OUT.yaml] ...
+  pairmd sop-build STRUCTURE.pdb|.cif -o OUT.yaml [--chains A,B] [--pull [T,P]] [--copies K] ...
   pairmd --version | --help
 
   run            run the simulation described by CONFIG (YAML; see docs/config.md); it refuses an
@@ -26,6 +27,8 @@ usage:
   compare        time the GPU force-summation strategies on CONFIG's system (docs/strategies.md)
   potential-map  electrostatic potential map of trajectory frames (docs/potential_maps.md)
   place-ions     place ions at the extrema of the potential map (docs/potential_maps.md)
+  sop-build      the Self-Organized Polymer model of the proteins of a PDB or mmCIF file, as a
+                 config that `run` runs as it is (docs/proteins.md)
 
   pairmd COMMAND --help   the options of a command
 
@@ -59,7 +62,8 @@ int main(int argc, char** argv) {
                                       {"check", cmd_check},
                                       {"compare", cmd_compare},
                                       {"potential-map", cmd_potential_map},
-                                      {"place-ions", cmd_place_ions}};
+                                      {"place-ions", cmd_place_ions},
+                                      {"sop-build", cmd_sop_build}};
   for (const Command& c : kCommands) {
     if (cmd != c.name) continue;
     try {

@@ -62,6 +62,9 @@ std::string describe_system(const RunConfig& cfg, const BuiltSystem& sys) {
   s << "force field:";
   for (const PairTerm& t : cfg.model.force_field.pair_terms) s << " " << pair_kind_name(t.kind) << "(rc " << t.max_cutoff() << ")";
   for (const BondType& b : cfg.model.force_field.bond_types) s << " bond " << b.name << ":" << bond_kind_name(b.kind);
+  for (const PairList& l : cfg.model.force_field.pair_lists)
+    s << " pair list " << l.name << ":" << bond_kind_name(l.kind) << "(" << l.size() << " pairs)";
+  if (cfg.pulling.mode != PullMode::None) s << ", pulling " << (cfg.pulling.mode == PullMode::Ramp ? "ramp" : "constant");
   s << ", skin " << cfg.model.neighbor.skin << "\n";
   const IntegratorSettings& in = cfg.model.integrator;
   s << "integrator: " << integrator_kind_name(in.kind) << ", dt " << in.dt;

@@ -1,4 +1,5 @@
-// A minimal log-log line plot written as SVG (no plotting library needed on the GPU machine).
+// A minimal line plot written as SVG (no plotting library needed on the GPU machine): log-log
+// (scaling plots, the default) or linear axes (force-extension curves, io/pull_log.h).
 #pragma once
 
 #include <string>
@@ -14,6 +15,8 @@ class SvgPlot {
   void add_series(const std::string& name, const std::vector<std::pair<double, double>>& points) {
     series_.push_back({name, points});
   }
+  // Linear axes with round ticks (instead of decades), and points drawn as a line only.
+  void set_linear(bool linear) { linear_ = linear; }
   void write(const std::string& path) const;
 
  private:
@@ -23,6 +26,8 @@ class SvgPlot {
   };
   std::string title_, xlabel_, ylabel_;
   std::vector<Series> series_;
+  bool linear_ = false;
+  std::string write_linear() const;
 };
 
 }  // namespace pairmd

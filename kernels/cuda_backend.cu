@@ -24,6 +24,34 @@
 
 namespace pairmd {
 
+namespace {
+
+// One warp: lane 0 the pulled particle, lane 1 the tethered one. Adds their pulling forces to
+// force[] (if given; the integrate kernels add them themselves, this is for outputs) and the
+// pulling energy to acc (if given, one term's kEnergyWords).
+__global__ void pull_force_kernel(const float4* pos, const int3* image, const unsigned* rank, int n,
+                                  BoxGeometry<float> box, PullParams<float> pull, long long step, float4* force,
+                                  long long* acc) {
+  const int64_t tag = threadIdx.x == 0 ? pull.pulled : threadIdx.x == 1 ? pull.tethered : -1;
+  float e = 0.f;
+  if (tag >= 0 && tag < n) {
+    const unsigned p = rank[tag];
+    const Vec3<float> f = pull_force<float>(pull, tag, unwrapped_position(pos[p], image[p], box), step, &e);
+    if (force) {
+      force[p].x += f.x;
+      force[p].y += f.y;
+      force[p].z += f.z;
+    }
+  }
+  if (acc) {
+    int64_t ew = 0, ef = 0, bad = 0;
+    split_add(e, ew, ef, bad);
+    add_energy_words(acc, ew, ef, 0, 0, bad);
+  }
+}
+
+}  // namespace
+
 __global__ void sum_block_parts(const double* parts, int nparts, int stride, int nout, double* out) {
   // One block per output: thread t adds parts t, t + blockDim, ... in order, then a block
   // reduction with a fixed tree. The order depends on nothing but nparts: deterministic.
@@ -42,9 +70,9 @@ void CudaBackend::rebuild_lists(bool wait) {
   cells_.build(particles_.pos(), n_, box_, grid_width_, stream_);
   particles_.renumber(cells_.order(), stream_);
   const CellGridView grid = cells_.view();
-  const PairListInput in{particles_.pos(), particles_.tag(), n_, box_, exclusion_width_ ? exclusions_.data() : nullptr,
-                         exclusion_width_};
   for (auto& t : pair_terms_) {
+    const PairListInput in{particles_.pos(), particles_.tag(), n_, box_,
+                           t->exclusion_width ? t->exclusions.data() : nullptr, t->exclusion_width};
     const int64_t growths = t->list->growths();
     if (wait) t->list->build(in, grid, stream_);
     else t->list->enqueue_build(in, grid, stream_, &ctrl()->list_short);
@@ -216,6 +244,7 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
   a.flags = flags();
   a.ctrl = ctrl();
   a.tickets = tickets();
+  a.pull = pull_;
   switch (strategy_) {
     case Strategy::SlotsFused:
       // The summation of the slots happens inside the integrate kernel.
@@ -373,7 +402,17 @@ std::vector<Vec3d> CudaBackend::forces() {
     fixed_to_float_kernel<<<blocks_for(n_), kBlockSize, 0, stream_>>>(particles_.fixed_force(), n_, particles_.force());
     PAIRMD_CHECK_LAUNCH();
   }
-  const std::vector<float4> f = particles_.in_user_order(particles_.force(), stream_);
+  float4* forces = particles_.force();
+  if (pull_.mode != static_cast<int>(PullMode::None)) {
+    // A copy with the pulling added: the float-atomic strategies integrate from force() itself.
+    force_out_.reserve_grow(n_);
+    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(force_out_.data(), forces, n_ * sizeof(float4), cudaMemcpyDeviceToDevice, stream_));
+    forces = force_out_.data();
+    pull_force_kernel<<<1, 32, 0, stream_>>>(particles_.pos(cur), particles_.image(), particles_.rank(), n_, box_, pull_,
+                                             host_.step, forces, nullptr);
+    PAIRMD_CHECK_LAUNCH();
+  }
+  const std::vector<float4> f = particles_.in_user_order(forces, stream_);
   std::vector<Vec3d> out(n_);
   for (int i = 0; i < n_; ++i) out[i] = {f[i].x, f[i].y, f[i].z};
   return out;
@@ -383,7 +422,8 @@ Observables CudaBackend::observables() {
   complete_step();
   Observables o;
   o.step = host_.step;
-  const size_t nterms = pair_terms_.size() + bond_terms_.size();
+  const bool pulling = pull_.mode != static_cast<int>(PullMode::None);
+  const size_t nterms = pair_terms_.size() + bond_terms_.size() + (pulling ? 1 : 0);
   if (n_ == 0) {
     o.potential_by_term.assign(nterms, 0.0);
     return o;
@@ -410,6 +450,11 @@ Observables CudaBackend::observables() {
           bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()),
           energy_.data() + kEnergyWords * (pair_terms_.size() + k));
     });
+    PAIRMD_CHECK_LAUNCH();
+  }
+  if (pulling) {
+    pull_force_kernel<<<1, 32, 0, stream_>>>(pd.pos, particles_.image(), particles_.rank(), n_, box_, pull_, host_.step,
+                                             nullptr, energy_.data() + kEnergyWords * (nterms - 1));
     PAIRMD_CHECK_LAUNCH();
   }
   const int blocks = blocks_for(n_);

@@ -82,11 +82,15 @@ struct GpuPairTerm {
   DeviceBuffer<unsigned char> table;
   std::unique_ptr<GpuPairList> list;
   DeviceBuffer<float> slots;  // F/r of each pair (slot strategies)
+  DeviceBuffer<int> exclusions;  // partners left out of this term: a fixed-width table by tag
+  int exclusion_width = 0;
 };
 
 // Bonds of one kind, static and indexed by tag: bond b joins tags bi[b] < bj[b], sorted by
 // (bi, bj). Tag t's bonds as i are [row_start[t], + row_count[t]) (partner bj); as j they are
-// listed in col_bond / col_partner; atom_gather reads both sides from g_*.
+// listed in col_bond / col_partner; atom_gather reads both sides from g_*. A pair list
+// (force_field.pair_lists) is a term of the same kind whose table holds one parameter record per
+// pair and whose btype is each pair's own index: per-pair parameters through the same kernels.
 struct GpuBondTerm {
   BondKind kind;
   std::vector<Bond> bonds;
@@ -117,7 +121,6 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  void make_exclusions();
   void make_pair_terms(const SystemState& initial);
   void make_bond_terms();
 
@@ -168,13 +171,13 @@ class CudaBackend final : public Backend {
   double grid_width_ = 1.0;  // the cell grid's smallest cell width: the shortest list radius
   DeviceParticles particles_;
   GpuCellOrder cells_;
-  DeviceBuffer<int> exclusions_;
-  int exclusion_width_ = 0;
   std::vector<std::unique_ptr<GpuPairTerm>> pair_terms_;
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
   DeviceBuffer<ChunkState> state_;
   DeviceBuffer<unsigned> tickets_;  // the integrate kernels' first-level block tickets
   ChunkState* host_state_ = nullptr;  // pinned
+  PullParams<float> pull_{};        // the pulling's external forces (mode None: off)
+  DeviceBuffer<float4> force_out_;  // forces() with the pulling added, when the run pulls
   DeviceBuffer<long long> energy_;
   DeviceBuffer<double> parts_, sums_;
   StepGraphs graphs_;

@@ -24,6 +24,7 @@
 
 #include "integrators/particle_step.h"
 #include "cuda/block_reduce.cuh"
+#include "kernels/force_kernels.cuh"
 #include "kernels/force_sources.cuh"
 #include "kernels/step_control.cuh"
 
@@ -47,6 +48,7 @@ struct IntegrateArgs {
   DeviceFlags* flags;
   StepControl* ctrl;
   unsigned* tickets;           // kTicketStride-spaced counters, one per kTicketGroup blocks (zero between launches)
+  PullParams<float> pull;      // external forces of a pulling experiment (mode None: none)
 };
 
 // The last block's reading of the step: counts it or halts the chunk.
@@ -133,9 +135,17 @@ struct ParticleOutputs {
 // (and fences) the runaway flag itself; stores nothing (store_particle does, after the ticket).
 __device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a, const ParticleInputs& in, float3 f3) {
   ParticleOutputs out;
-  out.force = f3;
-  const Vec3<float> f{f3.x, f3.y, f3.z};
   const float4 v4 = in.v4, x4 = in.x4;
+  Vec3<float> f{f3.x, f3.y, f3.z};
+  if (a.pull.mode != static_cast<int>(PullMode::None)) {
+    // The pulled and tethered particles' springs, added to the summed force (after the
+    // fixed-point sum: one float addition per particle, the same in every strategy).
+    const int64_t tag = in.tag;
+    if (tag == a.pull.pulled || tag == a.pull.tethered)
+      f += pull_force<float>(a.pull, tag, unwrapped_position(x4, in.image, a.box), static_cast<int64_t>(a.ctrl->step),
+                             nullptr);
+  }
+  out.force = make_float3(f.x, f.y, f.z);
   Vec3<float> v{v4.x, v4.y, v4.z};
   const float inv_mass = 1.f / v4.w;
   out.disp_sq = 0.f;
@@ -210,12 +220,10 @@ __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(Integrate
   if (threadIdx.x < 32 && mine < a.n) {
     __pipeline_memcpy_async(&x_in[threadIdx.x], &a.pos_in[mine], sizeof(float4));
     __pipeline_memcpy_async(&v_in[threadIdx.x], &a.vel[mine], sizeof(float4));
-    if (a.begin) {
-      __pipeline_memcpy_async(&b_in[threadIdx.x], &a.pos_at_build[mine], sizeof(float4));
-      __pipeline_memcpy_async(&tag_in[threadIdx.x], &a.tag[mine], sizeof(unsigned));
-      const int* im = reinterpret_cast<const int*>(a.image + mine);  // 12 bytes, 4-aligned: three copies
-      for (int d = 0; d < 3; ++d) __pipeline_memcpy_async(&im_in[3 * threadIdx.x + d], im + d, sizeof(int));
-    }
+    __pipeline_memcpy_async(&tag_in[threadIdx.x], &a.tag[mine], sizeof(unsigned));
+    const int* im = reinterpret_cast<const int*>(a.image + mine);  // 12 bytes, 4-aligned: three copies
+    for (int d = 0; d < 3; ++d) __pipeline_memcpy_async(&im_in[3 * threadIdx.x + d], im + d, sizeof(int));
+    if (a.begin) __pipeline_memcpy_async(&b_in[threadIdx.x], &a.pos_at_build[mine], sizeof(float4));
     __pipeline_commit();
   }
   sum_slots_block(source, first, a.n, force, a.flags);
@@ -228,11 +236,9 @@ __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(Integrate
       ParticleInputs in;
       in.x4 = x_in[threadIdx.x];
       in.v4 = v_in[threadIdx.x];
-      if (a.begin) {
-        in.at_build = b_in[threadIdx.x];
-        in.tag = tag_in[threadIdx.x];
-        in.image = make_int3(im_in[3 * threadIdx.x], im_in[3 * threadIdx.x + 1], im_in[3 * threadIdx.x + 2]);
-      }
+      in.tag = tag_in[threadIdx.x];
+      in.image = make_int3(im_in[3 * threadIdx.x], im_in[3 * threadIdx.x + 1], im_in[3 * threadIdx.x + 2]);
+      if (a.begin) in.at_build = b_in[threadIdx.x];
       const FixedVec f = force[threadIdx.x];
       o = step_particle(a, in, make_float3(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z)));
     }

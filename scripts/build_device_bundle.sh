@@ -23,6 +23,10 @@ cp build-device/tests/libpairmd_small_disk.so device-bundle/lib/
 for lib in libsz.so.2 libaec.so.0 libgomp.so.1; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" device-bundle/lib/
 done
+# The protein of the SOP tests and the `sop` stage (issue 20): PDB 1TII from Debian's
+# pymol-data (scripts/setup.sh installs it), which the GPU machine lacks.
+cp /usr/share/pymol/test/dat/1tii.pdb device-bundle/ 2>/dev/null ||
+  echo "build_device_bundle: no /usr/share/pymol/test/dat/1tii.pdb (pymol-data): the sop stage will fail" >&2
 # Tests that run the pairmd binary or read configs find them under the build-time paths.
 echo "$PWD" > device-bundle/source_dir.txt
 ls -la device-bundle device-bundle/lib

@@ -23,8 +23,18 @@
 #              (the short-range kernel shares atoms through shared memory); sanitize_msm_*.log
 #   rsqrt      exact DCS with a share of 1/sqrt on the FMA pipes (issue 18, stretch):
 #              gather_coalesced against gather_mixed_rsqrt, 100k atoms on 256^3; rsqrt.{log,csv}
+#   sop        coarse-grained proteins (issue 20): the SOP model of PDB 1TII chain D (98 beads;
+#              device-bundle/1tii.pdb) and assemblies of 1,024 and 10,240 copies in a periodic box
+#              (100,352 and 1,003,520 beads), built there by `pairmd sop-build --copies`:
+#              timesteps/s of every strategy (pairmd compare) and of the CPU backend, overdamped
+#              (brownian, dt 40 fs) and underdamped (langevin, dt 20 fs), and the list rebuilds per
+#              step of overdamped dynamics for skins 1-4 A; sop_*.csv, sop.log (the systems
+#              themselves are built in a scratch directory, not in $OUT)
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
 set -uo pipefail
+# The SOP tests (tests/test_sop.cpp) read the protein structure from here (Debian's pymol-data
+# is not installed on the GPU machine).
+export PAIRMD_SOP_PDB=$PWD/device-bundle/1tii.pdb
 cd "$(dirname "$0")/.."
 B=$PWD/device-bundle
 export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-}
@@ -191,6 +201,48 @@ for stage in "${stages[@]}"; do
       fi
       ;;
     *) echo "unknown stage $stage" ;;
+    sop)
+      # Issue 20 (docs/benchmarks.md, "Coarse-grained proteins"). sop-build writes relative
+      # paths: build and run inside the scratch directory.
+      w=$(mktemp -d /tmp/pairmd_sop.XXXXXX)
+      (
+        cd "$w" || exit 1
+        pdb=$B/1tii.pdb
+        log=$OUT/sop.log
+        : > "$log"
+        "$B/pairmd" sop-build "$pdb" --chains D -o one.yaml >> "$log" 2>&1
+        "$B/pairmd" sop-build "$pdb" --chains D -o one_langevin.yaml --integrator langevin >> "$log" 2>&1
+        "$B/pairmd" sop-build "$pdb" --chains D --copies 1024 -o k1.yaml >> "$log" 2>&1
+        "$B/pairmd" sop-build "$pdb" --chains D --copies 1024 -o k1_langevin.yaml --integrator langevin >> "$log" 2>&1
+        "$B/pairmd" sop-build "$pdb" --chains D --copies 10240 -o k10.yaml >> "$log" 2>&1
+        quiet=(--set output.progress=off --set output.trajectory.every=0)
+        # GPU, every strategy; then the CPU backend on every core (fewer steps: it is slow).
+        for sys in one:5000 one_langevin:5000 k1:1000 k1_langevin:1000 k10:300; do
+          name=${sys%%:*} steps=${sys##*:}
+          echo "== $name: every strategy, $steps steps" >> "$log"
+          "$B/pairmd" compare $name.yaml --steps $steps --repeats 3 --warmup 1000 --no-reference "${quiet[@]}" \
+            --out "$OUT/sop_$name" >> "$log" 2>&1
+          echo "compare $name: exit $?" >> "$log"
+        done
+        for sys in one:2000 k1:50 k10:5; do
+          name=${sys%%:*} steps=${sys##*:}
+          echo "== $name: cpu, $(nproc) threads, $steps steps" >> "$log"
+          "$B/pairmd" compare $name.yaml --strategies cpu --steps $steps --repeats 1 --warmup 2 --no-reference \
+            "${quiet[@]}" --out "$OUT/sop_${name}_cpu" >> "$log" 2>&1
+          echo "compare $name cpu: exit $?" >> "$log"
+        done
+        # Overdamped dynamics moves beads far per step (noise sqrt(2 D dt) ~ 0.1 A): list builds
+        # per step against the skin, and what they cost, at 100k beads.
+        for skin in 1 2 3 4; do
+          echo "== k1 brownian skin $skin" >> "$log"
+          "$B/pairmd" compare k1.yaml --strategies pair_slots_fused,atom_gather --steps 1000 --repeats 3 --warmup 1000 \
+            --no-reference "${quiet[@]}" --set neighbor.skin=$skin --out "$OUT/sop_skin_$skin" >> "$log" 2>&1
+          echo "compare skin $skin: exit $?" >> "$log"
+        done
+      )
+      summary+=("sop: $(grep -c 'exit 0' "$OUT/sop.log") of 13 compares exit 0; $(ls "$OUT"/sop_*.csv 2>/dev/null | wc -l) CSVs")
+      rm -rf "$w"
+      ;;
   esac
 done
 echo "=== summary"
