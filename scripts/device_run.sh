@@ -200,7 +200,6 @@ for stage in "${stages[@]}"; do
         cat "$OUT/rsqrt.log"
       fi
       ;;
-    *) echo "unknown stage $stage" ;;
     sop)
       # Issue 20 (docs/benchmarks.md, "Coarse-grained proteins"). sop-build writes relative
       # paths: build and run inside the scratch directory.
@@ -243,6 +242,7 @@ for stage in "${stages[@]}"; do
       summary+=("sop: $(grep -c 'exit 0' "$OUT/sop.log") of 13 compares exit 0; $(ls "$OUT"/sop_*.csv 2>/dev/null | wc -l) CSVs")
       rm -rf "$w"
       ;;
+    *) echo "unknown stage $stage" ;;
   esac
 done
 echo "=== summary"
