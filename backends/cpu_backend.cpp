@@ -337,8 +337,9 @@ void CpuBackend::advance(int64_t nsteps) {
                                 (state_.image[i].y - image_before.y) * state_.box.L.y,
                                 (state_.image[i].z - image_before.z) * state_.box.L.z};
       if (!(dot(moved, moved) <= limit_sq)) {
+        // The lowest index is reported, whichever thread finds it: same message every run.
 #pragma omp critical(pairmd_runaway)
-        runaway = i;
+        if (runaway < 0 || i < runaway) runaway = i;
       }
     }
     if (runaway >= 0) {

@@ -24,7 +24,7 @@ template <typename Real>
 struct StepConstants {
   Real dt;
   Real half_dt;
-  Real force_to_accel;   // a = force_to_accel * F / m (1 in LJ units, 418.4 in real units)
+  Real force_to_accel;   // a = force_to_accel * F / m (1 in LJ units, 4.184e-4 in real units)
   Real kT_mvv;           // k_B T expressed in mass * velocity^2 units
   Real ou_c1;            // exp(-gamma dt): velocity memory of the Langevin O-step
   Real ou_c2;            // sqrt(1 - c1^2): its noise amplitude per sqrt(kT/m)
@@ -38,7 +38,7 @@ StepConstants<Real> make_step_constants(const IntegratorSettings& s, double kB, 
   c.dt = Real(s.dt);
   c.half_dt = Real(0.5 * s.dt);
   c.force_to_accel = Real(force_to_accel);
-  // k_B T is in energy units; energy = mvv / force_to_accel (1 kcal/mol = 418.4 amu A^2/ps^2).
+  // k_B T is in energy units; mvv = force_to_accel * energy (base/units.h).
   c.kT_mvv = Real(kB * s.temperature * force_to_accel);
   const double c1 = std::exp(-s.friction * s.dt);
   c.ou_c1 = Real(c1);

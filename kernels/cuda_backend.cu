@@ -58,7 +58,7 @@ SlotForce CudaBackend::slot_source(int buffer) {
   SlotForce s{};
   for (auto& t : pair_terms_) {
     const GpuPairList& l = *t->list;
-    s.pairs[s.npairs++] = {t->slots.data(), l.j(), l.row_start(), l.row_count(), l.col_start(), l.col_count(), l.cols()};
+    s.pairs[s.npairs++] = {t->slots.data(), l.j(), l.row_start(), l.row_count(), l.col_width(), l.col_count(), l.cols()};
   }
   for (auto& t : bond_terms_)
     s.bonds[s.nbonds++] = {t->slots.data(),     t->row_start.data(), t->row_count.data(), t->bj.data(),
@@ -232,10 +232,11 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
     const GpuPairList& l = *t->list;
     for (const void* p : {static_cast<const void*>(l.i()), static_cast<const void*>(l.j()),
                           static_cast<const void*>(l.row_start()), static_cast<const void*>(l.row_count()),
-                          static_cast<const void*>(l.col_start()), static_cast<const void*>(l.col_count()),
+                          static_cast<const void*>(l.col_count()),
                           static_cast<const void*>(l.cols()), static_cast<const void*>(t->slots.data())})
       s.push_back(reinterpret_cast<uintptr_t>(p));
     s.push_back(static_cast<uintptr_t>(l.capacity()));
+    s.push_back(static_cast<uintptr_t>(l.col_width()));
   }
   return s;
 }
