@@ -61,6 +61,11 @@ class Simulation {
   RunResult end();
   bool begun() const { return ctx_.has_value(); }
   bool ended() const { return ended_; }
+  // The step the backend is at (once begun).
+  int64_t step() const { return step_; }
+  // The last state every observer has seen (once begun): after a blow-up, what the run fell
+  // back to.
+  const SystemState& last_good_state() const { return good_; }
   // The backend's state was replaced from outside (set_state): what the run falls back to
   // after a blow-up is this state from now on.
   void state_replaced();
