@@ -150,6 +150,19 @@ def test_run_callback_every_and_thermo():
         assert 0.9 < np.mean(table["temperature"][2:]) < 1.5
 
 
+def test_pieces_write_what_one_run_writes():
+    # Observers see every step they asked for, whatever steps run() is called with.
+    with pairmd.Simulation(lj_config(prefix="one", thermo_every=10), backend="cpu", quiet=True) as sim:
+        sim.run(40)
+    with pairmd.Simulation(lj_config(prefix="pieces", thermo_every=10), backend="cpu", quiet=True) as sim:
+        for n in (1, 2, 7, 13, 17):
+            sim.run(n)
+    _, one = read_csv("one.thermo.csv")
+    _, pieces = read_csv("pieces.thermo.csv")
+    assert list(one[:, 0]) == [0, 10, 20, 30, 40]
+    assert np.array_equal(one[:, :7], pieces[:, :7])  # all but steps/s
+
+
 def test_state_arrays_and_analytic_forces():
     # Two particles in an open box: the force is the analytic LJ force, along the separation.
     cfg = {
