@@ -29,7 +29,7 @@ YAML::Node node_of(const py::handle& v) {
   // NumPy scalars and arrays, os.PathLike.
   if (py::hasattr(v, "tolist")) return node_of(v.attr("tolist")());
   if (py::hasattr(v, "__fspath__")) return YAML::Node(py::str(v.attr("__fspath__")()).cast<std::string>());
-  throw ConfigError("config: cannot write a " + py::str(v.get_type().attr("__name__")).cast<std::string>() +
+  throw ConfigError("config: cannot write a " + py::str(py::type::handle_of(v).attr("__name__")).cast<std::string>() +
                     " (" + py::repr(v).cast<std::string>() + ") as YAML");
 }
 
@@ -65,7 +65,7 @@ void set_config(const py::object& config, RunRequest& r) {
   }
   if (!py::isinstance<py::str>(config))
     throw ConfigError("config: expected a path, YAML text or a dict, got a " +
-                      py::str(config.get_type().attr("__name__")).cast<std::string>());
+                      py::str(py::type::handle_of(config).attr("__name__")).cast<std::string>());
   const std::string s = config.cast<std::string>();
   if (looks_like_path(s)) {
     r.config_path = s;

@@ -307,8 +307,11 @@ def test_ctrl_c_stops_cleanly_with_outputs_flushed(tmp_path):
     assert rows[-1, 0] <= step
     with pairmd.Simulation(restart="c.checkpoint.h5", output=None, quiet=True) as again:
         assert again.step == step
-    # The trajectory was flushed: h5py reads every frame up to the step.
-    h5py = pytest.importorskip("h5py")
+    # The trajectory was flushed: every frame up to the step is there (h5py, where it is installed).
+    try:
+        import h5py
+    except ImportError:
+        return
     with h5py.File("c.h5", "r") as f:
         steps = f["particles/all/position/step"][:]
         assert steps[-1] == (step // 10) * 10
