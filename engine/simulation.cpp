@@ -27,98 +27,155 @@ Simulation::Simulation(const RunConfig& cfg, Topology topology, std::unique_ptr<
 
 void Simulation::add_observer(std::unique_ptr<RunObserver> observer) { observers_.push_back(std::move(observer)); }
 
-RunResult Simulation::run(int64_t last_step) {
-  SystemState state;
-  backend_->get_state(state);
-  const RunContext ctx{cfg_, topology_, *backend_, state.step, last_step};
-  const double dt = cfg_.model.integrator.dt;
+// Shows `step` to the observers that asked for it (all of them with `all`).
+void Simulation::show(int64_t step, bool all) {
+  bool any = all;
+  for (const auto& o : observers_) any = any || o->next_step(step - 1) == step;
+  if (!any) return;
+  backend_->get_state(state_);
+  const Observables obs = backend_->observables();
+  const Frame frame{state_, obs, state_.step * cfg_.model.integrator.dt};
+  for (const auto& o : observers_)
+    if (all || o->next_step(step - 1) == step) o->observe(*ctx_, frame);
+  good_ = state_;
+  good_obs_ = obs;
+}
 
-  // The last state every observer has seen: what a blow-up or an interruption falls back to.
-  SystemState good = state;
-  Observables good_obs = backend_->observables();
-  auto show = [&](int64_t step, bool all) {
-    bool any = all;
-    for (const auto& o : observers_) any = any || o->next_step(step - 1) == step;
-    if (!any) return;
-    backend_->get_state(state);
-    const Observables obs = backend_->observables();
-    const Frame frame{state, obs, state.step * dt};
-    for (const auto& o : observers_)
-      if (all || o->next_step(step - 1) == step) o->observe(ctx, frame);
-    good = state;
-    good_obs = obs;
-  };
-  // The state after the last chunk, for finish() when no observer asked for this step.
-  auto capture = [&]() {
-    backend_->get_state(state);
-    good = state;
-    good_obs = backend_->observables();
-  };
-  RunResult result;
-  // Every observer finishes, even when one of them fails (the checkpoint still gets written).
-  auto finish_all = [&]() {
-    const Frame frame{good, good_obs, good.step * dt};
-    for (const auto& o : observers_) {
-      try {
-        o->finish(ctx, frame);
-      } catch (const std::exception& e) {
-        result.finish_errors.push_back(e.what());
-      }
+// The state after the last chunk, for finish() when no observer asked for this step.
+void Simulation::capture() {
+  backend_->get_state(state_);
+  good_ = state_;
+  good_obs_ = backend_->observables();
+}
+
+// Every observer finishes, even when one of them fails (the checkpoint still gets written).
+RunResult Simulation::finish(RunResult result) {
+  const Frame frame{good_, good_obs_, good_.step * cfg_.model.integrator.dt};
+  for (const auto& o : observers_) {
+    try {
+      o->finish(*ctx_, frame);
+    } catch (const std::exception& e) {
+      result.finish_errors.push_back(e.what());
     }
-  };
+  }
+  if (result.outcome == RunOutcome::Completed && !result.finish_errors.empty()) {
+    result.outcome = RunOutcome::Failed;
+    result.message = result.finish_errors.front();
+  }
+  ended_ = true;
+  end_result_ = result;
+  return result;
+}
 
-  int64_t step = state.step;
-  double seconds_per_step = 0.0;
+RunResult Simulation::begin(int64_t last_step) {
+  backend_->get_state(state_);
+  step_ = state_.step;
+  ctx_.emplace(RunContext{cfg_, topology_, *backend_, state_.step, last_step});
+  good_ = state_;
+  good_obs_ = backend_->observables();
+  RunResult result;
+  result.last_good_step = step_;
   try {
-    show(state.step, true);
-    while (step < last_step) {
-      int64_t next = last_step;
-      for (const auto& o : observers_) next = std::min(next, o->next_step(step));
+    show(step_, true);
+  } catch (const std::exception& e) {
+    result.outcome = RunOutcome::Failed;
+    result.message = e.what();
+    return finish(result);
+  }
+  return result;
+}
+
+RunResult Simulation::advance_to(int64_t target, double max_seconds) {
+  if (ended_) return end_result_;
+  RunContext& ctx = *ctx_;
+  ctx.last_step = std::max(ctx.last_step, target);
+  const auto started = std::chrono::steady_clock::now();
+  RunResult result;
+  try {
+    while (step_ < target) {
+      int64_t next = target;
+      for (const auto& o : observers_) next = std::min(next, o->next_step(step_));
       // Advance in chunks of about a quarter second so that signals and the progress line are
       // handled promptly even when frames are far apart.
-      int64_t chunk = next - step;
-      if (seconds_per_step > 0) chunk = std::min<int64_t>(chunk, std::max<int64_t>(1, static_cast<int64_t>(0.25 / seconds_per_step)));
+      int64_t chunk = next - step_;
+      if (seconds_per_step_ > 0)
+        chunk = std::min<int64_t>(chunk, std::max<int64_t>(1, static_cast<int64_t>(0.25 / seconds_per_step_)));
       const auto t0 = std::chrono::steady_clock::now();
       try {
         backend_->advance(chunk);
       } catch (const SimulationBlowup& e) {
         result.outcome = RunOutcome::BlewUp;
         result.message = e.what();
-        result.last_good_step = good.step;
-        finish_all();
-        return result;
+        result.last_good_step = good_.step;
+        return finish(result);
       }
-      seconds_per_step = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / chunk;
-      step += chunk;
-      if (step == next) show(step, false);
-      if (progress_) progress_->progress(ctx, step);
-      if (g_stop_signal.load() != 0) {
-        if (good.step != step) capture();  // the state at the finished step is good
-        result.outcome = RunOutcome::Interrupted;
-        result.message = std::string("stopped by signal ") + std::to_string(g_stop_signal.load()) + " at step " +
-                         std::to_string(step);
-        result.last_good_step = step;
-        finish_all();
-        return result;
-      }
+      const auto t1 = std::chrono::steady_clock::now();
+      seconds_per_step_ = std::chrono::duration<double>(t1 - t0).count() / chunk;
+      step_ += chunk;
+      if (step_ == next) show(step_, false);
+      if (progress_) progress_->progress(ctx, step_);
+      if (g_stop_signal.load() != 0)
+        return interrupt(std::string("stopped by signal ") + std::to_string(g_stop_signal.load()) + " at step " +
+                         std::to_string(step_));
+      if (max_seconds > 0 && std::chrono::duration<double>(t1 - started).count() >= max_seconds) break;
     }
-    if (good.step != step) capture();
   } catch (const std::exception& e) {
     // An observer could not write (disk full, file gone): stop with the last state every
     // observer has seen.
     result.outcome = RunOutcome::Failed;
     result.message = e.what();
-    result.last_good_step = good.step;
-    finish_all();
-    return result;
+    result.last_good_step = good_.step;
+    return finish(result);
   }
-  result.last_good_step = step;
-  finish_all();
-  if (!result.finish_errors.empty()) {
-    result.outcome = RunOutcome::Failed;
-    result.message = result.finish_errors.front();
-  }
+  result.last_good_step = step_;
   return result;
+}
+
+RunResult Simulation::interrupt(const std::string& why) {
+  if (ended_) return end_result_;
+  RunResult result;
+  try {
+    if (good_.step != step_) capture();  // the state at the finished step is good
+  } catch (const std::exception& e) {
+    result.outcome = RunOutcome::Failed;
+    result.message = e.what();
+    result.last_good_step = good_.step;
+    return finish(result);
+  }
+  result.outcome = RunOutcome::Interrupted;
+  result.message = why;
+  result.last_good_step = step_;
+  return finish(result);
+}
+
+RunResult Simulation::end() {
+  if (ended_) return end_result_;
+  RunResult result;
+  try {
+    if (good_.step != step_) capture();
+  } catch (const std::exception& e) {
+    result.outcome = RunOutcome::Failed;
+    result.message = e.what();
+    result.last_good_step = good_.step;
+    return finish(result);
+  }
+  result.last_good_step = step_;
+  return finish(result);
+}
+
+void Simulation::state_replaced() {
+  backend_->get_state(state_);
+  step_ = state_.step;
+  good_ = state_;
+  good_obs_ = backend_->observables();
+}
+
+RunResult Simulation::run(int64_t last_step) {
+  RunResult result = begin(last_step);
+  if (ended_) return result;
+  result = advance_to(last_step);
+  if (ended_) return result;
+  return end();
 }
 
 }  // namespace pairmd

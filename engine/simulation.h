@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,14 +39,58 @@ class Simulation {
 
   // Runs until step `last_step`. Observers see the start state, each step they asked for, and
   // the end (finish()); after a blow-up they finish with the last good state.
+  // The same as begin(last_step), advance_to(last_step) and, unless that ended the run, end().
   RunResult run(int64_t last_step);
 
+  // The run in pieces, for front ends that advance by steps of their own choosing (the Python
+  // module's run(n)), with the same observers, outcomes and guarantees as run():
+  // begin() shows every observer the start state; `last_step` is where the run is planned to
+  // end (progress, checkpoints), and each advance_to() may move it further.
+  // Returns Completed, or Failed (the run ended) when an observer cannot write the start.
+  RunResult begin(int64_t last_step);
+  // Runs to `step`, or until `max_seconds` of stepping have passed (at the end of a chunk; <= 0:
+  // no limit), so that the caller can look at signals and callbacks. An interruption (SIGINT or
+  // SIGTERM through g_stop_signal), a blow-up or an output that cannot be written ends the run:
+  // the observers are finished and the result says why (ended() is then true). Otherwise the
+  // result is Completed with last_good_step the step reached.
+  RunResult advance_to(int64_t step, double max_seconds = 0);
+  // Ends the run as an interruption at the current step (the front end saw the signal itself):
+  // the observers finish with this state, as after SIGINT.
+  RunResult interrupt(const std::string& why);
+  // Finishes every observer with the last state (once; later calls return the first result).
+  RunResult end();
+  bool begun() const { return ctx_.has_value(); }
+  bool ended() const { return ended_; }
+  // The step the backend is at (once begun).
+  int64_t step() const { return step_; }
+  // The last state every observer has seen (once begun): after a blow-up, what the run fell
+  // back to.
+  const SystemState& last_good_state() const { return good_; }
+  // The backend's state was replaced from outside (set_state): what the run falls back to
+  // after a blow-up is this state from now on.
+  void state_replaced();
+
  private:
+  void show(int64_t step, bool all);
+  void capture();
+  RunResult finish(RunResult result);
+
   const RunConfig& cfg_;
   Topology topology_;
   std::unique_ptr<Backend> backend_;
   std::vector<std::unique_ptr<RunObserver>> observers_;
   ProgressDisplay* progress_ = nullptr;
+
+  // The run in progress (set by begin()).
+  std::optional<RunContext> ctx_;
+  SystemState state_;
+  // The last state every observer has seen: what a blow-up or an interruption falls back to.
+  SystemState good_;
+  Observables good_obs_;
+  double seconds_per_step_ = 0.0;
+  int64_t step_ = 0;  // the step the backend is at
+  bool ended_ = false;
+  RunResult end_result_;
 };
 
 // Degrees of freedom for the temperature: 3N with a thermostat, 3N - 3 under NVE in a periodic

@@ -24,7 +24,8 @@ FLOORS = [
     ("engine",),                                 # config, system builder, run loop, observers
     ("io",),                                     # file formats: H5MD, checkpoints, thermo, .dx, svg
     ("analysis",),                               # potential maps, ion placement
-    ("cli",),                                    # the pairmd program, one file per subcommand
+    ("session",),                                # what the front ends share: runs, compare, maps
+    ("cli", "python"),                           # the pairmd program; the Python module (python/module)
 ]
 # On top of everything, and checked for nothing but CUDA headers: tests and benchmarks.
 TOP = ("tests", "bench")

@@ -30,6 +30,11 @@
 #              (brownian, dt 40 fs) and underdamped (langevin, dt 20 fs), and the list rebuilds per
 #              step of overdamped dynamics for skins 1-4 A; sop_*.csv, sop.log (the systems
 #              themselves are built in a scratch directory, not in $OUT)
+#   python     the Python module (issue 19; device-bundle/python, built for the machine's
+#              python3 3.12 by build_device_bundle.sh): its pytest suite with the GPU tests
+#              (python_tests.log), then bench/python_overhead.py: a sim.run(1) loop, one
+#              sim.run(S) call and `pairmd run` per step at N = 4,000 on the GPU
+#              (python_overhead.{log,csv}; the target: the loop within 20 % of the program)
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
 set -uo pipefail
 # The SOP tests (tests/test_sop.cpp) read the protein structure from here (Debian's pymol-data
@@ -66,6 +71,22 @@ for stage in "${stages[@]}"; do
         "$t" > "$OUT/$(basename "$t").log" 2>&1
         summary+=("$(basename "$t"): exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/$(basename "$t").log" | tr '\n' ' '))")
       done
+      ;;
+    python)
+      if ! ls "$B"/python/pairmd*.so > /dev/null 2>&1; then
+        summary+=("python: no module in the bundle (scripts/build_device_bundle.sh says why)")
+        continue
+      fi
+      export PYTHONPATH=$B/python${PYTHONPATH:+:$PYTHONPATH}
+      python3 -c "import sys, numpy, pairmd; print('python', sys.version.split()[0], 'numpy', numpy.__version__, 'pairmd', pairmd.__version__, pairmd.cuda_available())" \
+        2>&1 | tee "$OUT/python_import.log"
+      PAIRMD_BINARY=$B/pairmd python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_module.py \
+        > "$OUT/python_tests.log" 2>&1
+      summary+=("python tests: exit $? ($(tail -n 1 "$OUT/python_tests.log"))")
+      python3 bench/python_overhead.py --pairmd "$B/pairmd" --backend cuda --out "$OUT/python_overhead" \
+        > "$OUT/python_overhead.log" 2>&1
+      summary+=("python overhead: exit $? ($(grep -m1 '^run(1) loop' "$OUT/python_overhead.log"))")
+      cat "$OUT/python_overhead.log"
       ;;
     gpu)
       "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" > "$OUT/gpu_tests.log" 2>&1
