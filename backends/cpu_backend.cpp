@@ -38,21 +38,27 @@ struct CpuBackend::PairTermData {
   int ntypes;
   ParamTable table;
   VerletList list;
+  std::vector<std::vector<int>> exclusions;  // partners left out of this term, per particle
 };
 
+// Bonds of one kind (table per bond type: all types, only those of this kind are used), or a
+// pair list (table per pair; each pair's type is its own index).
 struct CpuBackend::BondData {
   BondKind kind;
-  ParamTable table;       // per bond type (all types; only those of this kind are used)
+  ParamTable table;
   std::vector<Bond> bonds;
+  std::string name;  // the pair list's, for messages; empty for bonds
 };
 
 CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
     : model_(model), max_step_displacement_(model.max_step_displacement) {
   const ForceField& ff = model_.force_field;
-  for (const PairTerm& t : ff.pair_terms) {
+  for (size_t k = 0; k < ff.pair_terms.size(); ++k) {
+    const PairTerm& t = ff.pair_terms[k];
     auto d = std::make_unique<PairTermData>(
-        PairTermData{t.kind, ff.ntypes, {}, VerletList(t.max_cutoff(), model_.neighbor.skin)});
+        PairTermData{t.kind, ff.ntypes, {}, VerletList(t.max_cutoff(), model_.neighbor.skin), {}});
     d->table = dispatch_pair<double>(t.kind, [&](auto eval) { return make_pair_table<decltype(eval)>(t); });
+    d->exclusions = pair_term_exclusions(ff, model_.topology, initial.size(), k);
     pair_terms_.push_back(std::move(d));
   }
   // One bond term per bond kind in use, holding that kind's bonds.
@@ -69,7 +75,15 @@ CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
     }
     term->bonds.push_back(b);
   }
-  exclusions_ = model_.topology.exclusions(initial.size(), ff.exclusions);
+  // Then one term per pair list, in config order (the CUDA backend's order too).
+  for (const PairList& list : ff.pair_lists) {
+    bond_terms_.push_back(std::make_unique<BondData>());
+    BondData& term = *bond_terms_.back();
+    term.kind = list.kind;
+    term.table = dispatch_bond<double>(list.kind, [&](auto eval) { return make_pair_list_table<decltype(eval)>(list); });
+    term.bonds = list.data->pairs;
+    term.name = list.name;
+  }
   thread_force_.resize(num_threads());
   thread_close_.resize(num_threads());
   set_state(initial);
@@ -81,7 +95,7 @@ void CpuBackend::set_state(const SystemState& state) {
   state_ = state;
   inv_mass_.resize(state_.size());
   for (size_t i = 0; i < state_.size(); ++i) inv_mass_[i] = 1.0 / state_.mass[i];
-  for (auto& t : pair_terms_) t->list.build(state_.position, state_.box, exclusions_);
+  for (auto& t : pair_terms_) t->list.build(state_.position, state_.box, t->exclusions);
   compute_forces(nullptr);
 }
 
@@ -91,7 +105,7 @@ void CpuBackend::move_to(const std::vector<Vec3d>& position, const std::vector<I
   state_.position = position;
   state_.image = image;
   for (auto& t : pair_terms_)
-    if (t->list.update(state_.position, state_.box, exclusions_)) ++stats_.list_builds;
+    if (t->list.update(state_.position, state_.box, t->exclusions)) ++stats_.list_builds;
   compute_forces(nullptr);
 }
 
@@ -214,7 +228,7 @@ long bond_forces(const typename Eval::Params* table, const std::vector<Bond>& bo
 void CpuBackend::compute_forces(Observables* obs) {
   const size_t n = state_.size();
   const int nthreads = static_cast<int>(thread_force_.size());
-  const size_t nterms = pair_terms_.size() + bond_terms_.size();
+  const size_t nterms = pair_terms_.size() + bond_terms_.size() + (model_.pulling.active() ? 1 : 0);
   std::vector<double> energy(nterms, 0.0);
   double virial = 0.0;
   long broken_bond = -1;
@@ -265,14 +279,24 @@ void CpuBackend::compute_forces(Observables* obs) {
       }
     }
   }
+  if (model_.pulling.active()) {
+    // The pulled and the tethered particle (potentials/pulling.h), after the pair sums.
+    const PullParams<double> pull = make_pull_params<double>(model_.pulling);
+    for (int64_t tag : {pull.pulled, pull.tethered}) {
+      if (tag < 0) continue;
+      const size_t i = static_cast<size_t>(tag);
+      force_[i] += pull_force(pull, tag, state_.unwrapped(i), state_.step, &energy.back());
+    }
+  }
   if (broken_bond >= 0) {
     const Bond& b = bond_terms_[broken_term]->bonds[broken_bond];
     const Vec3d d = state_.box.min_image(state_.position[b.i] - state_.position[b.j]);
     std::ostringstream msg;
-    msg << "step " << state_.step << ": " << bond_kind_name(bond_terms_[broken_term]->kind)
-        << " bond between particles " << b.i << " and " << b.j << " stretched to r = "
-        << std::sqrt(dot(d, d)) << ", beyond its maximum extension (time step too large, or "
-        << "overlapping start configuration?)";
+    const BondData& term = *bond_terms_[broken_term];
+    msg << "step " << state_.step << ": " << bond_kind_name(term.kind)
+        << (term.name.empty() ? std::string(" bond") : " pair of pair list '" + term.name + "'") << " between particles "
+        << b.i << " and " << b.j << " at r = " << std::sqrt(dot(d, d))
+        << ", beyond its maximum extension (time step too large, or overlapping start configuration?)";
     throw SimulationBlowup(msg.str());
   }
 
@@ -354,7 +378,7 @@ void CpuBackend::advance(int64_t nsteps) {
     }
     const auto tl = std::chrono::steady_clock::now();
     for (auto& t : pair_terms_) {
-      if (t->list.update(state_.position, state_.box, exclusions_)) ++stats_.list_builds;
+      if (t->list.update(state_.position, state_.box, t->exclusions)) ++stats_.list_builds;
     }
     const auto tf = std::chrono::steady_clock::now();
     stats_.seconds_list += std::chrono::duration<double>(tf - tl).count();
@@ -396,8 +420,8 @@ std::vector<Vec3d> CpuBackend::forces_all_pairs() const {
       const auto* table = t->table.as<typename Eval::Params>();
       for (size_t i = 0; i < n; ++i) {
         for (size_t j = i + 1; j < n; ++j) {
-          if (!exclusions_.empty() && std::binary_search(exclusions_[i].begin(), exclusions_[i].end(), static_cast<int>(j)))
-            continue;
+          const std::vector<int>& ex = t->exclusions[i];
+          if (std::binary_search(ex.begin(), ex.end(), static_cast<int>(j))) continue;
           const Vec3d d = state_.box.min_image(state_.position[i] - state_.position[j]);
           double fdivr, pe;
           if (!Eval::eval(dot(d, d), state_.charge[i] * state_.charge[j],

@@ -52,7 +52,6 @@ class CpuBackend final : public Backend {
   SystemState state_;
   std::vector<Vec3d> force_;
   std::vector<double> inv_mass_;
-  std::vector<std::vector<int>> exclusions_;
   std::vector<std::unique_ptr<PairTermData>> pair_terms_;
   std::vector<std::unique_ptr<BondData>> bond_terms_;
   std::vector<std::vector<Vec3d>> thread_force_;  // per-thread accumulators (Newton's 3rd law)

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "potentials/force_field.h"
+#include "potentials/pulling.h"
 #include "base/topology.h"
 #include "base/units.h"
 #include "backends/strategies.h"
@@ -21,6 +22,9 @@ struct Model {
   std::string strategy = strategy_name(kDefaultStrategy);  // GPU force-summation strategy (or auto)
   // A particle moving farther than this in one step stops the run (dt too large?).
   double max_step_displacement = 0.5;
+  // External forces of a pulling experiment (config `pulling`), resolved against the start
+  // state by engine/pulling.h; off by default.
+  PullSettings pulling;
 };
 
 }  // namespace pairmd

@@ -11,7 +11,9 @@ struct Observables {
   double potential = 0.0;   // total potential energy
   double kinetic = 0.0;     // total kinetic energy
   double virial = 0.0;      // W = sum over pairs of r_ij . f_ij
-  std::vector<double> potential_by_term;  // pair terms in config order, then bonds
+  // Pair terms in config order, then bond kinds, then pair lists in config order, then the
+  // pulling (when the run pulls).
+  std::vector<double> potential_by_term;
   double momentum[3] = {0, 0, 0};
 
   double total() const { return potential + kinetic; }

@@ -72,8 +72,7 @@ int cmd_check(const Args& args) {
     const double held = 80.0 * static_cast<double>(size.particles);
     require_memory(cfg, estimate_run_memory(cfg, "cpu", size, 0), size, available_host_memory(), held);
     {
-      Model model = cfg.model;
-      model.topology = sys.topology;
+      const Model model = make_model(cfg, sys);
       try {
         CpuBackend reference(model, sys.state);
         check_start_forces(cfg, sys.state, reference.forces());

@@ -14,7 +14,9 @@
 
 #include "backends/backend.h"
 #include "cli/commands.h"
+#include "engine/pulling.h"
 #include "engine/simulation.h"
+#include "engine/system_builder.h"
 #include "io/checkpoint.h"
 #include "io/h5md.h"
 #include "io/h5md_writer.h"
@@ -100,9 +102,13 @@ int cmd_demux(const Args& args) {
   cfg.output.trajectory.velocities_every = first.has_velocity ? 1 : 0;
   cfg.output.trajectory.forces_every = 0;
   cfg.output.trajectory.observables_every = 1;
-  Model model = cfg.model;
-  model.topology = ck.topology;
-  std::unique_ptr<Backend> cpu = make_backend("cpu", model, first.state);
+  // The model as the run had it (make_model): the checkpoint's topology, the pulling of the run's
+  // start (session/run_plan.cpp's build_start does the same on a restart).
+  BuiltSystem sys;
+  sys.state = first.state;
+  sys.topology = ck.topology;
+  sys.pulling = pulling_needs_start(cfg) ? build_system(cfg).pulling : resolve_pulling(cfg, sys.state);
+  std::unique_ptr<Backend> cpu = make_backend("cpu", make_model(cfg, sys), first.state);
   const double dof = degrees_of_freedom(cfg, first.state.size());
   std::vector<RunConfig> cfgs(k, cfg);
   std::vector<std::unique_ptr<H5mdWriter>> writers;

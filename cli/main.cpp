@@ -18,6 +18,7 @@ usage:
   pairmd compare CONFIG [--strategies a,b,..] [--steps N] [--sizes n1,n2,..] [--out PREFIX]
   pairmd potential-map TRAJECTORY.h5|--config CONFIG [--frames a:b:s] [--spacing h] [--out map.dx] ...
   pairmd place-ions --config CONFIG --count K --type NAME --min-distance d [--out OUT.yaml] ...
+  pairmd sop-build STRUCTURE.pdb|.cif -o OUT.yaml [--chains A,B] [--pull [T,P]] [--copies K] ...
   pairmd demux PREFIX [--out OUT]   per-temperature trajectories of a replica-exchange run
   mpirun -np K pairmd run CONFIG    K replicas (the config's replicas section; docs/replicas.md)
   pairmd --version | --help
@@ -29,6 +30,8 @@ usage:
   compare        time the GPU force-summation strategies on CONFIG's system (docs/strategies.md)
   potential-map  electrostatic potential map of trajectory frames (docs/potential_maps.md)
   place-ions     place ions at the extrema of the potential map (docs/potential_maps.md)
+  sop-build      the Self-Organized Polymer model of the proteins of a PDB or mmCIF file, as a
+                 config that `run` runs as it is (docs/proteins.md)
   demux          one trajectory per temperature from a replica-exchange ensemble (docs/replicas.md)
 
   pairmd COMMAND --help   the options of a command
@@ -81,6 +84,7 @@ int run_command(int argc, char** argv) {
                                       {"compare", cmd_compare},
                                       {"potential-map", cmd_potential_map},
                                       {"place-ions", cmd_place_ions},
+                                      {"sop-build", cmd_sop_build},
                                       {"demux", cmd_demux}};
   for (const Command& c : kCommands) {
     if (cmd != c.name) continue;

@@ -1,5 +1,5 @@
-// Shared set-up of the commands that start from a config: options common to run, check and
-// compare, loading and validating, building the system.
+// The command-line options common to run, check and compare (the set-up they share with the
+// Python module is in session/run_setup.h).
 #pragma once
 
 #include <memory>
@@ -10,6 +10,7 @@
 #include "engine/config.h"
 #include "engine/resources.h"
 #include "engine/system_builder.h"
+#include "session/run_setup.h"
 
 namespace pairmd::cli {
 
@@ -31,32 +32,5 @@ std::vector<std::string> command_line_overrides(const ConfigOptions& o);
 
 // Loads the config and applies the command-line overrides. Throws ConfigError.
 RunConfig load_with_options(const ConfigOptions& o);
-
-// The output file stem: output.prefix, else the config's file name without extension.
-std::string output_prefix(const RunConfig& cfg);
-
-// One-paragraph description of the system for the log.
-std::string describe_system(const RunConfig& cfg, const BuiltSystem& sys);
-
-// The backend a run of `cfg` will use: "cpu" or "cuda" (auto resolved as make_backend does).
-std::string planned_backend(const RunConfig& cfg);
-
-// Points of the potential map analysis.potential_map asks for on `state` (0 without one), laid
-// out as analysis/potential_map.cpp's map_lattice does, without allocating them. Throws
-// ConfigError naming analysis.potential_map.spacing past kMaxMapPoints.
-double potential_map_points(const RunConfig& cfg, const SystemState& state);
-
-// Before the system is built: throws ConfigError (with the estimate) when building it and running
-// it with `backend` cannot fit in this process's memory. Sizes known only from a start file are
-// checked by check_run_memory once it is read.
-void check_build_memory(const RunConfig& cfg, const std::string& backend);
-// Once the system is built: the whole run's estimate, with the potential map. Throws ConfigError
-// when it cannot fit; returns the estimate for the log.
-MemoryEstimate check_run_memory(const RunConfig& cfg, const std::string& backend, const BuiltSystem& sys);
-
-// The forces on the start state must be finite. An infinite or NaN force before the first step
-// means overlapping particles (or a damaged start file), not a time step that is too large:
-// throws ConfigError saying so, with the particle, its force and its nearest neighbour.
-void check_start_forces(const RunConfig& cfg, const SystemState& state, const std::vector<Vec3d>& forces);
 
 }  // namespace pairmd::cli

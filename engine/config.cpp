@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "engine/ladder.h"
+#include "engine/pair_list_file.h"
 #include "kernels/dcs/map_registry.h"
 
 namespace pairmd {
@@ -471,9 +472,231 @@ void read_pair_term(const Map& t, const SystemSpec& sys, const Units& units, dou
   ff.pair_terms.push_back(term);
 }
 
+constexpr BondField kBondFields[] = {BondField::K, BondField::R0, BondField::Epsilon, BondField::MaxExtension};
+
+// What a bond potential says a coefficient is (its registry entry), or null when it does not take it.
+const char* bond_field_text(const BondPotentialInfo& info, BondField f) {
+  switch (f) {
+    case BondField::K:
+      return info.k;
+    case BondField::R0:
+      return info.r0;
+    case BondField::Epsilon:
+      return info.epsilon;
+    case BondField::MaxExtension:
+      return info.max_extension;
+  }
+  return nullptr;
+}
+
+// Whether `value` is in the range of `f` for this potential (k > 0, r0 >= 0 or > 0, epsilon >= 0,
+// max_extension > 0).
+bool bond_field_ok(const BondPotentialInfo& info, BondField f, double value) {
+  switch (f) {
+    case BondField::K:
+    case BondField::MaxExtension:
+      return value > 0;
+    case BondField::R0:
+      return info.r0_positive ? value > 0 : value >= 0;
+    case BondField::Epsilon:
+      return value >= 0;
+  }
+  return false;
+}
+
+std::string not_taken(const BondPotentialInfo& info, const char* key) {
+  std::string takes;
+  for (const BondField f : kBondFields)
+    if (bond_field_text(info, f)) takes += (takes.empty() ? "" : ", ") + std::string(bond_field_name(f));
+  return std::string(key) + " does not apply to " + info.name + " (it takes " + takes + ")";
+}
+
+// A coefficient of a bond type or of a pair list (per term), checked against its range.
+double bond_field_value(const Map& m, const char* key, const BondPotentialInfo& info, BondField f, bool required,
+                        double def) {
+  const char* what = bond_field_text(info, f);
+  if (!m.has(key)) {
+    if (required) m.missing(key, what);
+    return def;
+  }
+  const double v = m.to_number(m.node(key), m.sub(key), -kInf, kInf, false, what);
+  if (!bond_field_ok(info, f, v)) m.ctx().fail(m.node(key), m.sub(key), std::string("expected ") + what + ", got " + m.node(key).Scalar());
+  return v;
+}
+
+// force_field.pair_lists[k]: a bond potential, the coefficients every pair shares, the columns
+// each pair gives itself, the pairs (inline or from a file) and the pair terms they are left out of.
+void read_pair_list(const Map& t, RunConfig& cfg, size_t index) {
+  ForceField& ff = cfg.model.force_field;
+  PairList list;
+  list.name = t.string("name", "pair_lists[" + std::to_string(index) + "]");
+  const std::vector<std::string> potentials = names_of(kBondPotentials);
+  const std::string kind = t.choice("potential", "", potentials);
+  if (kind.empty()) t.missing("potential", join_names(potentials, " or "));
+  const BondPotentialInfo& info = *find_bond_potential(kind);
+  list.kind = info.kind;
+
+  // Columns: the coefficients given per pair (default r0).
+  if (t.has("columns")) {
+    const YAML::Node c = t.node("columns");
+    if (!c.IsSequence()) t.ctx().fail(c, t.sub("columns"), "expected a list of coefficient names, got " + describe(c));
+    for (const YAML::Node& item : c) {
+      bool found = false;
+      for (const BondField f : kBondFields)
+        if (item.IsScalar() && item.Scalar() == bond_field_name(f)) {
+          if (!bond_field_text(info, f)) t.ctx().fail(item, t.sub("columns"), not_taken(info, bond_field_name(f)));
+          if (std::find(list.columns.begin(), list.columns.end(), f) != list.columns.end())
+            t.ctx().fail(item, t.sub("columns"), "column " + item.Scalar() + " given twice");
+          list.columns.push_back(f);
+          found = true;
+        }
+      if (!found) t.ctx().fail(item, t.sub("columns"), "expected one of k, r0, epsilon, max_extension, got " + describe(item));
+    }
+  } else {
+    list.columns = {BondField::R0};
+  }
+  // Per-term coefficients: every coefficient the potential takes is given here or as a column.
+  for (const BondField f : kBondFields) {
+    const char* key = bond_field_name(f);
+    const bool column = std::find(list.columns.begin(), list.columns.end(), f) != list.columns.end();
+    if (!bond_field_text(info, f) || column) {
+      if (t.has(key))
+        t.ctx().fail(t.node(key), t.sub(key),
+                     column ? std::string(key) + " is a column (given per pair); remove it here or from columns"
+                            : not_taken(info, key));
+      continue;
+    }
+    set_bond_field(list.defaults, f, bond_field_value(t, key, info, f, true, 0.0));
+  }
+
+  // The pairs: inline [[i, j, values...], ...] or a file of lines "i j values...".
+  if (t.has("pairs") == t.has("file"))
+    t.ctx().fail(t.self(), t.path(), "expected exactly one of pairs (a list of [i, j, " +
+                                         std::string(bond_field_name(list.columns.empty() ? BondField::R0 : list.columns[0])) +
+                                         ", ...]) or file (a pair list file)");
+  const size_t nc = list.columns.size();
+  auto data = std::make_shared<PairListData>();
+  PairListSource source;
+  if (t.has("file")) {
+    const std::string path = t.string("file", "");
+    PairTable table = read_pair_table(path, nc);
+    data->pairs = std::move(table.pairs);
+    data->values = std::move(table.values);
+    source.file = path;
+    source.lines = std::move(table.lines);
+  } else {
+    const YAML::Node pairs = t.node("pairs");
+    if (!pairs.IsSequence()) t.ctx().fail(pairs, t.sub("pairs"), "expected a list of [i, j, values...], got " + describe(pairs));
+    source.file = t.ctx().file;
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      const YAML::Node row = pairs[k];
+      const std::string path = t.sub("pairs") + "[" + std::to_string(k) + "]";
+      if (!row.IsSequence() || row.size() != 2 + nc)
+        t.ctx().fail(row, path, "expected [i, j" + std::string(nc ? ", " : "") +
+                                    [&] {
+                                      std::string c;
+                                      for (size_t q = 0; q < nc; ++q) c += (q ? ", " : "") + std::string(bond_field_name(list.columns[q]));
+                                      return c;
+                                    }() +
+                                    "], got " + describe(row));
+      const int i = static_cast<int>(t.to_integer(row[0], path, 0, kMaxParticles - 1));
+      const int j = static_cast<int>(t.to_integer(row[1], path, 0, kMaxParticles - 1));
+      data->pairs.push_back({i, j, static_cast<int>(k)});
+      for (size_t q = 0; q < nc; ++q) data->values.push_back(t.to_number(row[2 + q], path, -kInf, kInf, false, "a number"));
+      source.lines.push_back(row.Mark().line + 1);
+    }
+  }
+  // Every pair's own coefficients in range.
+  for (size_t k = 0; k < data->pairs.size(); ++k)
+    for (size_t q = 0; q < nc; ++q) {
+      const double v = data->values[k * nc + q];
+      if (!bond_field_ok(info, list.columns[q], v)) {
+        std::ostringstream m;
+        m << source.file << ":" << source.lines[k] << ": " << t.path() << ": pair (" << data->pairs[k].i << ", "
+          << data->pairs[k].j << "): " << bond_field_name(list.columns[q]) << " = " << v << ", expected "
+          << bond_field_text(info, list.columns[q]);
+        throw ConfigError(m.str());
+      }
+    }
+  list.data = std::move(data);
+
+  // The pair terms that leave these pairs out: all (default), none, or a list of indices.
+  const size_t nterms = ff.pair_terms.size();
+  const YAML::Node ex = t.node("exclude_from");
+  if (!t.has("exclude_from") || (ex.IsScalar() && ex.Scalar() == "all")) {
+    for (size_t q = 0; q < nterms; ++q) list.exclude_from.push_back(static_cast<int>(q));
+  } else if (ex.IsSequence()) {
+    for (const YAML::Node& item : ex) {
+      const int64_t q = t.to_integer(item, t.sub("exclude_from"), 0, kMaxInt);
+      if (q >= static_cast<int64_t>(nterms))
+        t.ctx().fail(item, t.sub("exclude_from"), "there is no pair term " + std::to_string(q) + " (force_field.pair has " +
+                                                       std::to_string(nterms) + ")");
+      list.exclude_from.push_back(static_cast<int>(q));
+    }
+  } else if (!(ex.IsScalar() && ex.Scalar() == "none")) {
+    t.ctx().fail(ex, t.sub("exclude_from"), "expected all, none or a list of pair term indices, got " + describe(ex));
+  }
+  cfg.locations[t.path() + ".pairs"] = t.where(t.has("file") ? "file" : "pairs");
+  ff.pair_lists.push_back(std::move(list));
+  cfg.pair_list_sources.push_back(std::move(source));
+}
+
+// `pulling`: a tethered and a pulled particle, a force ramp or a constant force (potentials/pulling.h).
+void read_pulling(const Map& root, RunConfig& cfg) {
+  if (!root.has("pulling")) return;
+  Map m(root.ctx(), root.node("pulling"), "pulling",
+        {"mode", "pulled", "tethered", "spring", "speed", "force", "direction", "anchor", "tether_spring",
+         "tether_position", "start_step", "every"});
+  PullSpec& p = cfg.pulling;
+  const std::string mode = m.choice("mode", "", {"ramp", "constant"});
+  if (mode.empty()) m.missing("mode", "ramp (a spring whose anchor moves at constant speed) or constant (a constant force)");
+  p.mode = mode == "ramp" ? PullMode::Ramp : PullMode::Constant;
+  p.pulled = m.integer_required("pulled", 0, kMaxParticles - 1);
+  cfg.locations["pulling.pulled"] = m.where("pulled");
+  if (p.mode == PullMode::Ramp) {
+    p.spring = m.number_required("spring", 0.0, kInf, true, "the spring constant k_s > 0 (energy/length^2)");
+    p.speed = m.number_required("speed", -kInf, kInf, false, "the anchor's speed (length/time)");
+    for (const char* k : {"force"})
+      if (m.has(k)) root.ctx().fail(m.node(k), m.sub(k), "force is for mode constant; a ramp takes spring and speed");
+  } else {
+    p.force = m.number_required("force", -kInf, kInf, false, "the force f (energy/length) along direction");
+    for (const char* k : {"spring", "speed"})
+      if (m.has(k))
+        root.ctx().fail(m.node(k), m.sub(k), std::string(k) + " is for mode ramp; a constant force takes force");
+  }
+  auto vector = [&](const char* key, Vec3d& v) {
+    if (!m.has(key)) return false;
+    const YAML::Node x = m.node(key);
+    if (!x.IsSequence() || x.size() != 3) root.ctx().fail(x, m.sub(key), "expected [x, y, z], got " + describe(x));
+    v = {m.to_number(x[0], m.sub(key), -kInf, kInf, false, "a number"),
+         m.to_number(x[1], m.sub(key), -kInf, kInf, false, "a number"),
+         m.to_number(x[2], m.sub(key), -kInf, kInf, false, "a number")};
+    return true;
+  };
+  p.has_direction = vector("direction", p.direction);
+  if (p.has_direction && !(dot(p.direction, p.direction) > 0))
+    root.ctx().fail(m.node("direction"), m.sub("direction"), "expected a non-zero vector");
+  p.has_anchor = vector("anchor", p.anchor);
+  if (m.has("tethered")) {
+    p.tethered = m.integer("tethered", -1, 0, kMaxParticles - 1);
+    if (p.tethered == p.pulled)
+      root.ctx().fail(m.node("tethered"), m.sub("tethered"), "the tethered particle must not be the pulled one");
+    p.tether_spring = m.number_required("tether_spring", 0.0, kInf, true, "the tether's spring constant k_t > 0 (energy/length^2)");
+    p.has_tether_position = vector("tether_position", p.tether_position);
+    cfg.locations["pulling.tethered"] = m.where("tethered");
+  } else {
+    for (const char* k : {"tether_spring", "tether_position"})
+      if (m.has(k)) root.ctx().fail(m.node(k), m.sub(k), std::string(k) + " needs a tethered particle (pulling.tethered)");
+    if (!p.has_direction)
+      root.ctx().fail(m.self(), "pulling", "without a tethered particle the direction must be given (pulling.direction)");
+  }
+  p.start_step = m.integer("start_step", 0, 0, kMaxInt);
+  p.every = m.integer("every", 0, 0, kMaxInt);
+}
+
 void read_force_field(const Map& root, RunConfig& cfg) {
   if (!root.has("force_field")) root.missing("force_field", "pair potentials and bonds");
-  Map f(root.ctx(), root.node("force_field"), "force_field", {"pair", "bonds", "exclusions"});
+  Map f(root.ctx(), root.node("force_field"), "force_field", {"pair", "bonds", "pair_lists", "exclusions"});
   ForceField& ff = cfg.model.force_field;
   ff.ntypes = static_cast<int>(cfg.system.types.size());
   const std::string ex = f.choice("exclusions", "bonds", {"none", "bonds", "angles"});
@@ -481,7 +704,8 @@ void read_force_field(const Map& root, RunConfig& cfg) {
 
   const YAML::Node bonds = list_node(f, "bonds", false, "of {name, potential, k, r0}");
   for (size_t k = 0; k < bonds.size(); ++k) {
-    Map b(f.ctx(), bonds[k], "force_field.bonds[" + std::to_string(k) + "]", {"name", "potential", "k", "r0"});
+    Map b(f.ctx(), bonds[k], "force_field.bonds[" + std::to_string(k) + "]",
+          {"name", "potential", "k", "r0", "epsilon", "max_extension"});
     BondType bt;
     if (!b.has("name")) b.missing("name", "a bond type name");
     bt.name = b.string("name", "");
@@ -492,8 +716,14 @@ void read_force_field(const Map& root, RunConfig& cfg) {
     if (kind.empty()) b.missing("potential", join_names(potentials, " or "));
     const BondPotentialInfo& info = *find_bond_potential(kind);
     bt.kind = info.kind;
-    bt.coeffs.k = b.number_required("k", 0.0, kInf, true, "a spring constant > 0");
-    bt.coeffs.r0 = b.number_required("r0", 0.0, kInf, info.r0_positive, info.r0);
+    for (const BondField field : kBondFields) {
+      const char* key = bond_field_name(field);
+      if (!bond_field_text(info, field)) {
+        if (b.has(key)) b.ctx().fail(b.node(key), b.sub(key), not_taken(info, key));
+        continue;
+      }
+      set_bond_field(bt.coeffs, field, bond_field_value(b, key, info, field, true, 0.0));
+    }
     ff.bond_types.push_back(bt);
   }
   if (!cfg.chains_bond_name.empty()) {
@@ -511,6 +741,12 @@ void read_force_field(const Map& root, RunConfig& cfg) {
     Map t(f.ctx(), pairs[k], "force_field.pair[" + std::to_string(k) + "]",
           {"potential", "cutoff", "shift", "coeffs", "mixing", "dielectric", "bjerrum_length", "kappa", "debye_length"});
     read_pair_term(t, cfg.system, cfg.model.units, cfg.model.integrator.temperature, ff, cfg, k);
+  }
+  const YAML::Node lists = list_node(f, "pair_lists", false, "of pair lists: {name, potential, pairs or file, ...}");
+  for (size_t k = 0; k < lists.size(); ++k) {
+    Map t(f.ctx(), lists[k], "force_field.pair_lists[" + std::to_string(k) + "]",
+          {"name", "potential", "k", "r0", "epsilon", "max_extension", "columns", "pairs", "file", "exclude_from"});
+    read_pair_list(t, cfg, k);
   }
 }
 
@@ -801,7 +1037,7 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
   try {
     Map m(ctx, root, "",
           {"title", "units", "backend", "steps", "system", "force_field", "force", "integrator", "neighbor", "output", "analysis",
-           "replicas"});
+           "pulling", "replicas"});
     cfg.title = m.string("title", "");
     cfg.model.units = m.choice("units", "lj", {"lj", "real"}) == "lj" ? Units::lj() : Units::real();
     cfg.backend = m.choice("backend", "auto", {"auto", "cpu", "cuda"});
@@ -824,8 +1060,10 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
     read_output(m, cfg);
     read_analysis(m, cfg);
     read_replicas(m, cfg);
-    if (cfg.model.force_field.pair_terms.empty() && cfg.model.force_field.bond_types.empty())
-      ctx.fail(m.node("force_field"), "force_field", "expected at least one pair term or bond type");
+    read_pulling(m, cfg);
+    const ForceField& ff = cfg.model.force_field;
+    if (ff.pair_terms.empty() && ff.bond_types.empty() && ff.pair_lists.empty())
+      ctx.fail(m.node("force_field"), "force_field", "expected at least one pair term, bond type or pair list");
   } catch (const YAML::Exception& e) {
     // yaml-cpp conversion errors that slipped past the checks above still get a location.
     std::ostringstream s;

@@ -139,6 +139,25 @@ struct ReplicaSpec {
   uint64_t seed = 0;                 // key of the exchange draws (0: the integrator's seed)
 };
 
+// Where the pairs of a pair list came from, for messages: the file (or the config) and the line
+// of each pair.
+struct PairListSource {
+  std::string file;
+  std::vector<int> lines;
+};
+
+// `pulling` as the config gives it. The points it leaves out are taken from the system the
+// config builds (engine/pulling.h), which gives the run's PullSettings.
+struct PullSpec {
+  PullMode mode = PullMode::None;
+  int64_t pulled = -1, tethered = -1;
+  double spring = 0, speed = 0, force = 0, tether_spring = 0;
+  bool has_anchor = false, has_direction = false, has_tether_position = false;
+  Vec3d anchor{0, 0, 0}, direction{0, 0, 0}, tether_position{0, 0, 0};
+  int64_t start_step = 0;
+  int64_t every = 0;  // rows of PREFIX.pull.csv (and the trajectory's pull observables); 0: thermo_every
+};
+
 struct RunConfig {
   std::string path;         // config file as given
   std::string text;         // its verbatim text (stored in the trajectory)
@@ -150,6 +169,8 @@ struct RunConfig {
   OutputSpec output;
   PotentialMapSpec potential_map;
   ReplicaSpec replicas;
+  PullSpec pulling;
+  std::vector<PairListSource> pair_list_sources;  // per force_field.pair_lists item
   std::vector<std::pair<std::string, std::string>> overrides;  // --set key.path=value, in order (key as messages write it)
   std::vector<std::string> override_specs;  // the same as --set takes them ("force_field.pair.0.cutoff=3")
   // Identifies the files of one run across its restarts (not a config key): a new run draws one,

@@ -23,141 +23,46 @@ double degrees_of_freedom(const RunConfig& cfg, size_t n) {
   return nve && cfg.system.periodic && n > 1 ? 3.0 * n - 3.0 : 3.0 * n;
 }
 
-// A run in progress: the current state and the last good one (the last state every observer
-// has seen, or captured: what a blow-up or an interruption falls back to).
-struct Simulation::Live {
-  Live(const RunConfig& cfg, const Topology& topology, Backend& backend, int64_t first, int64_t last)
-      : ctx{cfg, topology, backend, first, last}, step(first) {}
-  RunContext ctx;
-  int64_t step;
-  SystemState state, good;
-  Observables good_obs{};
-  Observables now_obs{};
-  int64_t now_obs_step = -1;  // the step now_obs is of (-1: none)
-  double seconds_per_step = 0.0;
-  RunResult result;
-  bool failed = false;  // advance() or show() recorded a failure in result
-};
-
 Simulation::Simulation(const RunConfig& cfg, Topology topology, std::unique_ptr<Backend> backend)
     : cfg_(cfg), topology_(std::move(topology)), backend_(std::move(backend)) {}
 
-Simulation::~Simulation() = default;
-
 void Simulation::add_observer(std::unique_ptr<RunObserver> observer) { observers_.push_back(std::move(observer)); }
 
-int64_t Simulation::step() const { return live_ ? live_->step : 0; }
-int64_t Simulation::good_step() const { return live_ ? live_->good.step : 0; }
+// Shows `step` to the observers that asked for it (all of them with `all`).
+void Simulation::show(int64_t step, bool all) {
+  bool any = all;
+  for (const auto& o : observers_) any = any || o->next_step(step - 1) == step;
+  if (!any) return;
+  backend_->get_state(state_);
+  const Observables obs = observables_now();
+  const Frame frame{state_, obs, state_.step * cfg_.model.integrator.dt};
+  for (const auto& o : observers_)
+    if (all || o->next_step(step - 1) == step) o->observe(*ctx_, frame);
+  good_ = state_;
+  good_obs_ = obs;
+}
 
-int64_t Simulation::next_observed_step() const {
-  int64_t next = INT64_MAX;
-  for (const auto& o : observers_) next = std::min(next, o->next_step(live_->step));
-  return next;
+// The state after the last chunk, for finish() when no observer asked for this step.
+void Simulation::capture() {
+  backend_->get_state(state_);
+  good_ = state_;
+  good_obs_ = observables_now();
 }
 
 const Observables& Simulation::observables_now() {
-  Live& l = *live_;
-  if (l.now_obs_step != l.step) {
-    l.now_obs = backend_->observables();
-    l.now_obs_step = l.step;
+  if (now_obs_step_ != step_) {
+    now_obs_ = backend_->observables();
+    now_obs_step_ = step_;
   }
-  return l.now_obs;
+  return now_obs_;
 }
 
-bool Simulation::start(int64_t last_step) {
-  SystemState state;
-  backend_->get_state(state);
-  live_ = std::make_unique<Live>(cfg_, topology_, *backend_, state.step, last_step);
-  live_->state = state;
-  live_->good = state;
-  live_->good_obs = observables_now();
-  return show(true);
-}
-
-bool Simulation::show(bool all) {
-  Live& l = *live_;
-  if (l.failed) return false;
-  bool any = all;
-  for (const auto& o : observers_) any = any || o->next_step(l.step - 1) == l.step;
-  if (!any) return true;
-  try {
-    backend_->get_state(l.state);
-    const Observables obs = observables_now();
-    const Frame frame{l.state, obs, l.state.step * cfg_.model.integrator.dt};
-    for (const auto& o : observers_)
-      if (all || o->next_step(l.step - 1) == l.step) o->observe(l.ctx, frame);
-    l.good = l.state;
-    l.good_obs = obs;
-  } catch (const std::exception& e) {
-    // An observer could not write (disk full, file gone): stop with the last state every
-    // observer has seen.
-    l.failed = true;
-    l.result.outcome = RunOutcome::Failed;
-    l.result.message = e.what();
-    return false;
-  }
-  return true;
-}
-
-void Simulation::capture() {
-  Live& l = *live_;
-  if (l.failed) return;
-  backend_->get_state(l.state);
-  l.good = l.state;
-  l.good_obs = observables_now();
-}
-
-bool Simulation::advance(int64_t nsteps, bool stop_on_signal) {
-  Live& l = *live_;
-  if (l.failed) return false;
-  const int64_t target = l.step + nsteps;
-  while (l.step < target) {
-    // Chunks of about a quarter second, so that signals and the progress line are handled
-    // promptly even when frames are far apart.
-    int64_t chunk = target - l.step;
-    if (l.seconds_per_step > 0)
-      chunk = std::min<int64_t>(chunk, std::max<int64_t>(1, static_cast<int64_t>(0.25 / l.seconds_per_step)));
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-      backend_->advance(chunk);
-    } catch (const SimulationBlowup& e) {
-      l.failed = true;
-      l.result.outcome = RunOutcome::BlewUp;
-      l.result.message = e.what();
-      return false;
-    }
-    l.seconds_per_step = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / chunk;
-    l.step += chunk;
-    if (progress_) progress_->progress(l.ctx, l.step);
-    if (stop_on_signal && g_stop_signal.load() != 0) break;
-  }
-  return true;
-}
-
-void Simulation::change_temperature(double t_old, double t_new) {
-  Live& l = *live_;
-  backend_->set_temperature(t_new);
-  if (t_new == t_old) return;
-  backend_->get_state(l.state);
-  const double f = std::sqrt(t_new / t_old);
-  for (Vec3d& v : l.state.velocity) v = f * v;
-  backend_->set_state(l.state);
-  l.now_obs_step = -1;
-}
-
-RunResult Simulation::finish(RunOutcome outcome, const std::string& message) {
-  Live& l = *live_;
-  RunResult& result = l.result;
-  if (!l.failed) {
-    result.outcome = outcome;
-    result.message = message;
-  }
-  result.last_good_step = l.good.step;
-  // Every observer finishes, even when one of them fails (the checkpoint still gets written).
-  const Frame frame{l.good, l.good_obs, l.good.step * cfg_.model.integrator.dt};
+// Every observer finishes, even when one of them fails (the checkpoint still gets written).
+RunResult Simulation::finish(RunResult result) {
+  const Frame frame{good_, good_obs_, good_.step * cfg_.model.integrator.dt};
   for (const auto& o : observers_) {
     try {
-      o->finish(l.ctx, frame);
+      o->finish(*ctx_, frame);
     } catch (const std::exception& e) {
       result.finish_errors.push_back(e.what());
     }
@@ -166,23 +71,151 @@ RunResult Simulation::finish(RunOutcome outcome, const std::string& message) {
     result.outcome = RunOutcome::Failed;
     result.message = result.finish_errors.front();
   }
+  ended_ = true;
+  end_result_ = result;
   return result;
 }
 
-RunResult Simulation::run(int64_t last_step) {
-  if (!start(last_step)) return finish(RunOutcome::Failed);
-  while (step() < last_step) {
-    const int64_t next = std::min(last_step, next_observed_step());
-    if (!advance(next - step(), true)) return finish(RunOutcome::BlewUp);
-    if (step() == next && !show()) return finish(RunOutcome::Failed);
-    if (g_stop_signal.load() != 0) {
-      if (good_step() != step()) capture();  // the state at the finished step is good
-      return finish(RunOutcome::Interrupted, std::string("stopped by signal ") + std::to_string(g_stop_signal.load()) +
-                                                 " at step " + std::to_string(step()));
-    }
+RunResult Simulation::begin(int64_t last_step) {
+  backend_->get_state(state_);
+  step_ = state_.step;
+  now_obs_step_ = -1;
+  ctx_.emplace(RunContext{cfg_, topology_, *backend_, state_.step, last_step});
+  good_ = state_;
+  good_obs_ = observables_now();
+  RunResult result;
+  result.last_good_step = step_;
+  try {
+    show(step_, true);
+  } catch (const std::exception& e) {
+    result.outcome = RunOutcome::Failed;
+    result.message = e.what();
+    return finish(result);
   }
-  if (good_step() != step()) capture();
-  return finish(RunOutcome::Completed);
+  return result;
+}
+
+RunResult Simulation::advance_to(int64_t target, double max_seconds) { return advance(target, max_seconds, true, true); }
+
+RunResult Simulation::advance_to_unshown(int64_t target) { return advance(target, 0, false, false); }
+
+RunResult Simulation::advance(int64_t target, double max_seconds, bool show_target, bool stop_on_signal) {
+  if (ended_) return end_result_;
+  RunContext& ctx = *ctx_;
+  ctx.last_step = std::max(ctx.last_step, target);
+  const auto started = std::chrono::steady_clock::now();
+  RunResult result;
+  try {
+    while (step_ < target) {
+      int64_t next = target;
+      for (const auto& o : observers_) next = std::min(next, o->next_step(step_));
+      // Advance in chunks of about a quarter second so that signals and the progress line are
+      // handled promptly even when frames are far apart.
+      int64_t chunk = next - step_;
+      if (seconds_per_step_ > 0)
+        chunk = std::min<int64_t>(chunk, std::max<int64_t>(1, static_cast<int64_t>(0.25 / seconds_per_step_)));
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        backend_->advance(chunk);
+      } catch (const SimulationBlowup& e) {
+        result.outcome = RunOutcome::BlewUp;
+        result.message = e.what();
+        result.last_good_step = good_.step;
+        return finish(result);
+      }
+      const auto t1 = std::chrono::steady_clock::now();
+      seconds_per_step_ = std::chrono::duration<double>(t1 - t0).count() / chunk;
+      step_ += chunk;
+      if (step_ == next && (show_target || step_ != target)) show(step_, false);
+      if (progress_) progress_->progress(ctx, step_);
+      if (stop_on_signal && g_stop_signal.load() != 0)
+        return interrupt(std::string("stopped by signal ") + std::to_string(g_stop_signal.load()) + " at step " +
+                         std::to_string(step_));
+      if (max_seconds > 0 && std::chrono::duration<double>(t1 - started).count() >= max_seconds) break;
+    }
+  } catch (const std::exception& e) {
+    // An observer could not write (disk full, file gone): stop with the last state every
+    // observer has seen.
+    result.outcome = RunOutcome::Failed;
+    result.message = e.what();
+    result.last_good_step = good_.step;
+    return finish(result);
+  }
+  result.last_good_step = step_;
+  return result;
+}
+
+RunResult Simulation::interrupt(const std::string& why) {
+  if (ended_) return end_result_;
+  RunResult result;
+  try {
+    if (good_.step != step_) capture();  // the state at the finished step is good
+  } catch (const std::exception& e) {
+    result.outcome = RunOutcome::Failed;
+    result.message = e.what();
+    result.last_good_step = good_.step;
+    return finish(result);
+  }
+  result.outcome = RunOutcome::Interrupted;
+  result.message = why;
+  result.last_good_step = step_;
+  return finish(result);
+}
+
+RunResult Simulation::end() {
+  if (ended_) return end_result_;
+  RunResult result;
+  try {
+    if (good_.step != step_) capture();
+  } catch (const std::exception& e) {
+    result.outcome = RunOutcome::Failed;
+    result.message = e.what();
+    result.last_good_step = good_.step;
+    return finish(result);
+  }
+  result.last_good_step = step_;
+  return finish(result);
+}
+
+void Simulation::state_replaced() {
+  backend_->get_state(state_);
+  step_ = state_.step;
+  now_obs_step_ = -1;
+  good_ = state_;
+  good_obs_ = observables_now();
+}
+
+RunResult Simulation::show_current(bool all) {
+  if (ended_) return end_result_;
+  RunResult result;
+  try {
+    show(step_, all);
+  } catch (const std::exception& e) {
+    result.outcome = RunOutcome::Failed;
+    result.message = e.what();
+    result.last_good_step = good_.step;
+    return finish(result);
+  }
+  result.last_good_step = step_;
+  return result;
+}
+
+void Simulation::change_temperature(double t_old, double t_new) {
+  backend_->set_temperature(t_new);
+  if (t_new == t_old) return;
+  backend_->get_state(state_);
+  const double f = std::sqrt(t_new / t_old);
+  for (Vec3d& v : state_.velocity) v = f * v;
+  backend_->set_state(state_);
+  now_obs_step_ = -1;
+}
+
+RunResult Simulation::run(int64_t last_step) {
+  RunResult result = begin(last_step);
+  if (ended_) return result;
+  result = advance_to(last_step);
+  if (ended_) return result;
+  return end();
 }
 
 }  // namespace pairmd

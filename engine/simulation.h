@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,6 @@ struct RunResult {
 class Simulation {
  public:
   Simulation(const RunConfig& cfg, Topology topology, std::unique_ptr<Backend> backend);
-  ~Simulation();
 
   void add_observer(std::unique_ptr<RunObserver> observer);
   void set_progress(ProgressDisplay* display) { progress_ = display; }
@@ -39,40 +39,78 @@ class Simulation {
 
   // Runs until step `last_step`. Observers see the start state, each step they asked for, and
   // the end (finish()); after a blow-up they finish with the last good state.
+  // The same as begin(last_step), advance_to(last_step) and, unless that ended the run, end().
   RunResult run(int64_t last_step);
 
-  // The same run in parts, for a driver that acts between steps (replica exchange) and decides
-  // itself when to show a step and when to stop. start() shows the start state to every
-  // observer; advance() runs steps (in chunks of about a quarter second, with the progress line)
-  // without showing them; show() shows the current step to the observers that want it (all of
-  // them with `all`); capture() makes the current state the last good one; finish() ends the run
-  // with the last good state. run() is made of them. start(), advance() and show() return false
-  // once the run cannot go on (blow-up, an observer that failed; finish() then reports that).
-  bool start(int64_t last_step);
-  // With `stop_on_signal`, returns (true) early after a chunk once g_stop_signal is set.
-  bool advance(int64_t nsteps, bool stop_on_signal = false);
-  bool show(bool all = false);
-  void capture();
-  // `outcome` and `message` stand unless advance() or show() recorded a failure before.
-  RunResult finish(RunOutcome outcome, const std::string& message = "");
-  int64_t step() const;
-  int64_t good_step() const;  // the step of the last good state
-  // The first step after the current one that some observer wants (INT64_MAX: none).
-  int64_t next_observed_step() const;
-  // The observables of the current state (computed once per step, and shared with show()).
+  // The run in pieces, for front ends that advance by steps of their own choosing (the Python
+  // module's run(n)), with the same observers, outcomes and guarantees as run():
+  // begin() shows every observer the start state; `last_step` is where the run is planned to
+  // end (progress, checkpoints), and each advance_to() may move it further.
+  // Returns Completed, or Failed (the run ended) when an observer cannot write the start.
+  RunResult begin(int64_t last_step);
+  // Runs to `step`, or until `max_seconds` of stepping have passed (at the end of a chunk; <= 0:
+  // no limit), so that the caller can look at signals and callbacks. An interruption (SIGINT or
+  // SIGTERM through g_stop_signal), a blow-up or an output that cannot be written ends the run:
+  // the observers are finished and the result says why (ended() is then true). Otherwise the
+  // result is Completed with last_good_step the step reached.
+  RunResult advance_to(int64_t step, double max_seconds = 0);
+  // Ends the run as an interruption at the current step (the front end saw the signal itself):
+  // the observers finish with this state, as after SIGINT.
+  RunResult interrupt(const std::string& why);
+  // Finishes every observer with the last state (once; later calls return the first result).
+  RunResult end();
+  bool begun() const { return ctx_.has_value(); }
+  bool ended() const { return ended_; }
+  // The step the backend is at (once begun).
+  int64_t step() const { return step_; }
+  // The last state every observer has seen (once begun): after a blow-up, what the run fell
+  // back to.
+  const SystemState& last_good_state() const { return good_; }
+  // The backend's state was replaced from outside (set_state): what the run falls back to
+  // after a blow-up is this state from now on.
+  void state_replaced();
+
+  // For a driver that acts at a step before the observers see it and decides itself what a
+  // signal does (a replica ensemble: the exchange at a meeting of the ranks, all replicas
+  // stopping at one meeting; replicas/ensemble.h). The same as advance_to(step), except that
+  // `step` itself is not shown to the observers (show_current() does that once the driver is
+  // done with it) and g_stop_signal does not end the run.
+  RunResult advance_to_unshown(int64_t step);
+  // Shows the current step to the observers that want it (all of them with `all`). An observer
+  // that cannot write ends the run (Failed), as in advance_to().
+  RunResult show_current(bool all = false);
+  // The observables of the current step (computed once per step, shared with what the observers
+  // are shown).
   const Observables& observables_now();
   // Changes the thermostat's temperature from `t_old` to `t_new` and scales every velocity by
-  // sqrt(t_new / t_old) (a replica exchange); the current state stays the same step.
+  // sqrt(t_new / t_old) (a replica exchange); the run stays at the same step, and the observers
+  // see the new state when that step is shown.
   void change_temperature(double t_old, double t_new);
 
  private:
-  struct Live;  // a run in progress
+  RunResult advance(int64_t target, double max_seconds, bool show_target, bool stop_on_signal);
+  void show(int64_t step, bool all);
+  void capture();
+  RunResult finish(RunResult result);
+
   const RunConfig& cfg_;
   Topology topology_;
   std::unique_ptr<Backend> backend_;
   std::vector<std::unique_ptr<RunObserver>> observers_;
   ProgressDisplay* progress_ = nullptr;
-  std::unique_ptr<Live> live_;
+
+  // The run in progress (set by begin()).
+  std::optional<RunContext> ctx_;
+  SystemState state_;
+  // The last state every observer has seen: what a blow-up or an interruption falls back to.
+  SystemState good_;
+  Observables good_obs_;
+  double seconds_per_step_ = 0.0;
+  int64_t step_ = 0;  // the step the backend is at
+  Observables now_obs_{};
+  int64_t now_obs_step_ = -1;  // the step now_obs_ is of (-1: none)
+  bool ended_ = false;
+  RunResult end_result_;
 };
 
 // Degrees of freedom for the temperature: 3N with a thermostat, 3N - 3 under NVE in a periodic

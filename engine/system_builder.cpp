@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "backends/cpu_backend.h"
+#include "engine/pulling.h"
 #include "engine/start_file.h"
 #include "integrators/noise.h"
 
@@ -205,6 +206,46 @@ void validate_against_box(const RunConfig& cfg, const Box& box) {
   }
 }
 
+void validate_pair_lists(const RunConfig& cfg, size_t n) {
+  const auto& lists = cfg.model.force_field.pair_lists;
+  for (size_t k = 0; k < lists.size(); ++k) {
+    const std::vector<Bond>& pairs = lists[k].data->pairs;
+    const PairListSource* src = k < cfg.pair_list_sources.size() ? &cfg.pair_list_sources[k] : nullptr;
+    auto fail = [&](size_t p, const std::string& what) {
+      std::ostringstream m;
+      if (src && p < src->lines.size()) m << src->file << ":" << src->lines[p];
+      else m << cfg.path;
+      m << ": force_field.pair_lists[" << k << "] (" << lists[k].name << "): pair (" << pairs[p].i << ", " << pairs[p].j
+        << "): " << what;
+      throw ConfigError(m.str());
+    };
+    std::vector<std::pair<std::pair<int, int>, size_t>> sorted;
+    sorted.reserve(pairs.size());
+    for (size_t p = 0; p < pairs.size(); ++p) {
+      const Bond& b = pairs[p];
+      if (b.i < 0 || b.j < 0 || static_cast<size_t>(b.i) >= n || static_cast<size_t>(b.j) >= n)
+        fail(p, "the system has " + std::to_string(n) + " particles, 0 to " + std::to_string(n == 0 ? 0 : n - 1));
+      if (b.i == b.j) fail(p, "a particle cannot pair with itself");
+      sorted.push_back({{std::min(b.i, b.j), std::max(b.i, b.j)}, p});
+    }
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t q = 1; q < sorted.size(); ++q)
+      if (sorted[q].first == sorted[q - 1].first) {
+        const size_t first = std::min(sorted[q].second, sorted[q - 1].second), again = std::max(sorted[q].second, sorted[q - 1].second);
+        fail(again, "listed twice (also " +
+                        (src && first < src->lines.size() ? "at line " + std::to_string(src->lines[first]) : "earlier") +
+                        "); each pair once per list");
+      }
+  }
+}
+
+Model make_model(const RunConfig& cfg, const BuiltSystem& sys) {
+  Model m = cfg.model;
+  m.topology = sys.topology;
+  m.pulling = sys.pulling;
+  return m;
+}
+
 void assign_velocities(SystemState& s, double temperature, uint64_t seed, const Units& units) {
   const size_t n = s.size();
   for (auto& v : s.velocity) v = {0, 0, 0};
@@ -295,6 +336,7 @@ BuiltSystem build_system(const RunConfig& cfg) {
     throw ConfigError(cfg.path + ": system: " + std::to_string(s.size()) + " particles, more than the " +
                       std::to_string(kMaxParticles) + " pairmd can hold");
   validate_against_box(cfg, s.box);
+  validate_pair_lists(cfg, s.size() + cfg.system.add_particles.size());
   try {
     relax(s, cfg, b.topology, cfg.system.relax.steps, cfg.system.relax.max_move);
   } catch (const SimulationBlowup& e) {
@@ -329,6 +371,7 @@ BuiltSystem build_system(const RunConfig& cfg) {
          << " added particle(s) got theirs from Maxwell-Boltzmann at T = " << T << " " << cfg.model.units.temperature_unit();
     b.notes.push_back(note.str());
   }
+  b.pulling = resolve_pulling(cfg, s);
   return b;
 }
 

@@ -4,25 +4,34 @@
 // file: where it has none, unless system.velocities.missing: zero).
 #pragma once
 
-#include "engine/config.h"
+#include "backends/model.h"
 #include "base/system_state.h"
 #include "base/topology.h"
+#include "engine/config.h"
 
 namespace pairmd {
 
 struct BuiltSystem {
   SystemState state;
   Topology topology;
+  PullSettings pulling;  // the config's pulling, resolved against this start (engine/pulling.h)
   // What the build took from a start file, converted, left out, or drew (velocities): printed
   // by `run` and `check` under the system's description.
   std::vector<std::string> notes;
 };
+
+// What a backend runs: the config's model with the system's topology and pulling.
+Model make_model(const RunConfig& cfg, const BuiltSystem& sys);
 
 // Throws ConfigError for inconsistent input (cutoff beyond half the box, unreadable file...).
 BuiltSystem build_system(const RunConfig& cfg);
 
 // Cutoffs plus skin must fit in half the smallest periodic box edge (minimum image).
 void validate_against_box(const RunConfig& cfg, const Box& box);
+
+// The pair lists name particles the system has (0 <= i, j < n, i != j), each pair once per
+// list. Throws ConfigError naming the file and line of the pair.
+void validate_pair_lists(const RunConfig& cfg, size_t n);
 
 // Maxwell-Boltzmann velocities at temperature T from Philox (reproducible), with the centre-of-
 // mass momentum removed and the kinetic energy scaled to exactly (3N - 3) k_B T / 2.

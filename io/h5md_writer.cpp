@@ -725,6 +725,18 @@ void H5mdWriter::write_grid_frame(const std::string& name, int64_t step, double 
   });
 }
 
+void H5mdWriter::write_scalar_frame(const std::string& name, int64_t step, double time, double value,
+                                    const std::string& unit) {
+  h5::LibraryLock lock(h5::library_mutex());
+  guarded("writing an observable", [&] {
+    const std::string key = "observables/" + name;
+    auto it = series_.find(key);
+    if (it != series_.end() && it->second->last_step >= step) return;
+    append(series(key, H5T_IEEE_F64LE, {}, unit, false), step, time, &value, H5T_NATIVE_DOUBLE);
+    maybe_flush();
+  });
+}
+
 void H5mdWriter::write_grid(const std::string& name, const Grid3& grid) {
   h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a grid", [&] {

@@ -50,6 +50,9 @@ class H5mdWriter final : public RunObserver {
   // (x, y, z order) and unit on value. A frame at or before the series' last step is skipped
   // (a restart repeats its first step).
   void write_grid_frame(const std::string& name, int64_t step, double time, const Grid3& grid);
+  // Appends a value to the scalar time series /observables/<name>/{step,time,value} (the
+  // pulling's force and extension, io/pull_log.h); a frame at or before its last step is skipped.
+  void write_scalar_frame(const std::string& name, int64_t step, double time, double value, const std::string& unit);
   // A time-independent grid /fields/<name> [nz, ny, nx] with the same attributes, replaced on
   // every call (the potential-map observer names it potential_map_average).
   void write_grid(const std::string& name, const Grid3& grid);

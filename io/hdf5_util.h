@@ -191,6 +191,7 @@ inline std::vector<std::string> read_string_array_attr(hid_t obj, const char* na
   if (cnt == 0) return out;
   if (H5Tis_variable_str(t) > 0) {
     Handle mem = vlen_string_type();
+    H5Tset_cset(mem, H5Tget_cset(t));  // HDF5 does not convert between ASCII and UTF-8
     std::vector<char*> ptrs(cnt, nullptr);
     check(H5Aread(a, mem, ptrs.data()), std::string("cannot read attribute ") + name);
     for (char* p : ptrs) out.emplace_back(p ? p : "");
@@ -256,6 +257,7 @@ inline std::string read_string(hid_t obj, bool is_attr, const std::string& what)
   if (H5Sget_simple_extent_npoints(space) != 1) throw std::runtime_error(what + " is not a single string");
   if (H5Tis_variable_str(type) > 0) {
     Handle mem = vlen_string_type();
+    H5Tset_cset(mem, H5Tget_cset(type));  // HDF5 does not convert between ASCII and UTF-8 (unit attributes are ASCII)
     char* p = nullptr;
     check(is_attr ? H5Aread(obj, mem, &p) : H5Dread(obj, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, &p), "cannot read " + what);
     std::string s = p ? p : "";

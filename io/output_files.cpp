@@ -54,7 +54,7 @@ std::string read_holder(int fd) {
 }  // namespace
 
 std::vector<std::string> OutputFiles::all() const {
-  return {trajectory(), gsd(), thermo(), checkpoint(), potential_map(), log()};
+  return {trajectory(), gsd(), thermo(), checkpoint(), potential_map(), log(), pull(), pull_plot()};
 }
 
 std::vector<std::string> OutputFiles::existing() const {
@@ -69,7 +69,8 @@ std::vector<std::string> OutputFiles::stale_temporaries() const {
   std::vector<std::string> out;
   DIR* d = opendir(dir.c_str());
   if (!d) return out;
-  const std::string starts[] = {base + ".checkpoint.h5.tmp.", base + ".thermo.csv.tmp.", base + ".gsd.tmp."};
+  const std::string starts[] = {base + ".checkpoint.h5.tmp.", base + ".thermo.csv.tmp.", base + ".gsd.tmp.",
+                                base + ".pull.svg.tmp."};
   while (const dirent* e = readdir(d)) {
     const std::string name = e->d_name;
     for (const std::string& s : starts)

@@ -23,6 +23,8 @@ struct OutputFiles {
   std::string thermo() const { return prefix + ".thermo.csv"; }
   std::string checkpoint() const { return prefix + ".checkpoint.h5"; }
   std::string potential_map() const { return prefix + ".potential.dx"; }
+  std::string pull() const { return prefix + ".pull.csv"; }
+  std::string pull_plot() const { return prefix + ".pull.svg"; }
   std::string lock() const { return prefix + ".lock"; }
 
   // Every file a run with this prefix may write (the lock file aside).

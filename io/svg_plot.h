@@ -1,5 +1,5 @@
 // A minimal line plot written as SVG (no plotting library needed on the GPU machine): log-log
-// axes by default, linear ones on request.
+// (scaling plots, the default) or linear axes (force-extension curves, io/pull_log.h; replica walks).
 #pragma once
 
 #include <string>
@@ -15,9 +15,9 @@ class SvgPlot {
   void add_series(const std::string& name, const std::vector<std::pair<double, double>>& points) {
     series_.push_back({name, points});
   }
-  // Linear axes instead of log-log (points with x or y <= 0 are then drawn too).
+  // Linear axes with round ticks (instead of decades), and points drawn as a line only.
   void set_linear(bool linear) { linear_ = linear; }
-  // A dot at each point (default); off for long series.
+  // A dot at each point of log-log axes (default); off for long series. Linear axes draw lines only.
   void set_markers(bool markers) { markers_ = markers; }
   void write(const std::string& path) const;
 
@@ -29,6 +29,7 @@ class SvgPlot {
   std::string title_, xlabel_, ylabel_;
   std::vector<Series> series_;
   bool linear_ = false, markers_ = true;
+  std::string write_linear() const;
 };
 
 }  // namespace pairmd

@@ -29,8 +29,9 @@ std::string csv_header(const RunConfig& cfg) {
   return h;
 }
 
-ThermoLog::ThermoLog(const RunConfig& cfg, const std::string& csv_path, bool progress, double dof, bool append)
-    : cfg_(cfg), every_(cfg.output.thermo_every), progress_(progress), dof_(dof), csv_path_(csv_path) {
+ThermoLog::ThermoLog(const RunConfig& cfg, const std::string& csv_path, bool progress, double dof, bool append,
+                     std::ostream& table)
+    : cfg_(cfg), out_(table), every_(cfg.output.thermo_every), progress_(progress), dof_(dof), csv_path_(csv_path) {
   if (!csv_path.empty()) {
     // "x": created here or not at all; an existing file is never truncated.
     csv_ = std::fopen(csv_path.c_str(), append ? "a" : "wx");
@@ -91,22 +92,22 @@ void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
     const Units& u = cfg_.model.units;
     auto in = [](const char* unit) { return "[" + std::string(unit) + "]"; };
     const bool lj = u.reduced();
-    std::cout << std::setw(10) << "step" << std::setw(12) << "time" << std::setw(10) << "T" << std::setw(14) << "PE"
-              << std::setw(14) << "KE" << std::setw(14) << "E_total" << std::setw(12) << "P" << std::setw(11)
-              << "steps/s" << std::setw(10) << "ETA" << "\n"
-              << std::setw(10) << "" << std::setw(12) << in(u.time_unit()) << std::setw(10)
-              << in(lj ? "eps/k_B" : u.temperature_unit()) << std::setw(14) << in(u.energy_unit()) << std::setw(14)
-              << in(u.energy_unit()) << std::setw(14) << in(u.energy_unit()) << std::setw(12)
-              << in(lj ? "eps/sig^3" : u.pressure_unit()) << std::setw(11) << "" << std::setw(10) << "[h:m:s]" << "\n";
+    out_ << std::setw(10) << "step" << std::setw(12) << "time" << std::setw(10) << "T" << std::setw(14) << "PE"
+         << std::setw(14) << "KE" << std::setw(14) << "E_total" << std::setw(12) << "P" << std::setw(11)
+         << "steps/s" << std::setw(10) << "ETA" << "\n"
+         << std::setw(10) << "" << std::setw(12) << in(u.time_unit()) << std::setw(10)
+         << in(lj ? "eps/k_B" : u.temperature_unit()) << std::setw(14) << in(u.energy_unit()) << std::setw(14)
+         << in(u.energy_unit()) << std::setw(14) << in(u.energy_unit()) << std::setw(12)
+         << in(lj ? "eps/sig^3" : u.pressure_unit()) << std::setw(11) << "" << std::setw(10) << "[h:m:s]" << "\n";
     header_printed_ = true;
   }
-  std::cout << std::setw(10) << step << std::setw(12) << std::setprecision(5) << frame.time << std::setw(10)
-            << std::fixed << std::setprecision(4) << T << std::setw(14) << std::setprecision(4) << o.potential
-            << std::setw(14) << o.kinetic << std::setw(14) << o.total() << std::setw(12) << P
-            << std::defaultfloat << std::setw(11) << std::setprecision(4) << sps << std::setw(10)
-            << (step > start_step_ ? format_duration(eta) : "") << "\n";
-  std::cout.unsetf(std::ios::floatfield);
-  std::cout << std::flush;
+  out_ << std::setw(10) << step << std::setw(12) << std::setprecision(5) << frame.time << std::setw(10)
+       << std::fixed << std::setprecision(4) << T << std::setw(14) << std::setprecision(4) << o.potential
+       << std::setw(14) << o.kinetic << std::setw(14) << o.total() << std::setw(12) << P
+       << std::defaultfloat << std::setw(11) << std::setprecision(4) << sps << std::setw(10)
+       << (step > start_step_ ? format_duration(eta) : "") << "\n";
+  out_.unsetf(std::ios::floatfield);
+  out_ << std::flush;
   if (csv_) {
     std::ostringstream row;
     row << step << "," << std::setprecision(10) << frame.time << "," << T << "," << std::setprecision(15) << o.potential

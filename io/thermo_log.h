@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <string>
 
 #include "engine/run_observer.h"
@@ -14,7 +15,9 @@ class ThermoLog final : public RunObserver, public ProgressDisplay {
  public:
   // csv_path empty: no CSV. progress: show a live progress line on stderr. `append`: add rows
   // to an existing CSV (a restart); otherwise the CSV is created and must not exist yet.
-  ThermoLog(const RunConfig& cfg, const std::string& csv_path, bool progress, double dof, bool append);
+  // The table goes to `table` (the Python module: the run's log rather than std::cout).
+  ThermoLog(const RunConfig& cfg, const std::string& csv_path, bool progress, double dof, bool append,
+            std::ostream& table = std::cout);
   ~ThermoLog() override;
   ThermoLog(const ThermoLog&) = delete;
   ThermoLog& operator=(const ThermoLog&) = delete;
@@ -28,6 +31,7 @@ class ThermoLog final : public RunObserver, public ProgressDisplay {
   double rate(int64_t step);
   void write_row(const std::string& row);
   const RunConfig& cfg_;
+  std::ostream& out_;
   int64_t every_;
   bool progress_;
   double dof_;

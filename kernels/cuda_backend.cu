@@ -24,6 +24,34 @@
 
 namespace pairmd {
 
+namespace {
+
+// One warp: lane 0 the pulled particle, lane 1 the tethered one. Adds their pulling forces to
+// force[] (if given; the integrate kernels add them themselves, this is for outputs) and the
+// pulling energy to acc (if given, one term's kEnergyWords).
+__global__ void pull_force_kernel(const float4* pos, const int3* image, const unsigned* rank, int n,
+                                  BoxGeometry<float> box, PullParams<float> pull, long long step, float4* force,
+                                  long long* acc) {
+  const int64_t tag = threadIdx.x == 0 ? pull.pulled : threadIdx.x == 1 ? pull.tethered : -1;
+  float e = 0.f;
+  if (tag >= 0 && tag < n) {
+    const unsigned p = rank[tag];
+    const Vec3<float> f = pull_force<float>(pull, tag, unwrapped_position(pos[p], image[p], box), step, &e);
+    if (force) {
+      force[p].x += f.x;
+      force[p].y += f.y;
+      force[p].z += f.z;
+    }
+  }
+  if (acc) {
+    int64_t ew = 0, ef = 0, bad = 0;
+    split_add(e, ew, ef, bad);
+    add_energy_words(acc, ew, ef, 0, 0, bad);
+  }
+}
+
+}  // namespace
+
 __global__ void sum_block_parts(const double* parts, int nparts, int stride, int nout, double* out) {
   // One block per output: thread t adds parts t, t + blockDim, ... in order, then a block
   // reduction with a fixed tree. The order depends on nothing but nparts: deterministic.
@@ -37,16 +65,17 @@ __global__ void sum_block_parts(const double* parts, int nparts, int stride, int
 
 // Sort the particles into cells, renumber them in that order, and search every term's list.
 // The forces do not depend on the numbering (fixed-point sums), only the speed does.
-void CudaBackend::rebuild_lists() {
+void CudaBackend::rebuild_lists(bool wait) {
   phase_begin();
   cells_.build(particles_.pos(), n_, box_, grid_width_, stream_);
   particles_.renumber(cells_.order(), stream_);
   const CellGridView grid = cells_.view();
-  const PairListInput in{particles_.pos(), particles_.tag(), n_, box_, exclusion_width_ ? exclusions_.data() : nullptr,
-                         exclusion_width_};
   for (auto& t : pair_terms_) {
+    const PairListInput in{particles_.pos(), particles_.tag(), n_, box_,
+                           t->exclusion_width ? t->exclusions.data() : nullptr, t->exclusion_width};
     const int64_t growths = t->list->growths();
-    t->list->build(in, grid, stream_);
+    if (wait) t->list->build(in, grid, stream_);
+    else t->list->enqueue_build(in, grid, stream_, &ctrl()->list_short);
     stats_.list_capacity_growths += t->list->growths() - growths;
     if (uses_slots(strategy_)) t->slots.resize(t->list->capacity());
   }
@@ -54,11 +83,34 @@ void CudaBackend::rebuild_lists() {
   phase_end(stats_.seconds_list);
 }
 
+bool CudaBackend::settle_lists() {
+  bool fits = true;
+  for (auto& t : pair_terms_) {
+    const int64_t growths = t->list->growths();
+    fits = t->list->settle() && fits;
+    stats_.list_capacity_growths += t->list->growths() - growths;
+  }
+  return fits;
+}
+
+void CudaBackend::ensure_lists(bool synchronised) {
+  const bool any = std::any_of(pair_terms_.begin(), pair_terms_.end(), [](const auto& t) { return t->list->unsettled(); });
+  if (!any) return;
+  if (!synchronised) PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (settle_lists()) return;
+  // A search did not fit, so no step has been taken since: grow (done), search again and wait,
+  // then redo the forces of the current positions.
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(&ctrl()->list_short, 0, sizeof(int), stream_));
+  --stats_.list_builds;  // the same build, done again
+  rebuild_lists(true);
+  enqueue_forces(particles_.current());
+}
+
 SlotForce CudaBackend::slot_source(int buffer) {
   SlotForce s{};
   for (auto& t : pair_terms_) {
     const GpuPairList& l = *t->list;
-    s.pairs[s.npairs++] = {t->slots.data(), l.j(), l.row_start(), l.row_count(), l.col_start(), l.col_count(), l.cols()};
+    s.pairs[s.npairs++] = {t->slots.data(), l.j(), l.row_start(), l.row_count(), l.col_width(), l.col_count(), l.cols()};
   }
   for (auto& t : bond_terms_)
     s.bonds[s.nbonds++] = {t->slots.data(),     t->row_start.data(), t->row_count.data(), t->bj.data(),
@@ -191,6 +243,8 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
   a.half_skin_sq = half_skin_sq_;
   a.flags = flags();
   a.ctrl = ctrl();
+  a.tickets = tickets();
+  a.pull = pull_;
   switch (strategy_) {
     case Strategy::SlotsFused:
       // The summation of the slots happens inside the integrate kernel.
@@ -227,9 +281,10 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
                               reinterpret_cast<uintptr_t>(particles_.tag()), reinterpret_cast<uintptr_t>(particles_.rank()),
                               reinterpret_cast<uintptr_t>(particles_.force()),
                               reinterpret_cast<uintptr_t>(particles_.fixed_force()),
-                              reinterpret_cast<uintptr_t>(particles_.pos_at_build()), static_cast<uintptr_t>(n_)};
+                              reinterpret_cast<uintptr_t>(particles_.pos_at_build()), static_cast<uintptr_t>(n_),
+                              reinterpret_cast<uintptr_t>(tickets_.data())};
   // The step constants are kernel arguments held by value in the graphs: a new temperature
-  // (replica exchange) needs new graphs.
+  // (replica exchange, set_temperature) needs new graphs.
   uint32_t kt_bits = 0;
   std::memcpy(&kt_bits, &c_.kT_mvv, sizeof kt_bits);
   s.push_back(static_cast<uintptr_t>(kt_bits));
@@ -237,10 +292,11 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
     const GpuPairList& l = *t->list;
     for (const void* p : {static_cast<const void*>(l.i()), static_cast<const void*>(l.j()),
                           static_cast<const void*>(l.row_start()), static_cast<const void*>(l.row_count()),
-                          static_cast<const void*>(l.col_start()), static_cast<const void*>(l.col_count()),
+                          static_cast<const void*>(l.col_count()),
                           static_cast<const void*>(l.cols()), static_cast<const void*>(t->slots.data())})
       s.push_back(reinterpret_cast<uintptr_t>(p));
     s.push_back(static_cast<uintptr_t>(l.capacity()));
+    s.push_back(static_cast<uintptr_t>(l.col_width()));
   }
   return s;
 }
@@ -302,6 +358,12 @@ void CudaBackend::advance(int64_t nsteps) {
     const auto c1 = std::chrono::steady_clock::now();
     seconds_chunks_ += std::chrono::duration<double>(c1 - c0).count();
     const StepControl c = host_state_->ctrl;
+    if (c.list_short) {  // the last build's search did not fit: the chunk took no step
+      halted_steps_ += k;
+      ensure_lists(true);
+      continue;
+    }
+    settle_lists();
     if (c.halt != kRunning) halted_steps_ += k - c.steps_done;
     left -= c.steps_done;
     host_.step += c.steps_done;
@@ -313,11 +375,12 @@ void CudaBackend::advance(int64_t nsteps) {
       clear_halt();
       rebuild_interval_ = 0.7 * rebuild_interval_ + 0.3 * static_cast<double>(steps_since_build_);
       steps_since_build_ = 0;
-      rebuild_lists();
+      rebuild_lists(false);  // the next chunk's end tells whether the search fit
       enqueue_forces(particles_.current());
       seconds_rebuilds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - c1).count();
     }
   }
+  ensure_lists(false);  // a build enqueued after the last chunk: complete before anyone reads
   resolve_phases();
   stats_.steps += nsteps;
   stats_.seconds_total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -344,7 +407,17 @@ std::vector<Vec3d> CudaBackend::forces() {
     fixed_to_float_kernel<<<blocks_for(n_), kBlockSize, 0, stream_>>>(particles_.fixed_force(), n_, particles_.force());
     PAIRMD_CHECK_LAUNCH();
   }
-  const std::vector<float4> f = particles_.in_user_order(particles_.force(), stream_);
+  float4* forces = particles_.force();
+  if (pull_.mode != static_cast<int>(PullMode::None)) {
+    // A copy with the pulling added: the float-atomic strategies integrate from force() itself.
+    force_out_.reserve_grow(n_);
+    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(force_out_.data(), forces, n_ * sizeof(float4), cudaMemcpyDeviceToDevice, stream_));
+    forces = force_out_.data();
+    pull_force_kernel<<<1, 32, 0, stream_>>>(particles_.pos(cur), particles_.image(), particles_.rank(), n_, box_, pull_,
+                                             host_.step, forces, nullptr);
+    PAIRMD_CHECK_LAUNCH();
+  }
+  const std::vector<float4> f = particles_.in_user_order(forces, stream_);
   std::vector<Vec3d> out(n_);
   for (int i = 0; i < n_; ++i) out[i] = {f[i].x, f[i].y, f[i].z};
   return out;
@@ -354,7 +427,8 @@ Observables CudaBackend::observables() {
   complete_step();
   Observables o;
   o.step = host_.step;
-  const size_t nterms = pair_terms_.size() + bond_terms_.size();
+  const bool pulling = pull_.mode != static_cast<int>(PullMode::None);
+  const size_t nterms = pair_terms_.size() + bond_terms_.size() + (pulling ? 1 : 0);
   if (n_ == 0) {
     o.potential_by_term.assign(nterms, 0.0);
     return o;
@@ -381,6 +455,11 @@ Observables CudaBackend::observables() {
           bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()),
           energy_.data() + kEnergyWords * (pair_terms_.size() + k));
     });
+    PAIRMD_CHECK_LAUNCH();
+  }
+  if (pulling) {
+    pull_force_kernel<<<1, 32, 0, stream_>>>(pd.pos, particles_.image(), particles_.rank(), n_, box_, pull_, host_.step,
+                                             nullptr, energy_.data() + kEnergyWords * (nterms - 1));
     PAIRMD_CHECK_LAUNCH();
   }
   const int blocks = blocks_for(n_);

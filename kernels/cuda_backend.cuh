@@ -82,11 +82,15 @@ struct GpuPairTerm {
   DeviceBuffer<unsigned char> table;
   std::unique_ptr<GpuPairList> list;
   DeviceBuffer<float> slots;  // F/r of each pair (slot strategies)
+  DeviceBuffer<int> exclusions;  // partners left out of this term: a fixed-width table by tag
+  int exclusion_width = 0;
 };
 
 // Bonds of one kind, static and indexed by tag: bond b joins tags bi[b] < bj[b], sorted by
 // (bi, bj). Tag t's bonds as i are [row_start[t], + row_count[t]) (partner bj); as j they are
-// listed in col_bond / col_partner; atom_gather reads both sides from g_*.
+// listed in col_bond / col_partner; atom_gather reads both sides from g_*. A pair list
+// (force_field.pair_lists) is a term of the same kind whose table holds one parameter record per
+// pair and whose btype is each pair's own index: per-pair parameters through the same kernels.
 struct GpuBondTerm {
   BondKind kind;
   std::vector<Bond> bonds;
@@ -118,11 +122,17 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  void make_exclusions();
   void make_pair_terms(const SystemState& initial);
   void make_bond_terms();
 
-  void rebuild_lists();
+  // Cells, renumbering and every list's search. With `wait` the lists are complete on return;
+  // without, the searches are only enqueued (the step loop checks them at the chunk's end).
+  void rebuild_lists(bool wait);
+  // After a synchronisation: reads what the enqueued searches found; false if one did not fit
+  // (its buffers have grown, and the lists must be built again).
+  bool settle_lists();
+  // Makes sure the lists are complete: settles them and, if one did not fit, builds them again.
+  void ensure_lists(bool synchronised);
   void enqueue_forces(int buffer);
   void enqueue_integrate(int buffer, bool begin, bool write_force);
   void enqueue_steps(int steps, int parity);
@@ -137,6 +147,7 @@ class CudaBackend final : public Backend {
   SlotForce slot_source(int buffer);
   BondListView bond_view(GpuBondTerm& t) { return {t.bi.data(), t.bj.data(), t.btype.data(), static_cast<int>(t.bonds.size()), particles_.rank()}; }
   StepControl* ctrl() { return &state_.data()->ctrl; }
+  unsigned* tickets() { return tickets_.data(); }
   DeviceFlags* flags() { return &state_.data()->flags; }
 
   // Phase timing for profiling mode: events around each phase, read back in batches, so the
@@ -161,12 +172,13 @@ class CudaBackend final : public Backend {
   double grid_width_ = 1.0;  // the cell grid's smallest cell width: the shortest list radius
   DeviceParticles particles_;
   GpuCellOrder cells_;
-  DeviceBuffer<int> exclusions_;
-  int exclusion_width_ = 0;
   std::vector<std::unique_ptr<GpuPairTerm>> pair_terms_;
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
   DeviceBuffer<ChunkState> state_;
+  DeviceBuffer<unsigned> tickets_;  // the integrate kernels' first-level block tickets
   ChunkState* host_state_ = nullptr;  // pinned
+  PullParams<float> pull_{};        // the pulling's external forces (mode None: off)
+  DeviceBuffer<float4> force_out_;  // forces() with the pulling added, when the run pulls
   DeviceBuffer<long long> energy_;
   DeviceBuffer<double> parts_, sums_;
   StepGraphs graphs_;

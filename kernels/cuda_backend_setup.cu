@@ -1,6 +1,6 @@
-// The CUDA backend, set-up: the device side of a run (kernels/cuda_backend.cuh): exclusions as a
-// table by tag, a parameter table and a pair list per pair term, bond terms as static lists by
-// tag, and the state.
+// The CUDA backend, set-up: the device side of a run (kernels/cuda_backend.cuh): a parameter
+// table, a pair list and the exclusions (a table by tag) per pair term, bond terms and pair
+// lists as static lists by tag, and the state.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -41,23 +41,29 @@ CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strateg
   c_ = make_step_constants<float>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
   const float skin = static_cast<float>(model_.neighbor.skin);
   half_skin_sq_ = 0.25f * skin * skin;
-  make_exclusions();
+  pull_ = make_pull_params<float>(model_.pulling);
   make_pair_terms(initial);
   make_bond_terms();
   set_state(initial);
 }
 
-// Exclusions as a fixed-width table by tag.
-void CudaBackend::make_exclusions() {
-  const auto excl = model_.topology.exclusions(n_, model_.force_field.exclusions);
-  for (const auto& e : excl) exclusion_width_ = std::max(exclusion_width_, static_cast<int>(e.size()));
-  if (exclusion_width_ > 0) {
-    std::vector<int> table(static_cast<size_t>(n_) * exclusion_width_, -1);
-    for (int i = 0; i < n_; ++i)
-      for (size_t k = 0; k < excl[i].size(); ++k) table[static_cast<size_t>(i) * exclusion_width_ + k] = excl[i][k];
-    exclusions_.upload(table);
+namespace {
+
+// A term's exclusions (pair_term_exclusions) as a fixed-width table by tag, -1 where a row is
+// shorter; returns the width (0: nothing excluded, no table).
+int upload_exclusions(const std::vector<std::vector<int>>& excl, DeviceBuffer<int>& out) {
+  int width = 0;
+  for (const auto& e : excl) width = std::max(width, static_cast<int>(e.size()));
+  if (width > 0) {
+    std::vector<int> table(excl.size() * static_cast<size_t>(width), -1);
+    for (size_t i = 0; i < excl.size(); ++i)
+      for (size_t k = 0; k < excl[i].size(); ++k) table[i * width + k] = excl[i][k];
+    out.upload(table);
   }
+  return width;
 }
+
+}  // namespace
 
 // A parameter table and a list per pair term (half lists with columns for the slots, full for
 // atom_gather). One cell grid serves every term: cells as wide as the shortest list radius.
@@ -81,6 +87,8 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
     g->list = std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), static_cast<float>(model_.neighbor.skin),
                                             full, uses_slots(strategy_), per_particle, n_);
     grid_width_ = grid_width_ > 0 ? std::min(grid_width_, rl) : rl;
+    g->exclusion_width =
+        upload_exclusions(pair_term_exclusions(ff, model_.topology, n_, pair_terms_.size()), g->exclusions);
     pair_terms_.push_back(std::move(g));
   }
   if (grid_width_ <= 0) grid_width_ = 1.0;
@@ -102,8 +110,19 @@ void CudaBackend::make_bond_terms() {
     }
     term->bonds.push_back({std::min(b.i, b.j), std::max(b.i, b.j), b.type});
   }
+  // Then each pair list, in config order (as the CPU backend): its table per pair, each pair's
+  // type its own index.
+  for (const PairList& list : ff.pair_lists) {
+    bond_terms_.push_back(std::make_unique<GpuBondTerm>());
+    GpuBondTerm& term = *bond_terms_.back();
+    term.kind = list.kind;
+    term.table = dispatch_bond<float>(list.kind, [&](auto eval) { return upload_table(make_pair_list_table<decltype(eval)>(list)); });
+    term.bonds.reserve(list.size());
+    for (const Bond& b : list.data->pairs) term.bonds.push_back({std::min(b.i, b.j), std::max(b.i, b.j), b.type});
+  }
   if (bond_terms_.size() > static_cast<size_t>(kMaxBondTerms))
-    throw std::runtime_error("the CUDA backend supports at most " + std::to_string(kMaxBondTerms) + " bond kinds");
+    throw std::runtime_error("the CUDA backend supports at most " + std::to_string(kMaxBondTerms) +
+                             " bond kinds and pair lists together, this run has " + std::to_string(bond_terms_.size()));
   for (auto& t : bond_terms_) {
     std::stable_sort(t->bonds.begin(), t->bonds.end(),
                      [](const Bond& a, const Bond& b) { return a.i != b.i ? a.i < b.i : a.j < b.j; });
@@ -190,10 +209,14 @@ void CudaBackend::set_state(const SystemState& s) {
   ChunkState init{};
   init.ctrl.step = static_cast<unsigned long long>(s.step);
   PAIRMD_CUDA_CHECK(cudaMemcpy(state_.data(), &init, sizeof init, cudaMemcpyHostToDevice));
+  // Enough first-level tickets for the integrate kernel with the most blocks.
+  const unsigned most_blocks = static_cast<unsigned>(std::max((n_ + kSumParticles - 1) / kSumParticles, blocks_for(n_)));
+  tickets_.resize(ticket_words(most_blocks));
+  PAIRMD_CUDA_CHECK(cudaMemset(tickets_.data(), 0, tickets_.size() * sizeof(unsigned)));
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());  // the uploads above ran on the default stream
   pending_finish_ = false;
   steps_since_build_ = 0;
-  rebuild_lists();
+  rebuild_lists(true);
   enqueue_forces(particles_.current());
   read_chunk_state();
   // A huge force is reported by the first step (every strategy alike); a broken bond now.

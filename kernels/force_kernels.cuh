@@ -24,6 +24,7 @@
 #include "kernels/fixed_point.h"
 #include "kernels/pair_physics.cuh"
 #include "kernels/step_control.cuh"
+#include "potentials/pulling.h"
 
 namespace pairmd {
 
@@ -255,5 +256,14 @@ __global__ void bond_energy_kernel(BondListView bonds, ParticleData pd, const ty
   }
   add_energy_words(acc, ew, ef, ww, wf, bad);
 }
+
+// ---- the pulling's external forces (potentials/pulling.h) --------------------------------------
+
+// Position of particle p with its box crossings: the pulling's springs act on unwrapped positions.
+__device__ __forceinline__ Vec3<float> unwrapped_position(float4 x, int3 image, const BoxGeometry<float>& box) {
+  return {x.x + image.x * box.L.x, x.y + image.y * box.L.y, x.z + image.z * box.L.z};
+}
+
+// The pulling's forces for outputs: pull_force_kernel in cuda_backend.cu (its one user).
 
 }  // namespace pairmd

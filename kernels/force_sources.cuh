@@ -39,7 +39,7 @@ struct PairSlots {
   const int* pj;            // row: pairs [row_start[p], + row_count[p]) have i = p, partner pj[k]
   const int* row_start;
   const int* row_count;
-  const int* col_start;     // column: entries [col_start[p], + col_count[p]) of cols have j = p
+  int col_width;            // column: entries [p * col_width, + col_count[p]) of cols have j = p
   const int* col_count;
   const ColumnEntry* cols;
 };
@@ -72,7 +72,7 @@ struct SlotForce {
     for (int v = 0; v < npairs; ++v) {
       const PairSlots& s = pairs[v];
       const int ncol = s.col_count[p], nrow = s.row_count[p];
-      const int cb = s.col_start[p], rb = s.row_start[p] - ncol;
+      const int cb = p * s.col_width, rb = s.row_start[p] - ncol;
 #pragma unroll 2
       for (int e = lane; e < ncol + nrow; e += kSumLanes) {
         int q;
@@ -126,7 +126,10 @@ __device__ __forceinline__ void sum_slots_block(const SlotForce& s, int first, i
     f.z += __shfl_xor_sync(0xffffffffu, f.z, o);
   }
   if (lane == 0) out[local] = f;
-  if (clamped) report_lowest(&flags->bad_force, static_cast<int>(s.tag[p]));
+  if (clamped) {
+    report_lowest(&flags->bad_force, static_cast<int>(s.tag[p]));
+    __threadfence();  // in before the integrate kernel's ticket (kernels/integrate_kernel.cuh)
+  }
 }
 
 struct FixedArrayForce {

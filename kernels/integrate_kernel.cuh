@@ -19,10 +19,12 @@
 // counts the step, and halts the chunk when a list rebuild is due or the run blew up.
 #pragma once
 
+#include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 
 #include "integrators/particle_step.h"
 #include "cuda/block_reduce.cuh"
+#include "kernels/force_kernels.cuh"
 #include "kernels/force_sources.cuh"
 #include "kernels/step_control.cuh"
 
@@ -45,6 +47,8 @@ struct IntegrateArgs {
   float half_skin_sq;          // a list rebuild is due beyond this squared displacement
   DeviceFlags* flags;
   StepControl* ctrl;
+  unsigned* tickets;           // kTicketStride-spaced counters, one per kTicketGroup blocks (zero between launches)
+  PullParams<float> pull;      // external forces of a pulling experiment (mode None: none)
 };
 
 // The last block's reading of the step: counts it or halts the chunk.
@@ -70,50 +74,114 @@ __device__ __forceinline__ void decide_step(const IntegrateArgs& a) {
   if (__uint_as_float(disp) > a.half_skin_sq) c->halt = kHaltRebuild;
 }
 
-// The end of every block: the last block to get here decides the step (every block's atomics
-// are done before its ticket).
-__device__ __forceinline__ void finish_block(const IntegrateArgs& a) {
-  __shared__ bool last;
+// Called by one thread per block once every flag the block raises is in (each raised flag is
+// followed by a fence of the thread that raised it): the last block to get here decides the
+// step. Tickets are taken in two levels, a counter per kTicketGroup blocks and one for the
+// groups, so no single address takes an atomic per block (with tens of thousands of blocks
+// those serialise at L2). The blocks take their tickets before they store their particles, so
+// the fence here does not wait for those stores.
+__device__ __forceinline__ void block_done(const IntegrateArgs& a) {
   __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(&a.ctrl->blocks_done, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (last && threadIdx.x == 0) {
-    __threadfence();
-    decide_step(a);
-    a.ctrl->blocks_done = 0;
-  }
+  const unsigned group = blockIdx.x / kTicketGroup;
+  const unsigned in_group = min(kTicketGroup, gridDim.x - group * kTicketGroup);
+  unsigned* ticket = a.tickets + static_cast<size_t>(group) * kTicketStride;
+  if (atomicAdd(ticket, 1u) != in_group - 1) return;
+  *ticket = 0;  // the group's last block: nobody else takes this ticket in this launch
+  __threadfence();
+  const unsigned groups = (gridDim.x + kTicketGroup - 1) / kTicketGroup;
+  if (atomicAdd(&a.ctrl->blocks_done, 1u) != groups - 1) return;
+  __threadfence();
+  decide_step(a);
+  a.ctrl->blocks_done = 0;
 }
 
-// Particle p at x4 with force f3: ends the pending step and, with a.begin, begins the next.
-// Returns the squared displacement since the list build (0 without a.begin).
-__device__ __forceinline__ float step_particle(const IntegrateArgs& a, int p, float4 x4, float3 f3) {
-  const Vec3<float> f{f3.x, f3.y, f3.z};
-  if (a.force_out) a.force_out[p] = make_float4(f.x, f.y, f.z, 0.f);
-  const float4 v4 = a.vel[p];
+// The block's largest squared displacement into the step's maximum. The maximum only grows
+// during a step, so a block whose value is not above what is already there skips the atomic
+// (most blocks, once the first few are in).
+__device__ __forceinline__ void report_displacement(const IntegrateArgs& a, float block_max) {
+  const unsigned m = __float_as_uint(block_max);  // non-negative floats order like their bits
+  if (m > *reinterpret_cast<volatile unsigned*>(&a.flags->max_disp_sq)) atomicMax(&a.flags->max_disp_sq, m);
+}
+
+// What the step of one particle reads besides its force.
+struct ParticleInputs {
+  float4 x4;     // x_n: xyz + type bits
+  float4 v4;     // xyz + mass
+  int3 image;
+  unsigned tag;
+  float4 at_build;  // position at the last list build
+};
+
+__device__ __forceinline__ ParticleInputs load_inputs(const IntegrateArgs& a, int p) {
+  ParticleInputs in;
+  in.x4 = a.pos_in[p];
+  in.v4 = a.vel[p];
+  in.image = a.image[p];
+  in.tag = a.tag[p];
+  in.at_build = a.pos_at_build[p];
+  return in;
+}
+
+// What the step of one particle writes.
+struct ParticleOutputs {
+  float4 x4;      // x_{n+1} (with a.begin)
+  float4 v4;
+  int3 image;
+  float3 force;
+  float disp_sq;  // squared displacement since the list build (0 without a.begin)
+};
+
+// Particle p with force f3: ends the pending step and, with a.begin, begins the next. Raises
+// (and fences) the runaway flag itself; stores nothing (store_particle does, after the ticket).
+__device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a, const ParticleInputs& in, float3 f3) {
+  ParticleOutputs out;
+  const float4 v4 = in.v4, x4 = in.x4;
+  Vec3<float> f{f3.x, f3.y, f3.z};
+  if (a.pull.mode != static_cast<int>(PullMode::None)) {
+    // The pulled and tethered particles' springs, added to the summed force (after the
+    // fixed-point sum: one float addition per particle, the same in every strategy).
+    const int64_t tag = in.tag;
+    if (tag == a.pull.pulled || tag == a.pull.tethered)
+      f += pull_force<float>(a.pull, tag, unwrapped_position(x4, in.image, a.box), static_cast<int64_t>(a.ctrl->step),
+                             nullptr);
+  }
+  out.force = make_float3(f.x, f.y, f.z);
   Vec3<float> v{v4.x, v4.y, v4.z};
   const float inv_mass = 1.f / v4.w;
-  float disp_sq = 0.f;
+  out.disp_sq = 0.f;
+  out.x4 = x4;
+  out.image = in.image;
   if (a.ctrl->pending) end_step(a.kind, v, f, inv_mass, a.c);
   if (a.begin) {
-    const unsigned tag = a.tag[p];
+    const unsigned tag = in.tag;
     Vec3<float> x{x4.x, x4.y, x4.z};
-    const int3 im3 = a.image[p];
-    Int3 im{im3.x, im3.y, im3.z};
+    Int3 im{in.image.x, in.image.y, in.image.z};
     const Int3 im0 = im;
     begin_step(a.kind, x, v, im, f, inv_mass, tag, a.ctrl->step, a.c, a.box);
     const Vec3<float> moved{x.x - x4.x + (im.x - im0.x) * a.box.L.x, x.y - x4.y + (im.y - im0.y) * a.box.L.y,
                             x.z - x4.z + (im.z - im0.z) * a.box.L.z};
-    if (!(dot(moved, moved) <= a.max_move_sq) || !(dot(v, v) < 3.0e38f)) report_lowest(&a.flags->bad_particle, tag);
-    a.pos_out[p] = make_float4(x.x, x.y, x.z, x4.w);
-    a.image[p] = make_int3(im.x, im.y, im.z);
-    const float4 b = a.pos_at_build[p];
+    if (!(dot(moved, moved) <= a.max_move_sq) || !(dot(v, v) < 3.0e38f)) {
+      report_lowest(&a.flags->bad_particle, tag);
+      __threadfence();
+    }
+    out.x4 = make_float4(x.x, x.y, x.z, x4.w);
+    out.image = make_int3(im.x, im.y, im.z);
+    const float4 b = in.at_build;
     const Vec3<float> d = a.box.min_image(Vec3<float>{x.x - b.x, x.y - b.y, x.z - b.z});
-    disp_sq = dot(d, d);
-    if (!(disp_sq < 3.0e38f)) disp_sq = 3.0e38f;  // NaN: force the rebuild check to trip
+    out.disp_sq = dot(d, d);
+    if (!(out.disp_sq < 3.0e38f)) out.disp_sq = 3.0e38f;  // NaN: force the rebuild check to trip
   }
-  a.vel[p] = make_float4(v.x, v.y, v.z, v4.w);
-  return disp_sq;
+  out.v4 = make_float4(v.x, v.y, v.z, v4.w);
+  return out;
+}
+
+__device__ __forceinline__ void store_particle(const IntegrateArgs& a, int p, const ParticleOutputs& o) {
+  if (a.force_out) a.force_out[p] = make_float4(o.force.x, o.force.y, o.force.z, 0.f);
+  if (a.begin) {
+    a.pos_out[p] = o.x4;
+    a.image[p] = o.image;
+  }
+  a.vel[p] = o.v4;
 }
 
 // One thread per particle, the force read from an array (ArrayForce, FixedArrayForce).
@@ -121,40 +189,69 @@ template <typename ForceSource>
 __global__ void __launch_bounds__(kBlockSize) integrate_kernel(IntegrateArgs a, ForceSource source) {
   if (halted(a.ctrl)) return;  // the same for every block: only the last block changes it
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
-  float disp_sq = 0.f;
-  if (p < a.n) disp_sq = step_particle(a, p, a.pos_in[p], source(p));
-  if (a.begin) {
-    // Non-negative floats order like their bit patterns: an integer max is exact.
-    const float m = block_reduce(disp_sq, MaxOp{}, 0.f);
-    if (threadIdx.x == 0) atomicMax(&a.flags->max_disp_sq, __float_as_uint(m));
+  ParticleOutputs o{};
+  if (p < a.n) o = step_particle(a, load_inputs(a, p), source(p));
+  // Non-negative floats order like their bit patterns: an integer max is exact. The reduction's
+  // barrier also means every thread's flags are in before thread 0 takes the ticket.
+  const float m = block_reduce(o.disp_sq, MaxOp{}, 0.f);
+  if (threadIdx.x == 0) {
+    if (a.begin) report_displacement(a, m);
+    block_done(a);
   }
-  finish_block(a);
+  if (p < a.n) store_particle(a, p, o);
 }
 
 // pair_slots_fused: the block sums the slots of kSumParticles particles (SlotForce reads the
 // positions of a.pos_in), then its first warp integrates them, one particle per lane. Six
 // blocks per multiprocessor (40 registers) measured 3 % faster than the compiler's 48
 // registers and five (docs/benchmarks.md).
+// What the integrating warp reads besides the force is copied to shared memory asynchronously
+// (cp.async) before the summation starts, so those loads (from DRAM in large systems) overlap
+// the summation instead of stalling the block at its end while its other warps wait.
 __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(IntegrateArgs a, SlotForce source) {
   static_assert(kSumParticles == 32, "one warp integrates the block's particles");
   if (halted(a.ctrl)) return;
   __shared__ FixedVec force[kSumParticles];
+  __shared__ float4 x_in[kSumParticles], v_in[kSumParticles], b_in[kSumParticles];
+  __shared__ int im_in[3 * kSumParticles];
+  __shared__ unsigned tag_in[kSumParticles];
   const int first = blockIdx.x * kSumParticles;
+  const int mine = first + static_cast<int>(threadIdx.x);
+  if (threadIdx.x < 32 && mine < a.n) {
+    __pipeline_memcpy_async(&x_in[threadIdx.x], &a.pos_in[mine], sizeof(float4));
+    __pipeline_memcpy_async(&v_in[threadIdx.x], &a.vel[mine], sizeof(float4));
+    __pipeline_memcpy_async(&tag_in[threadIdx.x], &a.tag[mine], sizeof(unsigned));
+    const int* im = reinterpret_cast<const int*>(a.image + mine);  // 12 bytes, 4-aligned: three copies
+    for (int d = 0; d < 3; ++d) __pipeline_memcpy_async(&im_in[3 * threadIdx.x + d], im + d, sizeof(int));
+    if (a.begin) __pipeline_memcpy_async(&b_in[threadIdx.x], &a.pos_at_build[mine], sizeof(float4));
+    __pipeline_commit();
+  }
   sum_slots_block(source, first, a.n, force, a.flags);
   __syncthreads();
   if (threadIdx.x < 32) {
-    const int p = first + threadIdx.x;
-    float disp_sq = 0.f;
+    const int p = mine;
+    ParticleOutputs o{};
     if (p < a.n) {
+      __pipeline_wait_prior(0);  // this lane's own copies: no other thread reads them
+      ParticleInputs in;
+      in.x4 = x_in[threadIdx.x];
+      in.v4 = v_in[threadIdx.x];
+      in.tag = tag_in[threadIdx.x];
+      in.image = make_int3(im_in[3 * threadIdx.x], im_in[3 * threadIdx.x + 1], im_in[3 * threadIdx.x + 2]);
+      if (a.begin) in.at_build = b_in[threadIdx.x];
       const FixedVec f = force[threadIdx.x];
-      disp_sq = step_particle(a, p, a.pos_in[p], make_float3(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z)));
+      o = step_particle(a, in, make_float3(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z)));
     }
-    if (a.begin) {
-      for (int o = 16; o > 0; o >>= 1) disp_sq = fmaxf(disp_sq, __shfl_down_sync(0xffffffffu, disp_sq, o));
-      if (threadIdx.x == 0) atomicMax(&a.flags->max_disp_sq, __float_as_uint(disp_sq));
+    float disp_sq = o.disp_sq;
+    for (int off = 16; off > 0; off >>= 1) disp_sq = fmaxf(disp_sq, __shfl_down_sync(0xffffffffu, disp_sq, off));
+    // The other warps' flags were in before the barrier above; this warp's are in after the
+    // shuffles. Then the ticket, and only then the stores, which the ticket's fence need not wait for.
+    if (threadIdx.x == 0) {
+      if (a.begin) report_displacement(a, disp_sq);
+      block_done(a);
     }
+    if (p < a.n) store_particle(a, p, o);
   }
-  finish_block(a);
 }
 
 // pair_slots (unfused): the same summation as integrate_slots_kernel, as a kernel of its own

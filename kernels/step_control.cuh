@@ -7,11 +7,18 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 
 namespace pairmd {
 
 enum StepHalt : int { kRunning = 0, kHaltRebuild = 1, kHaltBlowup = 2 };
+
+// Integrate-kernel blocks per first-level ticket counter, and the spacing of those counters
+// (in unsigned words: one 32-byte sector each).
+constexpr unsigned kTicketGroup = 32;
+constexpr unsigned kTicketStride = 8;
+inline size_t ticket_words(unsigned blocks) { return (blocks / kTicketGroup + 1) * kTicketStride; }
 
 struct StepControl {
   unsigned long long step;  // the step the next integrate begins (the noise key)
@@ -19,6 +26,8 @@ struct StepControl {
   int halt;                 // StepHalt
   int steps_done;           // steps begun since the host last cleared it
   unsigned blocks_done;     // last-block ticket of the integrate kernel
+  int list_short;           // 1: a list search did not fit (the list is incomplete); set by the
+                            // search, cleared by the host once it has grown and searched again
 };
 
 // Set by any thread, read by the integrate kernel's last block (and the host after a halt).
@@ -33,7 +42,8 @@ struct DeviceFlags {
 __device__ __forceinline__ void report_lowest(int* flag, int index) { atomicMax(flag, INT_MAX - index); }
 inline int reported_index(int flag) { return flag == 0 ? -1 : INT_MAX - flag; }
 
-// Kernels of a chunk start with this: nothing more happens once the chunk has halted.
-__device__ __forceinline__ bool halted(const StepControl* ctrl) { return ctrl->halt != kRunning; }
+// Kernels of a chunk start with this: nothing more happens once the chunk has halted, or while
+// a list is incomplete (no step is taken with forces from a list that missed pairs).
+__device__ __forceinline__ bool halted(const StepControl* ctrl) { return (ctrl->halt | ctrl->list_short) != 0; }
 
 }  // namespace pairmd

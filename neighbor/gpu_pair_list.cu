@@ -1,7 +1,5 @@
 #include "neighbor/gpu_pair_list.cuh"
 
-#include <cub/device/device_scan.cuh>
-
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -31,7 +29,12 @@ struct SearchArgs {
   int* pj;
   int* row_start;
   int* row_count;
-  unsigned long long* counter;    // [0] pairs claimed, [1] the most partners a part found beyond its staging
+  ColumnEntry* cols;              // null: no columns (full lists, non-slot strategies)
+  int* col_count;
+  int col_width;                  // column p is cols[p * col_width, + col_count[p])
+  unsigned long long* counter;    // [0] pairs claimed, [1] the most partners a part found beyond its
+                                  // staging, [2] the longest column beyond col_width
+  int* short_flag;                // set to 1 when anything did not fit (the list is then incomplete)
 };
 
 // A block per cell, kSearchParts warps: lane l of every warp stands for home particle l of the
@@ -42,6 +45,10 @@ struct SearchArgs {
 // and the warps copy their parts there, so every row is its parts in order: sorted, no sort.
 // Cells of more than `group` (32, or fewer where rows are so long that 32 staged rows would not
 // fit in shared memory) particles are done `group` home particles at a time.
+// With columns, the copy-out also files each pair in its j's column: a place claimed with an
+// integer atomicAdd on the column's count, in a column of fixed width (no scan, no second pass
+// over the pairs). A column longer than the width is reported and the host widens and searches
+// again, as for rows.
 template <bool kFull>
 __global__ void __launch_bounds__(kSearchParts * 32) search_kernel(SearchArgs a) {
   extern __shared__ int stage[];  // part w, entry m of home l at [(w * part_room + m) * (group + 1) + l]
@@ -122,7 +129,10 @@ __global__ void __launch_bounds__(kSearchParts * 32) search_kernel(SearchArgs a)
         offset[w][lane] = next;
         next += count[w][lane];
       }
-      if (lane == 0) skip = overflowed || room + total > a.capacity;  // the host grows and searches again
+      if (lane == 0) {
+        skip = overflowed || room + total > a.capacity;  // the host grows and searches again
+        if (skip) atomicExch(a.short_flag, 1);
+      }
     }
     __syncthreads();
     if (!skip) {
@@ -131,32 +141,23 @@ __global__ void __launch_bounds__(kSearchParts * 32) search_kernel(SearchArgs a)
         const int n_i = count[part][i];
         const size_t first = offset[part][i];
         for (int m = lane; m < n_i; m += 32) {
-          a.pj[first + m] = stage[(part * a.part_room + m) * stride + i];
+          const int j = stage[(part * a.part_room + m) * stride + i];
+          a.pj[first + m] = j;
           a.pi[first + m] = g0 + i;
+          if (a.cols) {
+            const int place = atomicAdd(a.col_count + j, 1);
+            if (place < a.col_width)
+              a.cols[static_cast<size_t>(j) * a.col_width + place] = ColumnEntry{static_cast<int>(first + m), g0 + i};
+            else {
+              atomicMax(a.counter + 2, static_cast<unsigned long long>(place + 1));
+              atomicExch(a.short_flag, 1);
+            }
+          }
         }
       }
     }
     __syncthreads();  // the staging is reused by the next group
   }
-}
-
-// Columns of a half list: pair k takes a place in the column of its j (integer atomicAdd; the
-// lanes of a warp hold consecutive pairs, mostly of one row, so their j differ); a scan of the
-// column lengths gives the column starts; then every pair goes to its place. The order inside a
-// column is whatever the atomics gave: the fixed-point force sums do not depend on it.
-__global__ void column_places_kernel(const int* pj, const unsigned long long* count, int* col_count, int* place) {
-  const long long n = static_cast<long long>(*count);
-  for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; k < n;
-       k += static_cast<long long>(gridDim.x) * blockDim.x)
-    place[k] = atomicAdd(col_count + pj[k], 1);
-}
-
-__global__ void scatter_columns_kernel(const int* pi, const int* pj, const int* place, const int* col_start,
-                                       const unsigned long long* count, ColumnEntry* cols) {
-  const long long n = static_cast<long long>(*count);
-  for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; k < n;
-       k += static_cast<long long>(gridDim.x) * blockDim.x)
-    cols[col_start[pj[k]] + place[k]] = ColumnEntry{static_cast<int>(k), pi[k]};
 }
 
 int round_up(int v, int m) { return (v + m - 1) / m * m; }
@@ -175,24 +176,24 @@ GpuPairList::GpuPairList(float cutoff, float skin, bool full, bool columns, doub
   capacity_ = static_cast<size_t>(per * std::max(n, 1)) + 1;
   // A part's share of a row, with room for fluctuations.
   staging_ = round_up(static_cast<int>(std::ceil(1.5 * per / kSearchParts)) + 8, 8);
-  int device = 0, sms = 1;
+  // A column holds a particle's partners of lower index: about half of a full row.
+  col_width_ = round_up(static_cast<int>(std::ceil(0.75 * per)) + 8, 8);
+  int device = 0;
   PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
   PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_shared_, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  stride_blocks_ = 8 * sms;
-  PAIRMD_CUDA_CHECK(cudaMallocHost(&host_counter_, 2 * sizeof(unsigned long long)));
-  counter_.resize(2);
-  PAIRMD_CUDA_CHECK(cudaMemset(counter_.data(), 0, 2 * sizeof(unsigned long long)));
+  PAIRMD_CUDA_CHECK(cudaMallocHost(&host_counter_, kCounters * sizeof(unsigned long long)));
+  counter_.resize(kCounters);
+  PAIRMD_CUDA_CHECK(cudaMemset(counter_.data(), 0, kCounters * sizeof(unsigned long long)));
 }
 
 GpuPairList::~GpuPairList() { cudaFreeHost(host_counter_); }
 
 size_t GpuPairList::bytes() const {
-  return i_.bytes() + j_.bytes() + row_start_.bytes() + row_count_.bytes() + col_count_.bytes() + col_start_.bytes() +
-         place_.bytes() + cols_.bytes() + counter_.bytes() + cub_temp_.bytes();
+  return i_.bytes() + j_.bytes() + row_start_.bytes() + row_count_.bytes() + col_count_.bytes() + cols_.bytes() +
+         counter_.bytes();
 }
 
-void GpuPairList::search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream) {
+void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream, int* short_flag) {
   const double rlist = static_cast<double>(cutoff_) + skin_;
   SearchArgs a{};
   a.in = in;
@@ -203,92 +204,105 @@ void GpuPairList::search(const PairListInput& in, const CellGridView& grid, cuda
   const float rl = cutoff_ + skin_;
   a.rlist_sq = rl * rl;
   a.counter = counter_.data();
+  a.short_flag = short_flag;
   const int cells = grid.dims.cells();
-  for (;;) {
-    i_.resize(capacity_);
-    j_.resize(capacity_);
-    // The staging of a block: fewer home particles per pass where rows are long.
-    const size_t limit = static_cast<size_t>(max_shared_) - 2048;  // the kernel's static arrays
-    int group = 32;
-    const auto shared_for = [&](int g) { return static_cast<size_t>(kSearchParts) * staging_ * (g + 1) * sizeof(int); };
-    while (group > 1 && shared_for(group) > limit) group /= 2;
-    if (shared_for(group) > limit)
-      throw std::runtime_error("GPU pair list: a particle has more than " + std::to_string(kSearchParts * staging_) +
-                               " partners within cutoff + skin (" + std::to_string(rlist) +
-                               "), more than the search can stage; use a shorter cutoff or skin");
-    const size_t shared = shared_for(group);
-    if (static_cast<int>(shared) > shared_set_) {
-      PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
-      PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
-      shared_set_ = static_cast<int>(limit);
-    }
-    a.group = group;
-    a.part_room = staging_;
-    a.capacity = capacity_;
-    a.pi = i_.data();
-    a.pj = j_.data();
-    a.row_start = row_start_.data();
-    a.row_count = row_count_.data();
-    PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, 2 * sizeof(unsigned long long), stream));
-    if (full_) launch_search<true>(a, static_cast<int>(shared), cells, stream);
-    else launch_search<false>(a, static_cast<int>(shared), cells, stream);
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), 2 * sizeof(unsigned long long),
-                                      cudaMemcpyDeviceToHost, stream));
-    PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const unsigned long long total = host_counter_[0], longest = host_counter_[1];
-    if (total > static_cast<unsigned long long>(INT_MAX))
-      throw std::runtime_error("GPU pair list: " + std::to_string(total) +
-                               " pairs exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
-    bool again = false;
-    if (longest > static_cast<unsigned long long>(staging_)) {  // a part did not fit: more room, search again
-      staging_ = round_up(static_cast<int>(longest + longest / 4) + 8, 8);
-      ++growths_;
-      again = true;
-    }
-    if (total > capacity_) {  // nothing was written: grow first, so no pair is ever dropped
-      capacity_ = static_cast<size_t>(total * 1.25) + 1;
-      ++growths_;
-      again = true;
-    }
-    if (!again) {
-      count_ = static_cast<int>(total);
-      return;
-    }
+  i_.resize(capacity_);
+  j_.resize(capacity_);
+  // The staging of a block: fewer home particles per pass where rows are long.
+  const size_t limit = static_cast<size_t>(max_shared_) - 2048;  // the kernel's static arrays
+  int group = 32;
+  const auto shared_for = [&](int g) { return static_cast<size_t>(kSearchParts) * staging_ * (g + 1) * sizeof(int); };
+  while (group > 1 && shared_for(group) > limit) group /= 2;
+  if (shared_for(group) > limit)
+    throw std::runtime_error("GPU pair list: a particle has more than " + std::to_string(kSearchParts * staging_) +
+                             " partners within cutoff + skin (" + std::to_string(rlist) +
+                             "), more than the search can stage; use a shorter cutoff or skin");
+  const size_t shared = shared_for(group);
+  if (static_cast<int>(shared) > shared_set_) {
+    PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
+    PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
+    shared_set_ = static_cast<int>(limit);
   }
+  a.group = group;
+  a.part_room = staging_;
+  a.capacity = capacity_;
+  a.pi = i_.data();
+  a.pj = j_.data();
+  a.row_start = row_start_.data();
+  a.row_count = row_count_.data();
+  if (columns_) {
+    cols_.resize(static_cast<size_t>(col_width_) * in.n);
+    a.cols = cols_.data();
+    a.col_count = col_count_.data();
+    a.col_width = col_width_;
+    PAIRMD_CUDA_CHECK(cudaMemsetAsync(col_count_.data(), 0, in.n * sizeof(int), stream));
+  }
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, kCounters * sizeof(unsigned long long), stream));
+  if (full_) launch_search<true>(a, static_cast<int>(shared), cells, stream);
+  else launch_search<false>(a, static_cast<int>(shared), cells, stream);
+  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), kCounters * sizeof(unsigned long long),
+                                    cudaMemcpyDeviceToHost, stream));
+  unsettled_ = true;
+}
+
+bool GpuPairList::settle() {
+  if (!unsettled_) return true;
+  unsettled_ = false;
+  const unsigned long long total = host_counter_[0], longest = host_counter_[1], longest_col = host_counter_[2];
+  if (total > static_cast<unsigned long long>(INT_MAX))
+    throw std::runtime_error("GPU pair list: " + std::to_string(total) +
+                             " pairs exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
+  bool fits = true;
+  if (longest > static_cast<unsigned long long>(staging_)) {  // a part did not fit: more room
+    staging_ = round_up(static_cast<int>(longest + longest / 4) + 8, 8);
+    ++growths_;
+    fits = false;
+  }
+  if (longest_col > static_cast<unsigned long long>(col_width_)) {  // a column did not fit: wider columns
+    col_width_ = round_up(static_cast<int>(longest_col + longest_col / 8) + 4, 8);  // every particle pays for the width: less headroom
+    ++growths_;
+    fits = false;
+  }
+  if (total > capacity_) {  // the claims beyond the buffer wrote nothing: grow, so no pair is ever dropped
+    capacity_ = static_cast<size_t>(total * 1.25) + 1;
+    ++growths_;
+    fits = false;
+  }
+  if (fits) count_ = static_cast<int>(total);
+  return fits;
+}
+
+void GpuPairList::prepare(int n) {
+  row_start_.resize(std::max(n, 1));
+  row_count_.resize(std::max(n, 1));
+  if (columns_) col_count_.resize(std::max(n, 1));
+  short_flag_.resize(1);
+}
+
+bool GpuPairList::enqueue_build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream, int* short_flag) {
+  prepare(in.n);
+  ++builds_;
+  if (in.n == 0) {
+    count_ = 0;
+    PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), stream));
+    return false;
+  }
+  enqueue_search(in, grid, stream, short_flag);
+  return true;
 }
 
 void GpuPairList::build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream) {
-  const int n = in.n;
-  row_start_.resize(std::max(n, 1));
-  row_count_.resize(std::max(n, 1));
-  if (columns_) {
-    col_count_.resize(std::max(n, 1));
-    col_start_.resize(std::max(n, 1));
-  }
-  if (n == 0) {
+  prepare(in.n);
+  ++builds_;
+  if (in.n == 0) {
     count_ = 0;
     PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), stream));
-    ++builds_;
     return;
   }
-  search(in, grid, stream);
-  if (columns_) {
-    place_.resize(capacity_);
-    cols_.resize(capacity_);
-    const int blocks = std::max(1, std::min(blocks_for(static_cast<size_t>(count_)), stride_blocks_));
-    PAIRMD_CUDA_CHECK(cudaMemsetAsync(col_count_.data(), 0, n * sizeof(int), stream));
-    column_places_kernel<<<blocks, kBlockSize, 0, stream>>>(j_.data(), counter_.data(), col_count_.data(), place_.data());
-    PAIRMD_CHECK_LAUNCH();
-    size_t temp = 0;
-    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp, col_count_.data(), col_start_.data(), n, stream));
-    cub_temp_.reserve_grow(temp);
-    temp = cub_temp_.capacity();
-    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp_.data(), temp, col_count_.data(), col_start_.data(), n, stream));
-    scatter_columns_kernel<<<blocks, kBlockSize, 0, stream>>>(i_.data(), j_.data(), place_.data(), col_start_.data(),
-                                                              counter_.data(), cols_.data());
-    PAIRMD_CHECK_LAUNCH();
-  }
-  ++builds_;
+  do {
+    enqueue_search(in, grid, stream, short_flag_.data());
+    PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } while (!settle());
 }
 
 }  // namespace pairmd

@@ -12,12 +12,16 @@
 //      a cell's rows are consecutive, in particle order.
 //   3. Grow, never drop: when the claims exceed the buffer, or a row is longer than its
 //      staging, nothing is written; the host grows what was short and searches again. Growths
-//      are counted and reported.
-//   4. Columns (the slot strategies): for every particle j, the pairs in which it is j. Each
-//      pair takes a place in its j's column with an integer atomicAdd, a scan of the column
-//      lengths gives their starts, one scatter fills them. No sort: the order inside a column
-//      is whatever the atomics gave, and the fixed-point force sums (kernels/fixed_point.h) do
-//      not depend on it.
+//      are counted and reported. The step loop does not wait for the search
+//      (enqueue_build): a search that did not fit raises a device flag that halts the step
+//      chunk after it before any step is taken, and the host learns of it, grows and searches
+//      again (settle) at the chunk's end, where it waits anyway.
+//   4. Columns (the slot strategies): for every particle j, the pairs in which it is j. The
+//      search files each pair as it writes it: a place in its j's column claimed with an
+//      integer atomicAdd, in columns of a fixed width (no scan, no scatter, no second pass; a
+//      column longer than the width is step 3's case: widen and search again). No sort: the
+//      order inside a column is whatever the atomics gave, and the fixed-point force sums
+//      (kernels/fixed_point.h) do not depend on it.
 //
 // Half lists hold each pair once (i < j in the cell-order numbering); full lists hold both
 // directions (atom-parallel use).
@@ -54,7 +58,17 @@ class GpuPairList {
   GpuPairList(const GpuPairList&) = delete;
   GpuPairList& operator=(const GpuPairList&) = delete;
 
+  // Builds the list and waits: it is complete on return.
   void build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream);
+  // Enqueues the search without waiting: when something does not fit, the search sets
+  // *short_flag (device memory) to 1 and the list is incomplete. Call settle() after the
+  // stream has been synchronised, before the next build. Returns false when there was
+  // nothing to search (no particles).
+  bool enqueue_build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream, int* short_flag);
+  // After a synchronisation: true if the last enqueued search fit (count() is then valid); false
+  // if it did not, in which case the buffers have grown and the list must be built again.
+  bool settle();
+  bool unsettled() const { return unsettled_; }
 
   // Pair k is (i()[k], j()[k]); particle p's row is [row_start(p), row_start(p) + row_count(p)),
   // ascending j.
@@ -62,9 +76,9 @@ class GpuPairList {
   const int* j() const { return j_.data(); }
   const int* row_start() const { return row_start_.data(); }
   const int* row_count() const { return row_count_.data(); }
-  // Columns: entries [col_start(p), col_start(p) + col_count(p)) of cols() are the pairs k
-  // with j()[k] == p, and their i.
-  const int* col_start() const { return col_start_.data(); }
+  // Columns: entries [p * col_width(), p * col_width() + col_count(p)) of cols() are the pairs
+  // k with j()[k] == p, and their i.
+  int col_width() const { return col_width_; }
   const int* col_count() const { return col_count_.data(); }
   const ColumnEntry* cols() const { return cols_.data(); }
 
@@ -83,24 +97,27 @@ class GpuPairList {
   size_t bytes() const;
 
  private:
-  void search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream);
+  void prepare(int n);
+  void enqueue_search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream, int* short_flag);
 
   float cutoff_, skin_;
   bool full_, columns_;
   size_t capacity_;
   int staging_;
+  int col_width_;
   int count_ = 0;
+  bool unsettled_ = false;    // a search was enqueued and its counters not read yet
   int64_t builds_ = 0, growths_ = 0;
   int max_shared_ = 0;        // the device's largest dynamic shared memory per block
   int shared_set_ = 48 * 1024;  // what the search kernels may use now
-  int stride_blocks_ = 1;     // grid of the grid-stride column kernels
+  static constexpr int kCounters = 3;
 
   DeviceBuffer<int> i_, j_, row_start_, row_count_;
-  DeviceBuffer<int> col_count_, col_start_, place_;
+  DeviceBuffer<int> col_count_, short_flag_;
   DeviceBuffer<ColumnEntry> cols_;
-  DeviceBuffer<unsigned long long> counter_;  // [0] pairs claimed, [1] the longest row beyond its staging
-  DeviceBuffer<unsigned char> cub_temp_;
-  unsigned long long* host_counter_ = nullptr;  // pinned, 2 entries
+  DeviceBuffer<unsigned long long> counter_;  // [0] pairs claimed, [1] the longest row part beyond its
+                                              // staging, [2] the longest column beyond col_width_
+  unsigned long long* host_counter_ = nullptr;  // pinned, kCounters entries
 };
 
 }  // namespace pairmd

@@ -19,8 +19,11 @@ template <typename Real>
 struct FeneBond {
   static constexpr const char* kName = "fene";
   static constexpr const char* kFormula = "V = -(k/2) R0^2 ln(1 - (r/R0)^2), r < R0 (r0 is R0)";
+  static constexpr const char* kK = "a spring constant > 0";
   static constexpr const char* kR0 = "the maximum extension R0 > 0";
   static constexpr bool kR0Positive = true;
+  static constexpr const char* kEpsilon = nullptr;
+  static constexpr const char* kMaxExtension = nullptr;
 
   struct Params {
     Real k, r0sq;

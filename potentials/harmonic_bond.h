@@ -13,8 +13,11 @@ struct HarmonicBond {
   static constexpr const char* kName = "harmonic";
   static constexpr const char* kFormula = "V = k/2 (r - r0)^2";
   // r0 of the config: what it means, and whether 0 is allowed (host only; config reader).
+  static constexpr const char* kK = "a spring constant > 0";
   static constexpr const char* kR0 = "a rest length >= 0";
   static constexpr bool kR0Positive = false;
+  static constexpr const char* kEpsilon = nullptr;       // keys it does not take
+  static constexpr const char* kMaxExtension = nullptr;
 
   struct Params {
     Real k, r0;

@@ -44,4 +44,13 @@ ParamTable make_bond_table(const ForceField& ff) {
   return ParamTable::from(p);
 }
 
+// Per-pair table of a pair list for evaluator type Eval; index by the pair (Bond::type).
+template <typename Eval>
+ParamTable make_pair_list_table(const PairList& list) {
+  std::vector<typename Eval::Params> p;
+  p.reserve(list.size());
+  for (size_t k = 0; k < list.size(); ++k) p.push_back(Eval::from(list.coeffs(k)));
+  return ParamTable::from(p);
+}
+
 }  // namespace pairmd

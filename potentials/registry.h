@@ -13,7 +13,10 @@
 #include "potentials/debye_huckel.h"
 #include "potentials/fene_bond.h"
 #include "potentials/harmonic_bond.h"
+#include "potentials/fene_native_bond.h"
 #include "potentials/lennard_jones.h"
+#include "potentials/lj_native_bond.h"
+#include "potentials/repulsive_r6.h"
 
 namespace pairmd {
 
@@ -22,11 +25,16 @@ namespace pairmd {
   X(LennardJones, LennardJones)   \
   X(WCA, WCA)                     \
   X(Coulomb, Coulomb)             \
-  X(DebyeHuckel, DebyeHuckel)
+  X(DebyeHuckel, DebyeHuckel)     \
+  X(RepulsiveR6, RepulsiveR6)
 
+// Bonds: potentials of a named pair with no cutoff, evaluated per bond type or, in a pair list
+// (force_field.pair_lists), with coefficients of each pair's own.
 #define PAIRMD_BONDS(X)            \
   X(Harmonic, HarmonicBond)        \
-  X(Fene, FeneBond)
+  X(Fene, FeneBond)                \
+  X(FeneNative, FeneNativeBond)    \
+  X(LjNative, LjNativeBond)
 
 enum class PairKind {
 #define PAIRMD_ENUM(name, eval) name,
@@ -81,18 +89,24 @@ inline const PairPotentialInfo kPairPotentials[] = {
 #undef PAIRMD_INFO
 };
 
-// What the config language and the docs know of a bond potential (host only).
+// What the config language and the docs know of a bond potential (host only). The coefficients
+// are keys of a bond type and of a pair list (per term or per pair); a null text means the
+// potential does not take that key.
 struct BondPotentialInfo {
   BondKind kind;
-  const char* name;     // the config value of a bond type's `potential`
-  const char* formula;  // one line for --help and the docs
-  const char* r0;       // what r0 is, as messages say it ("a rest length >= 0")
-  bool r0_positive;     // r0 must be > 0 (else >= 0)
+  const char* name;           // the config value of a bond type's `potential`
+  const char* formula;        // one line for --help and the docs
+  const char* k;              // what k is ("a spring constant > 0"), or null
+  const char* r0;             // what r0 is, as messages say it ("a rest length >= 0")
+  bool r0_positive;           // r0 must be > 0 (else >= 0)
+  const char* epsilon;        // what epsilon is (>= 0), or null
+  const char* max_extension;  // what max_extension is (> 0), or null
 };
 
 inline const BondPotentialInfo kBondPotentials[] = {
-#define PAIRMD_INFO(name, eval) \
-  {BondKind::name, eval<double>::kName, eval<double>::kFormula, eval<double>::kR0, eval<double>::kR0Positive},
+#define PAIRMD_INFO(name, eval)                                                                                     \
+  {BondKind::name,        eval<double>::kName, eval<double>::kFormula, eval<double>::kK, eval<double>::kR0,            \
+   eval<double>::kR0Positive, eval<double>::kEpsilon, eval<double>::kMaxExtension},
     PAIRMD_BONDS(PAIRMD_INFO)
 #undef PAIRMD_INFO
 };

@@ -163,23 +163,24 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
   const int k = comm.size();
   EnsembleOutcome out;
   const auto t_start = std::chrono::steady_clock::now();
-  bool ok = sim.start(last_step);
+  // The run ends on this rank (ended()) when it fails: a blow-up or an output that cannot be
+  // written finishes its observers with the last good state; it then goes to the meetings only.
+  out.result = sim.begin(last_step);
   std::string log_error;  // rank 0: the ensemble files could not be written
   int worst = 0;
   while (true) {
-    // To the next meeting (a multiple of `every`, or the end), showing observers their steps
-    // on the way. A rank that failed goes straight to the meeting.
+    // To the next meeting (a multiple of `every`, or the end), showing the observers their steps
+    // on the way but not the meeting's (that comes after the exchange). Signals are looked at at
+    // the meeting, so that every rank stops at one step.
+    const bool ok = !sim.ended();
     const int64_t target = ok ? std::min(last_step, next_multiple(sim.step(), o.every)) : sim.step();
-    while (ok && sim.step() < target) {
-      const int64_t next = std::min(target, sim.next_observed_step());
-      ok = sim.advance(next - sim.step());
-      if (ok && sim.step() == next && next != target) ok = sim.show();
-    }
+    if (ok && sim.step() < target) out.result = sim.advance_to_unshown(target);
     using Clock = std::chrono::steady_clock;
     auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
     const auto t0 = Clock::now();
-    const int status = !ok || !log_error.empty() ? kReplicaFailed : g_stop_signal.load() != 0 ? kReplicaStopped : 0;
-    const double energy = ok ? sim.observables_now().potential : std::numeric_limits<double>::quiet_NaN();
+    const bool failed = sim.ended();
+    const int status = failed || !log_error.empty() ? kReplicaFailed : g_stop_signal.load() != 0 ? kReplicaStopped : 0;
+    const double energy = failed ? std::numeric_limits<double>::quiet_NaN() : sim.observables_now().potential;
     out.energy_seconds += since(t0);
     const auto t1 = Clock::now();
     const std::vector<double> all = comm.allgather({static_cast<double>(status), energy});
@@ -208,18 +209,14 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
     }
     out.exchange_seconds += since(t0);
     // The meeting's step, after the exchange, to the observers that want it.
-    if (ok && worst != kReplicaFailed) ok = sim.show();
+    if (!sim.ended() && worst != kReplicaFailed) out.result = sim.show_current();
     if (worst != 0 || sim.step() >= last_step) break;
   }
   // Every replica's end, and everyone knows it.
   out.signalled = g_stop_signal.load() != 0;
-  if (!ok) {
-    out.result = sim.finish(RunOutcome::Failed);
-  } else {
-    if (sim.good_step() != sim.step()) sim.capture();
-    if (worst == 0) out.result = sim.finish(RunOutcome::Completed);
-    else out.result = sim.finish(RunOutcome::Interrupted, "stopped with the ensemble at step " + std::to_string(sim.step()));
-  }
+  if (sim.ended()) out.result = sim.end();  // the result of the failure
+  else if (worst == 0) out.result = sim.end();
+  else out.result = sim.interrupt("stopped with the ensemble at step " + std::to_string(sim.step()));
   if (!log_error.empty() && out.result.outcome != RunOutcome::Failed) {
     out.result.outcome = RunOutcome::Failed;
     out.result.message = log_error;

@@ -4,11 +4,37 @@
 # still need into device-bundle/ (git-ignored), with Open MPI's mpirun and libraries in
 # device-bundle/mpi (replica ensembles; the device machine has no MPI). Pass `device-bundle` in the device tool's
 # `carry` and run scripts/device_run.sh there.
+#
+# The Python module (device-bundle/python/pairmd*.so, scripts/device_run.sh python) is built for
+# the GPU machine's python3, which is not Debian's: Python 3.12 with NumPy 2 (KINDS.md; its
+# python3 is /opt/torch/.venv/bin/python3, 3.12.3). So it is built against a Python 3.12 here
+# (PAIRMD_DEVICE_PYTHON, default python3.12 on the PATH or pyenv's 3.12) in a virtual
+# environment build-py312/ with PyPI's pybind11 (Debian's 2.10 predates NumPy 2). Without such
+# a Python, or without PyPI, the bundle is built without the module, and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+python_args=(-DPAIRMD_PYTHON=OFF)
+# The first candidate that runs (a pyenv shim for python3.12 exists but fails where 3.12 is not
+# pyenv's selected version).
+device_python=${PAIRMD_DEVICE_PYTHON:-}
+if [[ -z "$device_python" ]]; then
+  for p in $(command -v python3.12) $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3 2>/dev/null | sort -r); do
+    if "$p" -c "import sys; assert sys.version_info[:2] == (3, 12)" 2> /dev/null; then device_python=$p; break; fi
+  done
+fi
+if [[ -n "$device_python" ]] && { [[ -x build-py312/bin/python ]] || "$device_python" -m venv build-py312; } &&
+   { build-py312/bin/python -c "import pybind11" 2> /dev/null ||
+     build-py312/bin/pip install -q --disable-pip-version-check "pybind11>=2.12"; }; then
+  python_args=(-DPAIRMD_PYTHON=ON -DPython_EXECUTABLE="$PWD/build-py312/bin/python"
+               -Dpybind11_DIR="$(build-py312/bin/python -m pybind11 --cmakedir)")
+  echo "device bundle: Python module for $(build-py312/bin/python --version) with pybind11 $(build-py312/bin/python -m pybind11 --version)"
+else
+  echo "device bundle: note: no Python 3.12 with PyPI's pybind11 here: the bundle has no Python module"
+fi
 cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DPAIRMD_CUDA=ON -DPAIRMD_STATIC_DEPS=ON \
-      -DCMAKE_CUDA_ARCHITECTURES=90 > build-device.log
+      -DCMAKE_CUDA_ARCHITECTURES=90 "${python_args[@]}" > build-device.log
 targets=(pairmd pairmd_tests pairmd_gpu_tests)
+[[ "${python_args[0]}" == -DPAIRMD_PYTHON=ON ]] && targets+=(pairmd_python)
 for t in $(sed -n 's/^add_executable(\([a-z_0-9]*\).*/\1/p' bench/CMakeLists.txt tests/CMakeLists.txt analysis/CMakeLists.txt 2>/dev/null); do
   [[ " ${targets[*]} " == *" $t "* ]] || targets+=("$t")
 done
@@ -18,6 +44,10 @@ for t in "${targets[@]}"; do
   f=$(find build-device -type f -name "$t" -perm -u+x | head -n 1)
   [[ -n "$f" ]] && cp "$f" device-bundle/ && strip "device-bundle/$t"  # host symbols only: kernel names stay
 done
+# The Python module, imported there with PYTHONPATH=device-bundle/python.
+if [[ -n "$(ls build-device/python/pairmd*.so 2> /dev/null)" ]]; then
+  mkdir -p device-bundle/python && cp build-device/python/pairmd*.so device-bundle/python/ && strip -x device-bundle/python/pairmd*.so
+fi
 # The output tests' small-disk library (LD_PRELOAD), found there at its build-time path.
 cp build-device/tests/libpairmd_small_disk.so device-bundle/lib/
 # Shared libraries the static HDF5 still pulls in, and the OpenMP runtime.
@@ -27,6 +57,10 @@ done
 # Open MPI for replica ensembles (the device machine has none): mpirun, libraries, plugins, help
 # texts, under device-bundle/mpi (source device-bundle/mpi/env.sh; scripts/bundle_mpi.sh).
 scripts/bundle_mpi.sh device-bundle device-bundle/pairmd
+# The protein of the SOP tests and the `sop` stage (issue 20): PDB 1TII from Debian's
+# pymol-data (scripts/setup.sh installs it), which the GPU machine lacks.
+cp /usr/share/pymol/test/dat/1tii.pdb device-bundle/ 2>/dev/null ||
+  echo "build_device_bundle: no /usr/share/pymol/test/dat/1tii.pdb (pymol-data): the sop stage will fail" >&2
 # Tests that run the pairmd binary or read configs find them under the build-time paths.
 echo "$PWD" > device-bundle/source_dir.txt
 ls -la device-bundle device-bundle/lib

@@ -24,10 +24,13 @@ FLOORS = [
     ("engine",),                                 # config, system builder, run loop, observers
     ("io",),                                     # file formats: H5MD, checkpoints, thermo, .dx, svg
     ("analysis",),                               # potential maps, ion placement
-    # Replica ensembles drive several runs of the engine (Simulation in parts) and write their own
-    # files through io/ (walk plot), so they sit above both; only cli/ (run, demux) uses them.
+    ("session",),                                # what the front ends share: runs, compare, maps
+    # Replica ensembles drive runs that session/ prepares (plan, claim, outputs) through the
+    # engine's Simulation in parts, and write their own files through io/ (walk plot), so they
+    # sit above session/. Not below it: the Python module links session/ and must not carry MPI
+    # (the device bundle's module would need libmpi at import). Only cli/ (run, demux) uses them.
     ("replicas",),                               # replica exchange, MPI communicator, ensemble driver
-    ("cli",),                                    # the pairmd program, one file per subcommand
+    ("cli", "python"),                           # the pairmd program; the Python module (python/module)
 ]
 # On top of everything, and checked for nothing but CUDA headers: tests and benchmarks.
 TOP = ("tests", "bench")

@@ -13,6 +13,7 @@
 #              same LJ liquids in one job, and their ratio (issue 12)
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
+#   profile_1m the same on the 1,000,188-particle liquid (fewer steps; kernel_times_1m.txt)
 #   skin       the default strategy at N = 62,500 for skins 0.2 .. 0.5
 #   dcs        the potential-map kernels benchmark (issue 5), if built
 #   msm        multilevel-summation maps (issue 18): the MSM and DCS GPU tests (quick), then
@@ -27,8 +28,23 @@
 #              under the bundle's Open MPI (device-bundle/mpi, scripts/bundle_mpi.sh); aggregate
 #              timesteps/s of each K against one replica -> replicas.{log,csv}. If the bundle's
 #              mpirun cannot start, K plain processes run side by side instead (marked FALLBACK)
+#   sop        coarse-grained proteins (issue 20): the SOP model of PDB 1TII chain D (98 beads;
+#              device-bundle/1tii.pdb) and assemblies of 1,024 and 10,240 copies in a periodic box
+#              (100,352 and 1,003,520 beads), built there by `pairmd sop-build --copies`:
+#              timesteps/s of every strategy (pairmd compare) and of the CPU backend, overdamped
+#              (brownian, dt 40 fs) and underdamped (langevin, dt 20 fs), and the list rebuilds per
+#              step of overdamped dynamics for skins 1-4 A; sop_*.csv, sop.log (the systems
+#              themselves are built in a scratch directory, not in $OUT)
+#   python     the Python module (issue 19; device-bundle/python, built for the machine's
+#              python3 3.12 by build_device_bundle.sh): its pytest suite with the GPU tests
+#              (python_tests.log), then bench/python_overhead.py: a sim.run(1) loop, one
+#              sim.run(S) call and `pairmd run` per step at N = 4,000 on the GPU
+#              (python_overhead.{log,csv}; the target: the loop within 20 % of the program)
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
 set -uo pipefail
+# The SOP tests (tests/test_sop.cpp) read the protein structure from here (Debian's pymol-data
+# is not installed on the GPU machine).
+export PAIRMD_SOP_PDB=$PWD/device-bundle/1tii.pdb
 cd "$(dirname "$0")/.."
 B=$PWD/device-bundle
 export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-}
@@ -60,6 +76,22 @@ for stage in "${stages[@]}"; do
         "$t" > "$OUT/$(basename "$t").log" 2>&1
         summary+=("$(basename "$t"): exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/$(basename "$t").log" | tr '\n' ' '))")
       done
+      ;;
+    python)
+      if ! ls "$B"/python/pairmd*.so > /dev/null 2>&1; then
+        summary+=("python: no module in the bundle (scripts/build_device_bundle.sh says why)")
+        continue
+      fi
+      export PYTHONPATH=$B/python${PYTHONPATH:+:$PYTHONPATH}
+      python3 -c "import sys, numpy, pairmd; print('python', sys.version.split()[0], 'numpy', numpy.__version__, 'pairmd', pairmd.__version__, pairmd.cuda_available())" \
+        2>&1 | tee "$OUT/python_import.log"
+      PAIRMD_BINARY=$B/pairmd python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_module.py \
+        > "$OUT/python_tests.log" 2>&1
+      summary+=("python tests: exit $? ($(tail -n 1 "$OUT/python_tests.log"))")
+      python3 bench/python_overhead.py --pairmd "$B/pairmd" --backend cuda --out "$OUT/python_overhead" \
+        > "$OUT/python_overhead.log" 2>&1
+      summary+=("python overhead: exit $? ($(grep -m1 '^run(1) loop' "$OUT/python_overhead.log"))")
+      cat "$OUT/python_overhead.log"
       ;;
     gpu)
       "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" > "$OUT/gpu_tests.log" 2>&1
@@ -132,6 +164,13 @@ for stage in "${stages[@]}"; do
         --set output.progress=off --set output.trajectory.every=0 --output "$OUT/profile" --overwrite > "$OUT/ncu_raw.csv" 2> "$OUT/ncu.log"
       summary+=("profile: exit $?")
       python3 scripts/kernel_times.py "$OUT/ncu_raw.csv" | tee "$OUT/kernel_times.txt"
+      ;;
+    profile_1m)
+      ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 1500 --csv \
+        --page raw "$B/pairmd" run configs/lj_liquid.yaml --set system.lattice.cells=63 --steps 900 --backend cuda \
+        --set output.progress=off --set output.trajectory.every=0 --output "$OUT/profile_1m" --overwrite > "$OUT/ncu_raw_1m.csv" 2> "$OUT/ncu_1m.log"
+      summary+=("profile 1M: exit $?")
+      python3 scripts/kernel_times.py "$OUT/ncu_raw_1m.csv" | tee "$OUT/kernel_times_1m.txt"
       ;;
     skin)
       for skin in 0.2 0.3 0.4 0.5; do
@@ -237,6 +276,48 @@ for stage in "${stages[@]}"; do
         done
       done
       summary+=("replicas: $(tail -n +2 "$OUT/replicas.csv" | tr '\n' ' ')")
+      ;;
+    sop)
+      # Issue 20 (docs/benchmarks.md, "Coarse-grained proteins"). sop-build writes relative
+      # paths: build and run inside the scratch directory.
+      w=$(mktemp -d /tmp/pairmd_sop.XXXXXX)
+      (
+        cd "$w" || exit 1
+        pdb=$B/1tii.pdb
+        log=$OUT/sop.log
+        : > "$log"
+        "$B/pairmd" sop-build "$pdb" --chains D -o one.yaml >> "$log" 2>&1
+        "$B/pairmd" sop-build "$pdb" --chains D -o one_langevin.yaml --integrator langevin >> "$log" 2>&1
+        "$B/pairmd" sop-build "$pdb" --chains D --copies 1024 -o k1.yaml >> "$log" 2>&1
+        "$B/pairmd" sop-build "$pdb" --chains D --copies 1024 -o k1_langevin.yaml --integrator langevin >> "$log" 2>&1
+        "$B/pairmd" sop-build "$pdb" --chains D --copies 10240 -o k10.yaml >> "$log" 2>&1
+        quiet=(--set output.progress=off --set output.trajectory.every=0)
+        # GPU, every strategy; then the CPU backend on every core (fewer steps: it is slow).
+        for sys in one:5000 one_langevin:5000 k1:1000 k1_langevin:1000 k10:300; do
+          name=${sys%%:*} steps=${sys##*:}
+          echo "== $name: every strategy, $steps steps" >> "$log"
+          "$B/pairmd" compare $name.yaml --steps $steps --repeats 3 --warmup 1000 --no-reference "${quiet[@]}" \
+            --out "$OUT/sop_$name" >> "$log" 2>&1
+          echo "compare $name: exit $?" >> "$log"
+        done
+        for sys in one:2000 k1:50 k10:5; do
+          name=${sys%%:*} steps=${sys##*:}
+          echo "== $name: cpu, $(nproc) threads, $steps steps" >> "$log"
+          "$B/pairmd" compare $name.yaml --strategies cpu --steps $steps --repeats 1 --warmup 2 --no-reference \
+            "${quiet[@]}" --out "$OUT/sop_${name}_cpu" >> "$log" 2>&1
+          echo "compare $name cpu: exit $?" >> "$log"
+        done
+        # Overdamped dynamics moves beads far per step (noise sqrt(2 D dt) ~ 0.1 A): list builds
+        # per step against the skin, and what they cost, at 100k beads.
+        for skin in 1 2 3 4; do
+          echo "== k1 brownian skin $skin" >> "$log"
+          "$B/pairmd" compare k1.yaml --strategies pair_slots_fused,atom_gather --steps 1000 --repeats 3 --warmup 1000 \
+            --no-reference "${quiet[@]}" --set neighbor.skin=$skin --out "$OUT/sop_skin_$skin" >> "$log" 2>&1
+          echo "compare skin $skin: exit $?" >> "$log"
+        done
+      )
+      summary+=("sop: $(grep -c 'exit 0' "$OUT/sop.log") of 13 compares exit 0; $(ls "$OUT"/sop_*.csv 2>/dev/null | wc -l) CSVs")
+      rm -rf "$w"
       ;;
     *) echo "unknown stage $stage" ;;
   esac

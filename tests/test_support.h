@@ -55,11 +55,7 @@ struct TestSystem {
   std::string name;
   RunConfig cfg;
   BuiltSystem built;
-  Model model() const {
-    Model m = cfg.model;
-    m.topology = built.topology;
-    return m;
-  }
+  Model model() const { return make_model(cfg, built); }
   std::unique_ptr<CpuBackend> backend() const { return std::make_unique<CpuBackend>(model(), built.state); }
 };
 

@@ -1,4 +1,4 @@
-#include "cli/run_log.h"
+#include "session/run_log.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <iostream>
 #include <stdexcept>
 
-namespace pairmd::cli {
+namespace pairmd {
 
 // Where the copies go: memory until the file is open, then the file.
 class RunLog::Sink {
@@ -43,7 +43,7 @@ class RunLog::Sink {
 
 namespace {
 
-// A stream buffer that passes everything to the terminal's buffer and copies it to the sink.
+// A stream buffer that passes everything to the terminal's buffer (if any) and copies it to the sink.
 class Tee final : public std::streambuf {
  public:
   Tee(std::streambuf* terminal, RunLog::Sink* sink) : terminal_(terminal), sink_(sink) {}
@@ -77,7 +77,12 @@ class Tee final : public std::streambuf {
 
 }  // namespace
 
-RunLog::RunLog() : sink_(std::make_unique<Sink>()) {
+RunLog::RunLog(bool copy_std_streams, bool echo) : sink_(std::make_unique<Sink>()) {
+  if (!copy_std_streams) {
+    out_ = std::make_unique<Tee>(echo ? std::cout.rdbuf() : nullptr, sink_.get());
+    own_ = std::make_unique<std::ostream>(out_.get());
+    return;
+  }
   old_out_ = std::cout.rdbuf();
   old_err_ = std::cerr.rdbuf();
   out_ = std::make_unique<Tee>(old_out_, sink_.get());
@@ -87,17 +92,23 @@ RunLog::RunLog() : sink_(std::make_unique<Sink>()) {
 }
 
 void RunLog::quiet_stdout() {
-  std::cout.flush();
+  out().flush();
   static_cast<Tee*>(out_.get())->set_terminal(nullptr);
 }
 
 RunLog::~RunLog() {
-  std::cout.flush();
-  std::cerr.flush();
-  std::cout.rdbuf(old_out_);
-  std::cerr.rdbuf(old_err_);
+  if (own_) {
+    own_->flush();
+  } else {
+    std::cout.flush();
+    std::cerr.flush();
+    std::cout.rdbuf(old_out_);
+    std::cerr.rdbuf(old_err_);
+  }
   sink_->flush();
 }
+
+std::ostream& RunLog::out() { return own_ ? *own_ : std::cout; }
 
 bool RunLog::open(const std::string& path, bool append, const std::string& command) {
   // "x": created here or not at all (an existing file is never replaced, as every output).
@@ -112,10 +123,10 @@ bool RunLog::open(const std::string& path, bool append, const std::string& comma
   const std::string first =
       std::string(existed ? "\n" : "") + "# " + when + " on " + host + ": " + command + "\n";
   path_ = path;
-  std::cout.flush();
+  out().flush();
   std::cerr.flush();
   sink_->attach(f, first);
   return !existed;
 }
 
-}  // namespace pairmd::cli
+}  // namespace pairmd

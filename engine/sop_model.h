@@ -1,0 +1,96 @@
+// The Self-Organized Polymer (SOP) model of proteins (Hyeon, Dima and Thirumalai, Structure
+// 2006; as in SOP-GPU, Zhmurov et al., Proteins 2010) built from C-alpha traces: one bead per
+// residue at its C-alpha, and
+//
+//   backbone         FENE about the native distance r0 of each bond (pair list, fene_native)
+//   native contacts  eps_h [(r0/r)^12 - 2 (r0/r)^6] for residues closer than the contact cutoff
+//                    in the structure and more than 2 apart along the chain, or in different
+//                    chains (pair list, lj_native, r0 per contact)
+//   everything else  eps_l (sigma/r)^6 over the neighbour list (pair term repulsive_r6), with
+//                    the backbone and native pairs left out (so |i - j| = 2 pairs repel)
+//
+// and the config that runs it (`pairmd sop-build`, docs/proteins.md). Parameters are in the
+// `real` unit system's length and energy (A, kcal/mol) and in ps for times; the config gets the
+// times in the time unit of the unit system it names, whatever that is.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/box.h"
+#include "base/topology.h"
+#include "base/units.h"
+#include "base/vec3.h"
+
+namespace pairmd {
+
+struct SopParameters {
+  // The model (SOP-GPU's values by default).
+  double bond_k = 14.0;             // kcal/(mol A^2)
+  double bond_max_extension = 2.0;  // A: R0, the largest |r - r0| of a backbone bond
+  double contact_cutoff = 8.0;      // A: residues closer in the structure are in native contact
+  int min_separation = 3;           // along a chain, contacts need |i - j| >= this
+  double epsilon_h = 1.5;           // kcal/mol: native contact depth
+  double epsilon_l = 1.0;           // kcal/mol: repulsion
+  double sigma = 3.8;               // A
+  double repulsion_cutoff = 8.0;    // A, the repulsion is shifted to zero there
+  double mass = 110.0;              // amu, every bead
+  // Copies of the protein on a cubic lattice in a periodic box (assemblies, benchmarks).
+  int copies = 1;
+  double copy_gap = 10.0;           // A between the copies' bounding boxes
+  // The run.
+  std::string integrator = "brownian";  // brownian (overdamped) or langevin (underdamped)
+  double temperature = 300.0;           // K
+  double dt_ps = 0.0;                   // 0: 0.04 ps for brownian (stable under forced unfolding; 0.1 ps blows up), 0.02 ps for langevin
+  double friction_per_ps = 0.0;         // gamma; 0: 50 / 3 ps (SOP-GPU's zeta = 50 m / tau_L, tau_L = 3 ps) brownian, 1 langevin
+  double skin = 2.0;                    // A
+  double max_step = 2.0;                // A: a bead moving farther in one step stops the run (a blow-up)
+  long steps = 100000;
+  long thermo_every = 1000;
+  long trajectory_every = 1000;
+  unsigned long seed = 1;
+  // Pulling: the tethered and pulled beads (-1: none), a force ramp or a constant force.
+  long tethered = -1, pulled = -1;
+  std::string pull_mode = "ramp";
+  double pull_speed = 0.01;       // A/ps
+  double pull_spring = 0.07;      // kcal/(mol A^2) (0.05 N/m, an AFM cantilever)
+  double pull_force = 1.0;        // kcal/(mol A) (69.5 pN)
+  double tether_spring = 10.0;    // kcal/(mol A^2)
+  long pull_every = 100;
+};
+
+struct SopModel {
+  std::vector<Vec3d> x;                  // bead positions (copies after each other)
+  std::vector<std::string> chain_names;  // of one copy
+  std::vector<int> chain_start;          // first bead of each chain of one copy, and the bead count
+  std::vector<Bond> backbone;            // type = the pair's index
+  std::vector<double> backbone_r0;
+  std::vector<Bond> native;
+  std::vector<double> native_r0;
+  int beads_per_copy = 0;
+  Box box{};                             // open for one copy, periodic for several
+};
+
+// The model of the chains (C-alpha positions, A; each chain's residues in order), with
+// p.copies copies. Throws std::invalid_argument for bad parameters.
+SopModel build_sop_model(const std::vector<std::vector<Vec3d>>& chains, const std::vector<std::string>& names,
+                         const SopParameters& p);
+
+// How many ps one time unit of `units` is (1 for ps, 0.001 for fs), from its force_to_accel:
+// a = force_to_accel F / m, and 1 kcal/(mol A amu) = 418.4 A/ps^2.
+double ps_per_time_unit(const Units& units);
+
+// The files of a SOP system (sop-build's output) as the config names them.
+struct SopFiles {
+  std::string start;     // H5MD start file (beads)
+  std::string backbone;  // pair list: backbone bonds, i j r0
+  std::string native;    // pair list: native contacts, i j r0
+};
+
+// The config (YAML) that runs the model: units real, the bead type, the start file, the force
+// field, the integrator, output and (with tethered/pulled beads) the pulling. `header` goes in
+// front as comment lines.
+std::string sop_config_text(const SopModel& m, const SopParameters& p, const SopFiles& files, const std::string& title,
+                            const std::vector<std::string>& header);
+
+}  // namespace pairmd

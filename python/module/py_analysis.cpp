@@ -1,0 +1,247 @@
+#include "python/module/py_analysis.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "analysis/potential_map.h"
+#include "analysis/potential_map_observer.h"
+#include "io/h5md.h"
+#include "python/module/py_convert.h"
+#include "python/module/py_errors.h"
+#include "python/module/py_simulation.h"
+#include "session/compare.h"
+
+namespace pairmd::python {
+
+namespace {
+
+// The config of `config` (path, text or dict) with `overrides`, as pairmd.Simulation reads it.
+RunConfig load_config_of(const py::object& config, const std::vector<std::string>& overrides) {
+  RunRequest r;
+  set_config(config, r);
+  if (r.config_is_text) return parse_config(r.config_text, r.config_name, overrides);
+  if (r.config_path.empty()) raise_config_error("a config is needed (a path, YAML text or a dict)");
+  return load_config(r.config_path, overrides);
+}
+
+py::dict compare(const py::object& config, const py::object& strategies, long steps, long repeats, long warmup,
+                 const py::object& sizes, bool reference, const py::object& overrides) {
+  CompareSettings c;
+  c.steps = steps;
+  c.repeats = repeats;
+  c.warmup = warmup;
+  c.reference = reference;
+  if (!strategies.is_none()) {
+    if (py::isinstance<py::str>(strategies)) c.strategies = {strategies.cast<std::string>()};
+    else c.strategies = strategies.cast<std::vector<std::string>>();
+  }
+  if (!sizes.is_none()) {
+    if (py::isinstance<py::int_>(sizes)) c.sizes = {sizes.cast<long>()};
+    else c.sizes = sizes.cast<std::vector<long>>();
+  }
+  CompareNames names;
+  names.steps = "steps", names.repeats = "repeats", names.warmup = "warmup", names.sizes = "sizes",
+  names.strategies = "strategies";
+  try {
+    resolve_compare(c, names);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(std::string("pairmd.compare: ") + e.what());
+  }
+  const std::vector<std::string> sets = overrides_of(overrides);
+  const RunConfig base = load_config_of(config, sets);
+  std::vector<CompareRow> rows;
+  {
+    py::gil_scoped_release nogil;
+    const auto load = [&](const std::vector<std::string>& extra) {
+      if (extra.empty()) return base;
+      std::vector<std::string> all = sets;
+      all.insert(all.end(), extra.begin(), extra.end());
+      return base.path == "<dict>" || base.path == "<string>" ? parse_config(base.text, base.path, all)
+                                                             : load_config(base.path, all);
+    };
+    rows = compare_strategies(load, c, {}, {});
+  }
+  const auto col = [&rows](auto get) {
+    py::array_t<double> a(static_cast<py::ssize_t>(rows.size()));
+    for (size_t i = 0; i < rows.size(); ++i) a.mutable_at(i) = get(rows[i]);
+    return a;
+  };
+  py::dict d;
+  py::array_t<int64_t> n(static_cast<py::ssize_t>(rows.size()));
+  py::list strategy, reproducible, error;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    n.mutable_at(i) = rows[i].n;
+    strategy.append(rows[i].strategy);
+    reproducible.append(rows[i].reproducible == "yes" ? py::object(py::bool_(true))
+                        : rows[i].reproducible == "no" ? py::object(py::bool_(false))
+                                                       : py::object(py::none()));
+    error.append(rows[i].error);
+  }
+  d["n"] = n;
+  d["strategy"] = py::module_::import("numpy").attr("array")(strategy);
+  d["ms_per_step"] = col([](const CompareRow& r) { return r.ms_per_step; });
+  d["timesteps_per_s"] = col([](const CompareRow& r) { return r.steps_per_s; });
+  d["repeat_spread"] = col([](const CompareRow& r) { return r.spread; });
+  d["share_force"] = col([](const CompareRow& r) { return r.share_force; });
+  d["share_list"] = col([](const CompareRow& r) { return r.share_list; });
+  d["share_integrate"] = col([](const CompareRow& r) { return r.share_integrate; });
+  d["list_builds_per_step"] = col([](const CompareRow& r) { return r.builds_per_step; });
+  d["max_force_err_rel"] = col([](const CompareRow& r) { return r.max_err; });
+  d["rms_force_err_rel"] = col([](const CompareRow& r) { return r.rms_err; });
+  d["bitwise_reproducible"] = py::module_::import("numpy").attr("array")(reproducible, "object");
+  d["gpu_mib"] = col([](const CompareRow& r) { return r.mib; });
+  d["gpu_bytes_per_particle"] = col([](const CompareRow& r) { return r.bytes_per_particle; });
+  d["error"] = error;
+  return d;
+}
+
+// The grid as a dict: values indexed [i, j, k] (x first), origin and spacing.
+py::dict map_dict(const Grid3& g, const PotentialMapSeries& series) {
+  py::array_t<double> v({static_cast<py::ssize_t>(g.dims[0]), static_cast<py::ssize_t>(g.dims[1]),
+                         static_cast<py::ssize_t>(g.dims[2])});
+  auto w = v.mutable_unchecked<3>();
+  for (int k = 0; k < g.dims[2]; ++k)
+    for (int j = 0; j < g.dims[1]; ++j)
+      for (int i = 0; i < g.dims[0]; ++i) w(i, j, k) = g.values[(static_cast<size_t>(k) * g.dims[1] + j) * g.dims[0] + i];
+  py::dict d;
+  d["values"] = v;
+  d["origin"] = py::array_t<double>(3, g.origin.data());
+  d["spacing"] = py::array_t<double>(3, g.spacing.data());
+  d["unit"] = g.unit;
+  d["frames"] = series.frames();
+  d["kernel"] = map_kernel_name(series.kernel());
+  d["kernel_description"] = series.kernel_description();
+  d["method"] = map_method_name(series.method());
+  d["method_description"] = series.method_description();
+  d["seconds"] = series.seconds();
+  if (series.accuracy().samples > 0) {
+    py::dict a;
+    a["samples"] = series.accuracy().samples;
+    a["rel_rms"] = series.accuracy().rel_rms;
+    a["max_abs_err"] = series.accuracy().max_abs_err;
+    d["accuracy"] = a;
+  } else {
+    d["accuracy"] = py::none();
+  }
+  return d;
+}
+
+py::dict potential_map(const py::object& source, const py::object& config, const std::string& frames,
+                       const py::object& spacing, const std::string& region, const py::object& padding,
+                       const std::string& kernel, const py::object& min_distance, const std::string& method,
+                       const std::string& boundary, const std::string& units_name, const py::object& overrides) {
+  // The settings: the config's analysis.potential_map (if any), then the arguments.
+  RunConfig cfg;
+  bool have_cfg = false;
+  PySimulation* sim = nullptr;
+  std::string trajectory;
+  if (!source.is_none()) {
+    if (py::isinstance<PySimulation>(source)) {
+      sim = source.cast<PySimulation*>();
+      cfg = sim->run_config();
+      have_cfg = true;
+    } else if (py::isinstance<py::str>(source) || py::hasattr(source, "__fspath__")) {
+      trajectory = py::str(py::hasattr(source, "__fspath__") ? source.attr("__fspath__")() : source).cast<std::string>();
+    } else {
+      throw py::type_error("pairmd.potential_map: source: expected a pairmd.Simulation or a trajectory path");
+    }
+  }
+  if (!config.is_none()) {
+    if (sim) throw py::value_error("pairmd.potential_map: give a simulation or a config, not both");
+    cfg = load_config_of(config, overrides_of(overrides));
+    have_cfg = true;
+  }
+  if (!sim && trajectory.empty() && !have_cfg)
+    throw py::value_error("pairmd.potential_map: give a simulation, a trajectory or config=");
+  MapSettings settings;
+  Units units = Units::lj();
+  try {
+    if (have_cfg) {
+      units = cfg.model.units;
+      if (cfg.potential_map.every > 0) settings = map_settings(cfg.potential_map);
+    }
+    if (!units_name.empty()) {
+      if (units_name != "lj" && units_name != "real")
+        throw std::invalid_argument("units: expected lj or real, got '" + units_name + "'");
+      if (have_cfg && units_name != units.name)
+        throw std::invalid_argument("units " + units_name + " contradicts the config's units " + units.name);
+      units = units_name == "real" ? Units::real() : Units::lj();
+    } else if (!have_cfg) {
+      throw std::invalid_argument("the trajectory's units are needed for k_e: give units='lj' or 'real', or config=");
+    }
+    if (!spacing.is_none()) settings.spacing = spacing.cast<double>();
+    if (!padding.is_none()) settings.padding = padding.cast<double>();
+    if (!min_distance.is_none()) settings.min_distance = min_distance.cast<double>();
+    if (!region.empty()) settings.region = region;
+    if (!kernel.empty()) settings.kernel = kernel;
+    if (!method.empty()) settings.method = method;
+    if (!boundary.empty()) settings.boundary = boundary;
+    if (!(settings.spacing > 0)) throw std::invalid_argument("spacing: expected a number > 0");
+    if (!(settings.padding >= 0)) throw std::invalid_argument("padding: expected a number >= 0");
+    if (!(settings.min_distance >= 0)) throw std::invalid_argument("min_distance: expected a number >= 0");
+    if (settings.region != "box" && settings.region != "particles")
+      throw std::invalid_argument("region: expected box or particles, got '" + settings.region + "'");
+    parse_map_kernel(settings.kernel);
+    parse_map_method(settings.method);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(std::string("pairmd.potential_map: ") + e.what());
+  }
+  std::unique_ptr<PotentialMapSeries> series;
+  try {
+    series = std::make_unique<PotentialMapSeries>(settings, units);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(std::string("pairmd.potential_map: ") + e.what());
+  }
+  SystemState one;
+  if (sim) one = sim->state();
+  {
+    py::gil_scoped_release nogil;
+    try {
+      if (sim) {
+        series->add(one);
+      } else if (trajectory.empty()) {
+        series->add(build_system(cfg).state);
+      } else {
+        const FrameRange range = parse_frame_range(frames);
+        map_frames([&](int64_t f) { return read_h5md_frame(trajectory, f).state; }, range, *series);
+      }
+    } catch (const std::invalid_argument& e) {
+      py::gil_scoped_acquire gil;
+      throw py::value_error(std::string("pairmd.potential_map: ") + e.what());
+    }
+  }
+  if (series->frames() == 0)
+    throw py::value_error("pairmd.potential_map: frames '" + frames + "' selects no frame of " + trajectory);
+  return map_dict(series->average(), *series);
+}
+
+}  // namespace
+
+void define_analysis(py::module_& m) {
+  m.def("compare", &compare, py::arg("config"), py::kw_only(), py::arg("strategies") = py::none(),
+        py::arg("steps") = 500, py::arg("repeats") = 5, py::arg("warmup") = 1000, py::arg("sizes") = py::none(),
+        py::arg("reference") = true, py::arg("overrides") = py::none(),
+        R"doc(What `pairmd compare` measures (docs/strategies.md), as a dict of NumPy columns, one row per
+strategy and size: pandas.DataFrame(pairmd.compare(...)).
+
+strategies: names of GPU strategies and/or "cpu" (default: every registered GPU strategy).
+steps, repeats, warmup: timed steps per repeat, repeats (median), warm-up steps of the common start.
+sizes: particle counts to scale a lattice or chains system to (default: the config's size).
+reference: compare forces with the fp64 CPU reference (max/rms_force_err_rel).)doc");
+  m.def("potential_map", &potential_map, py::arg("source") = py::none(), py::kw_only(),
+        py::arg("config") = py::none(), py::arg("frames") = ":", py::arg("spacing") = py::none(),
+        py::arg("region") = "", py::arg("padding") = py::none(), py::arg("kernel") = "",
+        py::arg("min_distance") = py::none(), py::arg("method") = "", py::arg("boundary") = "",
+        py::arg("units") = "", py::arg("overrides") = py::none(),
+        R"doc(The electrostatic potential map of `pairmd potential-map` (docs/potential_maps.md), as a dict:
+values (nx, ny, nz) float64 indexed [i, j, k], the point origin + (i, j, k) * spacing; origin (3,);
+spacing (3,); unit; frames; kernel, method (and their descriptions); seconds; accuracy (msm).
+
+source: a pairmd.Simulation (its current state and config), or an H5MD trajectory path (frames
+"a:b:s" as in Python, averaged; units="lj"/"real" or config= for k_e); or leave it out and give
+config= (the system the config builds). kernel: "auto", "cpu" or a GPU kernel; method: exact, msm
+or auto; boundary: open or periodic. Defaults: the config's analysis.potential_map, else spacing 1,
+region box.)doc");
+}
+
+}  // namespace pairmd::python

@@ -1,0 +1,36 @@
+// What the Python module takes from Python and gives back: configs from a path, YAML text or a
+// dict; --set style overrides from a dict; NumPy arrays from and to the engine's vectors.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <vector>
+
+#include "base/vec3.h"
+#include "session/run_plan.h"
+
+namespace pairmd::python {
+
+namespace py = pybind11;
+
+// Fills the request's config from `config`: a dict (as YAML text named "<dict>"), a path
+// (os.PathLike, or a str without a newline that names a file or ends in .yaml/.yml), else YAML
+// text (named "<string>"). None leaves it empty (a restart takes the checkpoint's).
+void set_config(const py::object& config, RunRequest& r);
+
+// Overrides as --set takes them: a dict {"integrator.dt": 0.002, ...} (values written as YAML)
+// or a list of "key.path=value" strings. Throws ConfigError for anything else.
+std::vector<std::string> overrides_of(const py::object& overrides);
+
+// A Python value as YAML text (a scalar, or a flow sequence/map).
+std::string yaml_of(const py::handle& value);
+
+// (N, 3) float64 arrays from and to Vec3d vectors, and (N, 3) int32 from Int3.
+py::array_t<double> array_of(const std::vector<Vec3d>& v);
+py::array_t<int32_t> array_of(const std::vector<Int3>& v);
+// `what` names the array in messages (ValueError: wrong shape or non-finite values).
+std::vector<Vec3d> vec3s_of(const py::handle& a, size_t n, const std::string& what);
+
+}  // namespace pairmd::python
