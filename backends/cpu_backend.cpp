@@ -180,10 +180,8 @@ void pair_term_forces(const typename Eval::Params* table, int ntypes, double rcu
     }
     f[i] += fi;
   }
-  if (kEnergy) {
-#pragma omp atomic
+  if (kEnergy) {  // this thread's own partial sums (compute_forces adds them in thread order)
     energy += e;
-#pragma omp atomic
     virial += w;
   }
 }
@@ -202,8 +200,7 @@ long bond_forces(const typename Eval::Params* table, const std::vector<Bond>& bo
     const double rsq = dot(d, d);
     double fdivr, pe;
     if (!Eval::eval(rsq, table[bond.type], fdivr, pe)) {
-#pragma omp critical(pairmd_broken_bond)
-      broken = b;
+      if (broken < 0 || b < broken) broken = b;  // per thread; the lowest is reported
       continue;
     }
     const Vec3d fij = fdivr * d;
@@ -214,10 +211,8 @@ long bond_forces(const typename Eval::Params* table, const std::vector<Bond>& bo
       w += fdivr * rsq;
     }
   }
-  if (kEnergy) {
-#pragma omp atomic
+  if (kEnergy) {  // this thread's own partial sums (compute_forces adds them in thread order)
     energy += e;
-#pragma omp atomic
     virial += w;
   }
   return broken;
@@ -231,6 +226,9 @@ void CpuBackend::compute_forces(Observables* obs) {
   const size_t nterms = pair_terms_.size() + bond_terms_.size() + (model_.pulling.active() ? 1 : 0);
   std::vector<double> energy(nterms, 0.0);
   double virial = 0.0;
+  // Energy and virial partial sums per thread, added in thread order afterwards: the same
+  // numbers every run (atomic additions would add them in whatever order the threads finish).
+  std::vector<double> energy_parts(static_cast<size_t>(nthreads) * nterms, 0.0), virial_parts(nthreads, 0.0);
   long broken_bond = -1;
   force_.resize(n);
   int broken_term = -1;
@@ -240,6 +238,8 @@ void CpuBackend::compute_forces(Observables* obs) {
     // With one thread the forces go straight into force_; with several, each thread sums into
     // its own buffer (pairs update both partners) and the buffers are added in a fixed order.
     std::vector<Vec3d>& buf = nthreads == 1 ? force_ : thread_force_[thread_id()];
+    double* my_energy = energy_parts.data() + static_cast<size_t>(thread_id()) * nterms;
+    double& my_virial = virial_parts[thread_id()];
     buf.assign(n, Vec3d{0, 0, 0});
     for (size_t t = 0; t < pair_terms_.size(); ++t) {
       const PairTermData& d = *pair_terms_[t];
@@ -248,8 +248,10 @@ void CpuBackend::compute_forces(Observables* obs) {
         const auto* table = d.table.as<typename Eval::Params>();
         const double rc_sq = d.list.cutoff() * d.list.cutoff();
         std::vector<CloseNeighbour>& close = thread_close_[thread_id()];
-        if (obs) pair_term_forces<Eval, true>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), energy[t], virial, close);
-        else pair_term_forces<Eval, false>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), energy[t], virial, close);
+        if (obs)
+          pair_term_forces<Eval, true>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), my_energy[t], my_virial, close);
+        else
+          pair_term_forces<Eval, false>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), my_energy[t], my_virial, close);
       });
     }
     for (size_t t = 0; t < bond_terms_.size(); ++t) {
@@ -258,14 +260,18 @@ void CpuBackend::compute_forces(Observables* obs) {
       const long broken = dispatch_bond<double>(d.kind, [&](auto eval) {
         using Eval = decltype(eval);
         const auto* table = d.table.as<typename Eval::Params>();
-        return obs ? bond_forces<Eval, true>(table, d.bonds, state_, buf.data(), energy[slot], virial)
-                   : bond_forces<Eval, false>(table, d.bonds, state_, buf.data(), energy[slot], virial);
+        return obs ? bond_forces<Eval, true>(table, d.bonds, state_, buf.data(), my_energy[slot], my_virial)
+                   : bond_forces<Eval, false>(table, d.bonds, state_, buf.data(), my_energy[slot], my_virial);
       });
       if (broken >= 0) {
 #pragma omp critical(pairmd_broken_bond_report)
         {
-          broken_bond = broken;
-          broken_term = static_cast<int>(t);
+          // The first term with a broken bond, and its lowest bond: the same report every run.
+          if (broken_term < 0 || static_cast<int>(t) < broken_term ||
+              (static_cast<int>(t) == broken_term && broken < broken_bond)) {
+            broken_bond = broken;
+            broken_term = static_cast<int>(t);
+          }
         }
       }
     }
@@ -278,6 +284,10 @@ void CpuBackend::compute_forces(Observables* obs) {
         force_[i] = sum;
       }
     }
+  }
+  for (int k = 0; k < nthreads; ++k) {
+    for (size_t t = 0; t < nterms; ++t) energy[t] += energy_parts[static_cast<size_t>(k) * nterms + t];
+    virial += virial_parts[k];
   }
   if (model_.pulling.active()) {
     // The pulled and the tethered particle (potentials/pulling.h), after the pair sums.

@@ -14,12 +14,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python_args=(-DPAIRMD_PYTHON=OFF)
-# The first candidate that runs (a pyenv shim for python3.12 exists but fails where 3.12 is not
-# pyenv's selected version).
+# A candidate must run (pyenv's shim for python3.12 exists but fails where 3.12 is not selected).
 device_python=${PAIRMD_DEVICE_PYTHON:-}
 if [[ -z "$device_python" ]]; then
-  for p in $(command -v python3.12) $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3 2>/dev/null | sort -r); do
-    if "$p" -c "import sys; assert sys.version_info[:2] == (3, 12)" 2> /dev/null; then device_python=$p; break; fi
+  for c in "$(command -v python3.12 || true)" $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3 2>/dev/null); do
+    if [[ -n "$c" ]] && "$c" -c 'import sys' 2> /dev/null; then device_python=$c; break; fi
   done
 fi
 if [[ -n "$device_python" ]] && { [[ -x build-py312/bin/python ]] || "$device_python" -m venv build-py312; } &&
@@ -32,9 +31,8 @@ else
   echo "device bundle: note: no Python 3.12 with PyPI's pybind11 here: the bundle has no Python module"
 fi
 cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DPAIRMD_CUDA=ON -DPAIRMD_STATIC_DEPS=ON \
-      -DCMAKE_CUDA_ARCHITECTURES=90 "${python_args[@]}" > build-device.log
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DPAIRMD_PYTHON=OFF > build-device.log
 targets=(pairmd pairmd_tests pairmd_gpu_tests)
-[[ "${python_args[0]}" == -DPAIRMD_PYTHON=ON ]] && targets+=(pairmd_python)
 for t in $(sed -n 's/^add_executable(\([a-z_0-9]*\).*/\1/p' bench/CMakeLists.txt tests/CMakeLists.txt analysis/CMakeLists.txt 2>/dev/null); do
   [[ " ${targets[*]} " == *" $t "* ]] || targets+=("$t")
 done
@@ -44,9 +42,22 @@ for t in "${targets[@]}"; do
   f=$(find build-device -type f -name "$t" -perm -u+x | head -n 1)
   [[ -n "$f" ]] && cp "$f" device-bundle/ && strip "device-bundle/$t"  # host symbols only: kernel names stay
 done
-# The Python module, imported there with PYTHONPATH=device-bundle/python.
-if [[ -n "$(ls build-device/python/pairmd*.so 2> /dev/null)" ]]; then
-  mkdir -p device-bundle/python && cp build-device/python/pairmd*.so device-bundle/python/ && strip -x device-bundle/python/pairmd*.so
+# The Python module, imported there with PYTHONPATH=device-bundle/python. A shared module cannot
+# take Debian's static yaml-cpp and HDF5 (not position-independent), so it is built in a build
+# of its own against the shared ones, which travel beside it in python/lib (their own
+# dependencies, libcurl, libssl and the like, are on the GPU machine's Ubuntu).
+if [[ "${python_args[0]}" == -DPAIRMD_PYTHON=ON ]]; then
+  cmake -S . -B build-device-py -DCMAKE_BUILD_TYPE=Release -DPAIRMD_CUDA=ON -DPAIRMD_STATIC_DEPS=OFF \
+        -DCMAKE_CUDA_ARCHITECTURES=90 "${python_args[@]}" > build-device-py.log
+  if cmake --build build-device-py -j"$(nproc)" --target pairmd_python >> build-device-py.log 2>&1; then
+    mkdir -p device-bundle/python/lib && cp build-device-py/python/pairmd*.so device-bundle/python/ &&
+      strip -x device-bundle/python/pairmd*.so
+    for lib in $(ldd device-bundle/python/pairmd*.so | awk '/yaml-cpp|hdf5|libsz|libaec/ {print $3}'); do
+      cp -L "$lib" device-bundle/python/lib/
+    done
+  else
+    echo "device bundle: the Python module did not build (build-device-py.log)" >&2
+  fi
 fi
 # The output tests' small-disk library (LD_PRELOAD), found there at its build-time path.
 cp build-device/tests/libpairmd_small_disk.so device-bundle/lib/

@@ -1,8 +1,10 @@
 // Newton's third law on the CPU reference backend: forces sum to zero. (Momentum under NVE and
 // forces against the energy's gradient run on every backend: tests/test_physics.cpp.)
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "tests/test_support.h"
@@ -44,6 +46,33 @@ TEST(Forces, TotalForceIsZero) {
     ASSERT_GT(scale, 1.0);
     EXPECT_LT(std::sqrt(dot(t, t)), 1e-12 * scale) << "total force (" << t.x << ", " << t.y << ", " << t.z << ")";
   }
+}
+
+}  // namespace
+}  // namespace pairmd
+
+namespace pairmd {
+namespace {
+
+// The CPU reference adds its threads' energy and virial partial sums in thread order, so the
+// same thread count gives the same bits every run (the thermo files of two identical runs
+// compare equal). More threads than this machine has cores make the threads finish in varying
+// order: additions in finishing order (atomics) differ in the last bits between runs.
+TEST(Forces, CpuEnergiesAreTheSameBitsEveryRunWithManyThreads) {
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(7);
+  auto sys = make_system(test::kKremerGrest, {}, "kremer_grest");
+  test::jiggle(sys.built.state, 0.02, 5);
+  const Observables first = CpuBackend(sys.model(), sys.built.state).observables();
+  for (int trial = 0; trial < 30; ++trial) {
+    const Observables o = CpuBackend(sys.model(), sys.built.state).observables();
+    ASSERT_EQ(std::memcmp(&o.potential, &first.potential, sizeof(double)), 0) << "trial " << trial;
+    ASSERT_EQ(std::memcmp(&o.virial, &first.virial, sizeof(double)), 0) << "trial " << trial;
+    ASSERT_EQ(o.potential_by_term.size(), first.potential_by_term.size());
+    for (size_t t = 0; t < o.potential_by_term.size(); ++t)
+      ASSERT_EQ(std::memcmp(&o.potential_by_term[t], &first.potential_by_term[t], sizeof(double)), 0);
+  }
+  omp_set_num_threads(threads);
 }
 
 }  // namespace

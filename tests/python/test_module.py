@@ -394,11 +394,17 @@ def test_gpu_state_is_in_the_users_order():
     cfg = lj_config(cells=6)
     with pairmd.Simulation(cfg, backend="cpu", output=None, quiet=True) as cpu, \
             pairmd.Simulation(cfg, backend="cuda", output=None, quiet=True) as gpu:
-        assert gpu.backend == "cuda"
+        assert gpu.backend.startswith("cuda")  # "cuda:<strategy>"
         assert np.array_equal(cpu.positions, gpu.positions)
         assert np.array_equal(cpu.types, gpu.types)
+        # Off the lattice (a perfect lattice has zero net forces), the same positions in both.
+        shaken = cpu.positions + np.random.default_rng(7).normal(scale=0.05, size=cpu.positions.shape)
+        cpu.positions = shaken
+        gpu.positions = shaken
         scale = np.sqrt(np.mean(np.sum(cpu.forces**2, axis=1)))
-        assert np.max(np.abs(cpu.forces - gpu.forces)) < 1e-4 * scale
+        assert scale > 1.0
+        # fp32 against fp64: the bound of the C++ GPU tests (tests/test_gpu_backend.cpp, kMaxForceErr).
+        assert np.max(np.linalg.norm(cpu.forces - gpu.forces, axis=1)) < 2e-3 * scale
         rng = np.random.default_rng(1)
         x = gpu.positions
         perm = rng.permutation(len(gpu))
@@ -416,7 +422,9 @@ def test_compare_and_map_on_the_gpu():
     d = pairmd.compare(lj_config(cells=6), strategies=["pair_slots_fused", "atom_gather"], steps=50, repeats=2,
                        warmup=50)
     assert list(d["strategy"]) == ["pair_slots_fused", "atom_gather"]
-    assert np.all(d["max_force_err_rel"] < 1e-4)
+    # fp32 forces against the fp64 reference: the C++ GPU tests' bounds (max 2e-3, rms 2e-4).
+    assert np.all(d["max_force_err_rel"] < 2e-3)
+    assert np.all(d["rms_force_err_rel"] < 2e-4)
     assert d["bitwise_reproducible"][0] is True
     with pairmd.Simulation(charged_pair_config(), backend="cuda", output=None, quiet=True) as sim:
         cpu = pairmd.potential_map(sim, spacing=0.25, kernel="cpu")
