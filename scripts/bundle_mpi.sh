@@ -25,8 +25,10 @@ if [[ -d /usr/lib/x86_64-linux-gnu/pmix2 ]]; then
   mkdir -p "$mpi/pmix" && cp -rL /usr/lib/x86_64-linux-gnu/pmix2/lib/pmix "$mpi/pmix/lib" && cp -rL /usr/lib/x86_64-linux-gnu/pmix2/share "$mpi/pmix/share"
 fi
 # Every shared library mpirun, the plugins and the extra binaries need, but the C library's own
-# (the machine has those, and they must match its loader).
-skip='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libresolv|libutil)\.so'
+# (the machine has those, and they must match its loader) and the C++ runtime and zlib: the
+# machine has newer ones, and DEST/mpi/lib is on LD_LIBRARY_PATH of every device stage (pairmd
+# links libmpi; scripts/device_run.sh), where Debian's copies would shadow them for Python too.
+skip='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libresolv|libutil|libstdc\+\+|libgcc_s|libz)\.so'
 for f in "$mpi/bin/"* "$mpi/lib/openmpi3/"*.so "$@"; do
   ldd "$f" 2>/dev/null | awk '/=> \//{print $3}'
 done | sort -u | while read -r lib; do

@@ -47,7 +47,9 @@ set -uo pipefail
 export PAIRMD_SOP_PDB=$PWD/device-bundle/1tii.pdb
 cd "$(dirname "$0")/.."
 B=$PWD/device-bundle
-export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-}
+# pairmd links libmpi (replica ensembles): the bundle's Open MPI libraries (scripts/bundle_mpi.sh;
+# no C++ runtime or zlib among them) serve every stage; `replicas` also sources its env.sh.
+export LD_LIBRARY_PATH=$B/lib:$B/mpi/lib:${LD_LIBRARY_PATH:-}
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 stages=("$@")
