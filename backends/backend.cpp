@@ -16,6 +16,7 @@ namespace pairmd {
 std::unique_ptr<Backend> make_cuda_backend(const Model& model, const SystemState& initial);
 bool cuda_device_present(std::string* reason);
 bool cuda_device_free_memory(double* free_bytes, double* total_bytes);
+std::pair<int, int> cuda_select_device(int local_rank);
 #endif
 
 namespace {
@@ -88,6 +89,15 @@ bool cuda_device_memory(double* free_bytes, double* total_bytes) {
   (void)free_bytes;
   (void)total_bytes;
   return false;
+#endif
+}
+
+std::pair<int, int> select_cuda_device(int local_rank) {
+#ifdef PAIRMD_HAVE_CUDA
+  return cuda_select_device(local_rank);
+#else
+  (void)local_rank;
+  return {-1, 0};
 #endif
 }
 

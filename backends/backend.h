@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/model.h"
@@ -55,6 +56,10 @@ class Backend {
 
   virtual BackendStats stats() const = 0;
 
+  // The thermostat's target temperature from the next step on (replica exchange moves a replica
+  // to another temperature of its ladder). Velocities are left as they are.
+  virtual void set_temperature(double temperature) = 0;
+
   // Time list builds, force computation and integration separately (CUDA events around each
   // phase on a GPU, read back at the end of advance(); off for normal runs, on for
   // `pairmd compare`'s breakdown). Phases timed outside advance() count from the next one.
@@ -96,6 +101,11 @@ bool cuda_device_memory(double* free_bytes, double* total_bytes);
 // explanation of the choice for the log.
 std::unique_ptr<Backend> make_backend(const std::string& name, const Model& model,
                                       const SystemState& initial, std::string* why = nullptr);
+
+// The GPU this process's CUDA backend uses: `local_rank` modulo the number of GPUs (several
+// processes of a node may share one). Returns the device index and the count (-1, 0: no GPU, or a
+// build without CUDA); call it before make_backend.
+std::pair<int, int> select_cuda_device(int local_rank);
 
 // True when pairmd was built with CUDA and a usable GPU is present; reason otherwise.
 bool cuda_available(std::string* reason);

@@ -30,6 +30,7 @@ class CpuBackend final : public Backend {
   Observables observables() override;
   std::vector<Vec3d> forces() override { return force_; }
   BackendStats stats() const override;
+  void set_temperature(double temperature) override { model_.integrator.temperature = temperature; }
 
   // New positions (and images) for the same particles, keeping velocities and step; the lists
   // are rebuilt only if the particles moved too far. For steepest descent (system_builder).

@@ -5,15 +5,23 @@
 // The steps, in order: read the options; prepare the run (session/run_plan.h: config, claim on
 // the output prefix, start state, backend; everything wrong with the input is found there,
 // before any output is touched); open the outputs (session/run_outputs.h); run; report.
+// Under mpirun with a replicas section each rank runs one replica of an ensemble
+// (replicas/ensemble_plan.h, replicas/ensemble.h; docs/replicas.md): the ranks agree on every
+// step of the set-up before any of them goes on.
 #include <CLI/CLI.hpp>
 #include <hdf5.h>
 
+#include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "cli/run_setup.h"
 #include "engine/simulation.h"
+#include "replicas/communicator.h"
+#include "replicas/ensemble.h"
+#include "replicas/ensemble_plan.h"
 #include "session/run_log.h"
 #include "session/run_outputs.h"
 #include "session/run_plan.h"
@@ -148,10 +156,123 @@ int report(const RunOptions& o, const RunResult& result, Simulation& sim, const 
   return kExitFailure;
 }
 
+// The ranks agree on how the set-up went: the worst code of any rank (kParsed: every rank goes
+// on). Replica 0 prints its message; another replica prints its own where replica 0 had none to
+// print (in an ensemble, each names its replica). A single run prints its message as ever.
+int agree(Communicator& comm, int code, const std::string& message, const ReplicaPlan& rp) {
+  const std::vector<double> all = comm.allgather({static_cast<double>(code)});
+  int worst = kParsed;
+  for (double c : all) worst = std::max(worst, static_cast<int>(c));
+  const bool first_ok = static_cast<int>(all[0]) == kParsed || message.empty();
+  if (!message.empty() && (comm.rank() == 0 || first_ok)) {
+    if (comm.size() > 1 && comm.rank() > 0) std::cerr << "replica " << comm.rank() << ": ";
+    std::cerr << message << "\n";
+  }
+  if (worst != kParsed && code == kParsed && comm.rank() == 0 && rp.replica == 0)
+    std::cerr << "pairmd run: another replica could not go on (its message is above); nothing was run\n";
+  return worst;
+}
+
+// The end of an ensemble: each replica's own lines (its log), and replica 0's report of the whole
+// ensemble: each replica's end, the acceptance and round trips, the walk plot, how to go on.
+int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp, const EnsembleOutcome& e,
+                    Simulation& sim, const Outputs& out, EnsembleLog* log) {
+  const BackendStats st = sim.backend().stats();
+  const RunResult& r = e.result;
+  std::cout << "performance: " << st.steps << " steps in " << st.seconds_total << " s";
+  if (st.seconds_total > 0) std::cout << " = " << st.steps / st.seconds_total << " steps/s";
+  std::cout << ", " << st.list_builds << " neighbour-list builds";
+  if (!st.detail.empty()) std::cout << " (" << st.detail << ")";
+  std::cout << "\n";
+  const CheckpointWriter& ck = *out.checkpoints;
+  std::ostringstream saved;
+  if (ck.last_written_step() == r.last_good_step)
+    saved << "checkpoint " << ck.path() << " (step " << r.last_good_step << ")";
+  else if (!ck.error().empty())
+    saved << "no checkpoint of step " << r.last_good_step << ": " << ck.error();
+  else
+    saved << "no checkpoint of step " << r.last_good_step;
+  const std::string who = "replica " + std::to_string(rp.replica) + " (" + p.files.prefix + ".*)";
+  for (const std::string& f : r.finish_errors)
+    if (r.outcome != RunOutcome::Failed || f != r.message) std::cerr << "pairmd run: " << who << ": error: " << f << "\n";
+  if (r.outcome == RunOutcome::Failed || r.outcome == RunOutcome::BlewUp)
+    std::cerr << "pairmd run: " << who << " failed: " << r.message << "\n  its last good state is step "
+              << r.last_good_step << "; " << saved.str() << "\n";
+  else
+    std::cout << who << ": " << (r.outcome == RunOutcome::Completed ? "done" : "stopped") << " at step "
+              << r.last_good_step << "; " << saved.str() << "\n";
+
+  const int k = rp.count;
+  int code = kExitOk;
+  for (int s : e.status) code = std::max(code, s == kReplicaFailed ? 2 : s == kReplicaStopped ? 1 : 0);
+  const int exit_code = code == 2 ? kExitFailure : code == 1 || e.signalled ? kExitInterrupted : kExitOk;
+  std::cout.flush();
+  if (rp.replica != 0) return exit_code;
+
+  std::ostringstream t;
+  double aggregate = 0;
+  t << "ensemble: replica  status     last step  steps/s\n";
+  for (int q = 0; q < k; ++q) {
+    const double rate = e.seconds[q] > 0 ? (e.last_step[q] - p.first) / e.seconds[q] : 0;
+    aggregate += rate;
+    char line[160];
+    std::snprintf(line, sizeof line, "          %-8s %-10s %9lld  %.4g\n", replica_tag(q, k).c_str(),
+                  e.status[q] == kReplicaCompleted ? "done" : e.status[q] == kReplicaStopped ? "stopped" : "FAILED",
+                  static_cast<long long>(e.last_step[q]), rate);
+    t << line;
+  }
+  t << "ensemble: aggregate " << aggregate << " timesteps/s over " << k << " replicas\n";
+  if (e.meetings > 0) {
+    const double ms = 1e3 / static_cast<double>(e.meetings);
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "ensemble: %lld meetings of the ranks, %.3g ms each on replica 0: energy %.3g, allgather %.3g (waiting "
+                  "for the slowest rank included), decisions and log %.3g, new temperature %.3g\n",
+                  static_cast<long long>(e.meetings), ms * e.exchange_seconds, ms * e.energy_seconds,
+                  ms * e.gather_seconds, ms * e.decide_seconds, ms * e.rescale_seconds);
+    t << line;
+  }
+  std::cout << t.str();
+  if (rp.exchange) {
+    std::cout << exchange_report(rp.exchange_state);
+    if (log) {
+      try {
+        log->write_plot(rp.exchange_state.temperatures(), "step", std::string("T (") + p.cfg.model.units.temperature_unit() + ")");
+        std::cout << "walk of each replica through the ladder: " << log->files().walk_plot() << " (data "
+                  << log->files().walk() << "); exchanges: " << log->files().exchange_log() << "\n";
+      } catch (const std::exception& x) {
+        std::cerr << "pairmd run: warning: no walk plot: " << x.what() << "\n";
+      }
+    }
+  }
+  std::string again = "mpirun -np " + std::to_string(k) + " pairmd run ";
+  if (!o.config.config_path.empty()) again += shell_word(o.config.config_path) + " ";
+  again += "--restart " + rp.base_prefix + ".r{replica}.checkpoint.h5";
+  std::cout.flush();
+  if (code == 2) {
+    std::cerr << "pairmd run: replica " << e.first_failed << " (" << replica_prefix(rp.base_prefix, e.first_failed, k)
+              << ".*) failed (its message is above); the ensemble stopped, every replica's files are closed and readable\n";
+    bool same = true;
+    for (int q = 0; q < k; ++q) same = same && e.last_step[q] == e.last_step[0];
+    if (same) std::cerr << "  every replica has a checkpoint of step " << e.last_step[0] << "; once the cause is fixed: " << again << "\n";
+  } else if (exit_code == kExitInterrupted) {
+    std::cerr << "pairmd run: interrupted (signal) at step " << e.last_step[0]
+              << "; every replica wrote its files and a checkpoint of that step\n  continue with: " << again << "\n";
+  } else {
+    std::cout << "done: " << k << " replicas at step " << e.last_step[0] << "; continue with " << again
+              << " --steps N\n";
+  }
+  return exit_code;
+}
+
+
 }  // namespace
 
 int cmd_run(const Args& args) {
   RunLog log;  // copies everything printed, into PREFIX.log once the outputs are opened
+  Communicator& comm = world();
+  // In an ensemble, only replica 0 prints its table on the terminal; every replica's is in its log.
+  if (comm.rank() > 0) log.quiet_stdout();
   std::string command = "pairmd run";
   for (const std::string& a : args) command += " " + shell_word(a);
   // Files left open at exit (a trajectory whose write failed) must not be flushed half-written
@@ -160,53 +281,102 @@ int cmd_run(const Args& args) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   RunOptions o;
   if (const int rc = read_options(args, o); rc != kParsed) return rc;
+  // Each replica of an ensemble restarts from its own checkpoint: PREFIX.r{replica}.checkpoint.h5.
+  if (!o.restart.empty() && comm.size() > 1) o.restart = replica_path(o.restart, comm.rank(), comm.size());
 
-  // Everything that can be wrong with the input is found before any output file is touched.
-  const RunRequest request = request_of(o);
+  // Everything that can be wrong with the input is found before any output file is touched, on
+  // every rank; the ranks agree on the outcome before any of them goes on.
+  RunRequest request = request_of(o);
   const FrontEnd fe = front_end(o);
+  ReplicaPlan rp;
+  plan_replicas(request, fe, comm, rp);
   PreparedRun run;
+  std::unique_ptr<OutputClaim> ensemble_claim;
+  int code = kParsed;
+  std::string message;
   try {
     prepare_run(request, fe, run, std::cerr);
+    if (rp.replica == 0) {
+      try {
+        ensemble_claim = std::make_unique<OutputClaim>(rp.base_prefix);
+      } catch (const OutputInUse& e) {
+        throw ConfigError(std::string("pairmd run: ") + e.what() + "; nothing was written");
+      }
+      check_existing_ensemble_files(fe, o.overwrite, run.plan, rp, false, std::cout);
+    }
   } catch (const ConfigError& e) {
-    std::cerr << e.what() << "\n";
-    return kExitUsage;
+    code = kExitUsage;
+    message = e.what();
   } catch (const std::runtime_error& e) {
     // Not the input: the claim's lock file cannot be created (a missing directory, no permission).
-    std::cerr << "pairmd run: error: " << e.what() << "\n";
-    return kExitFailure;
+    code = kExitFailure;
+    message = std::string("pairmd run: error: ") + e.what();
+  }
+  if ((code = agree(comm, code, message, rp)) != kParsed) return code;
+  if (rp.replica >= 0) {
+    message = check_same_start(comm, run.plan.first, rp, fe);
+    if (!message.empty()) {
+      if (comm.rank() == 0) std::cerr << message << "\n";
+      return kExitUsage;
+    }
   }
 
-  if (!describe_start(request, fe, run, std::cout, std::cerr)) return kExitOk;
+  code = describe_start(request, fe, run, std::cout, std::cerr) ? kParsed : kExitOk;
+  if ((code = agree(comm, code, "", rp)) != kParsed) return code;
   const RunPlan& p = run.plan;
   const RunConfig& cfg = p.cfg;
+  if (rp.replica == 0) std::cout << describe_ensemble(rp, cfg, comm);
 
   // analysis.potential_map (its kernel is checked before any file is written).
   std::unique_ptr<PotentialMapObserver> potential_map;
   if (cfg.potential_map.every > 0) {
     try {
       potential_map = make_potential_map_observer(p);
+      std::cout << "potential map: every " << cfg.potential_map.every << " steps, kernel "
+                << potential_map->series().kernel_description() << ", average -> " << potential_map->dx_path() << "\n";
     } catch (const std::exception& e) {
-      std::cerr << "pairmd run: analysis.potential_map: " << e.what() << "\n";
-      return kExitUsage;
+      code = kExitUsage;
+      message = std::string("pairmd run: analysis.potential_map: ") + e.what();
     }
-    std::cout << "potential map: every " << cfg.potential_map.every << " steps, kernel "
-              << potential_map->series().kernel_description() << ", average -> " << potential_map->dx_path() << "\n";
   }
+  if ((code = agree(comm, code, message, rp)) != kParsed) return code;
 
   Outputs out;
   Simulation sim(cfg, p.sys.topology, std::move(run.backend));
+  std::unique_ptr<EnsembleLog> ensemble_log;
   try {
     open_outputs(request, fe, p, std::move(potential_map), sim, out, log, command);
+    if (rp.replica == 0) check_existing_ensemble_files(fe, o.overwrite, p, rp, true, std::cout);
+    if (rp.replica == 0 && rp.exchange) {
+      ensemble_log = std::make_unique<EnsembleLog>(EnsembleFiles{rp.base_prefix}, rp.exchange_state, p.first,
+                                                   p.restart && p.continues_files);
+      if (ensemble_log->rows_dropped() > 0)
+        std::cout << "restart: dropped " << ensemble_log->rows_dropped() << " row(s) of exchanges after step " << p.first
+                  << " from " << ensemble_log->files().exchange_log() << " (the run makes them again)\n";
+    }
   } catch (const std::exception& e) {
-    std::cerr << "pairmd run: error: " << e.what() << "\n";
-    return kExitFailure;
+    code = kExitFailure;
+    message = std::string("pairmd run: error: ") + e.what();
   }
+  if ((code = agree(comm, code, message, rp)) != kParsed) return code;
 
   install_stop_handlers();
   // Exceeding a file-size limit must be a write error we report, not a silent kill.
   std::signal(SIGXFSZ, SIG_IGN);
-  const RunResult result = sim.run(p.last);
-  return report(o, result, sim, out);
+  if (rp.replica < 0) {
+    const RunResult result = sim.run(p.last);
+    return report(o, result, sim, out);
+  }
+  out.checkpoints->set_ensemble([&rp] { return replica_checkpoint_text(rp); });
+  EnsembleOptions eo;
+  eo.comm = &comm;
+  eo.replica = rp.replica;
+  eo.count = rp.count;
+  eo.every = cfg.replicas.exchange_every;
+  eo.exchange = rp.exchange ? &rp.exchange_state : nullptr;
+  eo.log = ensemble_log.get();
+  const EnsembleOutcome outcome = run_ensemble(sim, p.last, eo);
+  return report_ensemble(o, p, rp, outcome, sim, out, ensemble_log.get());
 }
 
 }  // namespace pairmd::cli

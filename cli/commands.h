@@ -26,6 +26,7 @@ int cmd_check(const Args& args);
 int cmd_compare(const Args& args);
 int cmd_potential_map(const Args& args);
 int cmd_place_ions(const Args& args);
+int cmd_demux(const Args& args);
 int cmd_sop_build(const Args& args);
 
 // What parse_command_line returns when the command goes on.

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "base/version.h"
+#include "replicas/communicator.h"
 
 namespace {
 
@@ -18,6 +19,8 @@ usage:
   pairmd potential-map TRAJECTORY.h5|--config CONFIG [--frames a:b:s] [--spacing h] [--out map.dx] ...
   pairmd place-ions --config CONFIG --count K --type NAME --min-distance d [--out OUT.yaml] ...
   pairmd sop-build STRUCTURE.pdb|.cif -o OUT.yaml [--chains A,B] [--pull [T,P]] [--copies K] ...
+  pairmd demux PREFIX [--out OUT]   per-temperature trajectories of a replica-exchange run
+  mpirun -np K pairmd run CONFIG    K replicas (the config's replicas section; docs/replicas.md)
   pairmd --version | --help
 
   run            run the simulation described by CONFIG (YAML; see docs/config.md); it refuses an
@@ -29,6 +32,7 @@ usage:
   place-ions     place ions at the extrema of the potential map (docs/potential_maps.md)
   sop-build      the Self-Organized Polymer model of the proteins of a PDB or mmCIF file, as a
                  config that `run` runs as it is (docs/proteins.md)
+  demux          one trajectory per temperature from a replica-exchange ensemble (docs/replicas.md)
 
   pairmd COMMAND --help   the options of a command
 
@@ -37,7 +41,23 @@ exit codes: 0 success, 1 the run failed, 2 bad input (nothing written), 130 inte
 
 }  // namespace
 
+namespace {
+
+int run_command(int argc, char** argv);
+
+}  // namespace
+
+// MPI (where pairmd was built with it and mpirun started it) lives as long as the command.
 int main(int argc, char** argv) {
+  pairmd::init_world(&argc, &argv);
+  const int rc = run_command(argc, argv);
+  pairmd::finalize_world();
+  return rc;
+}
+
+namespace {
+
+int run_command(int argc, char** argv) {
   using namespace pairmd::cli;
   if (argc < 2) {
     std::cerr << kUsage;
@@ -50,7 +70,8 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (cmd == "--version" || cmd == "version") {
-    std::cout << "pairmd " << PAIRMD_VERSION << "\n";
+    std::cout << "pairmd " << PAIRMD_VERSION << "\n"
+              << "mpi: " << (pairmd::mpi_built() ? "yes" : "no") << " (replica ensembles over mpirun; docs/replicas.md)\n";
     return kExitOk;
   }
   // The subcommands, one file each in cli/; each parses its own options (with --help).
@@ -63,16 +84,21 @@ int main(int argc, char** argv) {
                                       {"compare", cmd_compare},
                                       {"potential-map", cmd_potential_map},
                                       {"place-ions", cmd_place_ions},
-                                      {"sop-build", cmd_sop_build}};
+                                      {"sop-build", cmd_sop_build},
+                                      {"demux", cmd_demux}};
   for (const Command& c : kCommands) {
     if (cmd != c.name) continue;
     try {
       return c.run(args);
     } catch (const std::exception& e) {
       std::cerr << "pairmd " << cmd << ": error: " << e.what() << "\n";
+      // The other ranks of an ensemble may be waiting for this one: end them all.
+      if (pairmd::world().size() > 1) pairmd::world().abort(kExitFailure);
       return kExitFailure;
     }
   }
   std::cerr << "pairmd: unknown command '" << cmd << "'\n\n" << kUsage;
   return kExitUsage;
 }
+
+}  // namespace

@@ -127,6 +127,18 @@ struct OutputSpec {
   int64_t checkpoint_every = 0;  // 0: only at the end
 };
 
+// replicas: K copies of the system, one per MPI rank (docs/replicas.md). Independent replicas
+// differ by seed; temperature replica exchange gives replica r temperature r of the ladder and
+// swaps neighbouring temperatures every exchange_every steps.
+struct ReplicaSpec {
+  int count = 0;                     // K; 0: no replicas section (one run, as ever)
+  bool exchange = false;             // mode: exchange (true) or independent
+  std::vector<double> temperatures;  // the ladder, increasing (exchange); empty for independent
+  bool geometric = false;            // the ladder came from min_temperature .. max_temperature
+  int64_t exchange_every = 1000;     // M: steps between exchanges (independent: between checks)
+  uint64_t seed = 0;                 // key of the exchange draws (0: the integrator's seed)
+};
+
 // Where the pairs of a pair list came from, for messages: the file (or the config) and the line
 // of each pair.
 struct PairListSource {
@@ -156,6 +168,7 @@ struct RunConfig {
   SystemSpec system;
   OutputSpec output;
   PotentialMapSpec potential_map;
+  ReplicaSpec replicas;
   PullSpec pulling;
   std::vector<PairListSource> pair_list_sources;  // per force_field.pair_lists item
   std::vector<std::pair<std::string, std::string>> overrides;  // --set key.path=value, in order (key as messages write it)

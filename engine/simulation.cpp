@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 
 namespace pairmd {
@@ -33,7 +34,7 @@ void Simulation::show(int64_t step, bool all) {
   for (const auto& o : observers_) any = any || o->next_step(step - 1) == step;
   if (!any) return;
   backend_->get_state(state_);
-  const Observables obs = backend_->observables();
+  const Observables obs = observables_now();
   const Frame frame{state_, obs, state_.step * cfg_.model.integrator.dt};
   for (const auto& o : observers_)
     if (all || o->next_step(step - 1) == step) o->observe(*ctx_, frame);
@@ -45,7 +46,15 @@ void Simulation::show(int64_t step, bool all) {
 void Simulation::capture() {
   backend_->get_state(state_);
   good_ = state_;
-  good_obs_ = backend_->observables();
+  good_obs_ = observables_now();
+}
+
+const Observables& Simulation::observables_now() {
+  if (now_obs_step_ != step_) {
+    now_obs_ = backend_->observables();
+    now_obs_step_ = step_;
+  }
+  return now_obs_;
 }
 
 // Every observer finishes, even when one of them fails (the checkpoint still gets written).
@@ -70,9 +79,10 @@ RunResult Simulation::finish(RunResult result) {
 RunResult Simulation::begin(int64_t last_step) {
   backend_->get_state(state_);
   step_ = state_.step;
+  now_obs_step_ = -1;
   ctx_.emplace(RunContext{cfg_, topology_, *backend_, state_.step, last_step});
   good_ = state_;
-  good_obs_ = backend_->observables();
+  good_obs_ = observables_now();
   RunResult result;
   result.last_good_step = step_;
   try {
@@ -85,7 +95,11 @@ RunResult Simulation::begin(int64_t last_step) {
   return result;
 }
 
-RunResult Simulation::advance_to(int64_t target, double max_seconds) {
+RunResult Simulation::advance_to(int64_t target, double max_seconds) { return advance(target, max_seconds, true, true); }
+
+RunResult Simulation::advance_to_unshown(int64_t target) { return advance(target, 0, false, false); }
+
+RunResult Simulation::advance(int64_t target, double max_seconds, bool show_target, bool stop_on_signal) {
   if (ended_) return end_result_;
   RunContext& ctx = *ctx_;
   ctx.last_step = std::max(ctx.last_step, target);
@@ -112,9 +126,9 @@ RunResult Simulation::advance_to(int64_t target, double max_seconds) {
       const auto t1 = std::chrono::steady_clock::now();
       seconds_per_step_ = std::chrono::duration<double>(t1 - t0).count() / chunk;
       step_ += chunk;
-      if (step_ == next) show(step_, false);
+      if (step_ == next && (show_target || step_ != target)) show(step_, false);
       if (progress_) progress_->progress(ctx, step_);
-      if (g_stop_signal.load() != 0)
+      if (stop_on_signal && g_stop_signal.load() != 0)
         return interrupt(std::string("stopped by signal ") + std::to_string(g_stop_signal.load()) + " at step " +
                          std::to_string(step_));
       if (max_seconds > 0 && std::chrono::duration<double>(t1 - started).count() >= max_seconds) break;
@@ -166,8 +180,34 @@ RunResult Simulation::end() {
 void Simulation::state_replaced() {
   backend_->get_state(state_);
   step_ = state_.step;
+  now_obs_step_ = -1;
   good_ = state_;
-  good_obs_ = backend_->observables();
+  good_obs_ = observables_now();
+}
+
+RunResult Simulation::show_current(bool all) {
+  if (ended_) return end_result_;
+  RunResult result;
+  try {
+    show(step_, all);
+  } catch (const std::exception& e) {
+    result.outcome = RunOutcome::Failed;
+    result.message = e.what();
+    result.last_good_step = good_.step;
+    return finish(result);
+  }
+  result.last_good_step = step_;
+  return result;
+}
+
+void Simulation::change_temperature(double t_old, double t_new) {
+  backend_->set_temperature(t_new);
+  if (t_new == t_old) return;
+  backend_->get_state(state_);
+  const double f = std::sqrt(t_new / t_old);
+  for (Vec3d& v : state_.velocity) v = f * v;
+  backend_->set_state(state_);
+  now_obs_step_ = -1;
 }
 
 RunResult Simulation::run(int64_t last_step) {

@@ -70,7 +70,25 @@ class Simulation {
   // after a blow-up is this state from now on.
   void state_replaced();
 
+  // For a driver that acts at a step before the observers see it and decides itself what a
+  // signal does (a replica ensemble: the exchange at a meeting of the ranks, all replicas
+  // stopping at one meeting; replicas/ensemble.h). The same as advance_to(step), except that
+  // `step` itself is not shown to the observers (show_current() does that once the driver is
+  // done with it) and g_stop_signal does not end the run.
+  RunResult advance_to_unshown(int64_t step);
+  // Shows the current step to the observers that want it (all of them with `all`). An observer
+  // that cannot write ends the run (Failed), as in advance_to().
+  RunResult show_current(bool all = false);
+  // The observables of the current step (computed once per step, shared with what the observers
+  // are shown).
+  const Observables& observables_now();
+  // Changes the thermostat's temperature from `t_old` to `t_new` and scales every velocity by
+  // sqrt(t_new / t_old) (a replica exchange); the run stays at the same step, and the observers
+  // see the new state when that step is shown.
+  void change_temperature(double t_old, double t_new);
+
  private:
+  RunResult advance(int64_t target, double max_seconds, bool show_target, bool stop_on_signal);
   void show(int64_t step, bool all);
   void capture();
   RunResult finish(RunResult result);
@@ -89,6 +107,8 @@ class Simulation {
   Observables good_obs_;
   double seconds_per_step_ = 0.0;
   int64_t step_ = 0;  // the step the backend is at
+  Observables now_obs_{};
+  int64_t now_obs_step_ = -1;  // the step now_obs_ is of (-1: none)
   bool ended_ = false;
   RunResult end_result_;
 };

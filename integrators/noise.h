@@ -21,6 +21,7 @@ namespace pairmd {
 enum NoiseStream : uint32_t {
   kNoiseThermostat = 0,   // Langevin O-step / Brownian displacement
   kNoiseVelocities = 1,   // Maxwell-Boltzmann velocities (initial state, Brownian reporting)
+  kNoiseReplicaExchange = 2,  // Metropolis draws of temperature replica exchange (counter: pair, exchange)
 };
 
 template <typename Real>
@@ -43,6 +44,15 @@ PAIRMD_HD Vec3<Real> gaussian3(uint64_t seed, uint64_t step, uint32_t tag, uint3
   const Real a1 = two_pi * uniform_open01<Real>(bits.v[1]);
   const Real a2 = two_pi * uniform_open01<Real>(bits.v[3]);
   return {r1 * std::cos(a1), r1 * std::sin(a1), r2 * std::cos(a2)};
+}
+
+// One uniform number in (0, 1) from the same generator: a pure function of (seed, index, counter,
+// stream). Replica exchange draws the decision for ladder pair `index` at exchange `counter`.
+inline double uniform_draw(uint64_t seed, uint32_t index, uint64_t counter, uint32_t stream) {
+  r123::Philox4x32 rng;
+  r123::Philox4x32::ctr_type ctr = {{index, uint32_t(counter), uint32_t(counter >> 32), stream}};
+  r123::Philox4x32::key_type key = {{uint32_t(seed), uint32_t(seed >> 32)}};
+  return uniform_open01<double>(rng(ctr, key).v[0]);
 }
 
 }  // namespace pairmd

@@ -113,7 +113,8 @@ std::vector<T> read_array(hid_t loc, const char* name, size_t count, hid_t mem_t
 }
 
 void write_file(const std::string& tmp, const SystemState& s, const Topology& topology, const RunConfig& cfg,
-                int64_t first_step, const std::string& backend, const std::string& prefix, int64_t last_step) {
+                int64_t first_step, const std::string& backend, const std::string& prefix, int64_t last_step,
+                const std::string& ensemble) {
   h5::quiet();
   const hid_t fid = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (fid < 0) throw std::runtime_error("cannot create '" + tmp + "' (" + h5::last_error() + ")");
@@ -170,6 +171,7 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
   std::string ov;
   for (const std::string& spec : cfg.override_specs) ov += spec + "\n";
   h5::write_string_dataset(run, "overrides", ov);
+  if (!ensemble.empty()) h5::write_string_dataset(run, "ensemble", ensemble);
   h5::check(H5Fflush(f, H5F_SCOPE_LOCAL), "cannot flush '" + tmp + "'");
   f.reset();
 }
@@ -178,11 +180,11 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
 
 void write_checkpoint(const std::string& path, const SystemState& state, const Topology& topology,
                       const RunConfig& config, int64_t first_step, const std::string& backend,
-                      const std::string& prefix, int64_t last_step) {
+                      const std::string& prefix, int64_t last_step, const std::string& ensemble) {
   h5::LibraryLock lock(h5::library_mutex());
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   try {
-    write_file(tmp, state, topology, config, first_step, backend, prefix, last_step);
+    write_file(tmp, state, topology, config, first_step, backend, prefix, last_step, ensemble);
     // Trailer: lets the reader reject truncated or damaged files before HDF5 parses them
     // (HDF5 ignores bytes past its end-of-file address).
     std::vector<unsigned char> payload = read_all(tmp);
@@ -341,6 +343,7 @@ Checkpoint read_checkpoint(const std::string& path) {
       ck.backend = h5::read_string(b, true, "backend");
     }
     ck.config_text = read_string_ds(run, "config");
+    if (H5Lexists(run, "ensemble", H5P_DEFAULT) > 0) ck.ensemble = read_string_ds(run, "ensemble");
     ck.config_path = read_string_ds(run, "config_path");
     const std::string ov = read_string_ds(run, "overrides");
     size_t start = 0;
@@ -364,7 +367,8 @@ CheckpointWriter::CheckpointWriter(std::string path, int64_t every, int64_t firs
 
 void CheckpointWriter::write(const RunContext& ctx, const SystemState& state) {
   for (auto& f : before_) f();
-  write_checkpoint(path_, state, ctx.topology, ctx.config, first_step_, backend_, prefix_, ctx.last_step);
+  write_checkpoint(path_, state, ctx.topology, ctx.config, first_step_, backend_, prefix_, ctx.last_step,
+                   ensemble_ ? ensemble_() : std::string());
   last_step_ = state.step;
 }
 

@@ -36,6 +36,7 @@ struct Checkpoint {
   std::vector<std::string> overrides;  // "key.path=value" as --set takes them, in order
   std::string pairmd_version;
   std::string time_unit;        // unit of dt and velocities ("": not stored, older checkpoint)
+  std::string ensemble;         // a replica's ensemble state (replicas/ensemble.h; "": not a replica)
 };
 
 // Throws std::runtime_error naming the path and the problem; PATH is untouched on failure.
@@ -43,7 +44,7 @@ struct Checkpoint {
 // continue the same run into the same files.
 void write_checkpoint(const std::string& path, const SystemState& state, const Topology& topology,
                       const RunConfig& config, int64_t first_step, const std::string& backend,
-                      const std::string& prefix = "", int64_t last_step = -1);
+                      const std::string& prefix = "", int64_t last_step = -1, const std::string& ensemble = "");
 // Throws std::runtime_error for a missing, truncated, corrupted or foreign file.
 Checkpoint read_checkpoint(const std::string& path);
 
@@ -58,6 +59,8 @@ class CheckpointWriter final : public RunObserver {
  public:
   CheckpointWriter(std::string path, int64_t every, int64_t first_step, std::string backend, std::string prefix);
   void add_before_write(std::function<void()> f) { before_.push_back(std::move(f)); }
+  // Text stored with each checkpoint as run/ensemble (a replica's ladder and exchange state).
+  void set_ensemble(std::function<std::string()> f) { ensemble_ = std::move(f); }
   int64_t next_step(int64_t step) const override { return next_multiple(step, every_); }
   void observe(const RunContext& ctx, const Frame& frame) override;
   void finish(const RunContext& ctx, const Frame& frame) override;
@@ -74,6 +77,7 @@ class CheckpointWriter final : public RunObserver {
   int64_t last_step_ = -1;
   std::string error_;
   std::vector<std::function<void()>> before_;
+  std::function<std::string()> ensemble_;
 };
 
 }  // namespace pairmd

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/system_state.h"
 #include "base/topology.h"
@@ -26,5 +27,8 @@ struct H5mdFrame {
 H5mdFrame read_h5md_frame(const std::string& path, int64_t frame);
 // The same in this process (no fork); for callers that can afford a crash on damaged input.
 H5mdFrame read_h5md_frame_inprocess(const std::string& path, int64_t frame);
+
+// The steps of the position frames of particles/all (in frame order). Throws std::runtime_error.
+std::vector<int64_t> h5md_position_steps(const std::string& path);
 
 }  // namespace pairmd

@@ -397,6 +397,25 @@ H5mdFrame read_unlocked(const std::string& path, int64_t frame) {
 
 }  // namespace
 
+std::vector<int64_t> h5md_position_steps(const std::string& path) {
+  h5::LibraryLock lock(h5::library_mutex());
+  h5::quiet();
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) throw std::runtime_error("cannot open '" + path + "' as HDF5 (" + h5::last_error() + ")");
+  Handle file(f);
+  const std::string where = "particles/all/position";
+  if (!h5::exists(file, where)) throw std::runtime_error("'" + path + "' has no " + where);
+  Handle g = h5::open_group(file, where);
+  Handle v(h5::check_id(H5Dopen2(g, "value", H5P_DEFAULT), "cannot open " + where + "/value"));
+  const auto dims = h5::dims_of(v);
+  if (dims.empty()) throw std::runtime_error("'" + path + "': " + where + "/value has no frames");
+  try {
+    return read_steps(g, dims[0], where);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("'" + path + "': " + e.what());
+  }
+}
+
 // Reads in this process (the HDF5 library may crash on a damaged file).
 H5mdFrame read_h5md_frame_inprocess(const std::string& path, int64_t frame) {
   h5::LibraryLock lock(h5::library_mutex());

@@ -76,6 +76,8 @@ void SvgPlot::write(const std::string& path) const {
     std::ofstream f(path);
     if (!f) throw std::runtime_error("cannot write plot '" + path + "'");
     f << text;
+    f.close();
+    if (!f) throw std::runtime_error("cannot write plot '" + path + "'");
     return;
   }
   double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
@@ -111,8 +113,9 @@ void SvgPlot::write(const std::string& path) const {
     for (const auto& [x, y] : series_[k].points)
       if (x > 0 && y > 0) pts << X(x) << "," << Y(y) << " ";
     o << "<polyline fill='none' stroke='" << c << "' stroke-width='2' points='" << pts.str() << "'/>\n";
-    for (const auto& [x, y] : series_[k].points)
-      if (x > 0 && y > 0) o << "<circle cx='" << X(x) << "' cy='" << Y(y) << "' r='3' fill='" << c << "'/>\n";
+    if (markers_)
+      for (const auto& [x, y] : series_[k].points)
+        if (x > 0 && y > 0) o << "<circle cx='" << X(x) << "' cy='" << Y(y) << "' r='3' fill='" << c << "'/>\n";
     o << "<line x1='" << W - mr + 15 << "' y1='" << mt + 20 * k + 10 << "' x2='" << W - mr + 40 << "' y2='"
       << mt + 20 * k + 10 << "' stroke='" << c << "' stroke-width='2'/><text x='" << W - mr + 46 << "' y='"
       << mt + 20 * k + 14 << "'>" << series_[k].name << "</text>\n";
@@ -121,6 +124,8 @@ void SvgPlot::write(const std::string& path) const {
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot write plot '" + path + "'");
   f << o.str();
+  f.close();
+  if (!f) throw std::runtime_error("cannot write plot '" + path + "'");
 }
 
 }  // namespace pairmd

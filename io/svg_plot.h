@@ -1,5 +1,5 @@
 // A minimal line plot written as SVG (no plotting library needed on the GPU machine): log-log
-// (scaling plots, the default) or linear axes (force-extension curves, io/pull_log.h).
+// (scaling plots, the default) or linear axes (force-extension curves, io/pull_log.h; replica walks).
 #pragma once
 
 #include <string>
@@ -17,6 +17,8 @@ class SvgPlot {
   }
   // Linear axes with round ticks (instead of decades), and points drawn as a line only.
   void set_linear(bool linear) { linear_ = linear; }
+  // A dot at each point of log-log axes (default); off for long series. Linear axes draw lines only.
+  void set_markers(bool markers) { markers_ = markers; }
   void write(const std::string& path) const;
 
  private:
@@ -26,7 +28,7 @@ class SvgPlot {
   };
   std::string title_, xlabel_, ylabel_;
   std::vector<Series> series_;
-  bool linear_ = false;
+  bool linear_ = false, markers_ = true;
   std::string write_linear() const;
 };
 

@@ -283,6 +283,11 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
                               reinterpret_cast<uintptr_t>(particles_.fixed_force()),
                               reinterpret_cast<uintptr_t>(particles_.pos_at_build()), static_cast<uintptr_t>(n_),
                               reinterpret_cast<uintptr_t>(tickets_.data())};
+  // The step constants are kernel arguments held by value in the graphs: a new temperature
+  // (replica exchange, set_temperature) needs new graphs.
+  uint32_t kt_bits = 0;
+  std::memcpy(&kt_bits, &c_.kT_mvv, sizeof kt_bits);
+  s.push_back(static_cast<uintptr_t>(kt_bits));
   for (auto& t : pair_terms_) {
     const GpuPairList& l = *t->list;
     for (const void* p : {static_cast<const void*>(l.i()), static_cast<const void*>(l.j()),

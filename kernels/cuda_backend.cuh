@@ -115,6 +115,7 @@ class CudaBackend final : public Backend {
   Observables observables() override;
   std::vector<Vec3d> forces() override;
   BackendStats stats() const override;
+  void set_temperature(double temperature) override;
   void set_profiling(bool on) override {
     if (!on) resolve_phases();
     profile_ = on;

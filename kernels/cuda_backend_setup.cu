@@ -192,6 +192,12 @@ CudaBackend::~CudaBackend() {
   cudaStreamDestroy(stream_);
 }
 
+void CudaBackend::set_temperature(double temperature) {
+  model_.integrator.temperature = temperature;
+  c_ = make_step_constants<float>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
+  // The step graphs hold c_ by value: step_signature() includes kT, so they are captured again.
+}
+
 void CudaBackend::set_state(const SystemState& s) {
   host_ = s;
   n_ = static_cast<int>(s.size());

@@ -30,6 +30,17 @@ bool cuda_device_free_memory(double* free_bytes, double* total_bytes) {
   return probe_cuda_free_memory(free_bytes, total_bytes);
 }
 
+std::pair<int, int> cuda_select_device(int local_rank) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0) {
+    cudaGetLastError();
+    return {-1, 0};
+  }
+  const int device = ((local_rank % count) + count) % count;
+  PAIRMD_CUDA_CHECK(cudaSetDevice(device));
+  return {device, count};
+}
+
 std::unique_ptr<Backend> make_cuda_backend(const Model& model, const SystemState& initial) {
   if (model.strategy != kAutoStrategy) return std::make_unique<CudaBackend>(model, initial, parse_strategy(model.strategy));
   // auto: time each deterministic strategy for a few steps on this very system and keep the

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds pairmd here for the H100/H200 (sm_90), with yaml-cpp and HDF5 linked statically
 # (the GPU machine has neither), and bundles the binaries plus the few shared libraries they
-# still need into device-bundle/ (git-ignored). Pass `device-bundle` in the device tool's
+# still need into device-bundle/ (git-ignored), with Open MPI's mpirun and libraries in
+# device-bundle/mpi (replica ensembles; the device machine has no MPI). Pass `device-bundle` in the device tool's
 # `carry` and run scripts/device_run.sh there.
 #
 # The Python module (device-bundle/python/pairmd*.so, scripts/device_run.sh python) is built for
@@ -64,6 +65,9 @@ cp build-device/tests/libpairmd_small_disk.so device-bundle/lib/
 for lib in libsz.so.2 libaec.so.0 libgomp.so.1; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" device-bundle/lib/
 done
+# Open MPI for replica ensembles (the device machine has none): mpirun, libraries, plugins, help
+# texts, under device-bundle/mpi (source device-bundle/mpi/env.sh; scripts/bundle_mpi.sh).
+scripts/bundle_mpi.sh device-bundle device-bundle/pairmd
 # The protein of the SOP tests and the `sop` stage (issue 20): PDB 1TII from Debian's
 # pymol-data (scripts/setup.sh installs it), which the GPU machine lacks.
 cp /usr/share/pymol/test/dat/1tii.pdb device-bundle/ 2>/dev/null ||

@@ -25,6 +25,11 @@ FLOORS = [
     ("io",),                                     # file formats: H5MD, checkpoints, thermo, .dx, svg
     ("analysis",),                               # potential maps, ion placement
     ("session",),                                # what the front ends share: runs, compare, maps
+    # Replica ensembles drive runs that session/ prepares (plan, claim, outputs) through the
+    # engine's Simulation in parts, and write their own files through io/ (walk plot), so they
+    # sit above session/. Not below it: the Python module links session/ and must not carry MPI
+    # (the device bundle's module would need libmpi at import). Only cli/ (run, demux) uses them.
+    ("replicas",),                               # replica exchange, MPI communicator, ensemble driver
     ("cli", "python"),                           # the pairmd program; the Python module (python/module)
 ]
 # On top of everything, and checked for nothing but CUDA headers: tests and benchmarks.

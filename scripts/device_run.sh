@@ -23,6 +23,11 @@
 #              (the short-range kernel shares atoms through shared memory); sanitize_msm_*.log
 #   rsqrt      exact DCS with a share of 1/sqrt on the FMA pipes (issue 18, stretch):
 #              gather_coalesced against gather_mixed_rsqrt, 100k atoms on 256^3; rsqrt.{log,csv}
+#   replicas   replica ensembles sharing the one GPU (issue 16): K = 1, 2, 4, 8 replicas of the
+#              LJ liquid (N = 4,000 and 32,000; independent, and replica exchange every 100 steps)
+#              under the bundle's Open MPI (device-bundle/mpi, scripts/bundle_mpi.sh); aggregate
+#              timesteps/s of each K against one replica -> replicas.{log,csv}. If the bundle's
+#              mpirun cannot start, K plain processes run side by side instead (marked FALLBACK)
 #   sop        coarse-grained proteins (issue 20): the SOP model of PDB 1TII chain D (98 beads;
 #              device-bundle/1tii.pdb) and assemblies of 1,024 and 10,240 copies in a periodic box
 #              (100,352 and 1,003,520 beads), built there by `pairmd sop-build --copies`:
@@ -42,7 +47,9 @@ set -uo pipefail
 export PAIRMD_SOP_PDB=$PWD/device-bundle/1tii.pdb
 cd "$(dirname "$0")/.."
 B=$PWD/device-bundle
-export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-}
+# pairmd links libmpi (replica ensembles): the bundle's Open MPI libraries (scripts/bundle_mpi.sh;
+# no C++ runtime or zlib among them) serve every stage; `replicas` also sources its env.sh.
+export LD_LIBRARY_PATH=$B/lib:$B/mpi/lib:${LD_LIBRARY_PATH:-}
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 stages=("$@")
@@ -222,6 +229,57 @@ for stage in "${stages[@]}"; do
         summary+=("rsqrt bench: exit $?")
         cat "$OUT/rsqrt.log"
       fi
+      ;;
+    replicas)
+      # Aggregate throughput of K replicas on one GPU: each rank is one replica with its own
+      # CUDA context; the GPU time-slices between them (no MPS). 20,000 steps each.
+      # REPLICAS_BACKEND / REPLICAS_STEPS / REPLICAS_CELLS: for trying the stage on a machine without a GPU.
+      root=$PWD rb=${REPLICAS_BACKEND:-cuda} rs=${REPLICAS_STEPS:-20000}
+      echo "N,K,mode,aggregate_steps_per_s,per_replica_steps_per_s,speedup_vs_K1,launcher" > "$OUT/replicas.csv"
+      mpi_ok=0
+      if [[ -f "$B/mpi/env.sh" ]]; then
+        ( source "$B/mpi/env.sh"; mpirun --allow-run-as-root -np 1 true ) > "$OUT/replicas_mpi_probe.log" 2>&1 && mpi_ok=1
+      fi
+      [[ $mpi_ok == 1 ]] || echo "replicas: FALLBACK: the bundle's mpirun does not start ($(tail -3 "$OUT/replicas_mpi_probe.log" 2>/dev/null | tr '\n' ' ')); K plain processes instead" | tee -a "$OUT/replicas.log"
+      for cells in ${REPLICAS_CELLS:-10 20}; do
+        n=$((4 * cells * cells * cells))
+        base=""
+        for mode in independent exchange; do
+          for k in 1 2 4 8; do
+            [[ $mode == exchange && $k == 1 ]] && continue
+            dir="$OUT/replicas_n${n}_${mode}_k${k}" && mkdir -p "$dir"
+            sets=(--set "system.lattice.cells=$cells" --set steps=$rs --set 'output={thermo_every: 5000, progress: off}')
+            if [[ $mode == independent ]]; then
+              sets+=(--set "replicas={mode: independent, count: $k, exchange_every: 1000}")
+            else
+              sets+=(--set "replicas={count: $k, min_temperature: 1.2, max_temperature: 1.5, exchange_every: 100}")
+            fi
+            if [[ $mpi_ok == 1 ]]; then
+              ( source "$B/mpi/env.sh"; cd "$dir" && OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE mpirun --allow-run-as-root --oversubscribe -np $k \
+                  "$B/pairmd" run "$root/configs/lj_liquid.yaml" --backend $rb --output rep "${sets[@]}" ) > "$dir/run.log" 2>&1
+              agg=$(sed -n 's/^ensemble: aggregate \([0-9.e+]*\) timesteps.*/\1/p' "$dir/run.log")
+              launcher=mpirun
+            else
+              [[ $mode == exchange ]] && continue
+              pids=()
+              export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
+              for ((r = 0; r < k; r++)); do
+                "$B/pairmd" run configs/lj_liquid.yaml --backend $rb --output "$dir/plain$r" --set "system.lattice.cells=$cells" \
+                  --set steps=$rs --set 'output={thermo_every: 5000, progress: off}' > "$dir/plain$r.log" 2>&1 &
+                pids+=($!)
+              done
+              wait "${pids[@]}"
+              agg=$(cat "$dir"/plain*.log | sed -n 's/^performance: .* = \([0-9.e+]*\) steps\/s.*/\1/p' | awk '{s+=$1} END {print s}')
+              launcher=FALLBACK-processes
+            fi
+            [[ $k == 1 && $mode == independent ]] && base=$agg
+            line="$n,$k,$mode,$agg,$(awk -v a="$agg" -v k=$k 'BEGIN{printf "%.1f", a/k}'),$(awk -v a="$agg" -v b="$base" 'BEGIN{if (b>0) printf "%.2f", a/b}'),$launcher"
+            echo "$line" | tee -a "$OUT/replicas.csv"
+            grep -E "^ensemble|^replica exchange|^  T |error" "$dir/run.log" 2>/dev/null | head -12 >> "$OUT/replicas.log"
+          done
+        done
+      done
+      summary+=("replicas: $(tail -n +2 "$OUT/replicas.csv" | tr '\n' ' ')")
       ;;
     sop)
       # Issue 20 (docs/benchmarks.md, "Coarse-grained proteins"). sop-build writes relative

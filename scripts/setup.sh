@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config libyaml-cpp-dev libhdf5-dev libsz2 libaec-dev librandom123-dev libgtest-dev libcli11-dev
           python3 python3-numpy python3-h5py python3-mdanalysis python3-griddataformats python3-matplotlib hdf5-tools
           python3-gsd python3-venv python3-pip
+          libopenmpi-dev openmpi-bin  # MPI: replica ensembles (optional to the build; docs/replicas.md)
           gemmi-dev tao-pegtl-dev zlib1g-dev pymol-data  # sop-build: gemmi (PEGTL: its mmCIF parser); pymol-data: a protein for the SOP tests
           pybind11-dev python3-pybind11 python3-dev python3-pytest)  # the Python module and its tests
 missing=()

@@ -70,6 +70,9 @@ class Tee final : public std::streambuf {
  private:
   std::streambuf* terminal_;
   RunLog::Sink* sink_;
+
+ public:
+  void set_terminal(std::streambuf* terminal) { terminal_ = terminal; }
 };
 
 }  // namespace
@@ -86,6 +89,11 @@ RunLog::RunLog(bool copy_std_streams, bool echo) : sink_(std::make_unique<Sink>(
   err_ = std::make_unique<Tee>(old_err_, sink_.get());
   std::cout.rdbuf(out_.get());
   std::cerr.rdbuf(err_.get());
+}
+
+void RunLog::quiet_stdout() {
+  out().flush();
+  static_cast<Tee*>(out_.get())->set_terminal(nullptr);
 }
 
 RunLog::~RunLog() {

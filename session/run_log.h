@@ -36,6 +36,9 @@ class RunLog {
   // was printed so far. Returns whether it created the file. Throws std::runtime_error.
   bool open(const std::string& path, bool append, const std::string& command);
   const std::string& path() const { return path_; }
+  // From now on out() goes into the log only, not to the terminal (the replicas of an ensemble
+  // other than the first: their tables would interleave). std::cerr still shows.
+  void quiet_stdout();
 
   class Sink;
 

@@ -78,12 +78,34 @@ std::string new_run_id() {
   return buf;
 }
 
+namespace {
+
+// Ensembles run under mpirun with the pairmd program, which sets the replica hooks.
+void refuse_ensemble(const RunRequest& r, const FrontEnd& fe, const RunPlan& p) {
+  if (r.replica_setup) return;
+  if (p.cfg.replicas.count > 0) {
+    auto it = p.cfg.locations.find("replicas.count");
+    throw ConfigError((it != p.cfg.locations.end() ? it->second : p.cfg.path) + ": replicas: " + fe.who +
+                      " runs one simulation; a replica ensemble runs under mpirun with the pairmd program "
+                      "(mpirun -np K pairmd run CONFIG; docs/replicas.md)");
+  }
+  if (p.restart && !p.ck.ensemble.empty())
+    throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart +
+                      "' is the checkpoint of a replica of an ensemble; restart the whole ensemble with the pairmd "
+                      "program (mpirun -np K pairmd run --restart PREFIX.r{replica}.checkpoint.h5; docs/replicas.md)");
+}
+
+}  // namespace
+
 void load_plan(const RunRequest& r, const FrontEnd& fe, RunPlan& p) {
   const std::vector<std::string>& sets = r.overrides;
+  auto mine = [&r](const std::string& prefix) { return r.replica_prefix ? r.replica_prefix(prefix) : prefix; };
   if (r.restart.empty()) {
     p.cfg = load_request_config(r, sets);
+    refuse_ensemble(r, fe, p);
+    if (r.replica_setup) r.replica_setup(p);
     if (!r.no_files) require_prefix(r, fe, p.cfg);
-    p.files.prefix = r.output.empty() ? output_prefix(p.cfg) : r.output;
+    p.files.prefix = mine(r.output.empty() ? output_prefix(p.cfg) : r.output);
     p.cfg.output.prefix = p.files.prefix;
     p.cfg.run_id = new_run_id();
     return;
@@ -98,8 +120,13 @@ void load_plan(const RunRequest& r, const FrontEnd& fe, RunPlan& p) {
   const bool own_config = r.config_is_text || !r.config_path.empty();
   p.cfg = own_config ? load_request_config(r, all) : parse_config(p.ck.config_text, p.ck.config_path, all);
   check_checkpoint_units(p.ck, p.cfg, r.restart);
-  const std::string derived = output_prefix(p.cfg);
-  p.files.prefix = !r.output.empty() ? r.output : !p.ck.prefix.empty() ? p.ck.prefix : derived;
+  refuse_ensemble(r, fe, p);
+  if (r.replica_setup) r.replica_setup(p);
+  // A replica's prefixes are its own (BASE.r03); the messages name the base a user would give.
+  const std::string derived_base = output_prefix(p.cfg);
+  const std::string derived = mine(derived_base);
+  const std::string output = r.output.empty() ? "" : mine(r.output);
+  p.files.prefix = !output.empty() ? output : !p.ck.prefix.empty() ? p.ck.prefix : derived;
   // Checkpoints written before the prefix was stored continue whatever prefix the run has.
   p.continues_files = !r.no_files && (p.ck.prefix.empty() || same_prefix(p.files.prefix, p.ck.prefix));
   p.first = p.ck.state.step;
@@ -122,7 +149,7 @@ void load_plan(const RunRequest& r, const FrontEnd& fe, RunPlan& p) {
                       "): new files, starting at step " + std::to_string(p.first));
   else if (r.output.empty() && !p.ck.prefix.empty() && !same_prefix(derived, p.ck.prefix))
     p.notes.push_back("restart: continues the files " + p.ck.prefix + ".* of its run (output.prefix " + derived +
-                      " is not used; " + fe.output + " " + derived + " would start new files there)");
+                      " is not used; " + fe.output + " " + derived_base + " would start new files there)");
   p.cfg.output.prefix = p.files.prefix;
   // The run keeps its id in its own files; new files are a new run's.
   p.cfg.run_id = p.continues_files && !p.ck.run_id.empty() ? p.ck.run_id : new_run_id();

@@ -24,6 +24,8 @@
 
 namespace pairmd {
 
+struct RunPlan;
+
 // What a front end asks to run: the pairmd program's options, the Python module's arguments.
 struct RunRequest {
   std::string config_path;             // a YAML file (may be empty on a restart: the checkpoint holds it)
@@ -35,6 +37,14 @@ struct RunRequest {
   std::string output;                  // the output prefix instead of output.prefix ("": none)
   bool overwrite = false;              // replace the files of an earlier run with this prefix
   bool no_files = false;               // write no files at all (no claim; the Python module's output=None)
+  // A replica of an ensemble (replicas/ensemble_plan.h sets these; docs/replicas.md). Without
+  // them a config with a replicas section, or a replica's checkpoint, is refused.
+  // replica_setup: called once the config (and, on a restart, the checkpoint) is loaded, before
+  // the prefix is decided and anything is claimed or built: which replica this run is, its seed
+  // and temperature; throws ConfigError. replica_prefix: then the replica's own prefix (BASE.r03)
+  // for the prefix that the config or `output` names (unchanged for a single run).
+  std::function<std::string(const std::string& base)> replica_prefix;
+  std::function<void(RunPlan& plan)> replica_setup;
 };
 
 // How a front end names its options in messages.

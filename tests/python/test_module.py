@@ -106,6 +106,20 @@ def test_config_error_carries_file_and_line(tmp_path):
         pairmd.Simulation(LJ_YAML, backend="cpu", quiet=True)
 
 
+def test_replica_ensembles_are_refused(tmp_path):
+    # Ensembles run under mpirun with the pairmd program (docs/replicas.md); the module runs one
+    # simulation and must not quietly run one replica of an ensemble.
+    cfg = lj_config()
+    cfg["replicas"] = {"count": 2, "min_temperature": 1.2, "max_temperature": 1.5}
+    with pytest.raises(pairmd.ConfigError, match="mpirun") as e:
+        pairmd.Simulation(cfg, backend="cpu", quiet=True)
+    assert "replicas" in str(e.value)
+    assert not list(tmp_path.iterdir())  # nothing written
+    cfg["replicas"] = {"mode": "independent", "count": 1}
+    with pytest.raises(pairmd.ConfigError, match="mpirun"):
+        pairmd.Simulation(cfg, backend="cpu", quiet=True)
+
+
 def test_file_string_dict_and_cli_give_the_same_run(tmp_path):
     (tmp_path / "lj.yaml").write_text(LJ_YAML)
     runs = {}

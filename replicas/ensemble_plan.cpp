@@ -1,0 +1,177 @@
+#include "replicas/ensemble_plan.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+
+#include "replicas/ensemble.h"
+#include "session/run_setup.h"
+
+namespace pairmd {
+
+namespace {
+
+// Whether this run is a replica of an ensemble: the config has a replicas section. Throws
+// ConfigError when the ranks do not match it (K replicas need K ranks; more than one rank needs
+// a replicas section).
+bool check_ensemble(const RunConfig& cfg, Communicator& comm, const FrontEnd& fe) {
+  const int k = cfg.replicas.count;
+  if (k == 0) {
+    if (comm.size() > 1)
+      throw ConfigError(fe.who + ": started as " + std::to_string(comm.size()) + " MPI ranks, but " + cfg.path +
+                        " has no replicas section (replicas: {count: " + std::to_string(comm.size()) +
+                        ", ...}; docs/replicas.md)");
+    return false;
+  }
+  if (k != comm.size()) {
+    auto it = cfg.locations.find("replicas.count");
+    const std::string where = it != cfg.locations.end() ? it->second : cfg.path;
+    std::string how = "start it with mpirun -np " + std::to_string(k) + " pairmd run ...";
+    if (!mpi_built()) how = "this pairmd was built without MPI, so it runs one replica alone (install Open MPI and build again: "
+                            "scripts/setup.sh; docs/replicas.md)";
+    else if (!mpi_launched()) how = "this pairmd was not started by mpirun; " + how;
+    throw ConfigError(where + ": replicas.count: " + std::to_string(k) + " replicas need " + std::to_string(k) +
+                      " MPI ranks, one each, but this run has " + std::to_string(comm.size()) + ": " + how);
+  }
+  return true;
+}
+
+// A replica's own settings: its seed (independent replicas differ by seed) and, with exchange,
+// its temperature of the ladder (also the temperature its velocities are drawn at).
+void configure_replica(RunPlan& p, const ReplicaPlan& rp) {
+  IntegratorSettings& in = p.cfg.model.integrator;
+  in.seed = replica_seed(in.seed, rp.replica);
+  if (rp.exchange) in.temperature = rp.exchange_state.temperature_of(rp.replica);
+}
+
+// What the hooks need of the request (a copy: the request holds the hooks).
+struct Asked {
+  std::string restart, output;
+};
+
+void setup_new(const Asked& r, Communicator& comm, RunPlan& p, ReplicaPlan& rp) {
+  rp.replica = comm.rank();
+  rp.count = p.cfg.replicas.count;
+  rp.base_prefix = r.output.empty() ? output_prefix(p.cfg) : r.output;
+  rp.exchange = p.cfg.replicas.exchange;
+  const uint64_t seed = p.cfg.model.integrator.seed;
+  if (rp.exchange)
+    rp.exchange_state = ExchangeState(p.cfg.replicas.temperatures, p.cfg.model.units.kB,
+                                      p.cfg.replicas.seed != 0 ? p.cfg.replicas.seed : seed);
+  configure_replica(p, rp);
+}
+
+void setup_restart(const Asked& r, const FrontEnd& fe, Communicator& comm, RunPlan& p, ReplicaPlan& rp) {
+  if (p.ck.ensemble.empty())
+    throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart + "' is the checkpoint of a single run, not of a replica" +
+                      " (an ensemble restarts from PREFIX.r{replica}.checkpoint.h5)");
+  ReplicaCheckpoint rc;
+  try {
+    rc = ReplicaCheckpoint::parse(p.ck.ensemble);
+  } catch (const std::exception& e) {
+    throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart + "': " + e.what());
+  }
+  rp.replica = comm.rank();
+  rp.count = p.cfg.replicas.count;
+  if (rc.replica != rp.replica || rc.count != rp.count)
+    throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart + "' is the checkpoint of replica " +
+                      std::to_string(rc.replica) + " of " + std::to_string(rc.count) + ", but this rank runs replica " +
+                      std::to_string(rp.replica) + " of " + std::to_string(rp.count) +
+                      " (give " + fe.restart + " PREFIX.r{replica}.checkpoint.h5: each rank reads its own)");
+  if (rc.exchange != p.cfg.replicas.exchange)
+    throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart + "' is of a run with replicas.mode " +
+                      (rc.exchange ? "exchange" : "independent") + "; the config now says otherwise");
+  rp.exchange = rc.exchange;
+  rp.exchange_state = rc.state;
+  rp.base_prefix = r.output.empty() ? rc.base_prefix : r.output;
+  if (rp.exchange && rp.exchange_state.temperatures() != p.cfg.replicas.temperatures)
+    p.notes.push_back("restart: the ladder is the checkpoint's (the exchange state holds it), not the config's");
+  configure_replica(p, rp);
+}
+
+}  // namespace
+
+void plan_replicas(RunRequest& r, const FrontEnd& fe, Communicator& comm, ReplicaPlan& rp) {
+  r.replica_setup = [r = Asked{r.restart, r.output}, fe, &comm, &rp](RunPlan& p) {
+    if (!check_ensemble(p.cfg, comm, fe)) {
+      if (p.restart && !p.ck.ensemble.empty())
+        throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart +
+                          "' is the checkpoint of a replica of an ensemble; restart the whole ensemble (mpirun -np K " +
+                          "pairmd run " + fe.restart + " PREFIX.r{replica}.checkpoint.h5; docs/replicas.md)");
+      return;
+    }
+    if (p.restart) setup_restart(r, fe, comm, p, rp);
+    else setup_new(r, comm, p, rp);
+    // Ranks of a node share its GPUs: rank i takes GPU i mod count.
+    if (planned_backend(p.cfg) == "cuda") select_cuda_device(comm.local_rank());
+  };
+  r.replica_prefix = [&rp](const std::string& base) {
+    return rp.replica >= 0 ? replica_prefix(base, rp.replica, rp.count) : base;
+  };
+}
+
+void check_existing_ensemble_files(const FrontEnd& fe, bool overwrite, const RunPlan& p, const ReplicaPlan& rp,
+                                   bool remove, std::ostream& out) {
+  const EnsembleFiles files{rp.base_prefix};
+  const std::vector<std::string> there = files.existing();
+  if (there.empty() || (p.restart && p.continues_files)) return;
+  if (overwrite) {
+    if (!remove) return;
+    for (const std::string& f : there) {
+      if (std::remove(f.c_str()) != 0)
+        throw std::runtime_error(fe.overwrite + ": cannot remove '" + f + "': " + std::strerror(errno));
+      out << "overwrite: removed " << f << " (" << fe.overwrite << ")\n";
+    }
+    return;
+  }
+  std::string list;
+  for (const std::string& f : there) list += (list.empty() ? "" : ", ") + f;
+  throw ConfigError(fe.who + ": the output prefix '" + rp.base_prefix + "' holds the ensemble files of an earlier run (" +
+                    list + "); nothing was written\n  to replace them:  add " + fe.overwrite +
+                    "\n  to keep them:     choose another prefix with " + fe.output_example);
+}
+
+std::string check_same_start(Communicator& comm, int64_t first, const ReplicaPlan& rp, const FrontEnd& fe) {
+  const std::vector<double> all =
+      comm.allgather({static_cast<double>(first), static_cast<double>(rp.exchange_state.exchanges())});
+  bool same = true;
+  for (int r = 0; r < comm.size(); ++r) same = same && all[2 * r] == all[0] && all[2 * r + 1] == all[1];
+  if (same) return "";
+  std::ostringstream s;
+  s << fe.who << ": " << fe.restart << ": the replicas' checkpoints are not of one step (a rank was killed while it wrote "
+    << "one?):";
+  for (int r = 0; r < comm.size(); ++r) s << " " << replica_tag(r, comm.size()) << " step " << static_cast<int64_t>(all[2 * r]);
+  s << "; nothing was written. Restart from checkpoints of one step (copies kept elsewhere), or start again";
+  return s.str();
+}
+
+std::string describe_ensemble(const ReplicaPlan& rp, const RunConfig& cfg, Communicator& comm) {
+  std::ostringstream s;
+  s << "replicas: " << rp.count << " (" << (rp.exchange ? "temperature replica exchange" : "independent")
+    << "), one per rank of " << comm.describe() << "; files " << rp.base_prefix << ".r*.* (this terminal shows replica 0;"
+    << " each replica's table is in its .log)\n";
+  if (rp.exchange) {
+    s << "ladder:";
+    for (double t : rp.exchange_state.temperatures()) s << " " << t;
+    s << " (" << cfg.model.units.temperature_unit() << "); exchanges every " << cfg.replicas.exchange_every
+      << " steps, log " << EnsembleFiles{rp.base_prefix}.exchange_log() << "\n";
+  } else {
+    s << "seeds " << cfg.model.integrator.seed << " + replica; the ranks meet every " << cfg.replicas.exchange_every
+      << " steps (signals, failures)\n";
+  }
+  return s.str();
+}
+
+std::string replica_checkpoint_text(const ReplicaPlan& rp) {
+  ReplicaCheckpoint rc;
+  rc.replica = rp.replica;
+  rc.count = rp.count;
+  rc.base_prefix = rp.base_prefix;
+  rc.exchange = rp.exchange;
+  rc.state = rp.exchange_state;
+  return rc.serialize();
+}
+
+}  // namespace pairmd

@@ -1,0 +1,139 @@
+#include "replicas/walk.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "io/svg_plot.h"
+
+namespace pairmd {
+
+const WalkRow* Walk::at_frame(int64_t step) const {
+  const WalkRow* found = nullptr;
+  for (const WalkRow& r : rows_) {
+    // Each assignment holds from its step on (the frame of an exchange's step is written after it).
+    if (r.step <= step) found = &r;
+    else break;
+  }
+  return found;
+}
+
+int Walk::replica_at(int t, int64_t step) const {
+  const WalkRow* row = at_frame(step);
+  if (!row) return -1;
+  for (size_t r = 0; r < row->temperature.size(); ++r)
+    if (row->temperature[r] == t) return static_cast<int>(r);
+  return -1;
+}
+
+std::string walk_csv_header(int replicas) {
+  std::string h = "step,exchange";
+  for (int r = 0; r < replicas; ++r) h += ",replica" + std::to_string(r);
+  return h;
+}
+
+std::string walk_csv_row(const WalkRow& row) {
+  std::string s = std::to_string(row.step) + "," + std::to_string(row.exchange);
+  for (int t : row.temperature) s += "," + std::to_string(t);
+  return s;
+}
+
+Walk read_walk_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open the walk '" + path + "'");
+  std::string line;
+  int number = 0;
+  auto fail = [&](const std::string& what) {
+    return std::runtime_error(path + ":" + std::to_string(number) + ": " + what);
+  };
+  Walk w;
+  size_t columns = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+    if (number == 1) {
+      if (cells.size() < 3 || cells[0] != "step" || cells[1] != "exchange") throw fail("not a walk (header '" + line + "')");
+      columns = cells.size();
+      continue;
+    }
+    if (cells.size() != columns) throw fail("expected " + std::to_string(columns) + " columns");
+    WalkRow r;
+    std::vector<long long> v;
+    for (const std::string& c : cells) {
+      char* end = nullptr;
+      v.push_back(std::strtoll(c.c_str(), &end, 10));
+      if (end == c.c_str() || *end) throw fail("'" + c + "' is not an integer");
+    }
+    r.step = v[0];
+    r.exchange = v[1];
+    for (size_t k = 2; k < v.size(); ++k) {
+      if (v[k] < 0 || v[k] >= static_cast<long long>(columns - 2)) throw fail("temperature index out of range");
+      r.temperature.push_back(static_cast<int>(v[k]));
+    }
+    w.add(std::move(r));
+  }
+  if (number == 0) throw std::runtime_error("the walk '" + path + "' is empty");
+  return w;
+}
+
+int64_t truncate_exchange_csv(const std::string& path, int64_t exchanges) {
+  std::ifstream in(path);
+  if (!in) return 0;
+  std::ostringstream kept;
+  std::string line;
+  bool header = true;
+  int64_t dropped = 0;
+  while (std::getline(in, line)) {
+    if (!header) {
+      const size_t comma = line.find(',');
+      char* end = nullptr;
+      const char* second = comma == std::string::npos ? "" : line.c_str() + comma + 1;
+      const long long n = std::strtoll(second, &end, 10);
+      // A row cut short by a kill has no counter: it goes too.
+      if (end == second || n >= exchanges) {
+        ++dropped;
+        continue;
+      }
+    }
+    header = false;
+    kept << line << "\n";
+  }
+  in.close();
+  if (dropped == 0) return 0;
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  std::ofstream out(tmp, std::ios::trunc);
+  out << kept.str();
+  out.close();
+  if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot rewrite '" + path + "'");
+  }
+  return dropped;
+}
+
+void write_walk_plot(const Walk& walk, const std::vector<double>& temperatures, const std::string& title,
+                     const std::string& step_label, const std::string& temperature_label, const std::string& path) {
+  SvgPlot plot(title, step_label, temperature_label);
+  plot.set_linear(true);
+  plot.set_markers(false);
+  const int k = walk.replicas();
+  for (int r = 0; r < k; ++r) {
+    // A staircase: each temperature holds until the next exchange.
+    std::vector<std::pair<double, double>> pts;
+    for (const WalkRow& row : walk.rows()) {
+      const double t = temperatures.at(static_cast<size_t>(row.temperature[r]));
+      if (!pts.empty()) pts.push_back({static_cast<double>(row.step), pts.back().second});
+      pts.push_back({static_cast<double>(row.step), t});
+    }
+    plot.add_series("replica " + std::to_string(r), pts);
+  }
+  plot.write(path);
+}
+
+}  // namespace pairmd

@@ -1,0 +1,384 @@
+#!/usr/bin/python3
+"""Replica ensembles and temperature replica exchange over MPI (issue #16), run as users run them:
+`mpirun -np K pairmd run CONFIG` on the CPU backend, on this machine's cores (--oversubscribe).
+
+usage: check_replicas.py TEST PAIRMD_BINARY SCRATCH_DIR
+
+TEST is one of
+  acceptance  the measured acceptance of exchanges between two temperatures equals the one
+              predicted from the two replicas' potential-energy distributions (mean of
+              min(1, exp(dbeta dU)) over independent pairs of samples)
+  pe          <PE> at each temperature of a 4-replica exchange run equals <PE> of plain runs at
+              that temperature, within the statistical error (block averages)
+  restart     a run of 2 x 1000 steps with a restart in between ends bitwise where a straight
+              run of 2000 steps does: positions, velocities, exchange state, exchange log, walk
+  demux       `pairmd demux` writes per-temperature trajectories: each frame is the frame of the
+              replica the walk puts at that temperature, and the kinetic temperature of each
+              file is its ladder temperature
+  signal      SIGINT to one rank (not to mpirun) stops every rank at one step, with checkpoints
+              of that step, exit 130; the ensemble restarts from them
+  kill        SIGKILL of one rank: mpirun ends the job, every replica's files stay readable
+              (trajectories, checkpoints, thermo) and the ensemble restarts from its checkpoints
+  failure     a replica that blows up stops the ensemble, the message names it, the others
+              close their files with checkpoints
+  config      bad ladders and K != ranks are config errors (exit 2), with file:line:key
+  nompi       without mpirun, a replicas section with K > 1 is a config error naming the reason
+              (runs in every build)
+Exit 77: skipped (this pairmd has no MPI, or mpirun is missing), with the reason.
+"""
+import csv
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+ENV = dict(os.environ, OMP_NUM_THREADS="1", OMP_WAIT_POLICY="PASSIVE")
+
+# A small LJ liquid (256 particles) on the CPU backend: fast enough for 2-4 replicas on 2 cores.
+BASE = """title: replica test
+units: lj
+steps: {steps}
+backend: cpu
+system:
+  types: [{{name: A, mass: 1.0}}]
+  lattice: {{kind: fcc, cells: 4, density: 0.8442}}
+force_field:
+  pair:
+    - potential: lj
+      cutoff: 2.5
+      coeffs: [{{types: [A, A], epsilon: 1.0, sigma: 1.0}}]
+integrator: {{kind: langevin, dt: 0.005, temperature: {T}, friction: 1.0, seed: 11}}
+output:
+  thermo_every: {thermo}
+  progress: off
+  checkpoint_every: {checkpoint}
+  trajectory: {{every: {traj}, velocities_every: {traj}, observables_every: {traj}, flush_seconds: 0.2}}
+"""
+
+
+def config(path, steps, replicas=None, T=1.2, thermo=20, checkpoint=1000, traj=100):
+    text = BASE.format(steps=steps, T=T, thermo=thermo, checkpoint=checkpoint, traj=traj)
+    if replicas:
+        text += "replicas:\n" + "".join(f"  {line}\n" for line in replicas.strip().splitlines())
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, **kw)
+    return p.returncode, p.stdout, p.stderr
+
+
+def mpirun(k, args, **kw):
+    return run(MPIRUN + ["-np", str(k), PAIRMD] + args, **kw)
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+    print("ok:", msg)
+
+
+def rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def column(rows_, prefix):
+    key = next(k for k in rows_[0] if k.startswith(prefix))
+    return np.array([float(r[key]) for r in rows_])
+
+
+def block_mean(x, blocks=10):
+    """Mean and its standard error from `blocks` block averages (correlated samples)."""
+    n = len(x) // blocks * blocks
+    b = np.asarray(x[:n]).reshape(blocks, -1).mean(axis=1)
+    return float(np.mean(x)), float(b.std(ddof=1) / math.sqrt(blocks))
+
+
+def walk(prefix):
+    w = rows(prefix + ".walk.csv")
+    return [(int(r["step"]), [int(r[k]) for k in r if k.startswith("replica")]) for r in w]
+
+
+def temperature_index(w, replica, step):
+    """The temperature index of `replica` at frame `step`: the last assignment at or before it."""
+    idx = None
+    for s, t in w:
+        if s <= step:
+            idx = t[replica]
+        else:
+            break
+    return idx
+
+
+# ---------------------------------------------------------------------------------------------
+
+def test_acceptance():
+    cfg = config("acc.yaml", 30000, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 20", traj=1000)
+    rc, out, err = mpirun(2, ["run", cfg], timeout=600)
+    check(rc == 0, f"2-replica exchange run completed (rc {rc}) {err[-2000:]}")
+    log = rows("acc.exchange.csv")
+    acc = np.array([int(r["accepted"]) for r in log])
+    ulo = np.array([float(r["energy_low"]) for r in log])
+    uhi = np.array([float(r["energy_high"]) for r in log])
+    # Leave out the first tenth (the lattice melting).
+    cut = len(log) // 10
+    acc, ulo, uhi = acc[cut:], ulo[cut:], uhi[cut:]
+    dbeta = 1 / 1.2 - 1 / 1.3
+    # Prediction: every sample at T_low against every sample at T_high, as if independent.
+    pred = float(np.mean(np.minimum(1.0, np.exp(dbeta * (ulo[:, None] - uhi[None, :])))))
+    obs, se = block_mean(acc.astype(float))
+    print(f"acceptance measured {obs:.4f} +- {se:.4f} over {len(acc)} attempts; predicted {pred:.4f}")
+    # The run's own report says the same numbers.
+    check("acceptance of each pair" in out, "the final report gives the acceptance")
+    check("round trips" in out, "the final report gives the round trips")
+    check(abs(obs - pred) < 4 * se + 0.02, f"measured acceptance {obs:.4f} matches the prediction {pred:.4f} "
+          f"(4 standard errors {4 * se:.4f} + 0.02)")
+    check(0.05 < pred < 0.95, "the two temperatures overlap enough for the test to mean something")
+    check(os.path.getsize("acc.walk.svg") > 500, "the walk plot acc.walk.svg is written")
+
+
+def test_pe():
+    ladder = [1.2, 1.3, 1.4, 1.5]
+    steps, cut = 24000, 4000
+    cfg = config("pe.yaml", steps, replicas=f"count: 4\ntemperatures: {ladder}\nexchange_every: 100", traj=100000)
+    rc, out, err = mpirun(4, ["run", cfg], timeout=900)
+    check(rc == 0, f"4-replica exchange run completed (rc {rc}) {err[-2000:]}")
+    w = walk("pe")
+    per_t = {t: [] for t in range(4)}
+    for r in range(4):
+        for row in rows(f"pe.r{r}.thermo.csv"):
+            s = int(row["step"])
+            if s < cut:
+                continue
+            pe = float(next(v for k, v in row.items() if k.startswith("potential_energy")))
+            per_t[temperature_index(w, r, s)].append(pe)
+    # Plain single-temperature runs of the same length, two at a time.
+    procs = []
+    for t, T in enumerate(ladder):
+        c = config(f"plain{t}.yaml", steps, T=T, traj=100000)
+        procs.append(subprocess.Popen([PAIRMD, "run", c], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        if len(procs) == 2 or t == 3:
+            for p in procs:
+                check(p.wait(timeout=900) == 0, "a plain run completed")
+            procs = []
+    for t, T in enumerate(ladder):
+        plain = [float(next(v for k, v in row.items() if k.startswith("potential_energy")))
+                 for row in rows(f"plain{t}.thermo.csv") if int(row["step"]) >= cut]
+        # Exchange samples at one temperature come from several replicas in turn; blocks in step
+        # order of each replica's rows are still correlated within a block only.
+        m1, e1 = block_mean(per_t[t])
+        m2, e2 = block_mean(plain)
+        tol = 4 * math.hypot(e1, e2)
+        print(f"T {T}: <PE> exchange {m1:.2f} +- {e1:.2f} ({len(per_t[t])} rows), plain {m2:.2f} +- {e2:.2f}")
+        check(abs(m1 - m2) < tol, f"<PE> at T {T} agrees with the plain run within 4 sigma ({abs(m1 - m2):.2f} < {tol:.2f})")
+    # And <PE> rises with T (the test can tell temperatures apart).
+    means = [np.mean(per_t[t]) for t in range(4)]
+    check(all(a < b for a, b in zip(means, means[1:])), "<PE> increases along the ladder")
+
+
+def checkpoint_state(path):
+    import h5py
+    with h5py.File(path, "r") as f:
+        ens = f["run/ensemble"][()].decode()
+        return (int(f["state"].attrs["step"]), f["state/position"][()], f["state/velocity"][()],
+                "\n".join(l for l in ens.splitlines() if not l.startswith("prefix")))
+
+
+def test_restart():
+    cfg = config("rs.yaml", 2000, replicas="count: 2\nmin_temperature: 1.2\nmax_temperature: 1.3\nexchange_every: 50",
+                 checkpoint=1000)
+    rc, _, err = mpirun(2, ["run", cfg], timeout=600)
+    check(rc == 0, f"straight run (rc {rc}) {err[-1500:]}")
+    rc, _, err = mpirun(2, ["run", cfg, "--output", "rb", "--steps", "1000"], timeout=600)
+    check(rc == 0, f"first half (rc {rc}) {err[-1500:]}")
+    rc, out, err = mpirun(2, ["run", cfg, "--restart", "rb.r{replica}.checkpoint.h5", "--steps", "2000"], timeout=600)
+    check(rc == 0, f"restart of the ensemble (rc {rc}) {err[-1500:]}")
+    for r in range(2):
+        a, b = checkpoint_state(f"rs.r{r}.checkpoint.h5"), checkpoint_state(f"rb.r{r}.checkpoint.h5")
+        check(a[0] == b[0] == 2000, f"replica {r}: both end at step 2000")
+        check(np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2]), f"replica {r}: positions and velocities bitwise equal")
+        check(a[3] == b[3], f"replica {r}: exchange state (ladder, assignment, counter, statistics) equal")
+        ta = [l for l in open(f"rs.r{r}.thermo.csv")]
+        tb = [l for l in open(f"rb.r{r}.thermo.csv")]
+        strip = lambda ls: [",".join(l.split(",")[:7]) for l in ls]  # without steps/s
+        check(strip(ta) == strip(tb), f"replica {r}: thermo rows equal")
+    for f in ("exchange.csv", "walk.csv"):
+        check(open("rs." + f).read() == open("rb." + f).read(), f"the {f} files are identical")
+
+
+def test_demux():
+    cfg = config("dm.yaml", 6000, replicas="count: 2\ntemperatures: [1.0, 2.0]\nexchange_every: 50", traj=50)
+    # Far-apart temperatures: few exchanges succeed, so the kinetic temperatures tell files apart.
+    rc, _, err = mpirun(2, ["run", cfg], timeout=600)
+    check(rc == 0, f"run (rc {rc}) {err[-1500:]}")
+    cfg2 = config("dm2.yaml", 6000, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", traj=50)
+    rc, _, err = mpirun(2, ["run", cfg2], timeout=600)
+    check(rc == 0, f"run with frequent exchanges (rc {rc}) {err[-1500:]}")
+    import h5py
+    for prefix, ladder in (("dm", [1.0, 2.0]), ("dm2", [1.2, 1.3])):
+        rc, out, err = run([PAIRMD, "demux", prefix])
+        check(rc == 0, f"pairmd demux {prefix} (rc {rc}) {err}")
+        w = walk(prefix)
+        moved = 0
+        for t, T in enumerate(ladder):
+            with h5py.File(f"{prefix}.T{t}.h5", "r") as f:
+                steps = f["particles/all/position/step"][()]
+                pos = f["particles/all/position/value"]
+                temp = f["observables/temperature/value"][()]
+                for i, s in enumerate(steps):
+                    r = next(r for r in range(2) if temperature_index(w, r, s) == t)
+                    moved += r != t
+                    with h5py.File(f"{prefix}.r{r}.h5", "r") as g:
+                        j = list(g["particles/all/position/step"][()]).index(s)
+                        if not np.array_equal(g["particles/all/position/value"][j], pos[i]):
+                            fail(f"{prefix}.T{t}.h5 frame {i} (step {s}) is not replica {r}'s frame")
+                m = float(np.mean(temp[len(temp) // 5:]))
+                print(f"{prefix}.T{t}.h5: {len(steps)} frames, mean kinetic temperature {m:.3f} (ladder {T})")
+                check(abs(m - T) < 0.08 * T, f"{prefix}.T{t}.h5 is at temperature {T} ({m:.3f})")
+        check(True, f"{prefix}: every frame is the one the walk names")
+        if prefix == "dm2":
+            check(moved > 0, "dm2: the demuxed files take frames from both replicas")
+
+
+def start_ensemble(prefix, cfg, k=2):
+    p = subprocess.Popen(MPIRUN + ["-np", str(k), PAIRMD, "run", cfg, "--output", prefix], env=ENV,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Wait until the ensemble runs (its exchange log has rows).
+    for _ in range(600):
+        if os.path.exists(prefix + ".exchange.csv") and len(open(prefix + ".exchange.csv").readlines()) > 20:
+            break
+        if p.poll() is not None:
+            fail("the ensemble ended early: " + p.stderr.read()[-2000:])
+        time.sleep(0.1)
+    return p
+
+
+def rank_pids(p):
+    """The ranks: the children of mpirun that run pairmd."""
+    out = subprocess.run(["pgrep", "-P", str(p.pid), "-f", PAIRMD], capture_output=True, text=True).stdout
+    return sorted(int(x) for x in out.split())
+
+
+def readable(prefix, k):
+    import h5py
+    for r in range(k):
+        p = f"{prefix}.r{r}"
+        with h5py.File(p + ".h5", "r") as f:
+            n = f["particles/all/position/value"].shape[0]
+            check(n > 0, f"{p}.h5 opens, {n} frames")
+        with h5py.File(p + ".checkpoint.h5", "r") as f:
+            check(int(f["state"].attrs["step"]) >= 0, f"{p}.checkpoint.h5 opens (step {int(f['state'].attrs['step'])})")
+        check(len(rows(p + ".thermo.csv")) > 0, f"{p}.thermo.csv parses")
+
+
+def test_signal():
+    cfg = config("sg.yaml", 10 ** 7, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", checkpoint=10 ** 6)
+    p = start_ensemble("sg", cfg)
+    pids = rank_pids(p)
+    check(len(pids) == 2, f"two ranks run ({pids})")
+    os.kill(pids[-1], signal.SIGINT)  # one rank only; the other learns it at the next meeting
+    out, err = p.communicate(timeout=120)
+    check(p.returncode == 130, f"the ensemble stops with exit 130 (got {p.returncode})")
+    check("interrupted" in err and "--restart sg.r{replica}.checkpoint.h5" in err, "the message says how to continue")
+    steps = [checkpoint_state(f"sg.r{r}.checkpoint.h5")[0] for r in range(2)]
+    check(steps[0] == steps[1] and steps[0] > 0, f"both replicas wrote a checkpoint of one step ({steps})")
+    readable("sg", 2)
+    rc, out, err = mpirun(2, ["run", cfg, "--restart", "sg.r{replica}.checkpoint.h5", "--steps", str(steps[0] + 200)],
+                          timeout=300)
+    check(rc == 0, f"the ensemble restarts from them (rc {rc}) {err[-1500:]}")
+
+
+def test_kill():
+    cfg = config("kl.yaml", 10 ** 7, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", checkpoint=500)
+    p = start_ensemble("kl", cfg)
+    time.sleep(1.5)  # past a checkpoint
+    pids = rank_pids(p)
+    check(len(pids) == 2, f"two ranks run ({pids})")
+    os.kill(pids[-1], signal.SIGKILL)
+    out, err = p.communicate(timeout=120)
+    check(p.returncode != 0, f"mpirun reports the failure (exit {p.returncode})")
+    readable("kl", 2)
+    check(len(rows("kl.exchange.csv")) > 0 and len(rows("kl.walk.csv")) > 0, "the exchange log and the walk parse")
+    steps = [checkpoint_state(f"kl.r{r}.checkpoint.h5")[0] for r in range(2)]
+    rc, out, err = mpirun(2, ["run", cfg, "--restart", "kl.r{replica}.checkpoint.h5", "--steps", str(max(steps) + 200)],
+                          timeout=300)
+    if steps[0] == steps[1]:
+        check(rc == 0, f"the ensemble restarts from the checkpoints of step {steps[0]} (rc {rc}) {err[-1500:]}")
+    else:
+        check(rc == 2 and "not of one step" in err, f"checkpoints of different steps {steps} are refused, exit 2")
+
+
+def test_failure():
+    cfg = config("fl.yaml", 3000, replicas="count: 2\ntemperatures: [1.2, 50000]\nexchange_every: 50")
+    rc, out, err = mpirun(2, ["run", cfg], timeout=300)
+    check(rc == 1, f"exit 1 (got {rc})")
+    check("replica 1 (fl.r1.*) failed" in err, "the message names the replica that failed")
+    check("max_step_displacement" in err, "and says why")
+    readable("fl", 2)
+
+
+def test_config():
+    cases = [
+        ("count: 3\ntemperatures: [1.2, 1.1, 1.4]", 3, "replicas.temperatures[1]", "must increase"),
+        ("count: 2\ntemperatures: [1.2, -1.0]", 2, "replicas.temperatures[1]", "> 0"),
+        ("count: 2\nmin_temperature: 1.3\nmax_temperature: 1.2", 2, "replicas.max_temperature", "above min_temperature"),
+        ("count: 3\ntemperatures: [1.2, 1.3]", 2, "replicas.count", "temperatures lists 2"),
+        ("count: 4\ntemperatures: [1.2, 1.3, 1.4, 1.5]", 2, "replicas.count", "need 4 MPI ranks"),
+        ("mode: independent\ncount: 2\ntemperatures: [1.2, 1.3]", 2, "replicas.temperatures", "mode: exchange"),
+    ]
+    for n, (rep, k, key, words) in enumerate(cases):
+        cfg = config(f"bad{n}.yaml", 100, replicas=rep)
+        rc, out, err = mpirun(k, ["run", cfg], timeout=120)
+        check(rc == 2 and key in err and words in err and f"bad{n}.yaml:" in err,
+              f"{rep.replace(chr(10), '; ')} on {k} ranks: exit 2 naming {key} ({err.strip().splitlines()[0] if err else ''})")
+        check(not any(f.startswith(f"bad{n}.") and not f.endswith(".yaml") for f in os.listdir(".")), "nothing was written")
+    rc, out, err = mpirun(2, ["run", config("none.yaml", 100)], timeout=120)
+    check(rc == 2 and "no replicas section" in err, "2 ranks without a replicas section: exit 2")
+
+
+def test_nompi():
+    cfg = config("nm.yaml", 100, replicas="count: 2\ntemperatures: [1.2, 1.3]")
+    env = {k: v for k, v in ENV.items() if not k.startswith(("OMPI_", "PMI", "PMIX"))}
+    p = subprocess.run([PAIRMD, "run", cfg], env=env, capture_output=True, text=True)
+    check(p.returncode == 2 and "need 2 MPI ranks" in p.stderr, f"K = 2 without mpirun: exit 2 ({p.stderr.strip()})")
+    # One replica runs anywhere, like a plain run (its files are nm1.r0.*).
+    cfg = config("nm1.yaml", 100, replicas="count: 1\ntemperatures: [1.2]")
+    p = subprocess.run([PAIRMD, "run", cfg], env=env, capture_output=True, text=True)
+    check(p.returncode == 0 and os.path.exists("nm1.r0.checkpoint.h5"), f"K = 1 runs without mpirun ({p.stderr[-500:]})")
+
+
+TESTS = {"acceptance": test_acceptance, "pe": test_pe, "restart": test_restart, "demux": test_demux,
+         "signal": test_signal, "kill": test_kill, "failure": test_failure, "config": test_config, "nompi": test_nompi}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4 or sys.argv[1] not in TESTS:
+        print(__doc__)
+        sys.exit(2)
+    name, PAIRMD, scratch = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
+    if name != "nompi":
+        version = subprocess.run([PAIRMD, "--version"], capture_output=True, text=True).stdout
+        if "mpi: yes" not in version:
+            print("SKIP: this pairmd was built without MPI (install libopenmpi-dev openmpi-bin: scripts/setup.sh)")
+            sys.exit(77)
+        if shutil.which("mpirun") is None:
+            print("SKIP: no mpirun on PATH (Debian's openmpi-bin)")
+            sys.exit(77)
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(scratch)
+    os.chdir(scratch)
+    TESTS[name]()
+    print("PASS")
