@@ -40,6 +40,10 @@
 #              (python_tests.log), then bench/python_overhead.py: a sim.run(1) loop, one
 #              sim.run(S) call and `pairmd run` per step at N = 4,000 on the GPU
 #              (python_overhead.{log,csv}; the target: the loop within 20 % of the program)
+#   multi_gpu  (issue 17; a machine with several GPUs) replica exchange with 1, 2 and 4 ranks per
+#              GPU, LJ liquid 62,500 and Kremer-Grest melt 64,000: aggregate timesteps/s against one
+#              replica, meeting cost, acceptance (multi_gpu.csv); files read back (demux) and the
+#              ensemble's restart checked bit for bit (multi_gpu_restart.log)
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
 set -uo pipefail
 # The SOP tests (tests/test_sop.cpp) read the protein structure from here (Debian's pymol-data
@@ -322,6 +326,64 @@ for stage in "${stages[@]}"; do
       )
       summary+=("sop: $(grep -c 'exit 0' "$OUT/sop.log") of 13 compares exit 0; $(ls "$OUT"/sop_*.csv 2>/dev/null | wc -l) CSVs")
       rm -rf "$w"
+      ;;
+    multi_gpu)
+      # Issue 17, on a machine with several GPUs: temperature replica exchange with one rank per
+      # GPU, then 2 and 4 ranks per GPU, on the LJ liquid (N = 62,500) and the Kremer-Grest melt
+      # (64,000 beads): aggregate timesteps/s against one replica on one GPU, the cost of a
+      # meeting of the ranks, the mean acceptance (multi_gpu.csv, mg_*/run.log). Then, on every
+      # GPU, the ensemble's files read back (pairmd demux) and a restart checked bit for bit
+      # (thermo rows, exchange log and walk of a stopped-and-restarted run = the straight run's).
+      if [[ ! -f "$B/mpi/env.sh" ]]; then summary+=("multi_gpu: no Open MPI in the bundle"); continue; fi
+      ngpu=$(nvidia-smi -L | wc -l)
+      echo "system,N,gpus,K,ranks_per_gpu,aggregate_steps_per_s,speedup_vs_one_replica,meeting_ms,mean_acceptance" > "$OUT/multi_gpu.csv"
+      for sys in lj kg; do
+        if [[ $sys == lj ]]; then
+          cfg=$PWD/configs/lj_liquid.yaml n=62500 size=(--set system.lattice.cells=25) lo=1.2 hi=1.5
+        else
+          cfg=$PWD/configs/kremer_grest.yaml n=64000 size=(--set system.chains.count=1280) lo=1.0 hi=1.2
+        fi
+        base=""
+        for k in 1 "$ngpu" $((2 * ngpu)) $((4 * ngpu)); do
+          dir=$OUT/mg_${sys}_k$k && mkdir -p "$dir"
+          if [[ $k == 1 ]]; then rep="replicas={mode: independent, count: 1, exchange_every: 1000}"
+          else rep="replicas={count: $k, min_temperature: $lo, max_temperature: $hi, exchange_every: 100}"; fi
+          ( source "$B/mpi/env.sh"; cd "$dir" && OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE \
+              mpirun --allow-run-as-root --oversubscribe -np "$k" "$B/pairmd" run "$cfg" --backend cuda --output mg \
+              "${size[@]}" --set steps=10000 --set 'output={thermo_every: 5000, progress: off}' --set "$rep" ) \
+            > "$dir/run.log" 2>&1
+          rc=$?
+          agg=$(sed -n 's/^ensemble: aggregate \([0-9.e+]*\) timesteps.*/\1/p' "$dir/run.log")
+          meet=$(sed -n 's/^ensemble: [0-9]* meetings of the ranks, \([0-9.e+]*\) ms each.*/\1/p' "$dir/run.log")
+          acc=$(awk '/^  T .*<->/ {s += $5; c++} END {if (c) printf "%.3f", s / c}' "$dir/run.log")
+          [[ $k == 1 ]] && base=$agg
+          echo "$sys,$n,$ngpu,$k,$(awk -v k=$k -v g=$ngpu 'BEGIN{printf "%g", (k < g ? k : k / g)}'),$agg,$(awk -v a="$agg" -v b="$base" 'BEGIN{if (b > 0) printf "%.2f", a / b}'),$meet,$acc" |
+            tee -a "$OUT/multi_gpu.csv"
+          [[ $rc == 0 ]] || { echo "multi_gpu: $sys K=$k exit $rc"; tail -5 "$dir/run.log"; }
+        done
+      done
+      # Files readable and restart bitwise, one rank per GPU (a small liquid, 2,000 steps).
+      d=$OUT/mg_restart && mkdir -p "$d"
+      lj=$PWD/configs/lj_liquid.yaml
+      (
+        source "$B/mpi/env.sh"; cd "$d" || exit 1
+        run=(mpirun --allow-run-as-root --oversubscribe -np "$ngpu" "$B/pairmd" run "$lj")
+        common=(--backend cuda --set system.lattice.cells=10 --set steps=2000
+                --set "replicas={count: $ngpu, min_temperature: 1.2, max_temperature: 1.4, exchange_every: 50}"
+                --set 'output={thermo_every: 100, checkpoint_every: 1000, progress: off, trajectory: {every: 100}}')
+        "${run[@]}" "${common[@]}" --output straight > straight.log 2>&1 || echo "straight run failed"
+        "${run[@]}" "${common[@]}" --output part --steps 1000 > part1.log 2>&1 || echo "first half failed"
+        "${run[@]}" "${common[@]}" --restart 'part.r{replica}.checkpoint.h5' --steps 2000 > part2.log 2>&1 || echo "restart failed"
+        same=1
+        for f in straight.r*.thermo.csv; do
+          g=part${f#straight}
+          cmp -s <(cut -d, -f1-7 "$f") <(cut -d, -f1-7 "$g") || { echo "differs: $f $g"; same=0; }
+        done
+        for f in exchange.csv walk.csv; do cmp -s straight.$f part.$f || { echo "differs: $f"; same=0; }; done
+        echo "restart bitwise: $same"
+        "$B/pairmd" demux straight > demux.log 2>&1 && echo "demux: files read back, $(ls straight.T*.h5 2>/dev/null | wc -l) per-temperature trajectories" || echo "demux failed: $(tail -2 demux.log)"
+      ) 2>&1 | tee "$OUT/multi_gpu_restart.log"
+      summary+=("multi_gpu: $(tail -n +2 "$OUT/multi_gpu.csv" | tr '\n' ' '); $(tr '\n' ' ' < "$OUT/multi_gpu_restart.log")")
       ;;
     *) echo "unknown stage $stage" ;;
   esac
