@@ -116,8 +116,7 @@ std::vector<double> ewald_potential_at(const ChargeList& c, const std::array<dou
           (*e[d])[m[d] - i] = std::conj((*e[d])[m[d] + i]);
         }
       }
-      for (size_t k = 0; k < nk; ++k)
-        Sl[k] += c.q[j] * ex[ks[k].x + m[0]] * ey[ks[k].y + m[1]] * ez[ks[k].z + m[2]];
+      for (size_t k = 0; k < nk; ++k) Sl[k] += c.q[j] * ex[ks[k].x + m[0]] * ey[ks[k].y + m[1]] * ez[ks[k].z + m[2]];
     }
 #pragma omp critical
     for (size_t k = 0; k < nk; ++k) S[k] += Sl[k];

@@ -33,7 +33,7 @@ class EwaldKernel {
  private:
   std::array<double, 3> L_;
   double beta_ = 0, background_ = 0;
-  std::vector<std::array<double, 3>> images_;   // n L within the real-space cutoff of any d in the box
+  std::vector<std::array<double, 3>> images_;    // n L within the real-space cutoff of any d in the box
   std::vector<std::array<double, 4>> kvectors_;  // half space: kx, ky, kz, 2 * (4 pi / V) exp(-k^2/4b^2) / k^2
 };
 

@@ -66,7 +66,8 @@ std::vector<PlacedIon> place_ions(Grid3& g, const std::vector<Vec3d>& particles,
         << s.min_distance << " from every particle and placed ion (smaller --min-distance or a larger region)";
       throw std::runtime_error(m.str());
     }
-    const int i = static_cast<int>(best % nx), j = static_cast<int>((best / nx) % ny), k = static_cast<int>(best / (static_cast<size_t>(nx) * ny));
+    const int i = static_cast<int>(best % nx), j = static_cast<int>((best / nx) % ny),
+              k = static_cast<int>(best / (static_cast<size_t>(nx) * ny));
     Vec3d x{g.origin[0] + i * g.spacing[0], g.origin[1] + j * g.spacing[1], g.origin[2] + k * g.spacing[2]};
     PlacedIon ion{x, g.values[best], s.charge * g.values[best]};
     // The ion's own potential, open boundaries like the map.

@@ -23,9 +23,9 @@ struct IonPlacementSettings {
 };
 
 struct PlacedIon {
-  Vec3d position;     // a lattice point (wrapped into the box when it is periodic)
-  double potential;   // V there before the ion was placed (with the earlier ions)
-  double energy;      // charge * potential
+  Vec3d position;    // a lattice point (wrapped into the box when it is periodic)
+  double potential;  // V there before the ion was placed (with the earlier ions)
+  double energy;     // charge * potential
 };
 
 // `map` gets every placed ion's potential added. Distances use the minimum image when `box` is

@@ -127,11 +127,11 @@ int stencil_points(const std::array<double, 3>& h, double a) {
 
 // Work of each step, in units that the per-backend rates of estimate_map_cost turn into seconds.
 struct Work {
-  double exact = 0;        // atom-point evaluations of the exact sum
-  double short_visits = 0; // atom-point pairs the short-range tiles visit
-  double grid = 0;         // grid multiply-adds: level stencils, top level, restriction, prolongation
-  double points = 0;       // lattice points (interpolation)
-  double atoms = 0;        // atoms (binning, anterpolation)
+  double exact = 0;         // atom-point evaluations of the exact sum
+  double short_visits = 0;  // atom-point pairs the short-range tiles visit
+  double grid = 0;          // grid multiply-adds: level stencils, top level, restriction, prolongation
+  double points = 0;        // lattice points (interpolation)
+  double atoms = 0;         // atoms (binning, anterpolation)
 };
 
 Work work_of(const std::vector<MsmLevel>& levels, int S, int P, double a, size_t natoms, double atom_volume,
@@ -141,7 +141,8 @@ Work work_of(const std::vector<MsmLevel>& levels, int S, int P, double a, size_t
   w.exact = points * static_cast<double>(natoms);
   // The atoms a tile's rows hold: a ball of radius a grown by half the tile's extent and one cell.
   double t = 0, hmax = 0;
-  for (int d = 0; d < 3; ++d) t += (std::min(g.dims[d], kTile) - 1) * g.spacing[d] / 3, hmax = std::max(hmax, levels[0].h[d]);
+  for (int d = 0; d < 3; ++d)
+    t += (std::min(g.dims[d], kTile) - 1) * g.spacing[d] / 3, hmax = std::max(hmax, levels[0].h[d]);
   const double reach = a + 0.5 * t + hmax;
   const double density = static_cast<double>(natoms) / std::max(atom_volume, 1e-300);
   w.short_visits = points * std::min(static_cast<double>(natoms), density * 4.18879 * reach * reach * reach);
@@ -184,7 +185,8 @@ double choose_cutoff(const MsmParams& p, double floor, const Extent& atoms, cons
   double smax = std::max({g.spacing[0], g.spacing[1], g.spacing[2]});
   const double a_min = std::max(4 * floor, 2 * smax);
   double a_max = 0;
-  for (int d = 0; d < 3; ++d) a_max = std::max(a_max, p.periodic ? box[d] : std::max(atoms.hi[d] - atoms.lo[d], g.dims[d] * g.spacing[d]));
+  for (int d = 0; d < 3; ++d)
+    a_max = std::max(a_max, p.periodic ? box[d] : std::max(atoms.hi[d] - atoms.lo[d], g.dims[d] * g.spacing[d]));
   a_max = std::max(a_min, 0.5 * a_max);
   const double ratio = default_ratio(p.order, p.periodic);
   double best_a = a_min, best = std::numeric_limits<double>::infinity();
@@ -201,7 +203,8 @@ double choose_cutoff(const MsmParams& p, double floor, const Extent& atoms, cons
     if (levels[0].size() > kMaxGridPoints) continue;
     const int S = stencil_points(levels[0].h, a);
     levels = level_geometry(p.periodic, p.order, h, atoms, g, box, &origin, S);
-    const double s = seconds_of(work_of(levels, S, p.order, a, natoms, atom_volume(atoms, p.periodic, box, a), g), rates(gpu));
+    const double s =
+        seconds_of(work_of(levels, S, p.order, a, natoms, atom_volume(atoms, p.periodic, box, a), g), rates(gpu));
     if (s < best) best = s, best_a = a;
   }
   return best_a;
@@ -262,8 +265,10 @@ void fill_top(MsmPlan& plan) {
     for (int z = 0; z < wz; ++z)
       for (int y = 0; y < wy; ++y)
         for (int x = 0; x < wx; ++x) {
-          const double dx = (x - t.dims[0] + 1) * t.h[0], dy = (y - t.dims[1] + 1) * t.h[1], dz = (z - t.dims[2] + 1) * t.h[2];
-          plan.top[(static_cast<size_t>(z) * wy + y) * wx + x] = msm::softened(c, plan.split, aL, std::sqrt(dx * dx + dy * dy + dz * dz));
+          const double dx = (x - t.dims[0] + 1) * t.h[0], dy = (y - t.dims[1] + 1) * t.h[1],
+                       dz = (z - t.dims[2] + 1) * t.h[2];
+          plan.top[(static_cast<size_t>(z) * wy + y) * wx + x] =
+              msm::softened(c, plan.split, aL, std::sqrt(dx * dx + dy * dy + dz * dz));
         }
     return;
   }
@@ -286,8 +291,10 @@ void fill_top(MsmPlan& plan) {
               const double e[3] = {d[0] + ix * L[0], d[1] + iy * L[1], d[2] + iz * L[2]};
               const double r = std::sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
               const bool self = ix == 0 && iy == 0 && iz == 0;
-              if (self) k += r < aL ? msm::softened(c, plan.split, aL, r) : 1.0 / r;
-              else if (r < aL) k -= 1.0 / r - msm::softened(c, plan.split, aL, r);
+              if (self)
+                k += r < aL ? msm::softened(c, plan.split, aL, r) : 1.0 / r;
+              else if (r < aL)
+                k -= 1.0 / r - msm::softened(c, plan.split, aL, r);
             }
         plan.top[(static_cast<size_t>(z) * t.dims[1] + y) * t.dims[0] + x] = k;
       }
@@ -298,7 +305,8 @@ void fill_top(MsmPlan& plan) {
 std::string MsmPlan::describe() const {
   std::ostringstream s;
   s << "msm: a = " << a << ", h = " << levels[0].h[0];
-  if (levels[0].h[1] != levels[0].h[0] || levels[0].h[2] != levels[0].h[0]) s << " x " << levels[0].h[1] << " x " << levels[0].h[2];
+  if (levels[0].h[1] != levels[0].h[0] || levels[0].h[2] != levels[0].h[0])
+    s << " x " << levels[0].h[1] << " x " << levels[0].h[2];
   s << ", " << (order == 4 ? "cubic" : "quintic") << ", " << (periodic ? "periodic" : "open") << ", " << levels.size()
     << " level(s):";
   for (const MsmLevel& l : levels) s << " " << l.dims[0] << "x" << l.dims[1] << "x" << l.dims[2];
@@ -306,9 +314,11 @@ std::string MsmPlan::describe() const {
 }
 
 MsmPlan make_msm_plan(const ChargeList& c, const Grid3& g, const MsmParams& p, double floor, const Box* box) {
-  if (p.order != 4 && p.order != 6) throw std::invalid_argument("msm: the interpolation order must be 4 (cubic) or 6 (quintic)");
+  if (p.order != 4 && p.order != 6)
+    throw std::invalid_argument("msm: the interpolation order must be 4 (cubic) or 6 (quintic)");
   if (!(floor > 0)) throw std::invalid_argument("msm: the distance floor must be > 0");
-  if (!(p.cutoff >= 0) || !(p.grid_spacing >= 0)) throw std::invalid_argument("msm: cutoff and grid spacing must be >= 0");
+  if (!(p.cutoff >= 0) || !(p.grid_spacing >= 0))
+    throw std::invalid_argument("msm: cutoff and grid spacing must be >= 0");
   if (g.size() == 0) throw std::invalid_argument("msm: empty lattice");
   MsmPlan plan;
   plan.periodic = p.periodic;
@@ -341,8 +351,10 @@ MsmPlan make_msm_plan(const ChargeList& c, const Grid3& g, const MsmParams& p, d
   plan.grid_origin = origin;
   if (plan.levels.size() > 1) fill_stencil(plan);
   fill_top(plan);
-  if (p.order == 4) fill_interp<4>(plan);
-  else fill_interp<6>(plan);
+  if (p.order == 4)
+    fill_interp<4>(plan);
+  else
+    fill_interp<6>(plan);
   return plan;
 }
 
@@ -407,7 +419,8 @@ Binned bin_atoms(const msm::BinGrid<double>& b, const MsmAtoms& a) {
 }
 
 template <int K>
-void short_range_tiles(const MsmPlan& plan, const Binned& bins, const msm::BinGrid<double>& bg, std::vector<double>& out) {
+void short_range_tiles(const MsmPlan& plan, const Binned& bins, const msm::BinGrid<double>& bg,
+                       std::vector<double>& out) {
   const int nx = plan.lattice_dims[0], ny = plan.lattice_dims[1], nz = plan.lattice_dims[2];
   const int tx = (nx + kTile - 1) / kTile, ty = (ny + kTile - 1) / kTile, tz = (nz + kTile - 1) / kTile;
   const double a = plan.a, a2 = a * a, floor2 = plan.floor * plan.floor;
@@ -561,7 +574,8 @@ void prolong_level(const MsmLevel& f, const MsmLevel& c, bool periodic, const st
 
 // e = scale * (stencil * q) on level l: q padded by the stencil radius (zeros, or wrapped copies
 // where periodic), then rows of the output accumulate shifted rows of the padded input.
-void level_sum(const MsmPlan& plan, const MsmLevel& l, double scale, const std::vector<double>& q, std::vector<double>& e) {
+void level_sum(const MsmPlan& plan, const MsmLevel& l, double scale, const std::vector<double>& q,
+               std::vector<double>& e) {
   const int* R = plan.radius.data();
   const int px = l.dims[0] + 2 * R[0], py = l.dims[1] + 2 * R[1], pz = l.dims[2] + 2 * R[2];
   std::vector<double> pad(static_cast<size_t>(px) * py * pz, 0.0);
@@ -571,10 +585,14 @@ void level_sum(const MsmPlan& plan, const MsmLevel& l, double scale, const std::
         int s[3] = {x - R[0], y - R[1], z - R[2]};
         bool inside = true;
         for (int d = 0; d < 3; ++d) {
-          if (plan.periodic) s[d] = msm::wrap_index(s[d], l.dims[d]);
-          else inside = inside && s[d] >= 0 && s[d] < l.dims[d];
+          if (plan.periodic)
+            s[d] = msm::wrap_index(s[d], l.dims[d]);
+          else
+            inside = inside && s[d] >= 0 && s[d] < l.dims[d];
         }
-        if (inside) pad[(static_cast<size_t>(z) * py + y) * px + x] = q[(static_cast<size_t>(s[2]) * l.dims[1] + s[1]) * l.dims[0] + s[0]];
+        if (inside)
+          pad[(static_cast<size_t>(z) * py + y) * px + x] =
+              q[(static_cast<size_t>(s[2]) * l.dims[1] + s[1]) * l.dims[0] + s[0]];
       }
   const int wx = 2 * R[0] + 1, wy = 2 * R[1] + 1;
   e.assign(l.size(), 0.0);
@@ -605,17 +623,21 @@ void top_sum(const MsmPlan& plan, const std::vector<double>& q, std::vector<doub
   const long n = static_cast<long>(t.size());
 #pragma omp parallel for schedule(static)
   for (long m = 0; m < n; ++m) {
-    const int mx = static_cast<int>(m % D[0]), my = static_cast<int>((m / D[0]) % D[1]), mz = static_cast<int>(m / (static_cast<long>(D[0]) * D[1]));
+    const int mx = static_cast<int>(m % D[0]), my = static_cast<int>((m / D[0]) % D[1]),
+              mz = static_cast<int>(m / (static_cast<long>(D[0]) * D[1]));
     double sum = 0;
     for (int z = 0; z < D[2]; ++z)
       for (int y = 0; y < D[1]; ++y) {
         const double* qrow = q.data() + (static_cast<size_t>(z) * D[1] + y) * D[0];
         if (plan.periodic) {
-          const double* krow = plan.top.data() + (static_cast<size_t>(msm::wrap_index(mz - z, D[2])) * D[1] + msm::wrap_index(my - y, D[1])) * D[0];
+          const double* krow =
+              plan.top.data() +
+              (static_cast<size_t>(msm::wrap_index(mz - z, D[2])) * D[1] + msm::wrap_index(my - y, D[1])) * D[0];
           for (int x = 0; x < D[0]; ++x) sum += krow[msm::wrap_index(mx - x, D[0])] * qrow[x];
         } else {
           const int wx = 2 * D[0] - 1, wy = 2 * D[1] - 1;
-          const double* krow = plan.top.data() + (static_cast<size_t>(mz - z + D[2] - 1) * wy + (my - y + D[1] - 1)) * wx + mx + D[0] - 1;
+          const double* krow = plan.top.data() +
+                               (static_cast<size_t>(mz - z + D[2] - 1) * wy + (my - y + D[1] - 1)) * wx + mx + D[0] - 1;
           for (int x = 0; x < D[0]; ++x) sum += krow[-x] * qrow[x];
         }
       }
@@ -628,10 +650,12 @@ std::vector<double> grid_potential(const MsmPlan& plan, const MsmAtoms& atoms) {
   const size_t L = plan.levels.size();
   std::vector<std::vector<double>> q(L), e(L);
   anterpolate<P>(plan, atoms, q[0]);
-  for (size_t l = 0; l + 1 < L; ++l) restrict_level<P>(plan.levels[l], plan.levels[l + 1], plan.periodic, q[l], q[l + 1]);
+  for (size_t l = 0; l + 1 < L; ++l)
+    restrict_level<P>(plan.levels[l], plan.levels[l + 1], plan.periodic, q[l], q[l + 1]);
   for (size_t l = 0; l + 1 < L; ++l) level_sum(plan, plan.levels[l], std::ldexp(1.0, -static_cast<int>(l)), q[l], e[l]);
   top_sum(plan, q[L - 1], e[L - 1]);
-  for (size_t l = L - 1; l > 0; --l) prolong_level<P>(plan.levels[l - 1], plan.levels[l], plan.periodic, e[l], e[l - 1]);
+  for (size_t l = L - 1; l > 0; --l)
+    prolong_level<P>(plan.levels[l - 1], plan.levels[l], plan.periodic, e[l], e[l - 1]);
   return e[0];
 }
 
@@ -661,9 +685,12 @@ void interpolate(const MsmPlan& plan, const std::vector<double>& e, std::vector<
     double* o = out.data() + static_cast<size_t>(r) * nx;
     for (int c = 0; c < P; ++c)
       for (int b = 0; b < P; ++b) {
-        const double w = plan.interp_weight[2][static_cast<size_t>(k) * P + c] * plan.interp_weight[1][static_cast<size_t>(j) * P + b];
-        const double* src = t1.data() + (static_cast<size_t>(plan.interp_index[2][static_cast<size_t>(k) * P + c]) * gy +
-                                         plan.interp_index[1][static_cast<size_t>(j) * P + b]) * nx;
+        const double w = plan.interp_weight[2][static_cast<size_t>(k) * P + c] *
+                         plan.interp_weight[1][static_cast<size_t>(j) * P + b];
+        const double* src =
+            t1.data() + (static_cast<size_t>(plan.interp_index[2][static_cast<size_t>(k) * P + c]) * gy +
+                         plan.interp_index[1][static_cast<size_t>(j) * P + b]) *
+                            nx;
 #pragma omp simd
         for (int i = 0; i < nx; ++i) o[i] += w * src[i];
       }
@@ -693,8 +720,10 @@ std::vector<double> msm_grid_potential_cpu(const MsmPlan& plan, const MsmAtoms& 
 void msm_long_range_cpu(const MsmPlan& plan, const MsmAtoms& atoms, std::vector<double>& out) {
   if (atoms.q.empty()) return;
   const std::vector<double> e = msm_grid_potential_cpu(plan, atoms);
-  if (plan.order == 4) interpolate<4>(plan, e, out);
-  else interpolate<6>(plan, e, out);
+  if (plan.order == 4)
+    interpolate<4>(plan, e, out);
+  else
+    interpolate<6>(plan, e, out);
 }
 
 MsmPlan potential_msm_cpu(const ChargeList& c, double k_e, double floor, const MsmParams& params, const Box* box,
@@ -769,7 +798,8 @@ MapCost estimate_map_cost(const MsmPlan& plan, size_t natoms, bool gpu) {
   Grid3 g;
   g.dims = plan.lattice_dims;
   g.spacing = plan.lattice_spacing;
-  const int S = static_cast<int>(std::count_if(plan.stencil.begin(), plan.stencil.end(), [](double w) { return w != 0; }));
+  const int S =
+      static_cast<int>(std::count_if(plan.stencil.begin(), plan.stencil.end(), [](double w) { return w != 0; }));
   const Work w = work_of(plan.levels, S, plan.order, plan.a, natoms, plan.atom_volume, g);
   const Rates r = rates(gpu);
   return {w.exact * r.exact, seconds_of(w, r)};
@@ -796,7 +826,8 @@ MapAccuracy sampled_accuracy(const ChargeList& c, double k_e, double floor, cons
     const size_t p = idx[s];
     const int i = static_cast<int>(p % map.dims[0]), j = static_cast<int>((p / map.dims[0]) % map.dims[1]),
               k = static_cast<int>(p / (static_cast<size_t>(map.dims[0]) * map.dims[1]));
-    pts[s] = {map.origin[0] + i * map.spacing[0], map.origin[1] + j * map.spacing[1], map.origin[2] + k * map.spacing[2]};
+    pts[s] = {map.origin[0] + i * map.spacing[0], map.origin[1] + j * map.spacing[1],
+              map.origin[2] + k * map.spacing[2]};
   }
   std::vector<double> exact;
   if (periodic_box) {

@@ -52,10 +52,10 @@ struct MsmLevel {
 // Everything both backends need, in double. Coordinates are relative to lattice point (0,0,0).
 struct MsmPlan {
   bool periodic = false;
-  int order = 4;   // P
-  int split = 2;   // K (Taylor order of the softening)
-  double a = 0;    // splitting distance
-  double h_target = 0;  // the finest spacing asked for (periodic grids round it down to divide the box)
+  int order = 4;           // P
+  int split = 2;           // K (Taylor order of the softening)
+  double a = 0;            // splitting distance
+  double h_target = 0;     // the finest spacing asked for (periodic grids round it down to divide the box)
   double atom_volume = 0;  // the atoms' bounding box (each edge at least a; periodic: the box), for costs
   double floor = 0;
   std::array<double, 5> coef{};  // g_a(r) = sum_j coef[j] r^(2j) below a
@@ -115,8 +115,8 @@ std::vector<double> msm_grid_potential_cpu(const MsmPlan& plan, const MsmAtoms& 
 double compute_msm_potential(const MsmPlan& plan, const ChargeList& charges, double k_e, bool gpu, Grid3& grid);
 
 // The CPU reference in one call (plan from params). Returns the plan it used.
-MsmPlan potential_msm_cpu(const ChargeList& charges, double k_e, double floor, const MsmParams& params,
-                          const Box* box, Grid3& grid);
+MsmPlan potential_msm_cpu(const ChargeList& charges, double k_e, double floor, const MsmParams& params, const Box* box,
+                          Grid3& grid);
 
 // The plan and the atoms in the GPU's form (float), for tests that run the kernels part by part.
 dcs::MsmGpuPlan msm_gpu_plan(const MsmPlan& plan);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -82,9 +82,7 @@ MapKernel resolve_map_kernel(MapKernel requested, std::string* why) {
   return requested;
 }
 
-std::string potential_unit(const Units& units) {
-  return std::string(units.energy_unit()) + "/" + units.charge_unit();
-}
+std::string potential_unit(const Units& units) { return std::string(units.energy_unit()) + "/" + units.charge_unit(); }
 
 Grid3 map_lattice(const SystemState& s, const MapSettings& settings, const Units& units) {
   const double h = settings.spacing;
@@ -207,7 +205,8 @@ PotentialMapSeries::PotentialMapSeries(const MapSettings& settings, const Units&
     throw std::invalid_argument("potential map: coarsen must be 4, 8 or 16");
   method_ = parse_map_method(settings.method);
   if (settings.boundary != "open" && settings.boundary != "periodic")
-    throw std::invalid_argument("potential map: unknown boundary '" + settings.boundary + "' (expected open or periodic)");
+    throw std::invalid_argument("potential map: unknown boundary '" + settings.boundary +
+                                "' (expected open or periodic)");
   if (settings.boundary == "periodic" && method_ == MapMethod::Exact)
     throw std::invalid_argument(
         "potential map: the exact sum counts no periodic images; boundary periodic needs method msm or auto");
@@ -260,8 +259,10 @@ void PotentialMapSeries::resolve_method(const ChargeList& charges, const Box& bo
   if (settings_.boundary == "periodic" && !box.periodic)
     throw std::invalid_argument("potential map: boundary periodic needs a periodic simulation box");
   const bool gpu = kernel_ != MapKernel::Cpu;
-  if (method_ == MapMethod::Auto) method_ = choose_map_method(charges, last_, settings_, box, gpu, &method_why_);
-  else method_why_ = map_method_name(method_);
+  if (method_ == MapMethod::Auto)
+    method_ = choose_map_method(charges, last_, settings_, box, gpu, &method_why_);
+  else
+    method_why_ = map_method_name(method_);
   if (method_ == MapMethod::Msm) {
     // Kernel names other than cpu and auto belong to the exact sum; msm has one GPU path.
     why_ = gpu ? "msm GPU kernels (" + why_ + ")" : std::string("msm CPU reference (double precision, OpenMP)");
@@ -293,7 +294,8 @@ double PotentialMapSeries::compute_msm(const ChargeList& charges, const Box& box
 std::string PotentialMapSeries::summary() const {
   if (method_ != MapMethod::Msm) return "Direct Coulomb Summation";
   std::ostringstream s;
-  s << "multilevel summation" << (settings_.boundary == "periodic" ? ", periodic (every image, neutralising background)" : "");
+  s << "multilevel summation"
+    << (settings_.boundary == "periodic" ? ", periodic (every image, neutralising background)" : "");
   if (accuracy_.samples > 0) {
     char b[64];
     std::snprintf(b, sizeof b, "%.2e", accuracy_.rel_rms);
@@ -310,8 +312,10 @@ const Grid3& PotentialMapSeries::add(const SystemState& s) {
   }
   const ChargeList charges = charged_particles(s);
   if (frames_ == 0) resolve_method(charges, s.box);
-  if (method_ == MapMethod::Msm) seconds_ += compute_msm(charges, s.box);
-  else seconds_ += compute_potential(kernel_, charges, units_.coulomb, settings_.floor(), last_, settings_.coarsen);
+  if (method_ == MapMethod::Msm)
+    seconds_ += compute_msm(charges, s.box);
+  else
+    seconds_ += compute_potential(kernel_, charges, units_.coulomb, settings_.floor(), last_, settings_.coarsen);
   evaluations_ += static_cast<double>(charges.size()) * static_cast<double>(last_.size());
   for (size_t p = 0; p < sum_.size(); ++p) sum_[p] += last_.values[p];
   ++frames_;

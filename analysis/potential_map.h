@@ -58,10 +58,10 @@ MapKernel resolve_map_kernel(MapKernel requested, std::string* why);
 struct MapSettings {
   std::string region = "box";  // box: the simulation box; particles: their bounding box + padding
   double spacing = 1.0;
-  double padding = 5.0;        // region particles only
-  double min_distance = 0.0;   // distance floor; <= 0: spacing / 2
+  double padding = 5.0;       // region particles only
+  double min_distance = 0.0;  // distance floor; <= 0: spacing / 2
   std::string kernel = "auto";
-  int coarsen = 8;             // points per thread of the coarsened GPU kernels (4, 8, 16)
+  int coarsen = 8;                // points per thread of the coarsened GPU kernels (4, 8, 16)
   std::string method = "exact";   // exact | msm | auto
   std::string boundary = "open";  // open | periodic (every image and a neutralising background; msm)
   double msm_cutoff = 0;          // multilevel summation: splitting distance a; 0 = automatic
@@ -162,7 +162,7 @@ FrameRange parse_frame_range(const std::string& text);
 // Adds the frames of `range` to `series`; `read(frame)` returns frame `frame` and throws once it
 // is past the end. An open range ends at the first frame that cannot be read after at least one
 // was (`note` gets why); any other failure propagates. Returns the number of frames added.
-int64_t map_frames(const std::function<SystemState(int64_t)>& read, const FrameRange& range,
-                   PotentialMapSeries& series, std::string* note = nullptr);
+int64_t map_frames(const std::function<SystemState(int64_t)>& read, const FrameRange& range, PotentialMapSeries& series,
+                   std::string* note = nullptr);
 
 }  // namespace pairmd

@@ -50,7 +50,8 @@ MemoryEstimate estimate_backend_memory(const std::string& backend, const Model& 
   double pairs = 0;
   for (const PairTerm& t : ff.pair_terms) pairs += pairs_per_particle(t, skin, size);
   // Excluded partners per particle: 2 per bond (1-2), about 3x that with 1-3 exclusions too.
-  const double excluded = ff.exclusions == ExclusionPolicy::None ? 0.0 : (ff.exclusions == ExclusionPolicy::Angles ? 6.0 : 2.0);
+  const double excluded =
+      ff.exclusions == ExclusionPolicy::None ? 0.0 : (ff.exclusions == ExclusionPolicy::Angles ? 6.0 : 2.0);
   const double per_bond = 12.0 + 4.0 * excluded;
   if (backend == "cuda") {
     // The default strategy (docs/gpu.md): ~220 bytes per particle (positions twice, velocities,

@@ -17,15 +17,15 @@
 namespace pairmd {
 
 struct BackendStats {
-  int64_t list_builds = 0;     // Verlet list builds so far
-  int64_t steps = 0;           // steps advanced so far
-  double seconds_total = 0;    // wall time in advance()
-  double seconds_list = 0;     // of which in list builds (where measured)
-  double seconds_force = 0;    // of which in force kernels (where measured)
+  int64_t list_builds = 0;   // Verlet list builds so far
+  int64_t steps = 0;         // steps advanced so far
+  double seconds_total = 0;  // wall time in advance()
+  double seconds_list = 0;   // of which in list builds (where measured)
+  double seconds_force = 0;  // of which in force kernels (where measured)
   double seconds_integrate = 0;
-  size_t device_bytes = 0;     // memory the backend holds on its device
+  size_t device_bytes = 0;  // memory the backend holds on its device
   int64_t list_capacity_growths = 0;
-  std::string detail;          // anything backend-specific worth a log line
+  std::string detail;  // anything backend-specific worth a log line
 };
 
 // A particle left the sane region or became NaN, or a bond broke: the run cannot go on.
@@ -99,8 +99,8 @@ bool cuda_device_memory(double* free_bytes, double* total_bytes);
 
 // "cpu", "cuda", or "auto" (cuda where a GPU exists, else cpu). `why` gets a one-line
 // explanation of the choice for the log.
-std::unique_ptr<Backend> make_backend(const std::string& name, const Model& model,
-                                      const SystemState& initial, std::string* why = nullptr);
+std::unique_ptr<Backend> make_backend(const std::string& name, const Model& model, const SystemState& initial,
+                                      std::string* why = nullptr);
 
 // The GPU this process's CUDA backend uses: `local_rank` modulo the number of GPUs (several
 // processes of a node may share one). Returns the device index and the count (-1, 0: no GPU, or a

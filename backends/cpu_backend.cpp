@@ -80,7 +80,8 @@ CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
     bond_terms_.push_back(std::make_unique<BondData>());
     BondData& term = *bond_terms_.back();
     term.kind = list.kind;
-    term.table = dispatch_bond<double>(list.kind, [&](auto eval) { return make_pair_list_table<decltype(eval)>(list); });
+    term.table =
+        dispatch_bond<double>(list.kind, [&](auto eval) { return make_pair_list_table<decltype(eval)>(list); });
     term.bonds = list.data->pairs;
     term.name = list.name;
   }
@@ -137,9 +138,9 @@ struct MinImage {
 // list lies in the skin, and a branch on it is mispredicted often); the second calls the
 // evaluator on those. The sums are the same as with one pass: skipped pairs add nothing.
 template <typename Eval, bool kEnergy>
-void pair_term_forces(const typename Eval::Params* table, int ntypes, double rcut_max_sq,
-                      const VerletList& list, const SystemState& s, Vec3d* f, double& energy,
-                      double& virial, std::vector<CloseNeighbour>& close) {
+void pair_term_forces(const typename Eval::Params* table, int ntypes, double rcut_max_sq, const VerletList& list,
+                      const SystemState& s, Vec3d* f, double& energy, double& virial,
+                      std::vector<CloseNeighbour>& close) {
   const int n = static_cast<int>(s.size());
   const int* offsets = list.offsets().data();
   const int* neigh = list.neighbors().data();
@@ -188,8 +189,8 @@ void pair_term_forces(const typename Eval::Params* table, int ntypes, double rcu
 
 // Bonds of one kind. Returns the index of a broken bond, or -1.
 template <typename Eval, bool kEnergy>
-long bond_forces(const typename Eval::Params* table, const std::vector<Bond>& bonds,
-                 const SystemState& s, Vec3d* f, double& energy, double& virial) {
+long bond_forces(const typename Eval::Params* table, const std::vector<Bond>& bonds, const SystemState& s, Vec3d* f,
+                 double& energy, double& virial) {
   long broken = -1;
   double e = 0.0, w = 0.0;
   const long nb = static_cast<long>(bonds.size());
@@ -249,9 +250,11 @@ void CpuBackend::compute_forces(Observables* obs) {
         const double rc_sq = d.list.cutoff() * d.list.cutoff();
         std::vector<CloseNeighbour>& close = thread_close_[thread_id()];
         if (obs)
-          pair_term_forces<Eval, true>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), my_energy[t], my_virial, close);
+          pair_term_forces<Eval, true>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), my_energy[t], my_virial,
+                                       close);
         else
-          pair_term_forces<Eval, false>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), my_energy[t], my_virial, close);
+          pair_term_forces<Eval, false>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), my_energy[t], my_virial,
+                                        close);
       });
     }
     for (size_t t = 0; t < bond_terms_.size(); ++t) {
@@ -304,8 +307,8 @@ void CpuBackend::compute_forces(Observables* obs) {
     std::ostringstream msg;
     const BondData& term = *bond_terms_[broken_term];
     msg << "step " << state_.step << ": " << bond_kind_name(term.kind)
-        << (term.name.empty() ? std::string(" bond") : " pair of pair list '" + term.name + "'") << " between particles "
-        << b.i << " and " << b.j << " at r = " << std::sqrt(dot(d, d))
+        << (term.name.empty() ? std::string(" bond") : " pair of pair list '" + term.name + "'")
+        << " between particles " << b.i << " and " << b.j << " at r = " << std::sqrt(dot(d, d))
         << ", beyond its maximum extension (time step too large, or overlapping start configuration?)";
     throw SimulationBlowup(msg.str());
   }
@@ -338,8 +341,8 @@ void CpuBackend::check_sane(int64_t step) const {
     if (std::isfinite(dot(v, v)) && std::isfinite(dot(f, f)) && std::isfinite(dot(x, x))) continue;
     std::ostringstream msg;
     msg << "step " << step << ": particle " << i << " has a non-finite position, velocity or force "
-        << "(x = (" << x.x << ", " << x.y << ", " << x.z << "), v = (" << v.x << ", " << v.y << ", "
-        << v.z << "), F = (" << f.x << ", " << f.y << ", " << f.z << ")). Is the time step too "
+        << "(x = (" << x.x << ", " << x.y << ", " << x.z << "), v = (" << v.x << ", " << v.y << ", " << v.z
+        << "), F = (" << f.x << ", " << f.y << ", " << f.z << ")). Is the time step too "
         << "large, or do particles overlap in the start configuration?";
     throw SimulationBlowup(msg.str());
   }
@@ -347,8 +350,8 @@ void CpuBackend::check_sane(int64_t step) const {
 
 void CpuBackend::advance(int64_t nsteps) {
   const auto t0 = std::chrono::steady_clock::now();
-  const StepConstants<double> c = make_step_constants<double>(
-      model_.integrator, model_.units.kB, model_.units.force_to_accel);
+  const StepConstants<double> c =
+      make_step_constants<double>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
   const IntegratorKind kind = model_.integrator.kind;
   const int n = static_cast<int>(state_.size());
   const double limit_sq = max_step_displacement_ * max_step_displacement_;
@@ -364,8 +367,8 @@ void CpuBackend::advance(int64_t nsteps) {
       if (end_previous) end_step(kind, state_.velocity[i], force_[i], inv_mass_[i], c);
       const Vec3d before = state_.position[i];
       const Int3 image_before = state_.image[i];
-      begin_step(kind, state_.position[i], state_.velocity[i], state_.image[i], force_[i],
-                 inv_mass_[i], static_cast<uint32_t>(i), step, c, state_.box);
+      begin_step(kind, state_.position[i], state_.velocity[i], state_.image[i], force_[i], inv_mass_[i],
+                 static_cast<uint32_t>(i), step, c, state_.box);
       const Vec3d moved = state_.position[i] - before +
                           Vec3d{(state_.image[i].x - image_before.x) * state_.box.L.x,
                                 (state_.image[i].y - image_before.y) * state_.box.L.y,
@@ -381,8 +384,8 @@ void CpuBackend::advance(int64_t nsteps) {
       std::ostringstream msg;
       msg << "step " << step + 1 << ": particle " << runaway << " moved farther than "
           << "max_step_displacement = " << max_step_displacement_ << " in one step or is not finite "
-          << "(x = (" << x.x << ", " << x.y << ", " << x.z << "), v = (" << v.x << ", " << v.y
-          << ", " << v.z << "), F before the step = (" << f.x << ", " << f.y << ", " << f.z
+          << "(x = (" << x.x << ", " << x.y << ", " << x.z << "), v = (" << v.x << ", " << v.y << ", " << v.z
+          << "), F before the step = (" << f.x << ", " << f.y << ", " << f.z
           << ")). Is the time step too large, or do particles overlap in the start configuration?";
       throw SimulationBlowup(msg.str());
     }

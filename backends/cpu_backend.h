@@ -54,7 +54,7 @@ class CpuBackend final : public Backend {
   std::vector<double> inv_mass_;
   std::vector<std::unique_ptr<PairTermData>> pair_terms_;
   std::vector<std::unique_ptr<BondData>> bond_terms_;
-  std::vector<std::vector<Vec3d>> thread_force_;  // per-thread accumulators (Newton's 3rd law)
+  std::vector<std::vector<Vec3d>> thread_force_;           // per-thread accumulators (Newton's 3rd law)
   std::vector<std::vector<CloseNeighbour>> thread_close_;  // per-thread scratch of the pair loop
   BackendStats stats_;
   double max_step_displacement_;

@@ -4,12 +4,12 @@
 
 #include <string>
 
-#include "potentials/force_field.h"
-#include "potentials/pulling.h"
+#include "backends/strategies.h"
 #include "base/topology.h"
 #include "base/units.h"
-#include "backends/strategies.h"
 #include "integrators/registry.h"
+#include "potentials/force_field.h"
+#include "potentials/pulling.h"
 
 namespace pairmd {
 

@@ -12,9 +12,9 @@ namespace pairmd {
 
 template <typename Real>
 struct BoxGeometry {
-  Vec3<Real> lo;      // lower corner
-  Vec3<Real> L;       // edge lengths
-  bool periodic;      // false: open boundaries, no wrapping, no minimum image
+  Vec3<Real> lo;  // lower corner
+  Vec3<Real> L;   // edge lengths
+  bool periodic;  // false: open boundaries, no wrapping, no minimum image
 
   // Minimum-image separation. Valid for |d| < 1.5 L, which holds for wrapped positions.
   PAIRMD_HD Vec3<Real> min_image(Vec3<Real> d) const {
@@ -39,8 +39,10 @@ struct BoxGeometry {
  private:
   PAIRMD_HD static Real wrap_component(Real d, Real len) {
     const Real half = Real(0.5) * len;
-    if (d > half) d -= len;
-    else if (d < -half) d += len;
+    if (d > half)
+      d -= len;
+    else if (d < -half)
+      d += len;
     return d;
   }
   PAIRMD_HD static void wrap_coordinate(Real& x, int& image, Real lo, Real len) {

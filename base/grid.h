@@ -10,11 +10,11 @@
 namespace pairmd {
 
 struct Grid3 {
-  std::array<int, 3> dims{0, 0, 0};         // points per direction
-  std::array<double, 3> origin{0, 0, 0};    // position of point (0, 0, 0)
-  std::array<double, 3> spacing{1, 1, 1};   // lattice spacing per direction
+  std::array<int, 3> dims{0, 0, 0};        // points per direction
+  std::array<double, 3> origin{0, 0, 0};   // position of point (0, 0, 0)
+  std::array<double, 3> spacing{1, 1, 1};  // lattice spacing per direction
   std::vector<double> values;
-  std::string unit;                         // e.g. "kcal/mol/e"
+  std::string unit;  // e.g. "kcal/mol/e"
 
   size_t size() const { return static_cast<size_t>(dims[0]) * dims[1] * dims[2]; }
 };

@@ -4,9 +4,7 @@
 
 namespace pairmd {
 
-double temperature(const Observables& o, double dof, double kB) {
-  return dof > 0 ? 2.0 * o.kinetic / (dof * kB) : 0.0;
-}
+double temperature(const Observables& o, double dof, double kB) { return dof > 0 ? 2.0 * o.kinetic / (dof * kB) : 0.0; }
 
 double pressure(const Observables& o, double volume) {
   if (!(volume > 0)) return std::numeric_limits<double>::quiet_NaN();

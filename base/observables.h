@@ -8,9 +8,9 @@ namespace pairmd {
 
 struct Observables {
   int64_t step = 0;
-  double potential = 0.0;   // total potential energy
-  double kinetic = 0.0;     // total kinetic energy
-  double virial = 0.0;      // W = sum over pairs of r_ij . f_ij
+  double potential = 0.0;  // total potential energy
+  double kinetic = 0.0;    // total kinetic energy
+  double virial = 0.0;     // W = sum over pairs of r_ij . f_ij
   // Pair terms in config order, then bond kinds, then pair lists in config order, then the
   // pulling (when the run pulls).
   std::vector<double> potential_by_term;

@@ -16,8 +16,8 @@ struct SystemState {
   Box box{};
   std::vector<Vec3d> position;  // wrapped into the box when periodic
   std::vector<Vec3d> velocity;
-  std::vector<Int3> image;      // box crossings; unwrapped = position + image * L
-  std::vector<int> type;        // index into type_names
+  std::vector<Int3> image;  // box crossings; unwrapped = position + image * L
+  std::vector<int> type;    // index into type_names
   std::vector<double> mass;
   std::vector<double> charge;
   std::vector<std::string> type_names;

@@ -79,13 +79,20 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--cases") cases_text = next();
-    else if (a == "--repeats") repeats = std::stoi(next());
-    else if (a == "--csv") csv_path = next();
-    else if (a == "--kernels") kernels_text = next();
-    else if (a == "--scatter-atoms-large") scatter_atoms_large = std::stoul(next());
-    else if (a == "--cpu-planes") cpu_planes = std::stoi(next());
-    else if (a == "--seed") seed = static_cast<unsigned>(std::stoul(next()));
+    if (a == "--cases")
+      cases_text = next();
+    else if (a == "--repeats")
+      repeats = std::stoi(next());
+    else if (a == "--csv")
+      csv_path = next();
+    else if (a == "--kernels")
+      kernels_text = next();
+    else if (a == "--scatter-atoms-large")
+      scatter_atoms_large = std::stoul(next());
+    else if (a == "--cpu-planes")
+      cpu_planes = std::stoi(next());
+    else if (a == "--seed")
+      seed = static_cast<unsigned>(std::stoul(next()));
     else {
       std::cerr << "usage: dcs_bench [--cases small,large] [--repeats 5] [--csv dcs_bench.csv] [--kernels k1,k2]\n"
                    "                 [--scatter-atoms-large N] [--cpu-planes P] [--seed S]\n";
@@ -132,11 +139,11 @@ int main(int argc, char** argv) {
     }
     const double cpu_s = median(cpu_times);
     const double cpu_evals = double(c.atoms) * ref.size();
-    std::snprintf(line, sizeof line, "%-6s %-17s %3s %8zu %10zu %11.3f %14.3f %10s %10s\n", c.name.c_str(), "cpu",
-                  "-", c.atoms, ref.size(), 1e3 * cpu_s, 1e-9 * cpu_evals / cpu_s, "ref", "ref");
+    std::snprintf(line, sizeof line, "%-6s %-17s %3s %8zu %10zu %11.3f %14.3f %10s %10s\n", c.name.c_str(), "cpu", "-",
+                  c.atoms, ref.size(), 1e3 * cpu_s, 1e-9 * cpu_evals / cpu_s, "ref", "ref");
     std::cout << line << std::flush;
-    csv << c.name << ",cpu,," << c.atoms << "," << ref.size() << "," << 1e3 * cpu_s << ","
-        << 1e-9 * cpu_evals / cpu_s << ",,\n";
+    csv << c.name << ",cpu,," << c.atoms << "," << ref.size() << "," << 1e3 * cpu_s << "," << 1e-9 * cpu_evals / cpu_s
+        << ",,\n";
     if (!gpu) continue;
 
     dcs::GpuLattice lat;
@@ -151,18 +158,25 @@ int main(int argc, char** argv) {
       int soft = 0;  // gather_mixed_rsqrt: points per thread on the FMA pipes
     };
     const std::vector<Run> runs = {
-        {dcs::GpuKernel::Scatter, "scatter", 1},          {dcs::GpuKernel::Gather, "gather", 1},
-        {dcs::GpuKernel::GatherCoarsened, "gather_coarsened", 4}, {dcs::GpuKernel::GatherCoarsened, "gather_coarsened", 8},
-        {dcs::GpuKernel::GatherCoarsened, "gather_coarsened", 16}, {dcs::GpuKernel::GatherCoalesced, "gather_coalesced", 4},
-        {dcs::GpuKernel::GatherCoalesced, "gather_coalesced", 8}, {dcs::GpuKernel::GatherCoalesced, "gather_coalesced", 16},
-        {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 8, 1}, {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 8, 2},
-        {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 16, 2}, {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 16, 3},
+        {dcs::GpuKernel::Scatter, "scatter", 1},
+        {dcs::GpuKernel::Gather, "gather", 1},
+        {dcs::GpuKernel::GatherCoarsened, "gather_coarsened", 4},
+        {dcs::GpuKernel::GatherCoarsened, "gather_coarsened", 8},
+        {dcs::GpuKernel::GatherCoarsened, "gather_coarsened", 16},
+        {dcs::GpuKernel::GatherCoalesced, "gather_coalesced", 4},
+        {dcs::GpuKernel::GatherCoalesced, "gather_coalesced", 8},
+        {dcs::GpuKernel::GatherCoalesced, "gather_coalesced", 16},
+        {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 8, 1},
+        {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 8, 2},
+        {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 16, 2},
+        {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 16, 3},
         {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 16, 4},
     };
     double rate_scatter = 0, rate_gather = 0, best_rate = 0;
     std::string best;
     for (const Run& run : runs) {
-      if (!kernels_text.empty() && ("," + kernels_text + ",").find("," + std::string(run.name) + ",") == std::string::npos)
+      if (!kernels_text.empty() &&
+          ("," + kernels_text + ",").find("," + std::string(run.name) + ",") == std::string::npos)
         continue;
       size_t n = c.atoms;
       if (run.k == dcs::GpuKernel::Scatter && c.name == "large") n = std::min(n, scatter_atoms_large);
@@ -192,15 +206,16 @@ int main(int argc, char** argv) {
         std::snprintf(e1, sizeof e1, "%.2e", err.rel_rms);
         std::snprintf(e2, sizeof e2, "%.2e", err.max_rel);
       }
-      std::snprintf(line, sizeof line, "%-6s %-17s %3d %8zu %10zu %11.3f %14.3f %10s %10s%s\n", c.name.c_str(), run.name,
-                    run.coarsen, n, points, med, rate, e1, e2,
+      std::snprintf(line, sizeof line, "%-6s %-17s %3d %8zu %10zu %11.3f %14.3f %10s %10s%s\n", c.name.c_str(),
+                    run.name, run.coarsen, n, points, med, rate, e1, e2,
                     run.soft ? (" S=" + std::to_string(run.soft)).c_str() : "");
       std::cout << line << std::flush;
       csv << c.name << "," << run.name << "," << run.coarsen << "," << n << "," << points << "," << med << "," << rate
           << "," << (n == c.atoms ? e1 : "") << "," << (n == c.atoms ? e2 : "") << "," << run.soft << "\n";
     }
     std::cout << c.name << ": ";
-    if (rate_gather > 0 && rate_scatter > 0) std::cout << "gather / scatter speed ratio " << rate_gather / rate_scatter << ", ";
+    if (rate_gather > 0 && rate_scatter > 0)
+      std::cout << "gather / scatter speed ratio " << rate_gather / rate_scatter << ", ";
     std::cout << "best " << best << " at " << best_rate << " Geval/s, " << best_rate / (1e-9 * cpu_evals / cpu_s)
               << "x the CPU reference\n";
   }

@@ -181,19 +181,32 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--atoms") o.atoms = parse_list(next());
-    else if (a == "--spacings") o.spacings = parse_list(next());
-    else if (a == "--repeats") o.repeats = std::stoi(next());
-    else if (a == "--csv") o.csv = next();
-    else if (a == "--exact-planes") o.exact_planes = std::stoi(next());
-    else if (a == "--cpu-max-atoms") o.cpu_max_atoms = std::stoul(next());
-    else if (a == "--crossover") o.crossover = true;
-    else if (a == "--no-crossover") o.crossover = false;
-    else if (a == "--order") o.params.order = std::stoi(next());
-    else if (a == "--cutoff") o.params.cutoff = std::stod(next());
-    else if (a == "--grid-spacing") o.params.grid_spacing = std::stod(next());
-    else if (a == "--samples") o.samples = std::stoi(next());
-    else if (a == "--seed") o.seed = static_cast<unsigned>(std::stoul(next()));
+    if (a == "--atoms")
+      o.atoms = parse_list(next());
+    else if (a == "--spacings")
+      o.spacings = parse_list(next());
+    else if (a == "--repeats")
+      o.repeats = std::stoi(next());
+    else if (a == "--csv")
+      o.csv = next();
+    else if (a == "--exact-planes")
+      o.exact_planes = std::stoi(next());
+    else if (a == "--cpu-max-atoms")
+      o.cpu_max_atoms = std::stoul(next());
+    else if (a == "--crossover")
+      o.crossover = true;
+    else if (a == "--no-crossover")
+      o.crossover = false;
+    else if (a == "--order")
+      o.params.order = std::stoi(next());
+    else if (a == "--cutoff")
+      o.params.cutoff = std::stod(next());
+    else if (a == "--grid-spacing")
+      o.params.grid_spacing = std::stod(next());
+    else if (a == "--samples")
+      o.samples = std::stoi(next());
+    else if (a == "--seed")
+      o.seed = static_cast<unsigned>(std::stoul(next()));
     else {
       std::cerr << "usage: msm_bench [--atoms 10000,100000,1000000] [--spacings 0.5,1.0] [--repeats 3] [--csv F]\n"
                    "                 [--exact-planes 8] [--cpu-max-atoms 100000] [--crossover | --no-crossover]\n"
@@ -205,7 +218,8 @@ int main(int argc, char** argv) {
   const bool gpu = dcs::gpu_available(&why);
   std::cout << "msm_bench: " << why << "\n";
   std::ofstream csv(o.csv);
-  csv << "kind,backend,atoms,spacing,points,method,plan,kernels_ms,wall_ms,binning_ms,short_ms,anterp_ms,grids_ms,interp_ms,"
+  csv << "kind,backend,atoms,spacing,points,method,plan,kernels_ms,wall_ms,binning_ms,short_ms,anterp_ms,grids_ms,"
+         "interp_ms,"
          "exact_ms,speedup,rel_rms_slab,rel_rms_sampled\n";
   char line[512];
 
@@ -240,15 +254,15 @@ int main(int argc, char** argv) {
                       acc.rel_rms);
         std::cout << line << "     " << m.plan.describe() << "\n";
         if (on_gpu)
-          std::printf("     phases ms: binning %.2f, short range %.2f, anterpolation %.2f, grids %.2f, interpolation %.2f\n",
-                      m.phases.binning, m.phases.short_range, m.phases.anterpolation, m.phases.grids,
-                      m.phases.interpolation);
+          std::printf(
+              "     phases ms: binning %.2f, short range %.2f, anterpolation %.2f, grids %.2f, interpolation %.2f\n",
+              m.phases.binning, m.phases.short_range, m.phases.anterpolation, m.phases.grids, m.phases.interpolation);
         std::cout << std::flush;
-        csv << "case," << (on_gpu ? "gpu" : "cpu") << "," << n << "," << h << "," << points << ",msm,\"" << m.plan.describe()
-            << "\"," << (on_gpu ? m.kernels_ms : 0) << "," << m.wall_ms << "," << m.phases.binning << ","
-            << m.phases.short_range << "," << m.phases.anterpolation << "," << m.phases.grids << ","
-            << m.phases.interpolation << "," << exact_ms << "," << exact_ms / t_msm << "," << e_slab << "," << acc.rel_rms
-            << "\n";
+        csv << "case," << (on_gpu ? "gpu" : "cpu") << "," << n << "," << h << "," << points << ",msm,\""
+            << m.plan.describe() << "\"," << (on_gpu ? m.kernels_ms : 0) << "," << m.wall_ms << "," << m.phases.binning
+            << "," << m.phases.short_range << "," << m.phases.anterpolation << "," << m.phases.grids << ","
+            << m.phases.interpolation << "," << exact_ms << "," << exact_ms / t_msm << "," << e_slab << ","
+            << acc.rel_rms << "\n";
       }
     }
 
@@ -274,17 +288,20 @@ int main(int argc, char** argv) {
           const double t_msm = on_gpu ? m.kernels_ms : m.wall_ms;
           ratio.push_back(exact_ms / t_msm);
           used.push_back(nd);
-          std::snprintf(line, sizeof line, "crossover %s spacing %.2f: %6zu atoms %4d^3: exact %9.3f ms, msm %9.3f ms, ratio %.3f\n",
+          std::snprintf(line, sizeof line,
+                        "crossover %s spacing %.2f: %6zu atoms %4d^3: exact %9.3f ms, msm %9.3f ms, ratio %.3f\n",
                         on_gpu ? "gpu" : "cpu", h, n, N, exact_ms, t_msm, exact_ms / t_msm);
           std::cout << line << std::flush;
           csv << "sweep," << (on_gpu ? "gpu" : "cpu") << "," << n << "," << h << "," << s.lattice.size() << ",msm,\""
-              << m.plan.describe() << "\"," << (on_gpu ? m.kernels_ms : 0) << "," << m.wall_ms << ",,,,,," << exact_ms << ","
-              << exact_ms / t_msm << ",,\n";
+              << m.plan.describe() << "\"," << (on_gpu ? m.kernels_ms : 0) << "," << m.wall_ms << ",,,,,," << exact_ms
+              << "," << exact_ms / t_msm << ",,\n";
         }
         const double x = crossover(used, ratio);
-        std::snprintf(line, sizeof line, "crossover %s spacing %.2f: msm is faster from %s\n", on_gpu ? "gpu" : "cpu", h,
-                      x > 0 ? (std::to_string(static_cast<long>(x)) + " atoms").c_str()
-                            : x < 0 ? "below the smallest size measured" : "beyond the largest size measured");
+        std::snprintf(line, sizeof line, "crossover %s spacing %.2f: msm is faster from %s\n", on_gpu ? "gpu" : "cpu",
+                      h,
+                      x > 0   ? (std::to_string(static_cast<long>(x)) + " atoms").c_str()
+                      : x < 0 ? "below the smallest size measured"
+                              : "beyond the largest size measured");
         std::cout << line << std::flush;
         csv << "crossover," << (on_gpu ? "gpu" : "cpu") << "," << x << "," << h << ",,,,,,,,,,,,,,\n";
       }

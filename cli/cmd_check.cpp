@@ -61,8 +61,10 @@ int cmd_check(const Args& args) {
     std::string skipped;
     const SystemSize planned = planned_size(cfg);
     double partners = 1;
-    for (const PairTerm& t : cfg.model.force_field.pair_terms) partners += 2 * pairs_per_particle(t, cfg.model.neighbor.skin, planned);
-    if (planned.particles > 0 && cfg.system.relax.steps * static_cast<double>(planned.particles) * partners > kRelaxWork) {
+    for (const PairTerm& t : cfg.model.force_field.pair_terms)
+      partners += 2 * pairs_per_particle(t, cfg.model.neighbor.skin, planned);
+    if (planned.particles > 0 &&
+        cfg.system.relax.steps * static_cast<double>(planned.particles) * partners > kRelaxWork) {
       build.system.relax.steps = 0;
       skipped = "note: the relaxation (" + std::to_string(cfg.system.relax.steps) + " steps of " +
                 std::to_string(planned.particles) + " particles) is left to the run; the system was checked unrelaxed";
@@ -81,9 +83,11 @@ int cmd_check(const Args& args) {
         throw ConfigError(cfg.path + ": system: the start configuration cannot be used: " + e.what());
       }
     }
-    const MemoryEstimate need = estimate_run_memory(cfg, planned_backend(cfg), size, potential_map_points(cfg, sys.state));
+    const MemoryEstimate need =
+        estimate_run_memory(cfg, planned_backend(cfg), size, potential_map_points(cfg, sys.state));
     if (!need.impossible.empty()) throw ConfigError(size_key(cfg) + ": " + need.impossible);
-    std::cout << o.config_path << ": ok\n" << describe_system(cfg, sys) << "steps: " << cfg.steps << "\n"
+    std::cout << o.config_path << ": ok\n"
+              << describe_system(cfg, sys) << "steps: " << cfg.steps << "\n"
               << describe_memory(need, size) << "\n";
     if (!skipped.empty()) std::cout << skipped << "\n";
     for (const std::string& w : time_step_warnings(cfg, sys.state, sys.topology))

@@ -4,8 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -55,15 +55,17 @@ const char* kUsage =
 // Returns kParsed, or the exit code (help, or the message, printed).
 int read_compare_options(const Args& args, CompareOptions& o) {
   for (const std::string& name : strategy_names()) o.strategies += (o.strategies.empty() ? "" : ",") + name;
-  CLI::App app{"Time the GPU force-summation strategies on CONFIG's system, from one common equilibrated start: "
-               "speed, time shares, forces against the fp64 CPU reference, measured reproducibility and GPU "
-               "memory; a CSV, and an SVG plot of timesteps/s against N for several sizes (docs/strategies.md).",
-               "pairmd compare"};
+  CLI::App app{
+      "Time the GPU force-summation strategies on CONFIG's system, from one common equilibrated start: "
+      "speed, time shares, forces against the fp64 CPU reference, measured reproducibility and GPU "
+      "memory; a CSV, and an SVG plot of timesteps/s against N for several sizes (docs/strategies.md).",
+      "pairmd compare"};
   prepare_app(app);
   add_config_options(app, o.config, false);
   app.add_option("--strategies", o.strategies,
                  "comma-separated strategies to time, or cpu for the CPU reference; default every registered "
-                 "strategy: " + o.strategies)
+                 "strategy: " +
+                     o.strategies)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--steps", o.steps, "timed steps per repeat (default 500)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -75,7 +77,8 @@ int read_compare_options(const Args& args, CompareOptions& o) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--out", o.out, "output file stem (default: the output prefix + .compare)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_flag_callback("--no-reference", [&o] { o.reference = false; }, "skip the forces against the CPU reference");
+  app.add_flag_callback(
+      "--no-reference", [&o] { o.reference = false; }, "skip the forces against the CPU reference");
   if (const int rc = parse_command_line(app, args, {"compare", "", ""}); rc != kParsed) return rc;
   if (o.config.config_path.empty()) {
     std::cerr << kUsage;
@@ -105,8 +108,10 @@ int resolve_settings(const CompareOptions& o, CompareSettings& c) {
 void print_header(long n) {
   std::cout << "\nN = " << n << "\n"
             << std::left << std::setw(18) << "strategy" << std::right << std::setw(10) << "ms/step" << std::setw(12)
-            << "steps/s" << std::setw(8) << "force" << std::setw(7) << "list" << std::setw(7) << "integ" << std::setw(12)
-            << "max dF/F" << std::setw(12) << "rms dF/F" << std::setw(12) << "bitwise" << std::setw(10) << "MiB" << "\n";
+            << "steps/s" << std::setw(8) << "force" << std::setw(7) << "list" << std::setw(7) << "integ"
+            << std::setw(12) << "max dF/F" << std::setw(12) << "rms dF/F" << std::setw(12) << "bitwise" << std::setw(10)
+            << "MiB"
+            << "\n";
 }
 
 void print_row(const CompareRow& row) {
@@ -126,12 +131,14 @@ void write_results(const std::string& out_prefix, const RunConfig& base, const C
                    const std::vector<CompareRow>& rows) {
   const std::string csv_path = out_prefix + ".csv";
   std::ofstream csv(csv_path);
-  csv << "n,strategy,ms_per_step,timesteps_per_s,repeat_spread,share_force,share_list,share_integrate,list_builds_per_step,"
+  csv << "n,strategy,ms_per_step,timesteps_per_s,repeat_spread,share_force,share_list,share_integrate,list_builds_per_"
+         "step,"
          "max_force_err_rel,rms_force_err_rel,bitwise_reproducible,gpu_mib,gpu_bytes_per_particle\n";
   for (const CompareRow& w : rows)
-    csv << w.n << "," << w.strategy << "," << w.ms_per_step << "," << w.steps_per_s << "," << w.spread << "," << w.share_force
-        << "," << w.share_list << "," << w.share_integrate << "," << w.builds_per_step << "," << w.max_err << "," << w.rms_err
-        << "," << w.reproducible << "," << w.mib << "," << w.bytes_per_particle << "\n";
+    csv << w.n << "," << w.strategy << "," << w.ms_per_step << "," << w.steps_per_s << "," << w.spread << ","
+        << w.share_force << "," << w.share_list << "," << w.share_integrate << "," << w.builds_per_step << ","
+        << w.max_err << "," << w.rms_err << "," << w.reproducible << "," << w.mib << "," << w.bytes_per_particle
+        << "\n";
   std::cout << "\nwrote " << csv_path;
   if (c.sizes.size() > 1) {
     SvgPlot plot("timesteps/s against N (" + base.path + ")", "particles N", "timesteps per second");

@@ -4,8 +4,8 @@
 // whichever replica held it. The walk (PREFIX.walk.csv) says which one did at each frame; the
 // frames go, in step order, into PREFIX.TNN.h5 (H5MD, as pairmd writes trajectories), temperature
 // NN of the ladder, with their energies recomputed on the CPU reference (docs/replicas.md).
-#include <CLI/CLI.hpp>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <iostream>
@@ -28,9 +28,10 @@ namespace pairmd::cli {
 int cmd_demux(const Args& args) {
   std::string prefix, out;
   bool overwrite = false;
-  CLI::App app{"Write one trajectory per temperature (PREFIX.TNN.h5) from the replica trajectories (PREFIX.rNN.h5) "
-               "of a temperature replica-exchange run and its walk (PREFIX.walk.csv); docs/replicas.md.",
-               "pairmd demux"};
+  CLI::App app{
+      "Write one trajectory per temperature (PREFIX.TNN.h5) from the replica trajectories (PREFIX.rNN.h5) "
+      "of a temperature replica-exchange run and its walk (PREFIX.walk.csv); docs/replicas.md.",
+      "pairmd demux"};
   prepare_app(app);
   app.add_option("PREFIX", prefix, "the ensemble's output prefix (its files are PREFIX.rNN.*, PREFIX.walk.csv)");
   app.add_option("--out", out, "prefix of the files written (default: PREFIX): OUT.T00.h5, OUT.T01.h5, ...");
@@ -76,7 +77,9 @@ int cmd_demux(const Args& args) {
   std::vector<std::string> traj(k), outs(k);
   try {
     walk = read_walk_csv(EnsembleFiles{prefix}.walk());
-    if (walk.replicas() != k) throw std::runtime_error("the walk has " + std::to_string(walk.replicas()) + " replicas, not " + std::to_string(k));
+    if (walk.replicas() != k)
+      throw std::runtime_error("the walk has " + std::to_string(walk.replicas()) + " replicas, not " +
+                               std::to_string(k));
     for (int r = 0; r < k; ++r) {
       traj[r] = replica_prefix(prefix, r, k) + ".h5";
       steps[r] = h5md_position_steps(traj[r]);

@@ -1,9 +1,9 @@
 // pairmd place-ions: put ions at the extrema of the electrostatic potential of a system (the
 // one a config builds, or a trajectory frame) and write a config that starts from the system
 // with the ions added (system.add_particles).
-#include <CLI/CLI.hpp>
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <fstream>
@@ -64,7 +64,7 @@ bool same_file(const std::string& a, const std::string& b) {
 // The command line, as text (checked by plan()).
 struct PlaceOptions {
   std::string config_path, trajectory, frame_text = "-1", map_in, count_text, type_name, charge_text, mass_text,
-      min_dist_text, spacing, region, padding, kernel, out, map_out, method, boundary;
+                                       min_dist_text, spacing, region, padding, kernel, out, map_out, method, boundary;
   bool highest = false, lowest = false;
 };
 
@@ -81,9 +81,10 @@ struct PlacePlan {
 
 // Returns kParsed, or the exit code (help, or the message with the usage, printed).
 int read_place_options(const Args& args, PlaceOptions& o) {
-  CLI::App app{"Place ions at the extrema of the electrostatic potential map of a system, and write a config that "
-               "starts from the system with the ions added (docs/potential_maps.md).",
-               "pairmd place-ions"};
+  CLI::App app{
+      "Place ions at the extrema of the electrostatic potential map of a system, and write a config that "
+      "starts from the system with the ions added (docs/potential_maps.md).",
+      "pairmd place-ions"};
   prepare_app(app);
   const auto text = [&app](const char* name, std::string& value, const std::string& help) {
     app.add_option(name, value, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -156,10 +157,12 @@ void plan_ions(const PlaceOptions& o, PlacePlan& p) {
       if (!o.charge_text.empty() && number("--charge", o.charge_text) != t.charge)
         throw std::invalid_argument("--charge " + o.charge_text + " contradicts type " + t.name + "'s charge in " +
                                     o.config_path);
-      if (!o.mass_text.empty()) throw std::invalid_argument("--mass: type " + t.name + " exists; its mass is in the config");
+      if (!o.mass_text.empty())
+        throw std::invalid_argument("--mass: type " + t.name + " exists; its mass is in the config");
     }
   if (p.new_type) {
-    if (o.charge_text.empty()) throw std::invalid_argument("--charge is required for the new type '" + o.type_name + "'");
+    if (o.charge_text.empty())
+      throw std::invalid_argument("--charge is required for the new type '" + o.type_name + "'");
     p.place.charge = number("--charge", o.charge_text);
     if (!o.mass_text.empty()) p.mass = number("--mass", o.mass_text);
     if (!(p.mass > 0)) throw std::invalid_argument("--mass: expected a number > 0");
@@ -205,8 +208,10 @@ int plan(const PlaceOptions& o, PlacePlan& p) {
 // missing or damaged trajectory) are bad input (exit 2).
 int load_state(const PlaceOptions& o, const PlacePlan& p, SystemState& state) {
   try {
-    if (o.trajectory.empty()) state = build_system(p.cfg).state;
-    else state = read_h5md_frame(o.trajectory, p.frame).state;
+    if (o.trajectory.empty())
+      state = build_system(p.cfg).state;
+    else
+      state = read_h5md_frame(o.trajectory, p.frame).state;
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
     return kExitUsage;

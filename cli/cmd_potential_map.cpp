@@ -22,8 +22,12 @@ std::string usage() {
   for (const std::string& k : map_kernel_names()) kernels += (kernels.empty() ? "" : "|") + k;
   for (const std::string& m : map_method_names()) methods += (methods.empty() ? "" : "|") + m;
   return "usage: pairmd potential-map TRAJECTORY.h5 [--frames a:b:s] [--spacing h] [--padding p]\n"
-         "                            [--region box|particles] [--kernel " + kernels + "]\n"
-         "                            [--min-distance d] [--method " + methods + "] [--boundary open|periodic]\n"
+         "                            [--region box|particles] [--kernel " +
+         kernels +
+         "]\n"
+         "                            [--min-distance d] [--method " +
+         methods +
+         "] [--boundary open|periodic]\n"
          "                            [--units lj|real | --config CONFIG] [--out map.dx]\n"
          "       pairmd potential-map --config CONFIG [same options]   (the map of the system CONFIG builds)\n"
          "  frames: a:b:s as in Python (b exclusive, default all frames), a single index, or -1 (the last)\n"
@@ -59,10 +63,11 @@ double parse_number(const std::string& opt, const std::string& text) {
 int cmd_potential_map(const Args& args) {
   const std::string kUsage = usage();
   std::string trajectory, config_path, frames = "0:", spacing, padding, region, kernel, min_distance, units_name, out,
-      method, boundary;
-  CLI::App app{"The electrostatic potential map (Direct Coulomb Summation or multilevel summation) of trajectory "
-               "frames, averaged, as an OpenDX file; or of the system a config builds (docs/potential_maps.md).",
-               "pairmd potential-map"};
+                                       method, boundary;
+  CLI::App app{
+      "The electrostatic potential map (Direct Coulomb Summation or multilevel summation) of trajectory "
+      "frames, averaged, as an OpenDX file; or of the system a config builds (docs/potential_maps.md).",
+      "pairmd potential-map"};
   prepare_app(app);
   app.add_option("TRAJECTORY", trajectory, "an H5MD trajectory written by pairmd");
   const auto text = [&app](const char* name, std::string& value, const std::string& help) {

@@ -8,8 +8,8 @@
 // Under mpirun with a replicas section each rank runs one replica of an ensemble
 // (replicas/ensemble_plan.h, replicas/ensemble.h; docs/replicas.md): the ranks agree on every
 // step of the set-up before any of them goes on.
-#include <CLI/CLI.hpp>
 #include <hdf5.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <csignal>
@@ -45,10 +45,11 @@ struct RunOptions {
 
 // Returns kParsed when the options were read, else the exit code (help or the message is printed).
 int read_options(const Args& args, RunOptions& o) {
-  CLI::App app{"Run the simulation described by CONFIG (YAML; docs/config.md). A run refuses an output prefix "
-               "in use or holding an earlier run's files (--overwrite replaces them; --restart continues the run "
-               "of a checkpoint; docs/output.md).",
-               "pairmd run"};
+  CLI::App app{
+      "Run the simulation described by CONFIG (YAML; docs/config.md). A run refuses an output prefix "
+      "in use or holding an earlier run's files (--overwrite replaces them; --restart continues the run "
+      "of a checkpoint; docs/output.md).",
+      "pairmd run"};
   prepare_app(app);
   add_config_options(app, o.config);
   app.add_option("--restart", o.restart,
@@ -194,7 +195,8 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
     saved << "no checkpoint of step " << r.last_good_step;
   const std::string who = "replica " + std::to_string(rp.replica) + " (" + p.files.prefix + ".*)";
   for (const std::string& f : r.finish_errors)
-    if (r.outcome != RunOutcome::Failed || f != r.message) std::cerr << "pairmd run: " << who << ": error: " << f << "\n";
+    if (r.outcome != RunOutcome::Failed || f != r.message)
+      std::cerr << "pairmd run: " << who << ": error: " << f << "\n";
   if (r.outcome == RunOutcome::Failed || r.outcome == RunOutcome::BlewUp)
     std::cerr << "pairmd run: " << who << " failed: " << r.message << "\n  its last good state is step "
               << r.last_good_step << "; " << saved.str() << "\n";
@@ -217,7 +219,9 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
     aggregate += rate;
     char line[160];
     std::snprintf(line, sizeof line, "          %-8s %-10s %9lld  %.4g\n", replica_tag(q, k).c_str(),
-                  e.status[q] == kReplicaCompleted ? "done" : e.status[q] == kReplicaStopped ? "stopped" : "FAILED",
+                  e.status[q] == kReplicaCompleted ? "done"
+                  : e.status[q] == kReplicaStopped ? "stopped"
+                                                   : "FAILED",
                   static_cast<long long>(e.last_step[q]), rate);
     t << line;
   }
@@ -225,11 +229,12 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
   if (e.meetings > 0) {
     const double ms = 1e3 / static_cast<double>(e.meetings);
     char line[320];
-    std::snprintf(line, sizeof line,
-                  "ensemble: %lld meetings of the ranks, %.3g ms each on replica 0: energy %.3g, allgather %.3g (waiting "
-                  "for the slowest rank included), decisions and log %.3g, new temperature %.3g\n",
-                  static_cast<long long>(e.meetings), ms * e.exchange_seconds, ms * e.energy_seconds,
-                  ms * e.gather_seconds, ms * e.decide_seconds, ms * e.rescale_seconds);
+    std::snprintf(
+        line, sizeof line,
+        "ensemble: %lld meetings of the ranks, %.3g ms each on replica 0: energy %.3g, allgather %.3g (waiting "
+        "for the slowest rank included), decisions and log %.3g, new temperature %.3g\n",
+        static_cast<long long>(e.meetings), ms * e.exchange_seconds, ms * e.energy_seconds, ms * e.gather_seconds,
+        ms * e.decide_seconds, ms * e.rescale_seconds);
     t << line;
   }
   std::cout << t.str();
@@ -237,7 +242,8 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
     std::cout << exchange_report(rp.exchange_state);
     if (log) {
       try {
-        log->write_plot(rp.exchange_state.temperatures(), "step", std::string("T (") + p.cfg.model.units.temperature_unit() + ")");
+        log->write_plot(rp.exchange_state.temperatures(), "step",
+                        std::string("T (") + p.cfg.model.units.temperature_unit() + ")");
         std::cout << "walk of each replica through the ladder: " << log->files().walk_plot() << " (data "
                   << log->files().walk() << "); exchanges: " << log->files().exchange_log() << "\n";
       } catch (const std::exception& x) {
@@ -250,11 +256,14 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
   again += "--restart " + rp.base_prefix + ".r{replica}.checkpoint.h5";
   std::cout.flush();
   if (code == 2) {
-    std::cerr << "pairmd run: replica " << e.first_failed << " (" << replica_prefix(rp.base_prefix, e.first_failed, k)
-              << ".*) failed (its message is above); the ensemble stopped, every replica's files are closed and readable\n";
+    std::cerr
+        << "pairmd run: replica " << e.first_failed << " (" << replica_prefix(rp.base_prefix, e.first_failed, k)
+        << ".*) failed (its message is above); the ensemble stopped, every replica's files are closed and readable\n";
     bool same = true;
     for (int q = 0; q < k; ++q) same = same && e.last_step[q] == e.last_step[0];
-    if (same) std::cerr << "  every replica has a checkpoint of step " << e.last_step[0] << "; once the cause is fixed: " << again << "\n";
+    if (same)
+      std::cerr << "  every replica has a checkpoint of step " << e.last_step[0]
+                << "; once the cause is fixed: " << again << "\n";
   } else if (exit_code == kExitInterrupted) {
     std::cerr << "pairmd run: interrupted (signal) at step " << e.last_step[0]
               << "; every replica wrote its files and a checkpoint of that step\n  continue with: " << again << "\n";
@@ -264,7 +273,6 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
   }
   return exit_code;
 }
-
 
 }  // namespace
 
@@ -351,8 +359,8 @@ int cmd_run(const Args& args) {
       ensemble_log = std::make_unique<EnsembleLog>(EnsembleFiles{rp.base_prefix}, rp.exchange_state, p.first,
                                                    p.restart && p.continues_files);
       if (ensemble_log->rows_dropped() > 0)
-        std::cout << "restart: dropped " << ensemble_log->rows_dropped() << " row(s) of exchanges after step " << p.first
-                  << " from " << ensemble_log->files().exchange_log() << " (the run makes them again)\n";
+        std::cout << "restart: dropped " << ensemble_log->rows_dropped() << " row(s) of exchanges after step "
+                  << p.first << " from " << ensemble_log->files().exchange_log() << " (the run makes them again)\n";
     }
   } catch (const std::exception& e) {
     code = kExitFailure;

@@ -7,9 +7,9 @@
 // atoms, chain gaps and alternate locations are errors unless an option decides them); build the model;
 // check that none of the outputs exists (unless --overwrite); write the pair lists, the config
 // and the start file; load the written config as `run` would, and report the native state.
-#include <CLI/CLI.hpp>
 #include <hdf5.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cerrno>
 #include <cmath>
@@ -37,10 +37,10 @@ const char* kUsage =
     "       (pairmd sop-build --help lists every option)\n";
 
 struct SopBuildOptions {
-  std::string structure, out, chains, gaps = "error", altloc = "error", max_bond, contact_cutoff, epsilon_h, epsilon_l, sigma, bond_k,
-      max_extension, repulsion_cutoff, mass, copies, copy_gap, integrator, temperature, dt, friction, skin, steps,
-      thermo_every, trajectory_every, seed, pull, pull_mode, pull_speed, pull_spring, pull_force, tether_spring,
-      pull_every;
+  std::string structure, out, chains,
+      gaps = "error", altloc = "error", max_bond, contact_cutoff, epsilon_h, epsilon_l, sigma, bond_k, max_extension,
+      repulsion_cutoff, mass, copies, copy_gap, integrator, temperature, dt, friction, skin, steps, thermo_every,
+      trajectory_every, seed, pull, pull_mode, pull_speed, pull_spring, pull_force, tether_spring, pull_every;
   bool overwrite = false;
 };
 
@@ -74,13 +74,14 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 int read_options(const Args& args, SopBuildOptions& o) {
-  CLI::App app{"Build the Self-Organized Polymer (SOP) model of the proteins of a PDB or mmCIF file: one bead per "
-               "residue at its C-alpha, FENE bonds about the native distances, native contacts (12-6, minimum at "
-               "each native distance), soft repulsion between all other pairs. Writes OUT.yaml, which `pairmd run` "
-               "runs as it is, and beside it OUT.start.h5 (the beads) and OUT.backbone.pairs, OUT.native.pairs (the "
-               "pair lists). The config's units are LAMMPS real: lengths in A, energies in kcal/mol, times in fs, "
-               "temperatures in K, and so are the options (docs/proteins.md).",
-               "pairmd sop-build"};
+  CLI::App app{
+      "Build the Self-Organized Polymer (SOP) model of the proteins of a PDB or mmCIF file: one bead per "
+      "residue at its C-alpha, FENE bonds about the native distances, native contacts (12-6, minimum at "
+      "each native distance), soft repulsion between all other pairs. Writes OUT.yaml, which `pairmd run` "
+      "runs as it is, and beside it OUT.start.h5 (the beads) and OUT.backbone.pairs, OUT.native.pairs (the "
+      "pair lists). The config's units are LAMMPS real: lengths in A, energies in kcal/mol, times in fs, "
+      "temperatures in K, and so are the options (docs/proteins.md).",
+      "pairmd sop-build"};
   prepare_app(app);
   const auto text = [&app](const char* name, std::string& value, const std::string& help) {
     app.add_option(name, value, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -89,7 +90,9 @@ int read_options(const Args& args, SopBuildOptions& o) {
   text("-o,--out", o.out, "the config to write (OUT.yaml); the other files are named after it (required)");
   text("--chains", o.chains, "the chains to take, comma-separated (default: every chain with amino acids)");
   text("--gaps", o.gaps, "error (default): a chain gap stops with an error; split: the pieces become chains");
-  text("--altloc", o.altloc, "error (default): alternate locations of a C-alpha stop with an error; highest: take the one of highest occupancy");
+  text("--altloc", o.altloc,
+       "error (default): alternate locations of a C-alpha stop with an error; highest: take the one of highest "
+       "occupancy");
   text("--max-bond", o.max_bond, "consecutive C-alpha atoms farther apart are a chain gap (default 4.5 A)");
   text("--contact-cutoff", o.contact_cutoff, "native contacts: C-alpha atoms closer than this (default 8 A)");
   text("--epsilon-h", o.epsilon_h, "native contact depth eps_h (default 1.5 kcal/mol)");
@@ -99,7 +102,8 @@ int read_options(const Args& args, SopBuildOptions& o) {
   text("--max-extension", o.max_extension, "backbone FENE R0, the largest |r - r0| (default 2 A)");
   text("--repulsion-cutoff", o.repulsion_cutoff, "repulsion cutoff, energy shifted to zero there (default 8 A)");
   text("--mass", o.mass, "bead mass (default 110 amu)");
-  text("--copies", o.copies, "copies of the protein on a cubic lattice in a periodic box (default 1: one, open boundaries)");
+  text("--copies", o.copies,
+       "copies of the protein on a cubic lattice in a periodic box (default 1: one, open boundaries)");
   text("--copy-gap", o.copy_gap, "distance between the copies' bounding boxes (default 10 A)");
   text("--integrator", o.integrator, "brownian (overdamped, default) or langevin (underdamped)");
   text("--temperature", o.temperature, "temperature (default 300 K)");
@@ -116,14 +120,16 @@ int read_options(const Args& args, SopBuildOptions& o) {
       ->expected(0, 1)
       ->default_str("")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  text("--pull-mode", o.pull_mode, "ramp (default: a spring whose anchor moves at --pull-speed) or constant (--pull-force)");
+  text("--pull-mode", o.pull_mode,
+       "ramp (default: a spring whose anchor moves at --pull-speed) or constant (--pull-force)");
   text("--pull-speed", o.pull_speed, "anchor speed in A/fs (default 1e-5 A/fs = 1 m/s)");
   text("--pull-spring", o.pull_spring, "pulling spring k_s (default 0.07 kcal/(mol A^2), 0.05 N/m)");
   text("--pull-force", o.pull_force, "constant force (default 1 kcal/(mol A), 69.5 pN)");
   text("--tether-spring", o.tether_spring, "the tether's spring (default 10 kcal/(mol A^2))");
   text("--pull-every", o.pull_every, "rows of the pulling CSV every so many steps (default 100)");
   app.add_flag("--overwrite", o.overwrite, "replace files of an earlier sop-build with the same OUT");
-  app.footer(std::string(kUsage) + "exit codes: 0 written, 2 bad input (nothing written), 1 a file could not be written");
+  app.footer(std::string(kUsage) +
+             "exit codes: 0 written, 2 bad input (nothing written), 1 a file could not be written");
   if (const int rc = parse_command_line(app, args, {"sop-build", kUsage, kUsage}); rc != kParsed) return rc;
   for (size_t k = 0; k < args.size(); ++k)
     if (args[k] == "--pull" && (k + 1 == args.size() || args[k + 1].rfind("-", 0) == 0)) o.pull = "ends";
@@ -173,7 +179,8 @@ SopParameters parameters(const SopBuildOptions& o) {
   if (!o.pull_every.empty()) p.pull_every = whole("--pull-every", o.pull_every, 1, 1L << 60);
   if (o.altloc != "error" && o.altloc != "highest")
     throw std::invalid_argument("--altloc: expected error or highest, got '" + o.altloc + "'");
-  if (o.gaps != "error" && o.gaps != "split") throw std::invalid_argument("--gaps: expected error or split, got '" + o.gaps + "'");
+  if (o.gaps != "error" && o.gaps != "split")
+    throw std::invalid_argument("--gaps: expected error or split, got '" + o.gaps + "'");
   return p;
 }
 
@@ -186,7 +193,8 @@ void pull_beads(const std::string& pull, const SopModel& m, SopParameters& p) {
     p.pulled = m.chain_start[1] - 1;
   } else {
     const std::vector<std::string> v = split(pull, ',');
-    if (v.size() != 2) throw std::invalid_argument("--pull: expected TETHERED,PULLED (two bead indices) or nothing, got '" + pull + "'");
+    if (v.size() != 2)
+      throw std::invalid_argument("--pull: expected TETHERED,PULLED (two bead indices) or nothing, got '" + pull + "'");
     p.tethered = whole("--pull", v[0], 0, m.beads_per_copy - 1);
     p.pulled = whole("--pull", v[1], 0, m.beads_per_copy - 1);
   }
@@ -226,7 +234,8 @@ void plan(const SopBuildOptions& o, SopPlan& s) {
   if (!o.overwrite)
     for (const std::string& f : {o.out, s.files.start, s.files.backbone, s.files.native})
       if (exists(f))
-        throw std::invalid_argument("'" + f + "' exists (an earlier sop-build?); nothing was written. --overwrite "
+        throw std::invalid_argument("'" + f +
+                                    "' exists (an earlier sop-build?); nothing was written. --overwrite "
                                     "replaces it, or choose another -o");
 }
 
@@ -270,7 +279,8 @@ void report(const SopBuildOptions& o, const SopPlan& s) {
             << obs.potential_by_term[0] << ", backbone " << obs.potential_by_term[1] << ", native contacts "
             << obs.potential_by_term[2] << " = -eps_h x " << s.model.native.size() << ")\n";
   if (s.p.pulled >= 0)
-    std::cout << "  pulling: bead " << s.p.pulled << " (" << s.p.pull_mode << "), bead " << s.p.tethered << " tethered\n";
+    std::cout << "  pulling: bead " << s.p.pulled << " (" << s.p.pull_mode << "), bead " << s.p.tethered
+              << " tethered\n";
   std::cout << "wrote " << o.out << "; run it with: pairmd run " << o.out << "\n";
 }
 

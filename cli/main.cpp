@@ -2,8 +2,8 @@
 #include <iostream>
 #include <string>
 
-#include "cli/commands.h"
 #include "base/version.h"
+#include "cli/commands.h"
 #include "replicas/communicator.h"
 
 namespace {
@@ -71,7 +71,8 @@ int run_command(int argc, char** argv) {
   }
   if (cmd == "--version" || cmd == "version") {
     std::cout << "pairmd " << PAIRMD_VERSION << "\n"
-              << "mpi: " << (pairmd::mpi_built() ? "yes" : "no") << " (replica ensembles over mpirun; docs/replicas.md)\n";
+              << "mpi: " << (pairmd::mpi_built() ? "yes" : "no")
+              << " (replica ensembles over mpirun; docs/replicas.md)\n";
     return kExitOk;
   }
   // The subcommands, one file each in cli/; each parses its own options (with --help).

@@ -25,20 +25,26 @@ __device__ T block_reduce(T v, Op op, T identity) {
   if (warp == 0)
     for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_down_sync(0xffffffffu, v, o));
   __syncthreads();  // warp_part may be reused by a following reduction
-  return v;  // valid in thread 0
+  return v;         // valid in thread 0
 }
 
 struct SumOp {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 struct MinOp {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a < b ? a : b; }
+  __device__ T operator()(T a, T b) const {
+    return a < b ? a : b;
+  }
 };
 struct MaxOp {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+  __device__ T operator()(T a, T b) const {
+    return a > b ? a : b;
+  }
 };
 
 // Adds `nparts` values per output in a fixed order: out[k] = sum_b parts[k * stride + b].

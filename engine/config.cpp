@@ -33,8 +33,7 @@ struct Context {
         return "--set " + key + "=" + value;
     std::ostringstream s;
     s << file;
-    if (node.IsDefined() && node.Mark().line >= 0)
-      s << ":" << node.Mark().line + 1 << ":" << node.Mark().column + 1;
+    if (node.IsDefined() && node.Mark().line >= 0) s << ":" << node.Mark().line + 1 << ":" << node.Mark().column + 1;
     return s.str();
   }
 
@@ -82,7 +81,8 @@ class Map {
  public:
   Map(const Context& ctx, YAML::Node node, std::string path, std::initializer_list<const char*> keys)
       : ctx_(ctx), node_(node), path_(std::move(path)) {
-    if (!node_.IsMap()) ctx_.fail(node_, path_, "expected a mapping with keys " + join(keys) + ", got " + describe(node_));
+    if (!node_.IsMap())
+      ctx_.fail(node_, path_, "expected a mapping with keys " + join(keys) + ", got " + describe(node_));
     // yaml-cpp keeps both entries of a repeated key and reads the first: a second `dt:` further
     // down would be silently ignored, so it is an error here.
     std::map<std::string, int> line_of;
@@ -103,12 +103,11 @@ class Map {
   bool has(const char* key) const { return static_cast<bool>(node_[key]); }
   YAML::Node node(const char* key) const { return node_[key]; }
   YAML::Node self() const { return node_; }
-  std::string where(const char* key) const {
-    return ctx_.where(has(key) ? node_[key] : node_, sub(key));
-  }
+  std::string where(const char* key) const { return ctx_.where(has(key) ? node_[key] : node_, sub(key)); }
 
   [[noreturn]] void missing(const char* key, const std::string& what) const {
-    ctx_.fail(node_, path_.empty() ? std::string(key) : path_, "missing required key '" + std::string(key) + "' (" + what + ")");
+    ctx_.fail(node_, path_.empty() ? std::string(key) : path_,
+              "missing required key '" + std::string(key) + "' (" + what + ")");
   }
 
   // A number; `lo`/`hi` bound it, strictly where `open` says so.
@@ -159,25 +158,29 @@ class Map {
   static std::string range_text(int64_t lo, int64_t hi) {
     std::ostringstream s;
     s << "an integer";
-    if (hi == std::numeric_limits<int64_t>::max()) s << " >= " << lo;
-    else s << " in [" << lo << ", " << hi << "]";
+    if (hi == std::numeric_limits<int64_t>::max())
+      s << " >= " << lo;
+    else
+      s << " in [" << lo << ", " << hi << "]";
     return s.str();
   }
 
   double to_number(const YAML::Node& n, const std::string& path, double lo, double hi, bool lo_open,
                    const char* expected) const {
     std::ostringstream want;
-    if (expected) want << expected;
+    if (expected)
+      want << expected;
     else {
       want << "a number";
-      if (hi == std::numeric_limits<double>::infinity()) want << (lo_open ? " > " : " >= ") << lo;
-      else want << " in " << (lo_open ? "(" : "[") << lo << ", " << hi << "]";
+      if (hi == std::numeric_limits<double>::infinity())
+        want << (lo_open ? " > " : " >= ") << lo;
+      else
+        want << " in " << (lo_open ? "(" : "[") << lo << ", " << hi << "]";
     }
     double v;
     if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !std::isfinite(v))
       ctx_.fail(n, path, "expected " + want.str() + ", got " + describe(n));
-    if (v < lo || (lo_open && v == lo) || v > hi)
-      ctx_.fail(n, path, "expected " + want.str() + ", got " + n.Scalar());
+    if (v < lo || (lo_open && v == lo) || v > hi) ctx_.fail(n, path, "expected " + want.str() + ", got " + n.Scalar());
     return v;
   }
   int64_t to_integer(const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi) const {
@@ -250,7 +253,8 @@ void read_system(const Map& root, RunConfig& cfg) {
 
   const int sources = sys.has("lattice") + sys.has("chains") + sys.has("file");
   if (sources != 1)
-    sys.ctx().fail(sys.self(), "system", "expected exactly one of lattice, chains, file (got " + std::to_string(sources) + ")");
+    sys.ctx().fail(sys.self(), "system",
+                   "expected exactly one of lattice, chains, file (got " + std::to_string(sources) + ")");
 
   if (sys.has("lattice")) {
     spec.source = SystemSource::Lattice;
@@ -259,9 +263,9 @@ void read_system(const Map& root, RunConfig& cfg) {
     if (!l.has("cells")) l.missing("cells", "unit cells per direction: n or [nx, ny, nz]");
     const YAML::Node c = l.node("cells");
     if (c.IsSequence()) {
-      if (c.size() != 3) l.ctx().fail(c, l.sub("cells"), "expected n or [nx, ny, nz], got a list of " + std::to_string(c.size()));
-      for (int d = 0; d < 3; ++d)
-        spec.lattice.cells[d] = static_cast<int>(l.to_integer(c[d], l.sub("cells"), 1, 4096));
+      if (c.size() != 3)
+        l.ctx().fail(c, l.sub("cells"), "expected n or [nx, ny, nz], got a list of " + std::to_string(c.size()));
+      for (int d = 0; d < 3; ++d) spec.lattice.cells[d] = static_cast<int>(l.to_integer(c[d], l.sub("cells"), 1, 4096));
     } else {
       const int n = static_cast<int>(l.integer("cells", 1, 1, 4096));
       spec.lattice.cells[0] = spec.lattice.cells[1] = spec.lattice.cells[2] = n;
@@ -272,24 +276,24 @@ void read_system(const Map& root, RunConfig& cfg) {
     const int64_t basis = spec.lattice.kind == LatticeKind::Fcc ? 4 : 1;
     const int64_t n = int64_t(spec.lattice.cells[0]) * spec.lattice.cells[1] * spec.lattice.cells[2] * basis;
     if (n > kMaxParticles)
-      l.ctx().fail(c, l.sub("cells"), std::to_string(spec.lattice.cells[0]) + " x " + std::to_string(spec.lattice.cells[1]) +
-                                          " x " + std::to_string(spec.lattice.cells[2]) + " cells make " +
-                                          std::to_string(n) + " particles, more than the " +
-                                          std::to_string(kMaxParticles) + " pairmd can hold");
+      l.ctx().fail(c, l.sub("cells"),
+                   std::to_string(spec.lattice.cells[0]) + " x " + std::to_string(spec.lattice.cells[1]) + " x " +
+                       std::to_string(spec.lattice.cells[2]) + " cells make " + std::to_string(n) +
+                       " particles, more than the " + std::to_string(kMaxParticles) + " pairmd can hold");
   }
   if (sys.has("chains")) {
     spec.source = SystemSource::Chains;
     Map c(sys.ctx(), sys.node("chains"), "system.chains",
-          {"count", "length", "density", "bond", "bond_length", "monomer_type", "charged_every",
-           "counterion_type", "min_distance", "seed"});
+          {"count", "length", "density", "bond", "bond_length", "monomer_type", "charged_every", "counterion_type",
+           "min_distance", "seed"});
     ChainsSpec& ch = spec.chains;
     ch.count = static_cast<int>(c.integer_required("count", 1, 100000000));
     ch.length = static_cast<int>(c.integer_required("length", 1, 100000000));
     cfg.locations["system.chains.count"] = c.where("count");
     if (int64_t(ch.count) * ch.length > kMaxParticles)
-      c.ctx().fail(c.node("count"), c.sub("count"), std::to_string(ch.count) + " chains of " + std::to_string(ch.length) +
-                                                        " beads make more than the " + std::to_string(kMaxParticles) +
-                                                        " particles pairmd can hold");
+      c.ctx().fail(c.node("count"), c.sub("count"),
+                   std::to_string(ch.count) + " chains of " + std::to_string(ch.length) + " beads make more than the " +
+                       std::to_string(kMaxParticles) + " particles pairmd can hold");
     ch.density = c.number_required("density", 0.0, kInf, true, "a number > 0");
     ch.bond_length = c.number("bond_length", 0.97, 0.0, kInf, true);
     ch.monomer_type = type_index(c, "monomer_type", spec.types, 0);
@@ -319,7 +323,8 @@ void read_system(const Map& root, RunConfig& cfg) {
     spec.file.path = f.string("path", "");
     spec.file.frame = f.integer("frame", -1, -1, kMaxInt);
     spec.file.format = f.choice("format", "auto", {"auto", "h5md", "gsd", "lammps", "xyz"});
-    spec.file.atom_style = f.choice("atom_style", "auto", {"auto", "atomic", "bond", "angle", "molecular", "charge", "full"});
+    spec.file.atom_style =
+        f.choice("atom_style", "auto", {"auto", "atomic", "bond", "angle", "molecular", "charge", "full"});
     if (f.has("box")) {
       const YAML::Node b = f.node("box");
       if (!b.IsSequence() || b.size() != 3) f.ctx().fail(b, f.sub("box"), "expected [Lx, Ly, Lz], got " + describe(b));
@@ -367,8 +372,8 @@ PairCoeffs lj_coeffs(const Map& e, const PairCoeffs& base) {
   return c;
 }
 
-void read_pair_term(const Map& t, const SystemSpec& sys, const Units& units, double temperature,
-                    ForceField& ff, RunConfig& cfg, size_t index) {
+void read_pair_term(const Map& t, const SystemSpec& sys, const Units& units, double temperature, ForceField& ff,
+                    RunConfig& cfg, size_t index) {
   // Which keys apply is the potential's registry entry (potentials/registry.h), not its name.
   const std::vector<std::string> potentials = names_of(kPairPotentials);
   const std::string kind = t.choice("potential", "", potentials);
@@ -390,11 +395,13 @@ void read_pair_term(const Map& t, const SystemSpec& sys, const Units& units, dou
   cfg.locations[t.path() + ".cutoff"] = t.where("cutoff");
   if (charged) {
     if (t.has("dielectric") && t.has("bjerrum_length"))
-      t.ctx().fail(t.node("bjerrum_length"), t.sub("bjerrum_length"), "give either dielectric or bjerrum_length, not both");
+      t.ctx().fail(t.node("bjerrum_length"), t.sub("bjerrum_length"),
+                   "give either dielectric or bjerrum_length, not both");
     if (t.has("bjerrum_length")) {
       // l_B = k_e q^2 / (eps_r k_B T): the prefactor k_e/eps_r = l_B k_B T.
       const double lb = t.number("bjerrum_length", 0.0, 0.0, kInf, true);
-      if (!(temperature > 0)) t.ctx().fail(t.node("bjerrum_length"), t.sub("bjerrum_length"), "needs integrator.temperature > 0");
+      if (!(temperature > 0))
+        t.ctx().fail(t.node("bjerrum_length"), t.sub("bjerrum_length"), "needs integrator.temperature > 0");
       base.prefactor = lb * units.kB * temperature;
     } else {
       base.prefactor = units.coulomb / t.number("dielectric", 1.0, 0.0, kInf, true);
@@ -402,7 +409,8 @@ void read_pair_term(const Map& t, const SystemSpec& sys, const Units& units, dou
     if (info.screened) {
       if (t.has("kappa") == t.has("debye_length"))
         t.ctx().fail(t.self(), t.path(), "expected exactly one of kappa (inverse screening length) or debye_length");
-      base.kappa = t.has("kappa") ? t.number("kappa", 0, 0.0, kInf) : 1.0 / t.number("debye_length", 1, 0.0, kInf, true);
+      base.kappa =
+          t.has("kappa") ? t.number("kappa", 0, 0.0, kInf) : 1.0 / t.number("debye_length", 1, 0.0, kInf, true);
     } else if (t.has("kappa") || t.has("debye_length")) {
       t.ctx().fail(t.self(), t.path(),
                    "kappa/debye_length belong to " +
@@ -421,22 +429,26 @@ void read_pair_term(const Map& t, const SystemSpec& sys, const Units& units, dou
   std::vector<PairCoeffs> per_type(nt, base);
   std::vector<char> per_type_given(nt, 0);
   const std::string mixing = t.choice("mixing", "none", {"none", "geometric", "arithmetic"});
-  const YAML::Node list = list_node(t, "coeffs", !charged, "of {types: [A, B], epsilon, sigma, cutoff} or {type: A, ...}");
+  const YAML::Node list =
+      list_node(t, "coeffs", !charged, "of {types: [A, B], epsilon, sigma, cutoff} or {type: A, ...}");
   for (size_t k = 0; k < list.size(); ++k) {
     Map e(t.ctx(), list[k], t.sub("coeffs") + "[" + std::to_string(k) + "]",
           {"types", "type", "epsilon", "sigma", "cutoff"});
     if (charged && (e.has("epsilon") || e.has("sigma")))
       e.ctx().fail(e.self(), e.path(), "epsilon/sigma do not apply to " + kind + " (only cutoff per type pair)");
     if (info.fixed_cutoff && e.has("cutoff")) e.ctx().fail(e.node("cutoff"), e.sub("cutoff"), info.fixed_cutoff);
-    if (e.has("type") == e.has("types")) e.ctx().fail(e.self(), e.path(), "expected exactly one of types: [A, B] or type: A");
+    if (e.has("type") == e.has("types"))
+      e.ctx().fail(e.self(), e.path(), "expected exactly one of types: [A, B] or type: A");
     if (e.has("type")) {
-      if (mixing == "none") e.ctx().fail(e.node("type"), e.sub("type"), "per-type coefficients need mixing: geometric or arithmetic");
+      if (mixing == "none")
+        e.ctx().fail(e.node("type"), e.sub("type"), "per-type coefficients need mixing: geometric or arithmetic");
       const int a = type_index(e, "type", sys.types, -1);
       per_type[a] = lj_coeffs(e, base);
       per_type_given[a] = 1;
     } else {
       const YAML::Node ty = e.node("types");
-      if (!ty.IsSequence() || ty.size() != 2) e.ctx().fail(ty, e.sub("types"), "expected a pair of type names [A, B], got " + describe(ty));
+      if (!ty.IsSequence() || ty.size() != 2)
+        e.ctx().fail(ty, e.sub("types"), "expected a pair of type names [A, B], got " + describe(ty));
       int ab[2];
       for (int s = 0; s < 2; ++s) {
         ab[s] = -1;
@@ -520,7 +532,8 @@ double bond_field_value(const Map& m, const char* key, const BondPotentialInfo& 
     return def;
   }
   const double v = m.to_number(m.node(key), m.sub(key), -kInf, kInf, false, what);
-  if (!bond_field_ok(info, f, v)) m.ctx().fail(m.node(key), m.sub(key), std::string("expected ") + what + ", got " + m.node(key).Scalar());
+  if (!bond_field_ok(info, f, v))
+    m.ctx().fail(m.node(key), m.sub(key), std::string("expected ") + what + ", got " + m.node(key).Scalar());
   return v;
 }
 
@@ -550,7 +563,8 @@ void read_pair_list(const Map& t, RunConfig& cfg, size_t index) {
           list.columns.push_back(f);
           found = true;
         }
-      if (!found) t.ctx().fail(item, t.sub("columns"), "expected one of k, r0, epsilon, max_extension, got " + describe(item));
+      if (!found)
+        t.ctx().fail(item, t.sub("columns"), "expected one of k, r0, epsilon, max_extension, got " + describe(item));
     }
   } else {
     list.columns = {BondField::R0};
@@ -571,9 +585,10 @@ void read_pair_list(const Map& t, RunConfig& cfg, size_t index) {
 
   // The pairs: inline [[i, j, values...], ...] or a file of lines "i j values...".
   if (t.has("pairs") == t.has("file"))
-    t.ctx().fail(t.self(), t.path(), "expected exactly one of pairs (a list of [i, j, " +
-                                         std::string(bond_field_name(list.columns.empty() ? BondField::R0 : list.columns[0])) +
-                                         ", ...]) or file (a pair list file)");
+    t.ctx().fail(t.self(), t.path(),
+                 "expected exactly one of pairs (a list of [i, j, " +
+                     std::string(bond_field_name(list.columns.empty() ? BondField::R0 : list.columns[0])) +
+                     ", ...]) or file (a pair list file)");
   const size_t nc = list.columns.size();
   auto data = std::make_shared<PairListData>();
   PairListSource source;
@@ -586,23 +601,27 @@ void read_pair_list(const Map& t, RunConfig& cfg, size_t index) {
     source.lines = std::move(table.lines);
   } else {
     const YAML::Node pairs = t.node("pairs");
-    if (!pairs.IsSequence()) t.ctx().fail(pairs, t.sub("pairs"), "expected a list of [i, j, values...], got " + describe(pairs));
+    if (!pairs.IsSequence())
+      t.ctx().fail(pairs, t.sub("pairs"), "expected a list of [i, j, values...], got " + describe(pairs));
     source.file = t.ctx().file;
     for (size_t k = 0; k < pairs.size(); ++k) {
       const YAML::Node row = pairs[k];
       const std::string path = t.sub("pairs") + "[" + std::to_string(k) + "]";
       if (!row.IsSequence() || row.size() != 2 + nc)
-        t.ctx().fail(row, path, "expected [i, j" + std::string(nc ? ", " : "") +
-                                    [&] {
-                                      std::string c;
-                                      for (size_t q = 0; q < nc; ++q) c += (q ? ", " : "") + std::string(bond_field_name(list.columns[q]));
-                                      return c;
-                                    }() +
-                                    "], got " + describe(row));
+        t.ctx().fail(
+            row, path,
+            "expected [i, j" + std::string(nc ? ", " : "") +
+                [&] {
+                  std::string c;
+                  for (size_t q = 0; q < nc; ++q) c += (q ? ", " : "") + std::string(bond_field_name(list.columns[q]));
+                  return c;
+                }() +
+                "], got " + describe(row));
       const int i = static_cast<int>(t.to_integer(row[0], path, 0, kMaxParticles - 1));
       const int j = static_cast<int>(t.to_integer(row[1], path, 0, kMaxParticles - 1));
       data->pairs.push_back({i, j, static_cast<int>(k)});
-      for (size_t q = 0; q < nc; ++q) data->values.push_back(t.to_number(row[2 + q], path, -kInf, kInf, false, "a number"));
+      for (size_t q = 0; q < nc; ++q)
+        data->values.push_back(t.to_number(row[2 + q], path, -kInf, kInf, false, "a number"));
       source.lines.push_back(row.Mark().line + 1);
     }
   }
@@ -629,8 +648,9 @@ void read_pair_list(const Map& t, RunConfig& cfg, size_t index) {
     for (const YAML::Node& item : ex) {
       const int64_t q = t.to_integer(item, t.sub("exclude_from"), 0, kMaxInt);
       if (q >= static_cast<int64_t>(nterms))
-        t.ctx().fail(item, t.sub("exclude_from"), "there is no pair term " + std::to_string(q) + " (force_field.pair has " +
-                                                       std::to_string(nterms) + ")");
+        t.ctx().fail(
+            item, t.sub("exclude_from"),
+            "there is no pair term " + std::to_string(q) + " (force_field.pair has " + std::to_string(nterms) + ")");
       list.exclude_from.push_back(static_cast<int>(q));
     }
   } else if (!(ex.IsScalar() && ex.Scalar() == "none")) {
@@ -649,7 +669,8 @@ void read_pulling(const Map& root, RunConfig& cfg) {
          "tether_position", "start_step", "every"});
   PullSpec& p = cfg.pulling;
   const std::string mode = m.choice("mode", "", {"ramp", "constant"});
-  if (mode.empty()) m.missing("mode", "ramp (a spring whose anchor moves at constant speed) or constant (a constant force)");
+  if (mode.empty())
+    m.missing("mode", "ramp (a spring whose anchor moves at constant speed) or constant (a constant force)");
   p.mode = mode == "ramp" ? PullMode::Ramp : PullMode::Constant;
   p.pulled = m.integer_required("pulled", 0, kMaxParticles - 1);
   cfg.locations["pulling.pulled"] = m.where("pulled");
@@ -681,14 +702,17 @@ void read_pulling(const Map& root, RunConfig& cfg) {
     p.tethered = m.integer("tethered", -1, 0, kMaxParticles - 1);
     if (p.tethered == p.pulled)
       root.ctx().fail(m.node("tethered"), m.sub("tethered"), "the tethered particle must not be the pulled one");
-    p.tether_spring = m.number_required("tether_spring", 0.0, kInf, true, "the tether's spring constant k_t > 0 (energy/length^2)");
+    p.tether_spring =
+        m.number_required("tether_spring", 0.0, kInf, true, "the tether's spring constant k_t > 0 (energy/length^2)");
     p.has_tether_position = vector("tether_position", p.tether_position);
     cfg.locations["pulling.tethered"] = m.where("tethered");
   } else {
     for (const char* k : {"tether_spring", "tether_position"})
-      if (m.has(k)) root.ctx().fail(m.node(k), m.sub(k), std::string(k) + " needs a tethered particle (pulling.tethered)");
+      if (m.has(k))
+        root.ctx().fail(m.node(k), m.sub(k), std::string(k) + " needs a tethered particle (pulling.tethered)");
     if (!p.has_direction)
-      root.ctx().fail(m.self(), "pulling", "without a tethered particle the direction must be given (pulling.direction)");
+      root.ctx().fail(m.self(), "pulling",
+                      "without a tethered particle the direction must be given (pulling.direction)");
   }
   p.start_step = m.integer("start_step", 0, 0, kMaxInt);
   p.every = m.integer("every", 0, 0, kMaxInt);
@@ -700,7 +724,9 @@ void read_force_field(const Map& root, RunConfig& cfg) {
   ForceField& ff = cfg.model.force_field;
   ff.ntypes = static_cast<int>(cfg.system.types.size());
   const std::string ex = f.choice("exclusions", "bonds", {"none", "bonds", "angles"});
-  ff.exclusions = ex == "none" ? ExclusionPolicy::None : ex == "bonds" ? ExclusionPolicy::Bonds : ExclusionPolicy::Angles;
+  ff.exclusions = ex == "none"    ? ExclusionPolicy::None
+                  : ex == "bonds" ? ExclusionPolicy::Bonds
+                                  : ExclusionPolicy::Angles;
 
   const YAML::Node bonds = list_node(f, "bonds", false, "of {name, potential, k, r0}");
   for (size_t k = 0; k < bonds.size(); ++k) {
@@ -738,8 +764,9 @@ void read_force_field(const Map& root, RunConfig& cfg) {
 
   const YAML::Node pairs = list_node(f, "pair", false, "of pair terms");
   for (size_t k = 0; k < pairs.size(); ++k) {
-    Map t(f.ctx(), pairs[k], "force_field.pair[" + std::to_string(k) + "]",
-          {"potential", "cutoff", "shift", "coeffs", "mixing", "dielectric", "bjerrum_length", "kappa", "debye_length"});
+    Map t(
+        f.ctx(), pairs[k], "force_field.pair[" + std::to_string(k) + "]",
+        {"potential", "cutoff", "shift", "coeffs", "mixing", "dielectric", "bjerrum_length", "kappa", "debye_length"});
     read_pair_term(t, cfg.system, cfg.model.units, cfg.model.integrator.temperature, ff, cfg, k);
   }
   const YAML::Node lists = list_node(f, "pair_lists", false, "of pair lists: {name, potential, pairs or file, ...}");
@@ -818,8 +845,9 @@ void read_replicas(const Map& root, RunConfig& cfg) {
     m.ctx().fail(m.has("mode") ? m.node("mode") : m.self(), m.sub("mode"),
                  "temperature replica exchange needs a thermostat (integrator.kind langevin or brownian), not NVE");
   if (listed && range)
-    m.ctx().fail(m.node("temperatures"), m.sub("temperatures"),
-                 "give either temperatures (a list) or min_temperature and max_temperature (a geometric ladder), not both");
+    m.ctx().fail(
+        m.node("temperatures"), m.sub("temperatures"),
+        "give either temperatures (a list) or min_temperature and max_temperature (a geometric ladder), not both");
   if (listed) {
     const YAML::Node t = m.node("temperatures");
     if (!t.IsSequence() || t.size() == 0)
@@ -829,8 +857,8 @@ void read_replicas(const Map& root, RunConfig& cfg) {
       const double v = m.to_number(t[k], path, 0.0, kInf, true, nullptr);
       if (k > 0 && !(v > r.temperatures.back()))
         m.ctx().fail(t[k], path,
-                     "the ladder must increase: " + t[k].Scalar() + " is not above temperatures[" + std::to_string(k - 1) +
-                         "] = " + t[k - 1].Scalar());
+                     "the ladder must increase: " + t[k].Scalar() + " is not above temperatures[" +
+                         std::to_string(k - 1) + "] = " + t[k - 1].Scalar());
       r.temperatures.push_back(v);
     }
     r.count = static_cast<int>(m.integer("count", static_cast<int64_t>(t.size()), 1, 1 << 20));
@@ -873,10 +901,12 @@ void read_analysis(const Map& root, RunConfig& cfg) {
   p.msm_cutoff = m.number("msm_cutoff", 0.0, 0.0, kInf);
   p.msm_grid_spacing = m.number("msm_grid_spacing", 0.0, 0.0, kInf);
   p.msm_order = static_cast<int>(m.integer("msm_order", 6, 4, 6));
-  if (p.msm_order == 5) root.ctx().fail(m.node("msm_order"), m.sub("msm_order"), "expected 4 (cubic) or 6 (quintic), got 5");
+  if (p.msm_order == 5)
+    root.ctx().fail(m.node("msm_order"), m.sub("msm_order"), "expected 4 (cubic) or 6 (quintic), got 5");
   p.error_samples = static_cast<int>(m.integer("error_samples", 256, 0, 1000000));
   if (p.boundary == "periodic" && !cfg.system.periodic)
-    root.ctx().fail(m.node("boundary"), m.sub("boundary"), "periodic needs a periodic system (system.boundary is open)");
+    root.ctx().fail(m.node("boundary"), m.sub("boundary"),
+                    "periodic needs a periodic system (system.boundary is open)");
   if (p.boundary == "periodic" && p.method == "exact")
     root.ctx().fail(m.node(m.has("method") ? "method" : "boundary"), m.sub("method"),
                     "the exact sum counts no periodic images; boundary periodic needs method msm or auto");
@@ -886,8 +916,7 @@ void read_analysis(const Map& root, RunConfig& cfg) {
 // their index ("force_field.pair.0.cutoff=3").
 void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
   const size_t eq = spec.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw ConfigError("--set " + spec + ": expected key.path=value");
+  if (eq == std::string::npos || eq == 0) throw ConfigError("--set " + spec + ": expected key.path=value");
   const std::string path = spec.substr(0, eq), value = spec.substr(eq + 1);
   YAML::Node parsed;
   try {
@@ -913,7 +942,8 @@ void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
       if (*end || idx < 0 || static_cast<size_t>(idx) >= cur.size())
         throw ConfigError("--set " + spec + ": '" + p + "' is not an index of the list at " + display);
       display += "[" + p + "]";
-      if (last) cur[idx] = parsed;
+      if (last)
+        cur[idx] = parsed;
       else {
         YAML::Node next = cur[idx];
         cur.reset(next);
@@ -922,7 +952,8 @@ void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
       if (cur.IsDefined() && !cur.IsNull() && !cur.IsMap())
         throw ConfigError("--set " + spec + ": " + display + " is not a mapping");
       display += (display.empty() ? "" : ".") + p;
-      if (last) cur[p] = parsed;
+      if (last)
+        cur[p] = parsed;
       else {
         YAML::Node next = cur[p];
         cur.reset(next);
@@ -1036,8 +1067,8 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
   Context ctx{name, cfg.overrides};
   try {
     Map m(ctx, root, "",
-          {"title", "units", "backend", "steps", "system", "force_field", "force", "integrator", "neighbor", "output", "analysis",
-           "pulling", "replicas"});
+          {"title", "units", "backend", "steps", "system", "force_field", "force", "integrator", "neighbor", "output",
+           "analysis", "pulling", "replicas"});
     cfg.title = m.string("title", "");
     cfg.model.units = m.choice("units", "lj", {"lj", "real"}) == "lj" ? Units::lj() : Units::real();
     cfg.backend = m.choice("backend", "auto", {"auto", "cpu", "cuda"});
@@ -1052,7 +1083,8 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
     if (m.has("neighbor")) {
       Map n(ctx, m.node("neighbor"), "neighbor", {"skin", "initial_capacity_per_particle"});
       cfg.model.neighbor.skin = n.number("skin", 0.3, 0.0, kInf);
-      cfg.model.neighbor.initial_capacity_per_particle = static_cast<int>(n.integer("initial_capacity_per_particle", 0, 0, 100000));
+      cfg.model.neighbor.initial_capacity_per_particle =
+          static_cast<int>(n.integer("initial_capacity_per_particle", 0, 0, 100000));
       cfg.locations["neighbor.skin"] = n.where("skin");
     } else {
       cfg.locations["neighbor.skin"] = name;
@@ -1078,13 +1110,16 @@ std::string override_spec(const std::string& spec) {
   std::string key = spec.substr(0, eq), rest = eq == std::string::npos ? "" : spec.substr(eq);
   std::string raw;
   for (char c : key) {
-    if (c == '[') raw += '.';
-    else if (c != ']') raw += c;
+    if (c == '[')
+      raw += '.';
+    else if (c != ']')
+      raw += c;
   }
   return raw + rest;
 }
 
-std::vector<std::string> merge_overrides(const std::vector<std::string>& earlier, const std::vector<std::string>& later) {
+std::vector<std::string> merge_overrides(const std::vector<std::string>& earlier,
+                                         const std::vector<std::string>& later) {
   auto key = [](const std::string& spec) {
     const std::string s = override_spec(spec);
     return s.substr(0, s.find('='));
@@ -1114,7 +1149,8 @@ std::vector<std::string> config_differences(const std::string& text_a, const std
 
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
   struct stat st;
-  if (stat(path.c_str(), &st) != 0) throw ConfigError("cannot open config file '" + path + "': " + std::strerror(errno));
+  if (stat(path.c_str(), &st) != 0)
+    throw ConfigError("cannot open config file '" + path + "': " + std::strerror(errno));
   // A directory opens and reads as empty on Linux, which would read as a config with no keys.
   if (S_ISDIR(st.st_mode)) throw ConfigError("cannot read config file '" + path + "': it is a directory");
   std::ifstream in(path, std::ios::binary);

@@ -35,27 +35,27 @@ struct LatticeSpec {
 struct ChainsSpec {
   int count = 0;
   int length = 0;
-  double density = 0.85;       // monomers (and counterions) per volume
+  double density = 0.85;  // monomers (and counterions) per volume
   int bond_type = 0;
   double bond_length = 0.97;
   int monomer_type = 0;
-  int charged_every = 0;       // 0: monomers carry their type's charge; k > 0: only every k-th does
-  int counterion_type = -1;    // -1: no counterions; else one per monomer charge, neutralising
-  double min_distance = 0.8;   // closest approach of non-bonded beads when growing the walks
+  int charged_every = 0;      // 0: monomers carry their type's charge; k > 0: only every k-th does
+  int counterion_type = -1;   // -1: no counterions; else one per monomer charge, neutralising
+  double min_distance = 0.8;  // closest approach of non-bonded beads when growing the walks
   uint64_t seed = 1;
 };
 
 struct FileSpec {
   std::string path;
-  int64_t frame = -1;                // -1: last frame
-  std::string format = "auto";       // auto (by extension) | h5md | gsd | lammps | xyz
-  std::string atom_style = "auto";   // LAMMPS data files: auto | atomic | bond | angle | molecular | charge | full
-  Vec3d box{0, 0, 0};                // XYZ files without a Lattice: the box edges (0: none)
+  int64_t frame = -1;               // -1: last frame
+  std::string format = "auto";      // auto (by extension) | h5md | gsd | lammps | xyz
+  std::string atom_style = "auto";  // LAMMPS data files: auto | atomic | bond | angle | molecular | charge | full
+  Vec3d box{0, 0, 0};               // XYZ files without a Lattice: the box edges (0: none)
 };
 
 struct RelaxSpec {
-  int steps = 0;            // capped steepest-descent steps before the run (removes overlaps)
-  double max_move = 0.02;   // largest displacement per relaxation step
+  int steps = 0;           // capped steepest-descent steps before the run (removes overlaps)
+  double max_move = 0.02;  // largest displacement per relaxation step
 };
 
 struct TypeSpec {
@@ -82,18 +82,18 @@ struct SystemSpec {
   FileSpec file;
   RelaxSpec relax;
   std::vector<AddedParticle> add_particles;
-  double velocity_temperature = -1;  // < 0: the integrator's temperature
-  uint64_t velocity_seed = 0;        // 0: the integrator's seed
+  double velocity_temperature = -1;     // < 0: the integrator's temperature
+  uint64_t velocity_seed = 0;           // 0: the integrator's seed
   bool draw_missing_velocities = true;  // a start file without velocities: draw them (false: zero)
 };
 
 struct TrajectorySpec {
-  int64_t every = 0;            // 0: no trajectory
-  int64_t velocities_every = 0; // 0: not written
-  int64_t forces_every = 0;     // 0: not written
+  int64_t every = 0;              // 0: no trajectory
+  int64_t velocities_every = 0;   // 0: not written
+  int64_t forces_every = 0;       // 0: not written
   int64_t observables_every = 0;  // 0: same as thermo
-  int compression = 0;          // gzip level 0..9
-  double flush_seconds = 10.0;  // flush at least this often (frames survive a SIGKILL)
+  int compression = 0;            // gzip level 0..9
+  double flush_seconds = 10.0;    // flush at least this often (frames survive a SIGKILL)
 };
 
 // output.gsd: a GSD (HOOMD) trajectory next to (or instead of) the H5MD one.
@@ -104,22 +104,22 @@ struct GsdSpec {
 };
 
 struct PotentialMapSpec {
-  int64_t every = 0;            // 0: off
+  int64_t every = 0;  // 0: off
   double spacing = 1.0;
-  std::string region = "box";   // box | particles (bounding box plus padding)
+  std::string region = "box";  // box | particles (bounding box plus padding)
   double padding = 5.0;
   std::string kernel = "auto";
-  double min_distance = 0.0;    // distance floor against the 1/r singularity; 0 = spacing / 2
-  std::string method = "exact"; // exact | msm (multilevel summation) | auto (by estimated cost)
+  double min_distance = 0.0;      // distance floor against the 1/r singularity; 0 = spacing / 2
+  std::string method = "exact";   // exact | msm (multilevel summation) | auto (by estimated cost)
   std::string boundary = "open";  // open | periodic (every image, neutralising background; msm)
-  double msm_cutoff = 0.0;      // splitting distance a; 0 = automatic
+  double msm_cutoff = 0.0;        // splitting distance a; 0 = automatic
   double msm_grid_spacing = 0.0;  // finest grid spacing h; 0 = automatic (a / 5; periodic a / 6)
-  int msm_order = 6;            // interpolation: 4 cubic, 6 quintic
-  int error_samples = 256;      // msm: lattice points of the sampled exact check; 0 = none
+  int msm_order = 6;              // interpolation: 4 cubic, 6 quintic
+  int error_samples = 256;        // msm: lattice points of the sampled exact check; 0 = none
 };
 
 struct OutputSpec {
-  std::string prefix;           // file stem; default: the config's name next to the config
+  std::string prefix;  // file stem; default: the config's name next to the config
   int64_t thermo_every = 100;
   std::string progress = "auto";  // auto | on | off
   TrajectorySpec trajectory;
@@ -159,8 +159,8 @@ struct PullSpec {
 };
 
 struct RunConfig {
-  std::string path;         // config file as given
-  std::string text;         // its verbatim text (stored in the trajectory)
+  std::string path;  // config file as given
+  std::string text;  // its verbatim text (stored in the trajectory)
   std::string title;
   std::string backend = "auto";
   int64_t steps = 0;
@@ -171,7 +171,8 @@ struct RunConfig {
   ReplicaSpec replicas;
   PullSpec pulling;
   std::vector<PairListSource> pair_list_sources;  // per force_field.pair_lists item
-  std::vector<std::pair<std::string, std::string>> overrides;  // --set key.path=value, in order (key as messages write it)
+  std::vector<std::pair<std::string, std::string>>
+      overrides;                            // --set key.path=value, in order (key as messages write it)
   std::vector<std::string> override_specs;  // the same as --set takes them ("force_field.pair.0.cutoff=3")
   // Identifies the files of one run across its restarts (not a config key): a new run draws one,
   // a restart into its run's files keeps the checkpoint's. Stored in the trajectory and checkpoints.
@@ -194,7 +195,8 @@ RunConfig parse_config(const std::string& text, const std::string& name,
 std::string override_spec(const std::string& spec);
 // `earlier` then `later`, without the earlier ones whose key a later one sets again (the later
 // one replaces the whole node at that key, so dropping them changes nothing).
-std::vector<std::string> merge_overrides(const std::vector<std::string>& earlier, const std::vector<std::string>& later);
+std::vector<std::string> merge_overrides(const std::vector<std::string>& earlier,
+                                         const std::vector<std::string>& later);
 
 // What differs between two configs (texts with their overrides applied), one line per key:
 // "integrator.temperature: 1.2 -> 1.5". Comments and layout do not count. At most `max_lines`

@@ -38,9 +38,7 @@ PairTable read_pair_table(const std::string& path, size_t ncolumns) {
   PairTable t;
   int line_no = 0;
   std::string field;
-  auto fail = [&](const std::string& what) {
-    throw ConfigError(path + ":" + std::to_string(line_no) + ": " + what);
-  };
+  auto fail = [&](const std::string& what) { throw ConfigError(path + ":" + std::to_string(line_no) + ": " + what); };
   std::vector<double> row;
   for (size_t pos = 0; pos < text.size();) {
     size_t eol = text.find('\n', pos);

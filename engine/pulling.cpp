@@ -25,10 +25,12 @@ PullSettings resolve_pulling(const RunConfig& cfg, const SystemState& start) {
   PullSettings s;
   if (p.mode == PullMode::None) return s;
   const int64_t n = static_cast<int64_t>(start.size());
-  for (const auto& [key, index] : {std::pair<const char*, int64_t>{"pulling.pulled", p.pulled}, {"pulling.tethered", p.tethered}})
+  for (const auto& [key, index] :
+       {std::pair<const char*, int64_t>{"pulling.pulled", p.pulled}, {"pulling.tethered", p.tethered}})
     if (index >= n)
-      throw ConfigError(where(cfg, key) + ": " + key + ": particle " + std::to_string(index) + " does not exist (the system has " +
-                        std::to_string(n) + " particles, 0 to " + std::to_string(n - 1) + ")");
+      throw ConfigError(where(cfg, key) + ": " + key + ": particle " + std::to_string(index) +
+                        " does not exist (the system has " + std::to_string(n) + " particles, 0 to " +
+                        std::to_string(n - 1) + ")");
   s.mode = p.mode;
   s.pulled = p.pulled;
   s.tethered = p.tethered;
@@ -40,7 +42,8 @@ PullSettings resolve_pulling(const RunConfig& cfg, const SystemState& start) {
   s.dt = cfg.model.integrator.dt;
   const Vec3d xp = start.unwrapped(static_cast<size_t>(p.pulled));
   s.anchor = p.has_anchor ? p.anchor : xp;
-  if (p.tethered >= 0) s.tether = p.has_tether_position ? p.tether_position : start.unwrapped(static_cast<size_t>(p.tethered));
+  if (p.tethered >= 0)
+    s.tether = p.has_tether_position ? p.tether_position : start.unwrapped(static_cast<size_t>(p.tethered));
   Vec3d d = p.direction;
   if (!p.has_direction) d = xp - start.unwrapped(static_cast<size_t>(p.tethered));
   const double len = std::sqrt(dot(d, d));

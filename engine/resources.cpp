@@ -181,7 +181,8 @@ void require_memory(const RunConfig& cfg, const MemoryEstimate& need, const Syst
   if (need.device_bytes > 0 && cuda_device_memory(&free, &total) && need.device_bytes > free)
     throw ConfigError(size_key(cfg) + ": a run of " + std::to_string(size.particles) + " particles needs about " +
                       format_bytes(need.device_bytes) + " of GPU memory, but the GPU has " + format_bytes(free) +
-                      " free (of " + format_bytes(total) + "); nothing was started. Use a smaller system, or --backend cpu");
+                      " free (of " + format_bytes(total) +
+                      "); nothing was started. Use a smaller system, or --backend cpu");
 }
 
 }  // namespace pairmd

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "backends/backend.h"
-#include "engine/config.h"
 #include "base/system_state.h"
 #include "base/topology.h"
+#include "engine/config.h"
 
 namespace pairmd {
 
@@ -17,14 +17,14 @@ struct RunContext {
   const RunConfig& config;
   const Topology& topology;
   Backend& backend;
-  int64_t first_step;   // step the run (or restart) began at
-  int64_t last_step;    // step the run will end at
+  int64_t first_step;  // step the run (or restart) began at
+  int64_t last_step;   // step the run will end at
 };
 
 struct Frame {
-  const SystemState& state;       // positions, velocities, images at `state.step`
-  const Observables& observables; // energies at that step
-  double time;                    // state.step * dt
+  const SystemState& state;        // positions, velocities, images at `state.step`
+  const Observables& observables;  // energies at that step
+  double time;                     // state.step * dt
 };
 
 class RunObserver {
@@ -34,7 +34,10 @@ class RunObserver {
   virtual int64_t next_step(int64_t step) const = 0;
   virtual void observe(const RunContext& ctx, const Frame& frame) = 0;
   // The run ends here (normally, interrupted or blown up); `frame` is the last good state.
-  virtual void finish(const RunContext& ctx, const Frame& frame) { (void)ctx; (void)frame; }
+  virtual void finish(const RunContext& ctx, const Frame& frame) {
+    (void)ctx;
+    (void)frame;
+  }
 };
 
 // Shown the run's progress after every chunk of steps (the thermo log's live line). The run loop

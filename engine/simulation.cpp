@@ -95,7 +95,9 @@ RunResult Simulation::begin(int64_t last_step) {
   return result;
 }
 
-RunResult Simulation::advance_to(int64_t target, double max_seconds) { return advance(target, max_seconds, true, true); }
+RunResult Simulation::advance_to(int64_t target, double max_seconds) {
+  return advance(target, max_seconds, true, true);
+}
 
 RunResult Simulation::advance_to_unshown(int64_t target) { return advance(target, 0, false, false); }
 

@@ -24,7 +24,7 @@ enum class RunOutcome { Completed, Interrupted, BlewUp, Failed };
 struct RunResult {
   RunOutcome outcome = RunOutcome::Completed;
   int64_t last_good_step = 0;
-  std::string message;  // for Interrupted / BlewUp / Failed
+  std::string message;                     // for Interrupted / BlewUp / Failed
   std::vector<std::string> finish_errors;  // observers whose finish() failed
 };
 

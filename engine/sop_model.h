@@ -37,14 +37,15 @@ struct SopParameters {
   double mass = 110.0;              // amu, every bead
   // Copies of the protein on a cubic lattice in a periodic box (assemblies, benchmarks).
   int copies = 1;
-  double copy_gap = 10.0;           // A between the copies' bounding boxes
+  double copy_gap = 10.0;  // A between the copies' bounding boxes
   // The run.
   std::string integrator = "brownian";  // brownian (overdamped) or langevin (underdamped)
   double temperature = 300.0;           // K
-  double dt_ps = 0.0;                   // 0: 0.04 ps for brownian (stable under forced unfolding; 0.1 ps blows up), 0.02 ps for langevin
-  double friction_per_ps = 0.0;         // gamma; 0: 50 / 3 ps (SOP-GPU's zeta = 50 m / tau_L, tau_L = 3 ps) brownian, 1 langevin
-  double skin = 2.0;                    // A
-  double max_step = 2.0;                // A: a bead moving farther in one step stops the run (a blow-up)
+  double dt_ps = 0.0;  // 0: 0.04 ps for brownian (stable under forced unfolding; 0.1 ps blows up), 0.02 ps for langevin
+  double friction_per_ps =
+      0.0;                // gamma; 0: 50 / 3 ps (SOP-GPU's zeta = 50 m / tau_L, tau_L = 3 ps) brownian, 1 langevin
+  double skin = 2.0;      // A
+  double max_step = 2.0;  // A: a bead moving farther in one step stops the run (a blow-up)
   long steps = 100000;
   long thermo_every = 1000;
   long trajectory_every = 1000;
@@ -52,10 +53,10 @@ struct SopParameters {
   // Pulling: the tethered and pulled beads (-1: none), a force ramp or a constant force.
   long tethered = -1, pulled = -1;
   std::string pull_mode = "ramp";
-  double pull_speed = 0.01;       // A/ps
-  double pull_spring = 0.07;      // kcal/(mol A^2) (0.05 N/m, an AFM cantilever)
-  double pull_force = 1.0;        // kcal/(mol A) (69.5 pN)
-  double tether_spring = 10.0;    // kcal/(mol A^2)
+  double pull_speed = 0.01;     // A/ps
+  double pull_spring = 0.07;    // kcal/(mol A^2) (0.05 N/m, an AFM cantilever)
+  double pull_force = 1.0;      // kcal/(mol A) (69.5 pN)
+  double tether_spring = 10.0;  // kcal/(mol A^2)
   long pull_every = 100;
 };
 
@@ -68,7 +69,7 @@ struct SopModel {
   std::vector<Bond> native;
   std::vector<double> native_r0;
   int beads_per_copy = 0;
-  Box box{};                             // open for one copy, periodic for several
+  Box box{};  // open for one copy, periodic for several
 };
 
 // The model of the chains (C-alpha positions, A; each chain's residues in order), with

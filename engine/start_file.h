@@ -30,10 +30,10 @@ struct StartStructure {
   SystemState state;
   Topology topology;                         // bond types index bond_type_names (or count from 0)
   std::vector<std::string> bond_type_names;  // empty: the file numbers its bond types
-  bool types_by_name = true;   // match state.type_names to system.types by name (false: by order)
+  bool types_by_name = true;                 // match state.type_names to system.types by name (false: by order)
   bool has_velocities = false;
-  bool has_masses = false;     // false: the masses of the config's types
-  bool has_charges = false;    // false: the charges of the config's types
+  bool has_masses = false;   // false: the masses of the config's types
+  bool has_charges = false;  // false: the charges of the config's types
   double time = 0;
   std::vector<std::string> notes;  // what the reader took, converted or left out
 };

@@ -213,8 +213,10 @@ void validate_pair_lists(const RunConfig& cfg, size_t n) {
     const PairListSource* src = k < cfg.pair_list_sources.size() ? &cfg.pair_list_sources[k] : nullptr;
     auto fail = [&](size_t p, const std::string& what) {
       std::ostringstream m;
-      if (src && p < src->lines.size()) m << src->file << ":" << src->lines[p];
-      else m << cfg.path;
+      if (src && p < src->lines.size())
+        m << src->file << ":" << src->lines[p];
+      else
+        m << cfg.path;
       m << ": force_field.pair_lists[" << k << "] (" << lists[k].name << "): pair (" << pairs[p].i << ", " << pairs[p].j
         << "): " << what;
       throw ConfigError(m.str());
@@ -231,10 +233,12 @@ void validate_pair_lists(const RunConfig& cfg, size_t n) {
     std::sort(sorted.begin(), sorted.end());
     for (size_t q = 1; q < sorted.size(); ++q)
       if (sorted[q].first == sorted[q - 1].first) {
-        const size_t first = std::min(sorted[q].second, sorted[q - 1].second), again = std::max(sorted[q].second, sorted[q - 1].second);
-        fail(again, "listed twice (also " +
-                        (src && first < src->lines.size() ? "at line " + std::to_string(src->lines[first]) : "earlier") +
-                        "); each pair once per list");
+        const size_t first = std::min(sorted[q].second, sorted[q - 1].second),
+                     again = std::max(sorted[q].second, sorted[q - 1].second);
+        fail(again,
+             "listed twice (also " +
+                 (src && first < src->lines.size() ? "at line " + std::to_string(src->lines[first]) : "earlier") +
+                 "); each pair once per list");
       }
   }
 }
@@ -346,7 +350,8 @@ BuiltSystem build_system(const RunConfig& cfg) {
   }
   const size_t from_build = s.size();
   add_listed_particles(cfg, s);
-  const double T = cfg.system.velocity_temperature >= 0 ? cfg.system.velocity_temperature : cfg.model.integrator.temperature;
+  const double T =
+      cfg.system.velocity_temperature >= 0 ? cfg.system.velocity_temperature : cfg.model.integrator.temperature;
   const uint64_t seed = cfg.system.velocity_seed ? cfg.system.velocity_seed : cfg.model.integrator.seed;
   if (cfg.system.source != SystemSource::File || cfg.system.velocity_temperature >= 0) {
     assign_velocities(s, T, seed, cfg.model.units);
@@ -357,8 +362,8 @@ BuiltSystem build_system(const RunConfig& cfg) {
     note << "velocities: the start file has none; ";
     if (cfg.system.draw_missing_velocities) {
       assign_velocities(s, T, seed, cfg.model.units);
-      note << "drawn from Maxwell-Boltzmann at T = " << T << " " << cfg.model.units.temperature_unit() << " (seed " << seed
-           << "; system.velocities.missing: zero keeps them at zero)";
+      note << "drawn from Maxwell-Boltzmann at T = " << T << " " << cfg.model.units.temperature_unit() << " (seed "
+           << seed << "; system.velocities.missing: zero keeps them at zero)";
     } else {
       note << "they start at zero (system.velocities.missing: zero)";
     }
@@ -368,7 +373,8 @@ BuiltSystem build_system(const RunConfig& cfg) {
     draw_velocities(s, from_build, T, seed, cfg.model.units);
     std::ostringstream note;
     note << "velocities: from the start file; the " << s.size() - from_build
-         << " added particle(s) got theirs from Maxwell-Boltzmann at T = " << T << " " << cfg.model.units.temperature_unit();
+         << " added particle(s) got theirs from Maxwell-Boltzmann at T = " << T << " "
+         << cfg.model.units.temperature_unit();
     b.notes.push_back(note.str());
   }
   b.pulling = resolve_pulling(cfg, s);

@@ -47,9 +47,9 @@ TimeScales time_scales(const RunConfig& cfg, const SystemState& s, const Topolog
         const double t = c.sigma / v;
         if (ts.pair == 0 || t < ts.pair) {
           ts.pair = t;
-          ts.pair_what = "a particle of type " + cfg.system.types[mass[a] <= mass[b] ? a : b].name + " crossing sigma " +
-                         number(c.sigma) + " " + u.length_unit() + " of the pair (" + cfg.system.types[a].name + ", " +
-                         cfg.system.types[b].name + ")";
+          ts.pair_what = "a particle of type " + cfg.system.types[mass[a] <= mass[b] ? a : b].name +
+                         " crossing sigma " + number(c.sigma) + " " + u.length_unit() + " of the pair (" +
+                         cfg.system.types[a].name + ", " + cfg.system.types[b].name + ")";
         }
       }
   }
@@ -84,8 +84,7 @@ std::vector<std::string> time_step_warnings(const RunConfig& cfg, const SystemSt
   const TimeScales ts = time_scales(cfg, s, topology);
   const Units& u = cfg.model.units;
   const std::string unit = u.time_unit();
-  const std::string units_note =
-      u.reduced() ? " (units lj: time in tau)" : " (units real, as LAMMPS: time in fs)";
+  const std::string units_note = u.reduced() ? " (units lj: time in tau)" : " (units real, as LAMMPS: time in fs)";
   auto large = [&](double scale, double fraction, const std::string& what) {
     if (!(scale > 0) || in.dt <= scale / fraction) return;
     out.push_back("integrator.dt " + number(in.dt) + " " + unit + " is large for this system" + units_note + ": " +
@@ -98,7 +97,8 @@ std::vector<std::string> time_step_warnings(const RunConfig& cfg, const SystemSt
   if (ts.pair > 0 && in.dt < ts.pair / 1e5)
     out.push_back("integrator.dt " + number(in.dt) + " " + unit + " is very small for this system" + units_note + ": " +
                   ts.pair_what + " takes about " + number(ts.pair) + " " + unit + ", " + number(ts.pair / in.dt) +
-                  " steps" + (u.reduced() ? "" : "; was dt meant in ps (pairmd's real time was ps before it took LAMMPS's fs)?"));
+                  " steps" +
+                  (u.reduced() ? "" : "; was dt meant in ps (pairmd's real time was ps before it took LAMMPS's fs)?"));
   return out;
 }
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/config.h"
 #include "base/system_state.h"
 #include "base/topology.h"
+#include "engine/config.h"
 
 namespace pairmd {
 
@@ -18,8 +18,8 @@ namespace pairmd {
 // units, ~2 ps for argon in real units), and t_bond, the period of the stiffest bond
 // (harmonic: 2 pi sqrt(mu / k); FENE: its curvature at half its maximum extension).
 struct TimeScales {
-  double pair = 0;  // 0: no LJ/WCA term, or nothing moves
-  double bond = 0;  // 0: no bonds
+  double pair = 0;                   // 0: no LJ/WCA term, or nothing moves
+  double bond = 0;                   // 0: no bonds
   std::string pair_what, bond_what;  // what each came from, for the message
 };
 TimeScales time_scales(const RunConfig& cfg, const SystemState& state, const Topology& topology);

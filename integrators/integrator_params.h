@@ -24,11 +24,11 @@ template <typename Real>
 struct StepConstants {
   Real dt;
   Real half_dt;
-  Real force_to_accel;   // a = force_to_accel * F / m (1 in LJ units, 4.184e-4 in real units)
-  Real kT_mvv;           // k_B T expressed in mass * velocity^2 units
-  Real ou_c1;            // exp(-gamma dt): velocity memory of the Langevin O-step
-  Real ou_c2;            // sqrt(1 - c1^2): its noise amplitude per sqrt(kT/m)
-  Real friction;         // gamma
+  Real force_to_accel;  // a = force_to_accel * F / m (1 in LJ units, 4.184e-4 in real units)
+  Real kT_mvv;          // k_B T expressed in mass * velocity^2 units
+  Real ou_c1;           // exp(-gamma dt): velocity memory of the Langevin O-step
+  Real ou_c2;           // sqrt(1 - c1^2): its noise amplitude per sqrt(kT/m)
+  Real friction;        // gamma
   uint64_t seed;
 };
 

@@ -8,8 +8,8 @@
 //   counter = {tag, step low 32 bits, step high 32 bits, stream}
 #pragma once
 
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 
 #include <Random123/philox.h>
 
@@ -19,8 +19,8 @@
 namespace pairmd {
 
 enum NoiseStream : uint32_t {
-  kNoiseThermostat = 0,   // Langevin O-step / Brownian displacement
-  kNoiseVelocities = 1,   // Maxwell-Boltzmann velocities (initial state, Brownian reporting)
+  kNoiseThermostat = 0,       // Langevin O-step / Brownian displacement
+  kNoiseVelocities = 1,       // Maxwell-Boltzmann velocities (initial state, Brownian reporting)
   kNoiseReplicaExchange = 2,  // Metropolis draws of temperature replica exchange (counter: pair, exchange)
 };
 

@@ -42,9 +42,8 @@ PAIRMD_HD void half_drift(Vec3<Real>& x, Vec3<Real> v, const StepConstants<Real>
 
 // First part of step `step` -> `step + 1`; f is the force at the current positions.
 template <typename Real>
-PAIRMD_HD void begin_step(IntegratorKind kind, Vec3<Real>& x, Vec3<Real>& v, Int3& image,
-                          Vec3<Real> f, Real inv_mass, uint32_t tag, uint64_t step,
-                          const StepConstants<Real>& c, const BoxGeometry<Real>& box) {
+PAIRMD_HD void begin_step(IntegratorKind kind, Vec3<Real>& x, Vec3<Real>& v, Int3& image, Vec3<Real> f, Real inv_mass,
+                          uint32_t tag, uint64_t step, const StepConstants<Real>& c, const BoxGeometry<Real>& box) {
   if (kind == IntegratorKind::Brownian) {
     // x += dt F / (m gamma) + sqrt(2 kT dt / (m gamma)) R   (mobility 1 / (m gamma))
     const Real mobility_dt = c.dt * c.force_to_accel * inv_mass / c.friction;
@@ -73,8 +72,7 @@ PAIRMD_HD void begin_step(IntegratorKind kind, Vec3<Real>& x, Vec3<Real>& v, Int
 
 // Last part of a step; f is the force at the new positions.
 template <typename Real>
-PAIRMD_HD void end_step(IntegratorKind kind, Vec3<Real>& v, Vec3<Real> f, Real inv_mass,
-                        const StepConstants<Real>& c) {
+PAIRMD_HD void end_step(IntegratorKind kind, Vec3<Real>& v, Vec3<Real> f, Real inv_mass, const StepConstants<Real>& c) {
   if (kind != IntegratorKind::Brownian) half_kick(v, f, inv_mass, c);  // B
 }
 

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "io/hdf5_util.h"
 #include "base/version.h"
+#include "io/hdf5_util.h"
 
 namespace pairmd {
 
@@ -76,7 +76,8 @@ T read_attr(hid_t obj, const char* name, hid_t mem_type) {
   if (H5Aexists(obj, name) <= 0) throw std::runtime_error(std::string("attribute ") + name + " is missing");
   Handle a(h5::check_id(H5Aopen(obj, name, H5P_DEFAULT), std::string("cannot open attribute ") + name));
   Handle sp(H5Aget_space(a));
-  if (H5Sget_simple_extent_npoints(sp) != 1) throw std::runtime_error(std::string("attribute ") + name + " is not a scalar");
+  if (H5Sget_simple_extent_npoints(sp) != 1)
+    throw std::runtime_error(std::string("attribute ") + name + " is not a scalar");
   T v{};
   h5::check(H5Aread(a, mem_type, &v), std::string("cannot read attribute ") + name);
   return v;
@@ -86,7 +87,8 @@ std::vector<double> read_attr3(hid_t obj, const char* name) {
   if (H5Aexists(obj, name) <= 0) throw std::runtime_error(std::string("attribute ") + name + " is missing");
   Handle a(h5::check_id(H5Aopen(obj, name, H5P_DEFAULT), std::string("cannot open attribute ") + name));
   Handle sp(H5Aget_space(a));
-  if (H5Sget_simple_extent_npoints(sp) != 3) throw std::runtime_error(std::string("attribute ") + name + " is not 3 numbers");
+  if (H5Sget_simple_extent_npoints(sp) != 3)
+    throw std::runtime_error(std::string("attribute ") + name + " is not 3 numbers");
   std::vector<double> v(3);
   h5::check(H5Aread(a, H5T_NATIVE_DOUBLE, v.data()), std::string("cannot read attribute ") + name);
   return v;
@@ -106,9 +108,11 @@ std::vector<T> read_array(hid_t loc, const char* name, size_t count, hid_t mem_t
   size_t total = 1;
   for (hsize_t x : h5::dims_of(d)) total *= x;
   if (total != count)
-    throw std::runtime_error(std::string(name) + " holds " + std::to_string(total) + " values, expected " + std::to_string(count));
+    throw std::runtime_error(std::string(name) + " holds " + std::to_string(total) + " values, expected " +
+                             std::to_string(count));
   std::vector<T> v(count);
-  if (count > 0) h5::check(H5Dread(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), std::string("cannot read ") + name);
+  if (count > 0)
+    h5::check(H5Dread(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), std::string("cannot read ") + name);
   return v;
 }
 
@@ -252,7 +256,8 @@ Checkpoint read_checkpoint(const std::string& path) {
     if (H5Aexists(root, "format") <= 0) throw std::runtime_error("not a pairmd checkpoint (no format attribute)");
     {
       Handle a(H5Aopen(root, "format", H5P_DEFAULT));
-      if (h5::read_string(a, true, "format") != "pairmd checkpoint") throw std::runtime_error("not a pairmd checkpoint");
+      if (h5::read_string(a, true, "format") != "pairmd checkpoint")
+        throw std::runtime_error("not a pairmd checkpoint");
     }
     if (read_attr<int32_t>(root, "format_version", H5T_NATIVE_INT32) != 1)
       throw std::runtime_error("written in a checkpoint format this pairmd does not read");
@@ -291,7 +296,8 @@ Checkpoint read_checkpoint(const std::string& path) {
       s.velocity[i] = {v[3 * i], v[3 * i + 1], v[3 * i + 2]};
       s.image[i] = {im[3 * i], im[3 * i + 1], im[3 * i + 2]};
       s.type[i] = ty[i];
-      if (ty[i] < 0 || ty[i] >= ntypes) throw std::runtime_error("particle " + std::to_string(i) + " has an invalid type");
+      if (ty[i] < 0 || ty[i] >= ntypes)
+        throw std::runtime_error("particle " + std::to_string(i) + " has an invalid type");
       if (!(s.mass[i] > 0) || !std::isfinite(s.mass[i]) || !std::isfinite(s.charge[i]))
         throw std::runtime_error("particle " + std::to_string(i) + " has an invalid mass or charge");
       const Vec3d& p = s.position[i];
@@ -306,7 +312,8 @@ Checkpoint read_checkpoint(const std::string& path) {
       const auto dims = h5::dims_of(d);
       if (dims.size() != 2 || dims[1] != 3) throw std::runtime_error("topology/bonds is not shaped [bonds, 3]");
       std::vector<int32_t> b(dims[0] * 3);
-      if (!b.empty()) h5::check(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, b.data()), "cannot read bonds");
+      if (!b.empty())
+        h5::check(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, b.data()), "cannot read bonds");
       for (size_t k = 0; k < dims[0]; ++k) {
         const Bond bond{b[3 * k], b[3 * k + 1], b[3 * k + 2]};
         if (bond.i < 0 || bond.j < 0 || bond.i >= n || bond.j >= n || bond.type < 0)
@@ -316,7 +323,8 @@ Checkpoint read_checkpoint(const std::string& path) {
     }
     Handle rng = h5::open_group(f, "rng");
     ck.seed = read_attr<uint64_t>(rng, "seed", H5T_NATIVE_UINT64);
-    if (read_attr<int64_t>(rng, "step", H5T_NATIVE_INT64) != s.step) throw std::runtime_error("rng step differs from the state's");
+    if (read_attr<int64_t>(rng, "step", H5T_NATIVE_INT64) != s.step)
+      throw std::runtime_error("rng step differs from the state's");
     Handle run = h5::open_group(f, "run");
     ck.first_step = read_attr<int64_t>(run, "first_step", H5T_NATIVE_INT64);
     // Written since the restart continues the same run; older checkpoints lack them.
@@ -335,7 +343,8 @@ Checkpoint read_checkpoint(const std::string& path) {
       ck.time_unit = h5::read_string(a, true, "time_unit");
     }
     if (!(std::isfinite(ck.dt) && ck.dt > 0)) throw std::runtime_error("its time step is not a number > 0");
-    if (ck.first_step < 0 || ck.first_step > s.step) throw std::runtime_error("its run's first step is not before its step");
+    if (ck.first_step < 0 || ck.first_step > s.step)
+      throw std::runtime_error("its run's first step is not before its step");
     {
       Handle a(h5::check_id(H5Aopen(run, "integrator", H5P_DEFAULT), "cannot open run/integrator"));
       ck.integrator = h5::read_string(a, true, "integrator");
@@ -362,7 +371,10 @@ Checkpoint read_checkpoint(const std::string& path) {
 
 CheckpointWriter::CheckpointWriter(std::string path, int64_t every, int64_t first_step, std::string backend,
                                    std::string prefix)
-    : path_(std::move(path)), every_(every), first_step_(first_step), backend_(std::move(backend)),
+    : path_(std::move(path)),
+      every_(every),
+      first_step_(first_step),
+      backend_(std::move(backend)),
       prefix_(std::move(prefix)) {}
 
 void CheckpointWriter::write(const RunContext& ctx, const SystemState& state) {
@@ -394,8 +406,11 @@ void check_checkpoint_units(const Checkpoint& ck, const RunConfig& cfg, const st
   if (had == want) return;
   throw ConfigError("pairmd run: --restart: checkpoint '" + path + "' was written with time in " + had +
                     " (units: real meant ps before pairmd took LAMMPS's real units, fs); its velocities and time "
-                    "step would be read as " + want + ". Start a new run from its trajectory instead (system.file "
-                    "converts the units the file names) with dt in " + want);
+                    "step would be read as " +
+                    want +
+                    ". Start a new run from its trajectory instead (system.file "
+                    "converts the units the file names) with dt in " +
+                    want);
 }
 
 }  // namespace pairmd

@@ -14,29 +14,29 @@
 #include <string>
 #include <vector>
 
-#include "engine/config.h"
-#include "engine/run_observer.h"
 #include "base/system_state.h"
 #include "base/topology.h"
+#include "engine/config.h"
+#include "engine/run_observer.h"
 
 namespace pairmd {
 
 struct Checkpoint {
   SystemState state;
   Topology topology;
-  int64_t first_step = 0;       // step the original run started at (steps counts from there)
-  int64_t last_step = -1;       // step the run was to end at (-1: not stored, older checkpoint)
-  std::string prefix;           // output prefix of the run ("": not stored, older checkpoint)
-  std::string run_id;           // identifies the run's files ("": not stored, older checkpoint)
-  uint64_t seed = 0;            // integrator seed (Philox key)
+  int64_t first_step = 0;  // step the original run started at (steps counts from there)
+  int64_t last_step = -1;  // step the run was to end at (-1: not stored, older checkpoint)
+  std::string prefix;      // output prefix of the run ("": not stored, older checkpoint)
+  std::string run_id;      // identifies the run's files ("": not stored, older checkpoint)
+  uint64_t seed = 0;       // integrator seed (Philox key)
   double dt = 0.0;
-  std::string integrator;       // integrator kind name
-  std::string backend;          // backend that wrote it (bitwise continuation needs the same)
+  std::string integrator;  // integrator kind name
+  std::string backend;     // backend that wrote it (bitwise continuation needs the same)
   std::string config_text, config_path;
   std::vector<std::string> overrides;  // "key.path=value" as --set takes them, in order
   std::string pairmd_version;
-  std::string time_unit;        // unit of dt and velocities ("": not stored, older checkpoint)
-  std::string ensemble;         // a replica's ensemble state (replicas/ensemble.h; "": not a replica)
+  std::string time_unit;  // unit of dt and velocities ("": not stored, older checkpoint)
+  std::string ensemble;   // a replica's ensemble state (replicas/ensemble.h; "": not a replica)
 };
 
 // Throws std::runtime_error naming the path and the problem; PATH is untouched on failure.

@@ -20,8 +20,9 @@ namespace {
 }  // namespace
 
 void write_dx(const std::string& path, const Grid3& g, const std::string& title) {
-  if (g.values.size() != g.size()) fail(path, "the lattice has " + std::to_string(g.values.size()) +
-                                                  " values for " + std::to_string(g.size()) + " points");
+  if (g.values.size() != g.size())
+    fail(path,
+         "the lattice has " + std::to_string(g.values.size()) + " values for " + std::to_string(g.size()) + " points");
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) fail(path, std::string("cannot open for writing: ") + std::strerror(errno));
   const int nx = g.dims[0], ny = g.dims[1], nz = g.dims[2];
@@ -101,7 +102,8 @@ Grid3 read_dx(const std::string& path) {
       std::istringstream is(c == std::string::npos ? "" : line.substr(c + 5));
       if (!(is >> items)) fail(path, where() + "expected 'items N' in the array object");
       if (items != g.size())
-        fail(path, where() + "the array has " + std::to_string(items) + " items for " + std::to_string(g.size()) + " points");
+        fail(path,
+             where() + "the array has " + std::to_string(items) + " items for " + std::to_string(g.size()) + " points");
       // Each value takes at least two bytes ("0 "): a file too short for its items is refused
       // before its array is allocated.
       const std::streampos here = in.tellg();
@@ -110,15 +112,17 @@ Grid3 read_dx(const std::string& path) {
       in.seekg(here);
       if (here < 0 || left < 0 || static_cast<double>(items) > static_cast<double>(left) / 2 + 1)
         fail(path, where() + "the data array ends early: it promises " + std::to_string(items) +
-                       " values, the rest of the file has room for at most " + std::to_string(left < 0 ? 0 : left / 2 + 1));
+                       " values, the rest of the file has room for at most " +
+                       std::to_string(left < 0 ? 0 : left / 2 + 1));
       const int nx = g.dims[0], ny = g.dims[1], nz = g.dims[2];
       g.values.assign(items, 0.0);
       for (int i = 0; i < nx; ++i)
         for (int j = 0; j < ny; ++j)
           for (int k = 0; k < nz; ++k) {
             double v;
-            if (!(in >> v)) fail(path, "the data array ends early or holds a non-number (point " + std::to_string(i) + ", " +
-                                           std::to_string(j) + ", " + std::to_string(k) + ")");
+            if (!(in >> v))
+              fail(path, "the data array ends early or holds a non-number (point " + std::to_string(i) + ", " +
+                             std::to_string(j) + ", " + std::to_string(k) + ")");
             g.values[(static_cast<size_t>(k) * ny + j) * nx + i] = v;
           }
       return g;

@@ -16,13 +16,14 @@ StartStructure read_gsd_frame(const std::string& path, int64_t frame) {
   } closer{h};
   auto fail = [&](const std::string& what) { throw StartFileError("'" + path + "': " + what); };
   try {
-    if (std::string(h.header.schema) != "hoomd") fail("not a HOOMD-schema GSD file (schema '" + std::string(h.header.schema) + "')");
+    if (std::string(h.header.schema) != "hoomd")
+      fail("not a HOOMD-schema GSD file (schema '" + std::string(h.header.schema) + "')");
     const int64_t frames = static_cast<int64_t>(gsd_get_nframes(&h));
     if (frames == 0) fail("it holds no frames");
     if (frame < 0) frame = frames - 1;
     if (frame >= frames)
-      fail("frame " + std::to_string(frame) + " is out of range (the file holds " + std::to_string(frames) + " frames, 0.." +
-           std::to_string(frames - 1) + "; -1 is the last)");
+      fail("frame " + std::to_string(frame) + " is out of range (the file holds " + std::to_string(frames) +
+           " frames, 0.." + std::to_string(frames - 1) + "; -1 is the last)");
     const uint64_t f = static_cast<uint64_t>(frame);
     auto chunk = [&](const char* name) { return gsdio::find_chunk(h, f, name); };
 
@@ -33,15 +34,19 @@ StartStructure read_gsd_frame(const std::string& path, int64_t frame) {
     if (!e) fail("it has no particles/N");
     const uint32_t n = gsdio::read_chunk<uint32_t>(h, e, GSD_TYPE_UINT32, 1, 1, "particles/N")[0];
     if (n == 0) fail("its frame " + std::to_string(frame) + " has no particles");
-    if ((e = chunk("configuration/step"))) s.step = static_cast<int64_t>(gsdio::read_chunk<uint64_t>(h, e, GSD_TYPE_UINT64, 1, 1, "configuration/step")[0]);
+    if ((e = chunk("configuration/step")))
+      s.step = static_cast<int64_t>(gsdio::read_chunk<uint64_t>(h, e, GSD_TYPE_UINT64, 1, 1, "configuration/step")[0]);
     if ((e = chunk("configuration/dimensions")) &&
         gsdio::read_chunk<uint8_t>(h, e, GSD_TYPE_UINT8, 1, 1, "configuration/dimensions")[0] != 3)
       fail("the system is not three-dimensional");
     std::vector<float> box{1, 1, 1, 0, 0, 0};  // the schema's default
-    if ((e = chunk("configuration/box"))) box = gsdio::read_chunk<float>(h, e, GSD_TYPE_FLOAT, 6, 1, "configuration/box");
-    if (box[3] != 0 || box[4] != 0 || box[5] != 0) fail("the box is triclinic (tilt factors not zero); pairmd supports orthorhombic boxes only");
+    if ((e = chunk("configuration/box")))
+      box = gsdio::read_chunk<float>(h, e, GSD_TYPE_FLOAT, 6, 1, "configuration/box");
+    if (box[3] != 0 || box[4] != 0 || box[5] != 0)
+      fail("the box is triclinic (tilt factors not zero); pairmd supports orthorhombic boxes only");
     for (int d = 0; d < 3; ++d)
-      if (!(std::isfinite(box[d]) && box[d] > 0)) fail("box edge " + std::to_string(box[d]) + " is not a positive number");
+      if (!(std::isfinite(box[d]) && box[d] > 0))
+        fail("box edge " + std::to_string(box[d]) + " is not a positive number");
     s.box.L = {box[0], box[1], box[2]};
     s.box.lo = {-0.5 * box[0], -0.5 * box[1], -0.5 * box[2]};  // HOOMD's box is centred on the origin
     s.box.periodic = true;
@@ -80,7 +85,8 @@ StartStructure read_gsd_frame(const std::string& path, int64_t frame) {
     vectors(v, "particles/velocity", s.velocity);
     out.has_velocities = v != nullptr;
     if (!v && gsd_find_chunk(&h, 0, "particles/velocity"))
-      out.notes.push_back("frame " + std::to_string(frame) + " of the GSD file has no velocities (frame 0 has): not used");
+      out.notes.push_back("frame " + std::to_string(frame) +
+                          " of the GSD file has no velocities (frame 0 has): not used");
     s.image.assign(n, Int3{0, 0, 0});
     if ((e = chunk("particles/image"))) {
       const std::vector<int32_t> im = gsdio::read_chunk<int32_t>(h, e, GSD_TYPE_INT32, n, 3, "particles/image");
@@ -93,7 +99,8 @@ StartStructure read_gsd_frame(const std::string& path, int64_t frame) {
         if (!g) fail("bonds/N is " + std::to_string(nb) + " but there is no bonds/group");
         const std::vector<uint32_t> group = gsdio::read_chunk<uint32_t>(h, g, GSD_TYPE_UINT32, nb, 2, "bonds/group");
         std::vector<uint32_t> type(nb, 0);
-        if ((e = chunk("bonds/typeid"))) type = gsdio::read_chunk<uint32_t>(h, e, GSD_TYPE_UINT32, nb, 1, "bonds/typeid");
+        if ((e = chunk("bonds/typeid")))
+          type = gsdio::read_chunk<uint32_t>(h, e, GSD_TYPE_UINT32, nb, 1, "bonds/typeid");
         out.bond_type_names = {"A"};
         if ((e = chunk("bonds/types"))) out.bond_type_names = gsdio::read_names(h, e, "bonds/types");
         for (uint32_t b = 0; b < nb; ++b) {
@@ -107,7 +114,8 @@ StartStructure read_gsd_frame(const std::string& path, int64_t frame) {
     }
     for (const char* unused : {"angles/N", "dihedrals/N", "impropers/N", "constraints/N", "pairs/N"})
       if ((e = chunk(unused)) && gsdio::read_chunk<uint32_t>(h, e, GSD_TYPE_UINT32, 1, 1, unused)[0] > 0)
-        out.notes.push_back(std::string("warning: the GSD file's ") + std::string(unused).substr(0, std::string(unused).find('/')) +
+        out.notes.push_back(std::string("warning: the GSD file's ") +
+                            std::string(unused).substr(0, std::string(unused).find('/')) +
                             " are not used: pairmd has no such terms");
     if ((e = chunk("log/time"))) out.time = gsdio::read_chunk<double>(h, e, GSD_TYPE_DOUBLE, 1, 1, "log/time")[0];
     return out;

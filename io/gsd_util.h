@@ -15,16 +15,26 @@ namespace pairmd::gsdio {
 
 inline std::string error_text(int rc) {
   switch (rc) {
-    case GSD_SUCCESS: return "success";
-    case GSD_ERROR_IO: return std::string("I/O error: ") + std::strerror(errno);
-    case GSD_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case GSD_ERROR_NOT_A_GSD_FILE: return "not a GSD file";
-    case GSD_ERROR_INVALID_GSD_FILE_VERSION: return "a GSD file version this library cannot read";
-    case GSD_ERROR_FILE_CORRUPT: return "the file is corrupt";
-    case GSD_ERROR_MEMORY_ALLOCATION_FAILED: return "out of memory";
-    case GSD_ERROR_NAMELIST_FULL: return "the file's list of chunk names is full";
-    case GSD_ERROR_FILE_MUST_BE_WRITABLE: return "the file is not open for writing";
-    case GSD_ERROR_FILE_MUST_BE_READABLE: return "the file is not open for reading";
+    case GSD_SUCCESS:
+      return "success";
+    case GSD_ERROR_IO:
+      return std::string("I/O error: ") + std::strerror(errno);
+    case GSD_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case GSD_ERROR_NOT_A_GSD_FILE:
+      return "not a GSD file";
+    case GSD_ERROR_INVALID_GSD_FILE_VERSION:
+      return "a GSD file version this library cannot read";
+    case GSD_ERROR_FILE_CORRUPT:
+      return "the file is corrupt";
+    case GSD_ERROR_MEMORY_ALLOCATION_FAILED:
+      return "out of memory";
+    case GSD_ERROR_NAMELIST_FULL:
+      return "the file's list of chunk names is full";
+    case GSD_ERROR_FILE_MUST_BE_WRITABLE:
+      return "the file is not open for writing";
+    case GSD_ERROR_FILE_MUST_BE_READABLE:
+      return "the file is not open for reading";
   }
   return "GSD error " + std::to_string(rc);
 }
@@ -50,7 +60,8 @@ std::vector<T> read_chunk(gsd_handle& h, const gsd_index_entry* e, gsd_type type
     throw std::runtime_error("chunk " + name + " has an unexpected data type (" + std::to_string(e->type) + ")");
   if ((rows != 0 && e->N != rows) || e->M != cols)
     throw std::runtime_error("chunk " + name + " is " + std::to_string(e->N) + " x " + std::to_string(e->M) +
-                             ", expected " + (rows ? std::to_string(rows) : std::string("N")) + " x " + std::to_string(cols));
+                             ", expected " + (rows ? std::to_string(rows) : std::string("N")) + " x " +
+                             std::to_string(cols));
   if (e->N > (uint64_t(1) << 34) / cols) throw std::runtime_error("chunk " + name + " is implausibly large");
   std::vector<T> v(e->N * e->M);
   if (!v.empty()) check(gsd_read_chunk(&h, v.data(), e), "cannot read chunk " + name);

@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "io/gsd_util.h"
 #include "base/observables.h"
 #include "base/version.h"
+#include "io/gsd_util.h"
 
 namespace pairmd {
 
@@ -91,7 +91,8 @@ GsdWriter::GsdWriter(const std::string& path, const RunConfig& cfg, const System
   } else {
     // Never replaces a file: `pairmd run` removes the files it replaces on purpose
     // (--overwrite) before it creates new ones.
-    if (access(path.c_str(), F_OK) == 0) throw std::runtime_error("cannot create the GSD trajectory '" + path + "': the file exists");
+    if (access(path.c_str(), F_OK) == 0)
+      throw std::runtime_error("cannot create the GSD trajectory '" + path + "': the file exists");
     const std::string app = std::string("pairmd ") + PAIRMD_VERSION;
     const int rc = gsd_create_and_open(&handle_, path.c_str(), app.c_str(), "hoomd",
                                        gsd_make_version(kSchemaMajor, kSchemaMinor), GSD_OPEN_APPEND, 1);
@@ -135,8 +136,8 @@ void GsdWriter::open_existing(const SystemState& st, int64_t restart_step) {
     frames = gsd_get_nframes(&in);
     if (frames > 0) {
       const gsd_index_entry* e = gsd_find_chunk(&in, 0, "particles/N");
-      const std::vector<uint32_t> n = e ? gsdio::read_chunk<uint32_t>(in, e, GSD_TYPE_UINT32, 1, 1, "particles/N")
-                                        : std::vector<uint32_t>{0};
+      const std::vector<uint32_t> n =
+          e ? gsdio::read_chunk<uint32_t>(in, e, GSD_TYPE_UINT32, 1, 1, "particles/N") : std::vector<uint32_t>{0};
       if (n[0] != st.size())
         fail("it holds " + std::to_string(n[0]) + " particles, the run has " + std::to_string(st.size()) +
              " (a different system)");
@@ -149,7 +150,8 @@ void GsdWriter::open_existing(const SystemState& st, int64_t restart_step) {
                "); it is left as it is");
       }
       if (const gsd_index_entry* t = gsd_find_chunk(&in, 0, "particles/types"))
-        if (gsdio::read_names(in, t, "particles/types") != st.type_names) fail("its particle types differ from the run's");
+        if (gsdio::read_names(in, t, "particles/types") != st.type_names)
+          fail("its particle types differ from the run's");
     }
     for (; keep < frames; ++keep) {
       const gsd_index_entry* e = gsd_find_chunk(&in, keep, "configuration/step");
@@ -222,8 +224,7 @@ void GsdWriter::write_static(const SystemState& st) {
     chunk("bonds/typeid", GSD_TYPE_UINT32, nb, 1, type.data());
     chunk("bonds/group", GSD_TYPE_UINT32, nb, 2, group.data());
   }
-  if (!cfg_.run_id.empty())
-    chunk("log/pairmd/run_id", GSD_TYPE_UINT8, cfg_.run_id.size(), 1, cfg_.run_id.data());
+  if (!cfg_.run_id.empty()) chunk("log/pairmd/run_id", GSD_TYPE_UINT8, cfg_.run_id.size(), 1, cfg_.run_id.data());
   const std::string units = cfg_.model.units.name;
   chunk("log/pairmd/units", GSD_TYPE_UINT8, units.size(), 1, units.data());
 }
@@ -238,7 +239,8 @@ void GsdWriter::write_frame(const RunContext& ctx, const Frame& frame) {
     const uint8_t dim = 3;
     chunk("configuration/dimensions", GSD_TYPE_UINT8, 1, 1, &dim);
   }
-  const float box[6] = {static_cast<float>(st.box.L.x), static_cast<float>(st.box.L.y), static_cast<float>(st.box.L.z), 0, 0, 0};
+  const float box[6] = {
+      static_cast<float>(st.box.L.x), static_cast<float>(st.box.L.y), static_cast<float>(st.box.L.z), 0, 0, 0};
   chunk("configuration/box", GSD_TYPE_FLOAT, 6, 1, box);
   if (first) write_static(st);
   // HOOMD's box is centred on the origin: x_gsd = x - (lo + L/2).
@@ -273,8 +275,8 @@ void GsdWriter::write_frame(const RunContext& ctx, const Frame& frame) {
                             o.total(),
                             temperature(o, dof_, u.kB),
                             u.pressure_out * pressure(o, st.box.periodic ? st.box.volume() : 0.0)};
-  const char* names[6] = {"log/time", "log/potential_energy", "log/kinetic_energy", "log/total_energy", "log/temperature",
-                          "log/pressure"};
+  const char* names[6] = {"log/time",         "log/potential_energy", "log/kinetic_energy",
+                          "log/total_energy", "log/temperature",      "log/pressure"};
   for (int k = 0; k < 6; ++k) chunk(names[k], GSD_TYPE_DOUBLE, 1, 1, &values[k]);
   gsdio::check(gsd_end_frame(&handle_), "cannot end the frame");
   ++frames_;
@@ -348,7 +350,8 @@ void GsdWriter::flush_locked() {
   if (!open_ || failed_) return;
   gsdio::check(gsd_flush(&handle_), "cannot flush");
   struct stat s;
-  if (fstat(handle_.fd, &s) != 0) throw std::runtime_error(std::string("cannot stat the file: ") + std::strerror(errno));
+  if (fstat(handle_.fd, &s) != 0)
+    throw std::runtime_error(std::string("cannot stat the file: ") + std::strerror(errno));
   flushed_size_ = s.st_size;
   bytes_since_flush_ = 0;
   {
@@ -410,8 +413,8 @@ void GsdWriter::close_locked() {
 // The timer keeps flush_seconds on the clock: a frame is flushed at most flush_seconds after
 // it was written, however long the run takes to its next frame.
 void GsdWriter::flusher_loop() {
-  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(flush_seconds_));
+  const auto interval =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(flush_seconds_));
   std::unique_lock<std::mutex> lk(wake_mutex_);
   while (!stop_) {
     if (!unflushed_) {

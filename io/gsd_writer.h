@@ -53,7 +53,7 @@ class GsdWriter final : public RunObserver {
   // Makes every frame written so far durable (gsd_flush: data, then index, each synced).
   void flush();
   const std::string& path() const { return path_; }
-  int64_t frames() const;             // frames in the file, flushed or not
+  int64_t frames() const;  // frames in the file, flushed or not
   int64_t frames_dropped() const { return frames_dropped_; }
 
  private:
@@ -79,14 +79,14 @@ class GsdWriter final : public RunObserver {
   gsd_handle handle_{};
   bool open_ = false;
   bool failed_ = false;
-  uint64_t frames_ = 0;          // frames in the file (ended with gsd_end_frame)
+  uint64_t frames_ = 0;  // frames in the file (ended with gsd_end_frame)
   int64_t last_step_ = INT64_MIN;
   int64_t frames_dropped_ = 0;
-  int64_t flushed_size_ = -1;    // file size at the last flush: what a failure cuts back to
-  uint64_t frame_bytes_ = 0;     // about what one frame adds to the file
+  int64_t flushed_size_ = -1;  // file size at the last flush: what a failure cuts back to
+  uint64_t frame_bytes_ = 0;   // about what one frame adds to the file
   uint64_t bytes_since_flush_ = 0;
-  uint64_t reserve_ = 0;         // disk blocks reserved past the end at the last flush
-  std::vector<float> buf3_;      // position/velocity staging (float32)
+  uint64_t reserve_ = 0;     // disk blocks reserved past the end at the last flush
+  std::vector<float> buf3_;  // position/velocity staging (float32)
   std::vector<int32_t> image_;
 
   // The flush timer. `mutex_` guards the file; `wake_mutex_` the fields below it, and is taken

@@ -11,8 +11,8 @@
 namespace pairmd {
 
 struct H5mdFrame {
-  SystemState state;   // positions, images, velocities (zero if not stored), types, masses, charges, box, step
-  Topology topology;   // bonds from connectivity/, if any
+  SystemState state;  // positions, images, velocities (zero if not stored), types, masses, charges, box, step
+  Topology topology;  // bonds from connectivity/, if any
   double time = 0.0;
   bool has_velocity = false;  // the file has velocities at this frame's step
   // The `unit` attributes of position, velocity and time ("" where there is none): the values

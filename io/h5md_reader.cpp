@@ -30,11 +30,11 @@ struct Fail : std::runtime_error {
 
 // A time-dependent element (group with value, step) or a time-independent dataset.
 struct Element {
-  Handle value;                 // the value dataset (or the dataset itself)
+  Handle value;  // the value dataset (or the dataset itself)
   bool time_dependent = false;
-  std::vector<int64_t> steps;   // per frame, when time dependent
+  std::vector<int64_t> steps;  // per frame, when time dependent
   std::vector<double> times;
-  std::vector<hsize_t> dims;    // of value
+  std::vector<hsize_t> dims;  // of value
 };
 
 std::vector<int64_t> read_steps(hid_t group, hsize_t frames, const std::string& where) {
@@ -57,10 +57,12 @@ std::vector<int64_t> read_steps(hid_t group, hsize_t frames, const std::string& 
     return steps;
   }
   if (dims.size() != 1 || dims[0] < frames)
-    throw Fail(where + "/step has " + std::to_string(dims.empty() ? 0 : dims[0]) + " entries for " + std::to_string(frames) +
-               " frames");
+    throw Fail(where + "/step has " + std::to_string(dims.empty() ? 0 : dims[0]) + " entries for " +
+               std::to_string(frames) + " frames");
   std::vector<int64_t> all(dims[0]);
-  if (dims[0] > 0) h5::check(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()), "cannot read " + where + "/step");
+  if (dims[0] > 0)
+    h5::check(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()),
+              "cannot read " + where + "/step");
   all.resize(frames);
   return all;
 }
@@ -82,7 +84,9 @@ std::vector<double> read_times(hid_t group, const std::vector<int64_t>& steps, c
   }
   if (dims.size() != 1 || dims[0] < steps.size()) throw Fail(where + "/time has fewer entries than frames");
   std::vector<double> all(dims[0]);
-  if (dims[0] > 0) h5::check(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()), "cannot read " + where + "/time");
+  if (dims[0] > 0)
+    h5::check(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()),
+              "cannot read " + where + "/time");
   all.resize(steps.size());
   return all;
 }
@@ -143,7 +147,8 @@ std::vector<T> read_values(const Element& e, int64_t frame, size_t expect, hid_t
   std::vector<T> out(total);
   if (total == 0) return out;
   Handle fs(H5Dget_space(e.value));
-  h5::check(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), "cannot select in " + where);
+  h5::check(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+            "cannot select in " + where);
   const hsize_t n = total;
   Handle ms(H5Screate_simple(1, &n, nullptr));
   h5::check(H5Dread(e.value, mem_type, ms, fs, H5P_DEFAULT, out.data()), "cannot read " + where);
@@ -157,9 +162,9 @@ int64_t matching(const Element& e, int64_t step) { return e.time_dependent ? fra
 // The particle group (particles/all, else the first one) and its positions: the frame's shape,
 // step and time are those of the position element.
 struct FrameSource {
-  std::string pg;   // the particle group's path
-  Handle all;       // the particle group
-  Element pos;      // its position element
+  std::string pg;  // the particle group's path
+  Handle all;      // the particle group
+  Element pos;     // its position element
   int64_t frames = 0;
   int64_t frame = 0;  // the frame read (-1 resolved)
   size_t n = 0;
@@ -243,7 +248,6 @@ void read_box(const FrameSource& src, SystemState& s) {
       if (!std::isfinite(v)) throw Fail("the box offset is not finite");
     s.box.lo = {lo[0], lo[1], lo[2]};
   }
-
 }
 
 // Images, velocities, species and their names, masses and charges: what the file has, defaults
@@ -301,7 +305,6 @@ void read_particles(const FrameSource& src, H5mdFrame& out) {
     }
     (name[0] == 'm' ? s.mass : s.charge) = std::move(v);
   }
-
 }
 
 // Sanity: finite values, positions in (or wrapped into) a periodic box.
@@ -310,8 +313,8 @@ void check_and_wrap(SystemState& s) {
   for (size_t i = 0; i < n; ++i) {
     Vec3d& p = s.position[i];
     const Vec3d v = s.velocity[i];
-    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) || !std::isfinite(v.x) || !std::isfinite(v.y) ||
-        !std::isfinite(v.z))
+    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) || !std::isfinite(v.x) ||
+        !std::isfinite(v.y) || !std::isfinite(v.z))
       throw Fail("particle " + std::to_string(i) + " has a non-finite position or velocity");
     if (!s.box.periodic) continue;
     double* xs[3] = {&p.x, &p.y, &p.z};
@@ -328,7 +331,6 @@ void check_and_wrap(SystemState& s) {
       if (*xs[d] >= lo[d] + len[d] || *xs[d] < lo[d]) *xs[d] = lo[d];  // rounding at the upper face
     }
   }
-
 }
 
 // Bonds from connectivity/, checked against the particle count.
@@ -339,13 +341,16 @@ void read_bonds(hid_t file, size_t n, Topology& topology) {
     if (dims.size() != 2 || dims[1] != 2) throw Fail("connectivity/bonds is not shaped [bonds, 2]");
     std::vector<int32_t> pairs(dims[0] * 2), types(dims[0], 0);
     if (dims[0] > 0)
-      h5::check(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, pairs.data()), "cannot read connectivity/bonds");
+      h5::check(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, pairs.data()),
+                "cannot read connectivity/bonds");
     if (h5::exists(file, "connectivity/bond_type")) {
-      Handle t(h5::check_id(H5Dopen2(file, "connectivity/bond_type", H5P_DEFAULT), "cannot open connectivity/bond_type"));
+      Handle t(
+          h5::check_id(H5Dopen2(file, "connectivity/bond_type", H5P_DEFAULT), "cannot open connectivity/bond_type"));
       const auto td = h5::dims_of(t);
       if (td.size() != 1 || td[0] != dims[0]) throw Fail("connectivity/bond_type does not match connectivity/bonds");
       if (dims[0] > 0)
-        h5::check(H5Dread(t, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, types.data()), "cannot read connectivity/bond_type");
+        h5::check(H5Dread(t, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, types.data()),
+                  "cannot read connectivity/bond_type");
     }
     for (size_t b = 0; b < dims[0]; ++b) {
       const int i = pairs[2 * b], j = pairs[2 * b + 1];
@@ -428,7 +433,9 @@ namespace {
 struct Out {
   std::string b;
   template <typename T>
-  void put(const T& v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void put(const T& v) {
+    b.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
   template <typename T>
   void put_vec(const std::vector<T>& v) {
     put<uint64_t>(v.size());
@@ -569,12 +576,15 @@ H5mdFrame read_h5md_frame(const std::string& path, int64_t frame) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   bool timed_out = false;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) {
       timed_out = true;
       break;
     }
-    struct pollfd p{fds[0], POLLIN, 0};
+    struct pollfd p {
+      fds[0], POLLIN, 0
+    };
     const int r = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
     if (r < 0 && errno == EINTR) continue;
     if (r == 0) continue;

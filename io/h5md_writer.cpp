@@ -7,14 +7,14 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
-#include "io/h5md.h"
-#include "io/hdf5_util.h"
 #include "base/observables.h"
 #include "base/version.h"
+#include "io/h5md.h"
+#include "io/hdf5_util.h"
 
 namespace pairmd {
 
@@ -45,7 +45,8 @@ std::vector<hsize_t> chunk_for(const std::vector<hsize_t>& frame_dims, size_t el
   if (frame_dims.empty()) return {kScalarChunk};
   size_t rest = elem;
   for (size_t d = 1; d < frame_dims.size(); ++d) rest *= std::max<hsize_t>(1, frame_dims[d]);
-  const hsize_t first = std::max<hsize_t>(1, std::min<hsize_t>(std::max<hsize_t>(1, frame_dims[0]), kMaxChunkBytes / rest));
+  const hsize_t first =
+      std::max<hsize_t>(1, std::min<hsize_t>(std::max<hsize_t>(1, frame_dims[0]), kMaxChunkBytes / rest));
   c.push_back(first);
   for (size_t d = 1; d < frame_dims.size(); ++d) c.push_back(std::max<hsize_t>(1, frame_dims[d]));
   return c;
@@ -79,7 +80,8 @@ void append_rows(hid_t dset, hsize_t row, const std::vector<hsize_t>& frame_dims
   }
   h5::check(H5Dset_extent(dset, dims.data()), "cannot extend a dataset");
   Handle fspace(H5Dget_space(dset));
-  h5::check(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), "cannot select a frame");
+  h5::check(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+            "cannot select a frame");
   Handle mspace(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr));
   h5::check(H5Dwrite(dset, mem_type, mspace, fspace, H5P_DEFAULT, data), "cannot write a frame");
 }
@@ -241,8 +243,8 @@ void H5mdWriter::stop_flusher() {
 // most flush_seconds after it was written (plus the time a frame write in progress holds the
 // library lock), however long the run then takes to reach its next frame.
 void H5mdWriter::flusher_loop() {
-  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(flush_seconds_));
+  const auto interval =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(flush_seconds_));
   std::unique_lock<std::mutex> lk(wake_mutex_);
   while (!stop_) {
     if (!unflushed_) {
@@ -292,9 +294,9 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
     h5::write_string_attr(c, "version", PAIRMD_VERSION);
     Handle units = h5::create_group(h5md, "modules/units");
     h5::write_attr<int32_t>(units, "version", H5T_STD_I32LE, {1, 0});
-    h5::write_string_attr(units, "system", cfg.model.units.reduced()
-                                               ? "lj (reduced: sigma, tau, epsilon, m)"
-                                               : "real (as LAMMPS: Angstrom, fs, kcal/mol, g/mol, e, K, atm)");
+    h5::write_string_attr(units, "system",
+                          cfg.model.units.reduced() ? "lj (reduced: sigma, tau, epsilon, m)"
+                                                    : "real (as LAMMPS: Angstrom, fs, kcal/mol, g/mol, e, K, atm)");
   }
   const hsize_t n = st.size();
   Handle all = h5::create_group(f, "particles/all");
@@ -359,7 +361,8 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
 
 void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
   const hid_t f = static_cast<hid_t>(file_);
-  if (!h5::exists(f, "particles/all")) throw std::runtime_error("it has no particles/all group (not a pairmd trajectory?)");
+  if (!h5::exists(f, "particles/all"))
+    throw std::runtime_error("it has no particles/all group (not a pairmd trajectory?)");
   // Files of another run on the same prefix (a prefix reused with --overwrite after this
   // checkpoint was taken) are not continued: nothing in them is touched.
   const std::string theirs = trajectory_run_id(f);
@@ -426,7 +429,8 @@ void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
       if (s->time.valid()) count = std::min(count, h5::dims_of(s->time).at(0));
       std::vector<int64_t> steps(count);
       if (count > 0)
-        h5::check(H5Dread(s->step, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data()), "cannot read " + child + "/step");
+        h5::check(H5Dread(s->step, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data()),
+                  "cannot read " + child + "/step");
       hsize_t keep = 0;
       while (keep < count && steps[keep] <= restart_step) ++keep;
       frames_dropped_ = std::max<int64_t>(frames_dropped_, static_cast<int64_t>(vd[0] - keep));
@@ -467,8 +471,10 @@ H5mdWriter::Series& H5mdWriter::series(const std::string& path, hid_t file_type,
   const hid_t f = static_cast<hid_t>(file_);
   s->group = h5::open_or_create_group(f, key);
   if (clock) {
-    h5::check(H5Lcreate_hard(clock->group, "step", s->group, "step", H5P_DEFAULT, H5P_DEFAULT), "cannot link " + key + "/step");
-    h5::check(H5Lcreate_hard(clock->group, "time", s->group, "time", H5P_DEFAULT, H5P_DEFAULT), "cannot link " + key + "/time");
+    h5::check(H5Lcreate_hard(clock->group, "step", s->group, "step", H5P_DEFAULT, H5P_DEFAULT),
+              "cannot link " + key + "/step");
+    h5::check(H5Lcreate_hard(clock->group, "time", s->group, "time", H5P_DEFAULT, H5P_DEFAULT),
+              "cannot link " + key + "/time");
     s->step = Handle(h5::check_id(H5Dopen2(s->group, "step", H5P_DEFAULT), "cannot open " + key + "/step"));
     s->time = Handle(h5::check_id(H5Dopen2(s->group, "time", H5P_DEFAULT), "cannot open " + key + "/time"));
     s->linked = true;
@@ -506,7 +512,8 @@ int64_t H5mdWriter::frames_written(const std::string& name) const {
 
 int64_t H5mdWriter::next_step(int64_t step) const {
   int64_t next = INT64_MAX;
-  for (int64_t every : {every_, velocities_every_, forces_every_, observables_every_}) next = std::min(next, next_multiple(step, every));
+  for (int64_t every : {every_, velocities_every_, forces_every_, observables_every_})
+    next = std::min(next, next_multiple(step, every));
   return next;
 }
 
@@ -550,16 +557,17 @@ void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool fin
   if (want(every_, "particles/all/position")) {
     Series& pos = series("particles/all/position", H5T_IEEE_F64LE, n3, length_unit_, true);
     append(pos, step, t, st.position.data(), H5T_NATIVE_DOUBLE);
-    append(series("particles/all/image", H5T_STD_I32LE, n3, "", true, &pos), step, t, st.image.data(), H5T_NATIVE_INT32);
+    append(series("particles/all/image", H5T_STD_I32LE, n3, "", true, &pos), step, t, st.image.data(),
+           H5T_NATIVE_INT32);
     // A cuboid box is the vector of its edge lengths (H5MD; a D x D matrix means triclinic).
     // Files continued from before keep their 3 x 3 diagonal matrices.
     auto edges = series_.find("particles/all/box/edges");
     const bool matrix = edges != series_.end() && edges->second->frame_dims.size() == 2;
     const double L[9] = {st.box.L.x, 0, 0, 0, st.box.L.y, 0, 0, 0, st.box.L.z};
     const double v[3] = {st.box.L.x, st.box.L.y, st.box.L.z};
-    append(series("particles/all/box/edges", H5T_IEEE_F64LE, matrix ? std::vector<unsigned long long>{3, 3}
-                                                                    : std::vector<unsigned long long>{3},
-                  length_unit_, false, &pos),
+    append(series("particles/all/box/edges", H5T_IEEE_F64LE,
+                  matrix ? std::vector<unsigned long long>{3, 3} : std::vector<unsigned long long>{3}, length_unit_,
+                  false, &pos),
            step, t, matrix ? L : v, H5T_NATIVE_DOUBLE);
   }
   if (want(velocities_every_, "particles/all/velocity"))
@@ -568,7 +576,8 @@ void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool fin
   if (want(forces_every_, "particles/all/force") && !final_frame) {
     const std::vector<Vec3d> f = ctx.backend.forces();
     if (f.size() == n_)
-      append(series("particles/all/force", H5T_IEEE_F64LE, n3, force_unit_, true), step, t, f.data(), H5T_NATIVE_DOUBLE);
+      append(series("particles/all/force", H5T_IEEE_F64LE, n3, force_unit_, true), step, t, f.data(),
+             H5T_NATIVE_DOUBLE);
   }
   if (want(observables_every_, "observables/potential_energy")) {
     const Observables& o = frame.observables;
@@ -576,7 +585,8 @@ void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool fin
     const double P = cfg_.model.units.pressure_out * pressure(o, st.box.periodic ? st.box.volume() : 0.0);
     const double tot = o.total();
     auto put = [&](const char* name, double v, const std::string& unit) {
-      append(series(std::string("observables/") + name, H5T_IEEE_F64LE, {}, unit, false), step, t, &v, H5T_NATIVE_DOUBLE);
+      append(series(std::string("observables/") + name, H5T_IEEE_F64LE, {}, unit, false), step, t, &v,
+             H5T_NATIVE_DOUBLE);
     };
     put("potential_energy", o.potential, energy_unit_);
     put("kinetic_energy", o.kinetic, energy_unit_);
@@ -607,7 +617,8 @@ void H5mdWriter::finish(const RunContext& ctx, const Frame& frame) {
 void H5mdWriter::maybe_flush() {
   const auto now = std::chrono::steady_clock::now();
   // Also flush before the frames since the last flush outgrow half the reserved space.
-  if (std::chrono::duration<double>(now - last_flush_).count() >= flush_seconds_ || 2 * bytes_since_flush_ > reserve_bytes_)
+  if (std::chrono::duration<double>(now - last_flush_).count() >= flush_seconds_ ||
+      2 * bytes_since_flush_ > reserve_bytes_)
     flush_locked();
 }
 
@@ -706,7 +717,8 @@ void H5mdWriter::close_locked() {
 void H5mdWriter::write_grid_frame(const std::string& name, int64_t step, double time, const Grid3& grid) {
   h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a grid frame", [&] {
-    if (grid.values.size() != grid.size()) throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
+    if (grid.values.size() != grid.size())
+      throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
     const std::string key = grid_series_path(name).substr(1);
     auto it = series_.find(key);
     if (it != series_.end() && it->second->last_step >= step) return;
@@ -740,7 +752,8 @@ void H5mdWriter::write_scalar_frame(const std::string& name, int64_t step, doubl
 void H5mdWriter::write_grid(const std::string& name, const Grid3& grid) {
   h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a grid", [&] {
-    if (grid.values.size() != grid.size()) throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
+    if (grid.values.size() != grid.size())
+      throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
     const hid_t f = static_cast<hid_t>(file_);
     const std::string p = grid_average_path(name);
     const std::vector<hsize_t> dims{static_cast<hsize_t>(grid.dims[2]), static_cast<hsize_t>(grid.dims[1]),

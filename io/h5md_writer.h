@@ -33,8 +33,8 @@ class H5mdWriter final : public RunObserver {
   // continue it: checks that it holds the same system (particle count, box) and drops every
   // frame after `restart_step`. `dof` is for the temperature observable. Throws
   // std::runtime_error naming the file and the problem.
-  H5mdWriter(const std::string& path, const RunConfig& cfg, const SystemState& initial,
-             const Topology& topology, double dof, int64_t restart_step = -1);
+  H5mdWriter(const std::string& path, const RunConfig& cfg, const SystemState& initial, const Topology& topology,
+             double dof, int64_t restart_step = -1);
   ~H5mdWriter() override;
   H5mdWriter(const H5mdWriter&) = delete;
   H5mdWriter& operator=(const H5mdWriter&) = delete;
@@ -113,7 +113,7 @@ class H5mdWriter final : public RunObserver {
   bool stop_ = false;
   bool unflushed_ = false;
   std::chrono::steady_clock::time_point unflushed_since_;
-  std::string timer_error_;       // a failed timed flush, reported by the next write
+  std::string timer_error_;  // a failed timed flush, reported by the next write
   size_t bytes_since_flush_ = 0;
   size_t reserve_bytes_ = 0;
   std::string length_unit_, time_unit_, velocity_unit_, force_unit_, energy_unit_, temperature_unit_, pressure_unit_;

@@ -119,7 +119,8 @@ inline Handle open_group(hid_t loc, const std::string& path) {
 inline Handle create_group(hid_t loc, const std::string& path) {
   Handle lcpl(H5Pcreate(H5P_LINK_CREATE));
   H5Pset_create_intermediate_group(lcpl, 1);
-  return Handle(check_id(H5Gcreate2(loc, path.c_str(), lcpl, H5P_DEFAULT, H5P_DEFAULT), "cannot create group '" + path + "'"));
+  return Handle(
+      check_id(H5Gcreate2(loc, path.c_str(), lcpl, H5P_DEFAULT, H5P_DEFAULT), "cannot create group '" + path + "'"));
 }
 inline Handle open_or_create_group(hid_t loc, const std::string& path) {
   return exists(loc, path) ? open_group(loc, path) : create_group(loc, path);
@@ -161,7 +162,8 @@ inline void write_string_attr(hid_t obj, const char* name, const std::string& va
   Handle t = fixed_string_type({value});
   Handle space(H5Screate(H5S_SCALAR));
   if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
-  Handle a(check_id(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT), std::string("cannot create attribute ") + name));
+  Handle a(check_id(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT),
+                    std::string("cannot create attribute ") + name));
   std::vector<char> buf(H5Tget_size(t), '\0');
   std::memcpy(buf.data(), value.data(), value.size());
   check(H5Awrite(a, t, buf.data()), std::string("cannot write attribute ") + name);
@@ -175,7 +177,8 @@ inline void write_string_array_attr(hid_t obj, const char* name, const std::vect
   const hsize_t dims[1] = {values.size()};
   Handle space(H5Screate_simple(1, dims, nullptr));
   if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
-  Handle a(check_id(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT), std::string("cannot create attribute ") + name));
+  Handle a(check_id(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT),
+                    std::string("cannot create attribute ") + name));
   if (!values.empty()) check(H5Awrite(a, t, buf.data()), std::string("cannot write attribute ") + name);
 }
 
@@ -213,7 +216,8 @@ inline void write_attr(hid_t obj, const char* name, hid_t type, const std::vecto
   const hsize_t dims[1] = {values.size()};
   Handle space(values.size() == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, dims, nullptr));
   if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
-  Handle a(check_id(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), std::string("cannot create attribute ") + name));
+  Handle a(check_id(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT),
+                    std::string("cannot create attribute ") + name));
   check(H5Awrite(a, type, values.data()), std::string("cannot write attribute ") + name);
 }
 
@@ -221,14 +225,16 @@ inline void write_attr(hid_t obj, const char* name, hid_t type, const std::vecto
 inline void write_dataset(hid_t loc, const std::string& name, hid_t file_type, hid_t mem_type,
                           const std::vector<hsize_t>& dims, const void* data) {
   if (exists(loc, name)) check(H5Ldelete(loc, name.c_str(), H5P_DEFAULT), "cannot replace '" + name + "'");
-  Handle space(dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));
+  Handle space(dims.empty() ? H5Screate(H5S_SCALAR)
+                            : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));
   Handle lcpl(H5Pcreate(H5P_LINK_CREATE));
   H5Pset_create_intermediate_group(lcpl, 1);
   Handle d(check_id(H5Dcreate2(loc, name.c_str(), file_type, space, lcpl, H5P_DEFAULT, H5P_DEFAULT),
                     "cannot create dataset '" + name + "'"));
   size_t total = 1;
   for (hsize_t x : dims) total *= x;
-  if (total > 0) check(H5Dwrite(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "cannot write dataset '" + name + "'");
+  if (total > 0)
+    check(H5Dwrite(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "cannot write dataset '" + name + "'");
 }
 
 inline void write_string_dataset(hid_t loc, const std::string& name, const std::string& value) {
@@ -259,7 +265,8 @@ inline std::string read_string(hid_t obj, bool is_attr, const std::string& what)
     Handle mem = vlen_string_type();
     H5Tset_cset(mem, H5Tget_cset(type));  // HDF5 does not convert between ASCII and UTF-8 (unit attributes are ASCII)
     char* p = nullptr;
-    check(is_attr ? H5Aread(obj, mem, &p) : H5Dread(obj, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, &p), "cannot read " + what);
+    check(is_attr ? H5Aread(obj, mem, &p) : H5Dread(obj, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, &p),
+          "cannot read " + what);
     std::string s = p ? p : "";
     H5free_memory(p);
     return s;

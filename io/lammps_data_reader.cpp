@@ -16,9 +16,9 @@ namespace pairmd {
 namespace {
 
 struct Line {
-  int number;                      // 1-based line number in the file
-  std::string text;                // without its comment
-  std::string comment;             // after '#', trimmed
+  int number;           // 1-based line number in the file
+  std::string text;     // without its comment
+  std::string comment;  // after '#', trimmed
   std::vector<std::string> words;
 };
 
@@ -59,7 +59,8 @@ class Parser {
     const std::string& w = l.words.at(k);
     char* end = nullptr;
     const double v = std::strtod(w.c_str(), &end);
-    if (end == w.c_str() || *end || !std::isfinite(v)) fail(l, std::string("expected a number for ") + what + ", got '" + w + "'");
+    if (end == w.c_str() || *end || !std::isfinite(v))
+      fail(l, std::string("expected a number for ") + what + ", got '" + w + "'");
     return v;
   }
   int64_t integer(const Line& l, size_t k, const char* what) const {
@@ -80,18 +81,36 @@ class Parser {
 
 // Section names of read_data and the header count that says how many lines each has.
 const std::map<std::string, std::string>& sections() {
-  static const std::map<std::string, std::string> s = {
-      {"Atoms", "atoms"}, {"Velocities", "atoms"}, {"Masses", "atom types"}, {"Bonds", "bonds"},
-      {"Angles", "angles"}, {"Dihedrals", "dihedrals"}, {"Impropers", "impropers"},
-      {"Pair Coeffs", "atom types"}, {"PairIJ Coeffs", "pairij"}, {"Bond Coeffs", "bond types"},
-      {"Angle Coeffs", "angle types"}, {"Dihedral Coeffs", "dihedral types"}, {"Improper Coeffs", "improper types"},
-      {"BondBond Coeffs", "angle types"}, {"BondAngle Coeffs", "angle types"},
-      {"MiddleBondTorsion Coeffs", "dihedral types"}, {"EndBondTorsion Coeffs", "dihedral types"},
-      {"AngleTorsion Coeffs", "dihedral types"}, {"AngleAngleTorsion Coeffs", "dihedral types"},
-      {"BondBond13 Coeffs", "dihedral types"}, {"AngleAngle Coeffs", "improper types"},
-      {"Atom Type Labels", "atom types"}, {"Bond Type Labels", "bond types"}, {"Angle Type Labels", "angle types"},
-      {"Dihedral Type Labels", "dihedral types"}, {"Improper Type Labels", "improper types"},
-      {"Ellipsoids", "ellipsoids"}, {"Lines", "lines"}, {"Triangles", "triangles"}, {"Bodies", "bodies"}};
+  static const std::map<std::string, std::string> s = {{"Atoms", "atoms"},
+                                                       {"Velocities", "atoms"},
+                                                       {"Masses", "atom types"},
+                                                       {"Bonds", "bonds"},
+                                                       {"Angles", "angles"},
+                                                       {"Dihedrals", "dihedrals"},
+                                                       {"Impropers", "impropers"},
+                                                       {"Pair Coeffs", "atom types"},
+                                                       {"PairIJ Coeffs", "pairij"},
+                                                       {"Bond Coeffs", "bond types"},
+                                                       {"Angle Coeffs", "angle types"},
+                                                       {"Dihedral Coeffs", "dihedral types"},
+                                                       {"Improper Coeffs", "improper types"},
+                                                       {"BondBond Coeffs", "angle types"},
+                                                       {"BondAngle Coeffs", "angle types"},
+                                                       {"MiddleBondTorsion Coeffs", "dihedral types"},
+                                                       {"EndBondTorsion Coeffs", "dihedral types"},
+                                                       {"AngleTorsion Coeffs", "dihedral types"},
+                                                       {"AngleAngleTorsion Coeffs", "dihedral types"},
+                                                       {"BondBond13 Coeffs", "dihedral types"},
+                                                       {"AngleAngle Coeffs", "improper types"},
+                                                       {"Atom Type Labels", "atom types"},
+                                                       {"Bond Type Labels", "bond types"},
+                                                       {"Angle Type Labels", "angle types"},
+                                                       {"Dihedral Type Labels", "dihedral types"},
+                                                       {"Improper Type Labels", "improper types"},
+                                                       {"Ellipsoids", "ellipsoids"},
+                                                       {"Lines", "lines"},
+                                                       {"Triangles", "triangles"},
+                                                       {"Bodies", "bodies"}};
   return s;
 }
 
@@ -103,9 +122,9 @@ struct Style {
 };
 
 const std::vector<Style>& styles() {
-  static const std::vector<Style> s = {{"atomic", 5, -1, 1, -1, 2},   {"bond", 6, 1, 2, -1, 3},
-                                       {"angle", 6, 1, 2, -1, 3},     {"molecular", 6, 1, 2, -1, 3},
-                                       {"charge", 6, -1, 1, 2, 3},    {"full", 7, 1, 2, 3, 4}};
+  static const std::vector<Style> s = {{"atomic", 5, -1, 1, -1, 2}, {"bond", 6, 1, 2, -1, 3},
+                                       {"angle", 6, 1, 2, -1, 3},   {"molecular", 6, 1, 2, -1, 3},
+                                       {"charge", 6, -1, 1, 2, 3},  {"full", 7, 1, 2, 3, 4}};
   return s;
 }
 
@@ -135,9 +154,7 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
 
   // Header: from line 2 up to the first section keyword.
   size_t k = 1;
-  auto section_of = [&](const Line& l) -> std::string {
-    return sections().count(l.text) ? l.text : std::string();
-  };
+  auto section_of = [&](const Line& l) -> std::string { return sections().count(l.text) ? l.text : std::string(); };
   for (; k < lines.size(); ++k) {
     const Line& l = lines[k];
     if (l.words.empty()) continue;
@@ -149,7 +166,8 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
       for (size_t i = skip; i < w.size(); ++i) key += (key.empty() ? "" : " ") + w[i];
       return key;
     };
-    if (w.size() >= 4 && (w[2] + " " + w[3] == "xlo xhi" || w[2] + " " + w[3] == "ylo yhi" || w[2] + " " + w[3] == "zlo zhi")) {
+    if (w.size() >= 4 &&
+        (w[2] + " " + w[3] == "xlo xhi" || w[2] + " " + w[3] == "ylo yhi" || w[2] + " " + w[3] == "zlo zhi")) {
       const int d = w[2][0] - 'x';
       lo[d] = p.number(l, 0, "the box's lower bound");
       hi[d] = p.number(l, 1, "the box's upper bound");
@@ -163,7 +181,9 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
       const int d = w[3][0] - 'a';
       for (int t = 0; t < 3; ++t) {
         const double v = p.number(l, t, "a cell vector component");
-        if (t != d && v != 0.0) p.fail(l, w[3] + " is not along the " + "xyz"[d] + " axis: the box is triclinic; pairmd supports orthorhombic boxes only");
+        if (t != d && v != 0.0)
+          p.fail(l, w[3] + " is not along the " + "xyz"[d] +
+                        " axis: the box is triclinic; pairmd supports orthorhombic boxes only");
         if (t == d) {
           if (!(v > 0)) p.fail(l, w[3] + ": the edge must be > 0");
           hi[d] = lo[d] + v;
@@ -182,14 +202,29 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
     }
     if (w.size() >= 6 && key_after(3) == "xy xz yz") {
       for (int t = 0; t < 3; ++t)
-        if (p.number(l, t, "a tilt factor") != 0.0) p.fail(l, "the box is triclinic (xy xz yz not zero); pairmd supports orthorhombic boxes only");
+        if (p.number(l, t, "a tilt factor") != 0.0)
+          p.fail(l, "the box is triclinic (xy xz yz not zero); pairmd supports orthorhombic boxes only");
       continue;
     }
-    static const std::set<std::string> counts = {
-        "atoms",          "bonds",          "angles",          "dihedrals",          "impropers",
-        "atom types",     "bond types",     "angle types",     "dihedral types",     "improper types",
-        "extra bond per atom", "extra angle per atom", "extra dihedral per atom", "extra improper per atom",
-        "extra special per atom", "ellipsoids", "lines", "triangles", "bodies"};
+    static const std::set<std::string> counts = {"atoms",
+                                                 "bonds",
+                                                 "angles",
+                                                 "dihedrals",
+                                                 "impropers",
+                                                 "atom types",
+                                                 "bond types",
+                                                 "angle types",
+                                                 "dihedral types",
+                                                 "improper types",
+                                                 "extra bond per atom",
+                                                 "extra angle per atom",
+                                                 "extra dihedral per atom",
+                                                 "extra improper per atom",
+                                                 "extra special per atom",
+                                                 "ellipsoids",
+                                                 "lines",
+                                                 "triangles",
+                                                 "bodies"};
     const std::string key = key_after(1);
     if (w.size() >= 2 && counts.count(key)) {
       const int64_t v = p.integer(l, 0, key.c_str());
@@ -198,14 +233,19 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
       continue;
     }
     (void)rest;
-    p.fail(l, "not a header line pairmd knows: '" + l.text + "' (expected 'N atoms', 'N atom types', 'xlo xhi', ... or a section name such as Atoms)");
+    p.fail(l, "not a header line pairmd knows: '" + l.text +
+                  "' (expected 'N atoms', 'N atom types', 'xlo xhi', ... or a section name such as Atoms)");
   }
   if (k >= lines.size()) p.fail_at_end("no Atoms section");
   for (int d = 0; d < 3; ++d)
-    if (!have_box[d]) p.fail(lines[k], std::string("the header has no ") + "xyz"[d] + "lo " + "xyz"[d] + "hi line (the box)");
-  const int64_t natoms = count["atoms"], ntypes = count["atom types"], nbonds = count["bonds"], nbtypes = count["bond types"];
+    if (!have_box[d])
+      p.fail(lines[k], std::string("the header has no ") + "xyz"[d] + "lo " + "xyz"[d] + "hi line (the box)");
+  const int64_t natoms = count["atoms"], ntypes = count["atom types"], nbonds = count["bonds"],
+                nbtypes = count["bond types"];
   if (natoms <= 0) p.fail(lines[0], "the header gives no atoms ('N atoms')");
-  if (natoms > kMaxParticles) p.fail(lines[0], std::to_string(natoms) + " atoms, more than the " + std::to_string(kMaxParticles) + " pairmd can hold");
+  if (natoms > kMaxParticles)
+    p.fail(lines[0],
+           std::to_string(natoms) + " atoms, more than the " + std::to_string(kMaxParticles) + " pairmd can hold");
   if (ntypes <= 0) p.fail(lines[0], "the header gives no atom types ('N atom types')");
   if (nbonds > 0 && nbtypes <= 0) p.fail(lines[0], "the file has bonds but no 'N bond types' line");
   s.box.lo = {lo[0], lo[1], lo[2]};
@@ -213,7 +253,7 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
   s.box.periodic = true;
 
   // Sections.
-  std::vector<int64_t> ids;                              // file atom ids in file order
+  std::vector<int64_t> ids;  // file atom ids in file order
   std::vector<Vec3d> pos, vel;
   std::vector<Int3> img;
   std::vector<int> type;
@@ -222,7 +262,7 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
   std::vector<double> type_mass(ntypes, 0.0);
   std::vector<char> type_mass_given(ntypes, 0);
   std::vector<std::string> type_label(ntypes), bond_label(nbtypes);
-  std::vector<std::array<int64_t, 3>> bonds;             // type, id1, id2
+  std::vector<std::array<int64_t, 3>> bonds;  // type, id1, id2
   std::vector<int> bond_line;
   std::set<std::string> seen;
   int atoms_line = 0;
@@ -244,14 +284,17 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
     for (; j < lines.size() && static_cast<int64_t>(body.size()) < n; ++j) {
       if (lines[j].words.empty()) continue;
       if (!section_of(lines[j]).empty())
-        p.fail(lines[j], name + " has " + std::to_string(body.size()) + " lines, the header promises " + std::to_string(n) + " (" + what + ")");
+        p.fail(lines[j], name + " has " + std::to_string(body.size()) + " lines, the header promises " +
+                             std::to_string(n) + " (" + what + ")");
       body.push_back(&lines[j]);
     }
     if (static_cast<int64_t>(body.size()) < n)
-      p.fail_at_end(name + " has " + std::to_string(body.size()) + " lines, the header promises " + std::to_string(n) + " (" + what + ")");
+      p.fail_at_end(name + " has " + std::to_string(body.size()) + " lines, the header promises " + std::to_string(n) +
+                    " (" + what + ")");
     k = j;
 
-    auto type_index = [&](const Line& l, size_t col, const std::vector<std::string>& labels, int64_t ntype, const char* kind) {
+    auto type_index = [&](const Line& l, size_t col, const std::vector<std::string>& labels, int64_t ntype,
+                          const char* kind) {
       const std::string& w = l.words[col];
       for (size_t t = 0; t < labels.size(); ++t)
         if (!labels[t].empty() && labels[t] == w) return static_cast<int>(t);
@@ -271,20 +314,28 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
         if (!find_style(hint))
           p.fail(head, "atom style '" + hint + "' is not one pairmd reads (" + style_names() + ")");
         chosen = hint;
-      } else if (!chosen.empty() && !hint.empty() && hint != chosen && !(find_style(hint) && find_style(hint)->columns == find_style(chosen)->columns && find_style(hint)->q == find_style(chosen)->q)) {
+      } else if (!chosen.empty() && !hint.empty() && hint != chosen &&
+                 !(find_style(hint) && find_style(hint)->columns == find_style(chosen)->columns &&
+                   find_style(hint)->q == find_style(chosen)->q)) {
         p.fail(head, "the file says atom style " + hint + ", system.file.atom_style says " + chosen);
       }
       if (chosen.empty()) {
         const size_t cols = body.empty() ? 0 : body[0]->words.size();
-        if (cols == 5 || cols == 8) chosen = "atomic";
-        else if (cols == 7 || cols == 10) chosen = "full";
-        else if ((cols == 6 || cols == 9) && nbonds > 0) chosen = "molecular";
+        if (cols == 5 || cols == 8)
+          chosen = "atomic";
+        else if (cols == 7 || cols == 10)
+          chosen = "full";
+        else if ((cols == 6 || cols == 9) && nbonds > 0)
+          chosen = "molecular";
         else if (cols == 6 || cols == 9)
-          p.fail(*body[0], "6 columns fit atom styles bond/molecular (id mol type x y z) and charge (id type q x y z); "
-                           "name it: 'Atoms # charge' in the file or system.file.atom_style");
+          p.fail(*body[0],
+                 "6 columns fit atom styles bond/molecular (id mol type x y z) and charge (id type q x y z); "
+                 "name it: 'Atoms # charge' in the file or system.file.atom_style");
         else
-          p.fail(*body[0], "cannot tell the atom style from " + std::to_string(cols) + " columns; name it: 'Atoms # full' in the file or system.file.atom_style");
-        out.notes.push_back("atom style " + chosen + " (from the number of columns of " + p.path() + ":" + std::to_string(body[0]->number) + ")");
+          p.fail(*body[0], "cannot tell the atom style from " + std::to_string(cols) +
+                               " columns; name it: 'Atoms # full' in the file or system.file.atom_style");
+        out.notes.push_back("atom style " + chosen + " (from the number of columns of " + p.path() + ":" +
+                            std::to_string(body[0]->number) + ")");
       }
       style = find_style(chosen);
       if (!style) p.fail(head, "atom style '" + chosen + "' is not one pairmd reads (" + style_names() + ")");
@@ -302,9 +353,11 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
         pos.push_back({p.number(l, style->x, "x"), p.number(l, style->x + 1, "y"), p.number(l, style->x + 2, "z")});
         Int3 im{0, 0, 0};
         if (c == style->columns + 3) {
-          const int64_t a = p.integer(l, style->columns, "the x image flag"), b = p.integer(l, style->columns + 1, "the y image flag"),
+          const int64_t a = p.integer(l, style->columns, "the x image flag"),
+                        b = p.integer(l, style->columns + 1, "the y image flag"),
                         z = p.integer(l, style->columns + 2, "the z image flag");
-          if (std::llabs(a) > 1000000 || std::llabs(b) > 1000000 || std::llabs(z) > 1000000) p.fail(l, "implausible image flags");
+          if (std::llabs(a) > 1000000 || std::llabs(b) > 1000000 || std::llabs(z) > 1000000)
+            p.fail(l, "implausible image flags");
           im = {static_cast<int>(a), static_cast<int>(b), static_cast<int>(z)};
         }
         img.push_back(im);
@@ -330,7 +383,8 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
     } else if (name == "Bonds") {
       for (const Line* lp : body) {
         const Line& l = *lp;
-        if (l.words.size() != 4) p.fail(l, "expected 'id type atom1 atom2', got " + std::to_string(l.words.size()) + " columns");
+        if (l.words.size() != 4)
+          p.fail(l, "expected 'id type atom1 atom2', got " + std::to_string(l.words.size()) + " columns");
         const int t = type_index(l, 1, bond_label, nbtypes, "bond type");
         bonds.push_back({t, p.integer(l, 2, "the first atom"), p.integer(l, 3, "the second atom")});
         bond_line.push_back(l.number);
@@ -341,12 +395,14 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
         const Line& l = *lp;
         if (l.words.size() != 2) p.fail(l, "expected 'type label'");
         const int64_t t = p.integer(l, 0, "the type");
-        if (t < 1 || t > static_cast<int64_t>(labels.size())) p.fail(l, "type " + l.words[0] + " is not in 1.." + std::to_string(labels.size()));
+        if (t < 1 || t > static_cast<int64_t>(labels.size()))
+          p.fail(l, "type " + l.words[0] + " is not in 1.." + std::to_string(labels.size()));
         labels[t - 1] = l.words[1];
       }
     } else if (name == "Angles" || name == "Dihedrals" || name == "Impropers") {
       if (n > 0)
-        out.notes.push_back("warning: the file's " + std::to_string(n) + " " + what + " (" + name + ") are not used: pairmd has no " + what.substr(0, what.size() - 1) + " terms");
+        out.notes.push_back("warning: the file's " + std::to_string(n) + " " + what + " (" + name +
+                            ") are not used: pairmd has no " + what.substr(0, what.size() - 1) + " terms");
     } else if (name.find("Coeffs") != std::string::npos) {
       out.notes.push_back(name + " of the file are not used: the force field is the config's");
     } else if (name.find("Type Labels") == std::string::npos) {
@@ -362,7 +418,8 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
   std::map<int64_t, int> index_of;
   for (size_t r = 0; r < order.size(); ++r) {
     if (r > 0 && ids[order[r]] == ids[order[r - 1]])
-      throw StartFileError(path + ":" + std::to_string(atoms_line) + ": Atoms: atom id " + std::to_string(ids[order[r]]) + " is given twice");
+      throw StartFileError(path + ":" + std::to_string(atoms_line) + ": Atoms: atom id " +
+                           std::to_string(ids[order[r]]) + " is given twice");
     index_of[ids[order[r]]] = static_cast<int>(r);
   }
   const size_t n = order.size();
@@ -383,13 +440,15 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
   if (!vel.empty()) {
     for (const auto& [id, at] : velocity_line) {
       auto it = index_of.find(id);
-      if (it == index_of.end()) throw StartFileError(path + ": Velocities: atom " + std::to_string(id) + " is not in Atoms");
+      if (it == index_of.end())
+        throw StartFileError(path + ": Velocities: atom " + std::to_string(id) + " is not in Atoms");
       s.velocity[it->second] = vel[at];
     }
     out.has_velocities = true;
   }
   // Types: labels where the file has them (matched by name), else numbers (matched by order).
-  const bool labelled = std::all_of(type_label.begin(), type_label.end(), [](const std::string& l) { return !l.empty(); });
+  const bool labelled =
+      std::all_of(type_label.begin(), type_label.end(), [](const std::string& l) { return !l.empty(); });
   for (int64_t t = 0; t < ntypes; ++t) s.type_names.push_back(labelled ? type_label[t] : std::to_string(t + 1));
   out.types_by_name = labelled;
   out.has_charges = style->q >= 0;
@@ -401,11 +460,13 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
   for (size_t b = 0; b < bonds.size(); ++b) {
     auto i = index_of.find(bonds[b][1]), j = index_of.find(bonds[b][2]);
     if (i == index_of.end() || j == index_of.end() || i->second == j->second)
-      throw StartFileError(path + ":" + std::to_string(bond_line[b]) + ": Bonds: atoms " + std::to_string(bonds[b][1]) + " and " +
-                           std::to_string(bonds[b][2]) + " are not two atoms of the Atoms section");
+      throw StartFileError(path + ":" + std::to_string(bond_line[b]) + ": Bonds: atoms " + std::to_string(bonds[b][1]) +
+                           " and " + std::to_string(bonds[b][2]) + " are not two atoms of the Atoms section");
     out.topology.bonds.push_back({i->second, j->second, static_cast<int>(bonds[b][0])});
   }
-  if (nbonds > 0 && !seen.count("Bonds")) throw StartFileError(path + ": the header gives " + std::to_string(nbonds) + " bonds but there is no Bonds section");
+  if (nbonds > 0 && !seen.count("Bonds"))
+    throw StartFileError(path + ": the header gives " + std::to_string(nbonds) +
+                         " bonds but there is no Bonds section");
   return out;
 }
 

@@ -58,7 +58,8 @@ StartStructure from_h5md(H5mdFrame f, const Units& units, const std::string& pat
   }
   const double lf = f.length_unit.empty() ? 1.0 : length_factor(f.length_unit);
   if (lf == 0)
-    throw StartFileError("'" + path + "': positions in unit '" + f.length_unit + "', which pairmd does not convert (Angstrom, nm, pm)");
+    throw StartFileError("'" + path + "': positions in unit '" + f.length_unit +
+                         "', which pairmd does not convert (Angstrom, nm, pm)");
   double vf = 1.0;
   if (f.has_velocity && !f.velocity_unit.empty()) {
     vf = velocity_factor(f.velocity_unit);
@@ -90,9 +91,11 @@ void wrap_into_box(SystemState& s, const std::string& path) {
     double* x[3] = {&s.position[i].x, &s.position[i].y, &s.position[i].z};
     int* im[3] = {&s.image[i].x, &s.image[i].y, &s.image[i].z};
     for (int d = 0; d < 3; ++d) {
-      if (!std::isfinite(*x[d])) throw StartFileError("'" + path + "': particle " + std::to_string(i) + " has a non-finite position");
+      if (!std::isfinite(*x[d]))
+        throw StartFileError("'" + path + "': particle " + std::to_string(i) + " has a non-finite position");
       const double k = std::floor((*x[d] - lo[d]) / len[d]);
-      if (std::fabs(k) > 1e6) throw StartFileError("'" + path + "': particle " + std::to_string(i) + " is far outside the box");
+      if (std::fabs(k) > 1e6)
+        throw StartFileError("'" + path + "': particle " + std::to_string(i) + " is far outside the box");
       if (k != 0) {
         *x[d] -= k * len[d];
         *im[d] += static_cast<int>(k);
@@ -121,8 +124,9 @@ std::string start_file_format(const std::string& path, const std::string& format
   if (ends_with(p, ".xyz") || ends_with(p, ".extxyz")) return "xyz";
   const size_t slash = p.find_last_of('/');
   if (p.compare(slash == std::string::npos ? 0 : slash + 1, 5, "data.") == 0) return "lammps";  // LAMMPS's data.NAME
-  throw StartFileError("cannot tell the format of '" + path +
-                       "' from its name (.h5, .gsd, .data/.lmp, .xyz): give system.file.format (h5md, gsd, lammps, xyz)");
+  throw StartFileError(
+      "cannot tell the format of '" + path +
+      "' from its name (.h5, .gsd, .data/.lmp, .xyz): give system.file.format (h5md, gsd, lammps, xyz)");
 }
 
 StartStructure load_start_file(const RunConfig& cfg) {
@@ -131,7 +135,9 @@ StartStructure load_start_file(const RunConfig& cfg) {
   const std::string where = it != cfg.locations.end() ? it->second : cfg.path;
   // Messages as every config error: where the key is, the key, then the file's own problem
   // ("run.yaml:8:9: system.file.path: start.data:12: Atoms: expected ...").
-  auto fail = [&](const std::string& what) -> ConfigError { return ConfigError(where + ": system.file.path: " + what); };
+  auto fail = [&](const std::string& what) -> ConfigError {
+    return ConfigError(where + ": system.file.path: " + what);
+  };
   StartStructure out;
   std::string format;
   try {
@@ -141,7 +147,9 @@ StartStructure load_start_file(const RunConfig& cfg) {
     } else if (format == "gsd") {
       out = read_gsd_frame(fs.path, fs.frame);
     } else if (format == "lammps") {
-      if (fs.frame > 0) throw StartFileError("'" + fs.path + "': a LAMMPS data file has one frame (system.file.frame " + std::to_string(fs.frame) + ")");
+      if (fs.frame > 0)
+        throw StartFileError("'" + fs.path + "': a LAMMPS data file has one frame (system.file.frame " +
+                             std::to_string(fs.frame) + ")");
       out = read_lammps_data(fs.path, fs.atom_style);
     } else {
       out = read_xyz(fs.path, fs.frame, fs.box, cfg.system.periodic);
@@ -155,8 +163,8 @@ StartStructure load_start_file(const RunConfig& cfg) {
   SystemState& s = out.state;
   if (s.size() == 0) throw fail("'" + fs.path + "' holds no particles");
   if (s.size() > static_cast<size_t>(kMaxParticles))
-    throw fail("'" + fs.path + "' holds " + std::to_string(s.size()) + " particles, more than the " + std::to_string(kMaxParticles) +
-               " pairmd can hold");
+    throw fail("'" + fs.path + "' holds " + std::to_string(s.size()) + " particles, more than the " +
+               std::to_string(kMaxParticles) + " pairmd can hold");
 
   // Types onto system.types: by name, or (H5MD, LAMMPS without labels) by order.
   const std::vector<TypeSpec>& types = cfg.system.types;
@@ -167,17 +175,19 @@ StartStructure load_start_file(const RunConfig& cfg) {
         if (types[c].name == s.type_names[t]) map[t] = static_cast<int>(c);
       const bool used = std::find(s.type.begin(), s.type.end(), static_cast<int>(t)) != s.type.end();
       if (map[t] < 0 && used)
-        throw fail("'" + fs.path + "': particle type '" + s.type_names[t] + "' is not in system.types (" + names_of(types) + ")");
+        throw fail("'" + fs.path + "': particle type '" + s.type_names[t] + "' is not in system.types (" +
+                   names_of(types) + ")");
     }
   } else {
     if (s.type_names.size() > types.size())
-      throw fail("'" + fs.path + "': the file has " + std::to_string(s.type_names.size()) + " particle types but system.types lists " +
-                 std::to_string(types.size()) + " (types are matched by order)");
+      throw fail("'" + fs.path + "': the file has " + std::to_string(s.type_names.size()) +
+                 " particle types but system.types lists " + std::to_string(types.size()) +
+                 " (types are matched by order)");
     const bool numbered = format == "lammps";
     for (size_t t = 0; t < s.type_names.size(); ++t) {
       if (!numbered && s.type_names[t] != types[t].name)
-        throw fail("'" + fs.path + "': particle type " + std::to_string(t) + " is '" + s.type_names[t] + "' in the file but '" +
-                   types[t].name + "' in system.types");
+        throw fail("'" + fs.path + "': particle type " + std::to_string(t) + " is '" + s.type_names[t] +
+                   "' in the file but '" + types[t].name + "' in system.types");
       map[t] = static_cast<int>(t);
     }
     if (numbered && !s.type_names.empty()) {
@@ -187,8 +197,10 @@ StartStructure load_start_file(const RunConfig& cfg) {
     }
   }
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s.type[i] < 0 || (!map.empty() && s.type[i] >= static_cast<int>(map.size())) || (map.empty() && s.type[i] >= static_cast<int>(types.size())))
-      throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has type " + std::to_string(s.type[i]) + ", which system.types does not have");
+    if (s.type[i] < 0 || (!map.empty() && s.type[i] >= static_cast<int>(map.size())) ||
+        (map.empty() && s.type[i] >= static_cast<int>(types.size())))
+      throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has type " + std::to_string(s.type[i]) +
+                 ", which system.types does not have");
     if (!map.empty()) s.type[i] = map[s.type[i]];
   }
   s.type_names.clear();
@@ -202,8 +214,10 @@ StartStructure load_start_file(const RunConfig& cfg) {
   if (!out.has_charges)
     for (size_t i = 0; i < s.size(); ++i) s.charge[i] = types[s.type[i]].charge;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (!(std::isfinite(s.mass[i]) && s.mass[i] > 0)) throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has mass " + std::to_string(s.mass[i]));
-    if (!std::isfinite(s.charge[i])) throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has a non-finite charge");
+    if (!(std::isfinite(s.mass[i]) && s.mass[i] > 0))
+      throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has mass " + std::to_string(s.mass[i]));
+    if (!std::isfinite(s.charge[i]))
+      throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has a non-finite charge");
     const Vec3d v = s.velocity[i];
     if (!(std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z)))
       throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has a non-finite velocity");
@@ -228,7 +242,8 @@ StartStructure load_start_file(const RunConfig& cfg) {
   } else {
     for (const Bond& b : out.topology.bonds)
       if (b.type < 0 || b.type >= static_cast<int>(bt.size()))
-        throw fail("'" + fs.path + "': the file's bonds use bond type " + std::to_string(b.type + (format == "lammps" ? 1 : 0)) +
+        throw fail("'" + fs.path + "': the file's bonds use bond type " +
+                   std::to_string(b.type + (format == "lammps" ? 1 : 0)) +
                    ", which force_field.bonds does not define (bond types are matched by order)");
   }
   if (!cfg.system.periodic) s.box.periodic = false;

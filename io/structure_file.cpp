@@ -52,7 +52,8 @@ std::string line_key(const std::string& chain, const gemmi::SeqId& s) {
 
 // The structure, with a second try for PDB files whose columns 73-80 hold what gemmi cannot
 // parse (old files keep line numbers there).
-gemmi::Structure read_structure(const std::string& path, gemmi::CharArray& mem, bool& pdb, std::vector<std::string>& notes) {
+gemmi::Structure read_structure(const std::string& path, gemmi::CharArray& mem, bool& pdb,
+                                std::vector<std::string>& notes) {
   gemmi::MaybeGzipped input(path);
   try {
     mem = gemmi::read_into_buffer(input);
@@ -129,7 +130,8 @@ CalphaStructure read_calpha_chains(const std::string& path, const CalphaOptions&
   if (st.models.empty()) throw StructureError(path + ": the file holds no atoms");
   if (st.models.size() > 1)
     out.notes.push_back("took model " + st.models[0].name + " (the first of " + std::to_string(st.models.size()) + ")");
-  const std::map<std::string, int> lines = pdb ? pdb_residue_lines(mem.data(), mem.size()) : std::map<std::string, int>{};
+  const std::map<std::string, int> lines =
+      pdb ? pdb_residue_lines(mem.data(), mem.size()) : std::map<std::string, int>{};
   auto line_of = [&](const std::string& chain, const gemmi::SeqId& s) {
     auto it = lines.find(line_key(chain, s));
     return it == lines.end() ? 0 : it->second;
@@ -141,7 +143,8 @@ CalphaStructure read_calpha_chains(const std::string& path, const CalphaOptions&
     if (!found) throw StructureError(path + ": there is no chain '" + want + "' in the first model");
   }
   for (const gemmi::Chain& chain : st.models[0].chains) {
-    if (!options.chains.empty() && std::find(options.chains.begin(), options.chains.end(), chain.name) == options.chains.end())
+    if (!options.chains.empty() &&
+        std::find(options.chains.begin(), options.chains.end(), chain.name) == options.chains.end())
       continue;
     CalphaChain c;
     c.name = chain.name;
@@ -166,18 +169,20 @@ CalphaStructure read_calpha_chains(const std::string& path, const CalphaOptions&
       std::string note;
       const gemmi::Atom* ca = calpha(r, &note);
       if (!ca)
-        throw StructureError(residue_where(path, res) + residue_name(c, res) +
-                             ": no C-alpha atom (CA); the SOP model puts a bead at each residue's C-alpha. Complete the "
-                             "residue, remove it, or take other chains (--chains)");
+        throw StructureError(
+            residue_where(path, res) + residue_name(c, res) +
+            ": no C-alpha atom (CA); the SOP model puts a bead at each residue's C-alpha. Complete the "
+            "residue, remove it, or take other chains (--chains)");
       if (!note.empty()) {
         if (!options.altloc_highest)
-          throw StructureError(residue_where(path, res) + residue_name(c, res) + ": " +
-                               note.substr(0, note.find(':')) +
+          throw StructureError(residue_where(path, res) + residue_name(c, res) + ": " + note.substr(0, note.find(':')) +
                                ": which one is the native structure? --altloc highest takes the CA of the highest "
                                "occupancy (the first of equal ones); or edit the file");
         out.notes.push_back(residue_name(c, res) + ": " + note);
       }
-      if (!info.found()) out.notes.push_back(residue_name(c, res) + ": not a residue gemmi knows; taken as an amino acid (it has N, CA and C)");
+      if (!info.found())
+        out.notes.push_back(residue_name(c, res) +
+                            ": not a residue gemmi knows; taken as an amino acid (it has N, CA and C)");
       res.x = {ca->pos.x, ca->pos.y, ca->pos.z};
       previous = &r;
       c.residues.push_back(res);
@@ -185,7 +190,8 @@ CalphaStructure read_calpha_chains(const std::string& path, const CalphaOptions&
     if (!skipped.empty() && !c.residues.empty()) {
       std::string s;
       for (const auto& [name, count] : skipped) s += (s.empty() ? "" : ", ") + name + " x" + std::to_string(count);
-      out.notes.push_back("chain " + (c.name.empty() ? std::string("' '") : c.name) + ": left out what is not an amino acid: " + s);
+      out.notes.push_back("chain " + (c.name.empty() ? std::string("' '") : c.name) +
+                          ": left out what is not an amino acid: " + s);
     }
     if (c.residues.empty()) continue;
     // Chain gaps: consecutive C-alpha atoms farther apart than a peptide bond allows.
@@ -199,8 +205,9 @@ CalphaStructure read_calpha_chains(const std::string& path, const CalphaOptions&
         if (r > options.max_bond) {
           std::ostringstream m;
           m << residue_name(c, c.residues[k - 1]) << " and " << c.residues[k].name << " " << c.residues[k].id
-            << " are consecutive but their C-alpha atoms are " << r << " A apart (a peptide bond makes 3.8 A; more than "
-            << options.max_bond << " A means residues are missing between them)";
+            << " are consecutive but their C-alpha atoms are " << r
+            << " A apart (a peptide bond makes 3.8 A; more than " << options.max_bond
+            << " A means residues are missing between them)";
           if (!options.split_at_gaps)
             throw StructureError(residue_where(path, c.residues[k]) + m.str() +
                                  ". --gaps split makes the pieces chains of their own; --max-bond sets the distance");

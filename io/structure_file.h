@@ -41,10 +41,10 @@ struct CalphaStructure {
 };
 
 struct CalphaOptions {
-  double max_bond = 4.5;             // consecutive C-alpha atoms farther apart are a chain gap (A)
-  bool split_at_gaps = false;        // a gap splits the chain instead of stopping with an error
-  bool altloc_highest = false;       // alternate locations: take the highest occupancy instead of an error
-  std::vector<std::string> chains;   // the chains to take (by name); empty: all with amino acids
+  double max_bond = 4.5;            // consecutive C-alpha atoms farther apart are a chain gap (A)
+  bool split_at_gaps = false;       // a gap splits the chain instead of stopping with an error
+  bool altloc_highest = false;      // alternate locations: take the highest occupancy instead of an error
+  std::vector<std::string> chains;  // the chains to take (by name); empty: all with amino acids
 };
 
 // A structure file that cannot be used: the message names the file (and line) and what is wrong.

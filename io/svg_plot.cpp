@@ -45,17 +45,21 @@ std::string SvgPlot::write_linear() const {
   auto Y = [&](double y) { return H - mb - (y - y0) / (y1 - y0) * (H - mt - mb); };
   const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
   std::ostringstream o;
-  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H << "' font-family='sans-serif' font-size='12'>\n"
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H
+    << "' font-family='sans-serif' font-size='12'>\n"
     << "<rect width='100%' height='100%' fill='white'/>\n"
     << "<text x='" << W / 2 << "' y='22' text-anchor='middle' font-size='14'>" << title_ << "</text>\n";
   for (double v = x0; v <= x1 + 0.5 * dx; v += dx)
-    o << "<line x1='" << X(v) << "' y1='" << mt << "' x2='" << X(v) << "' y2='" << H - mb << "' stroke='#ddd'/><text x='"
-      << X(v) << "' y='" << H - mb + 18 << "' text-anchor='middle'>" << fmt(v) << "</text>\n";
+    o << "<line x1='" << X(v) << "' y1='" << mt << "' x2='" << X(v) << "' y2='" << H - mb
+      << "' stroke='#ddd'/><text x='" << X(v) << "' y='" << H - mb + 18 << "' text-anchor='middle'>" << fmt(v)
+      << "</text>\n";
   for (double v = y0; v <= y1 + 0.5 * dy; v += dy)
-    o << "<line x1='" << ml << "' y1='" << Y(v) << "' x2='" << W - mr << "' y2='" << Y(v) << "' stroke='#ddd'/><text x='"
-      << ml - 6 << "' y='" << Y(v) + 4 << "' text-anchor='end'>" << fmt(v) << "</text>\n";
+    o << "<line x1='" << ml << "' y1='" << Y(v) << "' x2='" << W - mr << "' y2='" << Y(v)
+      << "' stroke='#ddd'/><text x='" << ml - 6 << "' y='" << Y(v) + 4 << "' text-anchor='end'>" << fmt(v)
+      << "</text>\n";
   o << "<text x='" << (ml + W - mr) / 2 << "' y='" << H - 15 << "' text-anchor='middle'>" << xlabel_ << "</text>\n"
-    << "<text transform='translate(18," << (mt + H - mb) / 2 << ") rotate(-90)' text-anchor='middle'>" << ylabel_ << "</text>\n";
+    << "<text transform='translate(18," << (mt + H - mb) / 2 << ") rotate(-90)' text-anchor='middle'>" << ylabel_
+    << "</text>\n";
   for (size_t k = 0; k < series_.size(); ++k) {
     const char* c = colors[k % 7];
     std::ostringstream pts;
@@ -94,7 +98,8 @@ void SvgPlot::write(const std::string& path) const {
   auto Y = [&](double y) { return H - mb - (std::log10(y) - ly0) / std::max(ly1 - ly0, 1e-9) * (H - mt - mb); };
   const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
   std::ostringstream o;
-  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H << "' font-family='sans-serif' font-size='12'>\n"
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H
+    << "' font-family='sans-serif' font-size='12'>\n"
     << "<rect width='100%' height='100%' fill='white'/>\n"
     << "<text x='" << W / 2 << "' y='22' text-anchor='middle' font-size='14'>" << title_ << "</text>\n";
   for (double e = lx0; e <= lx1; ++e)
@@ -106,7 +111,8 @@ void SvgPlot::write(const std::string& path) const {
       << "' stroke='#ddd'/><text x='" << ml - 6 << "' y='" << Y(std::pow(10, e)) + 4 << "' text-anchor='end'>1e" << e
       << "</text>\n";
   o << "<text x='" << (ml + W - mr) / 2 << "' y='" << H - 15 << "' text-anchor='middle'>" << xlabel_ << "</text>\n"
-    << "<text transform='translate(18," << (mt + H - mb) / 2 << ") rotate(-90)' text-anchor='middle'>" << ylabel_ << "</text>\n";
+    << "<text transform='translate(18," << (mt + H - mb) / 2 << ") rotate(-90)' text-anchor='middle'>" << ylabel_
+    << "</text>\n";
   for (size_t k = 0; k < series_.size(); ++k) {
     const char* c = colors[k % 7];
     std::ostringstream pts;

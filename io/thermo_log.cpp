@@ -13,8 +13,10 @@ std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "--:--";
   const long s = std::lround(seconds);
   std::ostringstream o;
-  if (s >= 3600) o << s / 3600 << ":" << std::setw(2) << std::setfill('0') << (s / 60) % 60 << ":" << std::setw(2) << s % 60;
-  else o << (s / 60) << ":" << std::setw(2) << std::setfill('0') << s % 60;
+  if (s >= 3600)
+    o << s / 3600 << ":" << std::setw(2) << std::setfill('0') << (s / 60) % 60 << ":" << std::setw(2) << s % 60;
+  else
+    o << (s / 60) << ":" << std::setw(2) << std::setfill('0') << s % 60;
   return o.str();
 }
 
@@ -77,7 +79,8 @@ void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
     start_ = rate_time_ = std::chrono::steady_clock::now();
   }
   const double T = temperature(o, dof_, cfg_.model.units.kB);
-  const double P = cfg_.model.units.pressure_out * pressure(o, frame.state.box.periodic ? frame.state.box.volume() : 0.0);
+  const double P =
+      cfg_.model.units.pressure_out * pressure(o, frame.state.box.periodic ? frame.state.box.volume() : 0.0);
   const double sps = step > start_step_ ? rate(step) : 0.0;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double avg = step > start_step_ ? (step - start_step_) / elapsed : 0.0;
@@ -93,19 +96,20 @@ void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
     auto in = [](const char* unit) { return "[" + std::string(unit) + "]"; };
     const bool lj = u.reduced();
     out_ << std::setw(10) << "step" << std::setw(12) << "time" << std::setw(10) << "T" << std::setw(14) << "PE"
-         << std::setw(14) << "KE" << std::setw(14) << "E_total" << std::setw(12) << "P" << std::setw(11)
-         << "steps/s" << std::setw(10) << "ETA" << "\n"
+         << std::setw(14) << "KE" << std::setw(14) << "E_total" << std::setw(12) << "P" << std::setw(11) << "steps/s"
+         << std::setw(10) << "ETA"
+         << "\n"
          << std::setw(10) << "" << std::setw(12) << in(u.time_unit()) << std::setw(10)
          << in(lj ? "eps/k_B" : u.temperature_unit()) << std::setw(14) << in(u.energy_unit()) << std::setw(14)
          << in(u.energy_unit()) << std::setw(14) << in(u.energy_unit()) << std::setw(12)
-         << in(lj ? "eps/sig^3" : u.pressure_unit()) << std::setw(11) << "" << std::setw(10) << "[h:m:s]" << "\n";
+         << in(lj ? "eps/sig^3" : u.pressure_unit()) << std::setw(11) << "" << std::setw(10) << "[h:m:s]"
+         << "\n";
     header_printed_ = true;
   }
-  out_ << std::setw(10) << step << std::setw(12) << std::setprecision(5) << frame.time << std::setw(10)
-       << std::fixed << std::setprecision(4) << T << std::setw(14) << std::setprecision(4) << o.potential
-       << std::setw(14) << o.kinetic << std::setw(14) << o.total() << std::setw(12) << P
-       << std::defaultfloat << std::setw(11) << std::setprecision(4) << sps << std::setw(10)
-       << (step > start_step_ ? format_duration(eta) : "") << "\n";
+  out_ << std::setw(10) << step << std::setw(12) << std::setprecision(5) << frame.time << std::setw(10) << std::fixed
+       << std::setprecision(4) << T << std::setw(14) << std::setprecision(4) << o.potential << std::setw(14)
+       << o.kinetic << std::setw(14) << o.total() << std::setw(12) << P << std::defaultfloat << std::setw(11)
+       << std::setprecision(4) << sps << std::setw(10) << (step > start_step_ ? format_duration(eta) : "") << "\n";
   out_.unsetf(std::ios::floatfield);
   out_ << std::flush;
   if (csv_) {

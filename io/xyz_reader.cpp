@@ -64,7 +64,8 @@ StartStructure read_xyz(const std::string& path, int64_t frame, const Vec3d& box
   auto number = [&](int line, const std::string& w, const char* what) {
     char* end = nullptr;
     const double v = std::strtod(w.c_str(), &end);
-    if (end == w.c_str() || *end || !std::isfinite(v)) fail(line, std::string("expected a number for ") + what + ", got '" + w + "'");
+    if (end == w.c_str() || *end || !std::isfinite(v))
+      fail(line, std::string("expected a number for ") + what + ", got '" + w + "'");
     return v;
   };
   // Frames: where each starts (its count line), read once; frame -1 is the last.
@@ -113,7 +114,8 @@ StartStructure read_xyz(const std::string& path, int64_t frame, const Vec3d& box
     for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (k == "lattice") {
       const std::vector<std::string> v = words(value);
-      if (v.size() != 9) fail(comment_line, "Lattice= needs 9 numbers (3 cell vectors), got " + std::to_string(v.size()));
+      if (v.size() != 9)
+        fail(comment_line, "Lattice= needs 9 numbers (3 cell vectors), got " + std::to_string(v.size()));
       double m[9];
       for (int i = 0; i < 9; ++i) m[i] = number(comment_line, v[i], "a Lattice component");
       if (m[1] != 0 || m[2] != 0 || m[3] != 0 || m[5] != 0 || m[6] != 0 || m[7] != 0)
@@ -124,7 +126,8 @@ StartStructure read_xyz(const std::string& path, int64_t frame, const Vec3d& box
     } else if (k == "origin") {
       const std::vector<std::string> v = words(value);
       if (v.size() != 3) fail(comment_line, "Origin= needs 3 numbers");
-      s.box.lo = {number(comment_line, v[0], "Origin"), number(comment_line, v[1], "Origin"), number(comment_line, v[2], "Origin")};
+      s.box.lo = {number(comment_line, v[0], "Origin"), number(comment_line, v[1], "Origin"),
+                  number(comment_line, v[2], "Origin")};
     } else if (k == "properties") {
       // name:type:count triples; columns of other properties are read past.
       std::vector<std::string> parts;
@@ -137,9 +140,12 @@ StartStructure read_xyz(const std::string& path, int64_t frame, const Vec3d& box
         const std::string& name = parts[i];
         const int c = std::atoi(parts[i + 2].c_str());
         if (c < 1) fail(comment_line, "Properties=: property " + name + " has no columns");
-        if ((name == "species" || name == "type_name" || name == "element") && c == 1 && cols.species < 0) cols.species = col;
-        else if (name == "pos" && c == 3) cols.pos = col;
-        else if ((name == "vel" || name == "velo" || name == "velocities") && c == 3) cols.vel = col;
+        if ((name == "species" || name == "type_name" || name == "element") && c == 1 && cols.species < 0)
+          cols.species = col;
+        else if (name == "pos" && c == 3)
+          cols.pos = col;
+        else if ((name == "vel" || name == "velo" || name == "velocities") && c == 3)
+          cols.vel = col;
         col += c;
       }
       cols.count = static_cast<size_t>(col);
@@ -156,23 +162,26 @@ StartStructure read_xyz(const std::string& path, int64_t frame, const Vec3d& box
     const std::vector<std::string> w = words(lines[first + 2 + i]);
     if (w.size() < cols.count)
       fail(line, "expected " + std::to_string(cols.count) + " columns (" +
-                     (cols.vel >= 0 ? "name, position, velocity" : "name x y z") + "), got " + std::to_string(w.size()));
+                     (cols.vel >= 0 ? "name, position, velocity" : "name x y z") + "), got " +
+                     std::to_string(w.size()));
     const std::string& name = w[cols.species];
     size_t t = 0;
     while (t < names.size() && names[t] != name) ++t;
     if (t == names.size()) names.push_back(name);
     s.type[i] = static_cast<int>(t);
-    s.position[i] = {number(line, w[cols.pos], "x"), number(line, w[cols.pos + 1], "y"), number(line, w[cols.pos + 2], "z")};
+    s.position[i] = {number(line, w[cols.pos], "x"), number(line, w[cols.pos + 1], "y"),
+                     number(line, w[cols.pos + 2], "z")};
     if (cols.vel >= 0)
-      s.velocity[i] = {number(line, w[cols.vel], "vx"), number(line, w[cols.vel + 1], "vy"), number(line, w[cols.vel + 2], "vz")};
+      s.velocity[i] = {number(line, w[cols.vel], "vx"), number(line, w[cols.vel + 1], "vy"),
+                       number(line, w[cols.vel + 2], "vz")};
   }
   s.type_names = names;
   out.has_velocities = cols.vel >= 0;
   if (!have_lattice) {
     if (box.x > 0) {
       s.box.L = box;
-      out.notes.push_back("box " + std::to_string(box.x) + " x " + std::to_string(box.y) + " x " + std::to_string(box.z) +
-                          " from system.file.box (the file has no Lattice=)");
+      out.notes.push_back("box " + std::to_string(box.x) + " x " + std::to_string(box.y) + " x " +
+                          std::to_string(box.z) + " from system.file.box (the file has no Lattice=)");
     } else if (!periodic) {
       // Open boundaries: the particles' bounding box (used for maps and the output only).
       Vec3d lo = s.position[0], hi = s.position[0];
@@ -183,8 +192,9 @@ StartStructure read_xyz(const std::string& path, int64_t frame, const Vec3d& box
       s.box.lo = lo;
       s.box.L = {std::max(hi.x - lo.x, 1e-6), std::max(hi.y - lo.y, 1e-6), std::max(hi.z - lo.z, 1e-6)};
     } else {
-      fail(comment_line, "the file gives no box (no Lattice=\"...\" on its comment line): give system.file.box: "
-                         "[Lx, Ly, Lz], or system.boundary: open");
+      fail(comment_line,
+           "the file gives no box (no Lattice=\"...\" on its comment line): give system.file.box: "
+           "[Lx, Ly, Lz], or system.boundary: open");
     }
   }
   return out;

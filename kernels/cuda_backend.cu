@@ -71,11 +71,14 @@ void CudaBackend::rebuild_lists(bool wait) {
   particles_.renumber(cells_.order(), stream_);
   const CellGridView grid = cells_.view();
   for (auto& t : pair_terms_) {
-    const PairListInput in{particles_.pos(), particles_.tag(), n_, box_,
-                           t->exclusion_width ? t->exclusions.data() : nullptr, t->exclusion_width};
+    const PairListInput in{
+        particles_.pos(),  particles_.tag(), n_, box_, t->exclusion_width ? t->exclusions.data() : nullptr,
+        t->exclusion_width};
     const int64_t growths = t->list->growths();
-    if (wait) t->list->build(in, grid, stream_);
-    else t->list->enqueue_build(in, grid, stream_, &ctrl()->list_short);
+    if (wait)
+      t->list->build(in, grid, stream_);
+    else
+      t->list->enqueue_build(in, grid, stream_, &ctrl()->list_short);
     stats_.list_capacity_growths += t->list->growths() - growths;
     if (uses_slots(strategy_)) t->slots.resize(t->list->capacity());
   }
@@ -94,7 +97,8 @@ bool CudaBackend::settle_lists() {
 }
 
 void CudaBackend::ensure_lists(bool synchronised) {
-  const bool any = std::any_of(pair_terms_.begin(), pair_terms_.end(), [](const auto& t) { return t->list->unsettled(); });
+  const bool any =
+      std::any_of(pair_terms_.begin(), pair_terms_.end(), [](const auto& t) { return t->list->unsettled(); });
   if (!any) return;
   if (!synchronised) PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
   if (settle_lists()) return;
@@ -110,7 +114,8 @@ SlotForce CudaBackend::slot_source(int buffer) {
   SlotForce s{};
   for (auto& t : pair_terms_) {
     const GpuPairList& l = *t->list;
-    s.pairs[s.npairs++] = {t->slots.data(), l.j(), l.row_start(), l.row_count(), l.col_width(), l.col_count(), l.cols()};
+    s.pairs[s.npairs++] = {t->slots.data(), l.j(),         l.row_start(), l.row_count(),
+                           l.col_width(),   l.col_count(), l.cols()};
   }
   for (auto& t : bond_terms_)
     s.bonds[s.nbonds++] = {t->slots.data(),     t->row_start.data(), t->row_count.data(), t->bj.data(),
@@ -137,8 +142,10 @@ void CudaBackend::enqueue_forces(int buffer) {
         const PairListView lv{t->list->i(), t->list->j(), t->list->device_count()};
         dispatch_pair<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
-          slots_pair_kernel<Eval><<<std::min(blocks_for(t->list->capacity()), stride_blocks_), kBlockSize, 0, stream_>>>(
-              lv, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes, t->slots.data(), ctl);
+          slots_pair_kernel<Eval>
+              <<<std::min(blocks_for(t->list->capacity()), stride_blocks_), kBlockSize, 0, stream_>>>(
+                  lv, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes, t->slots.data(),
+                  ctl);
         });
         PAIRMD_CHECK_LAUNCH();
       }
@@ -146,13 +153,14 @@ void CudaBackend::enqueue_forces(int buffer) {
         dispatch_bond<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
           slots_bond_kernel<Eval><<<blocks_for(t->bonds.size()), kBlockSize, 0, stream_>>>(
-              bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.data(), broken,
-              ctl);
+              bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.data(),
+              broken, ctl);
         });
         PAIRMD_CHECK_LAUNCH();
       }
       if (strategy_ == Strategy::Slots) {
-        sum_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(slot_source(buffer), n_, particles_.force(), flags(), ctl);
+        sum_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(slot_source(buffer), n_, particles_.force(),
+                                                                     flags(), ctl);
         PAIRMD_CHECK_LAUNCH();
       }
       break;
@@ -178,15 +186,16 @@ void CudaBackend::enqueue_forces(int buffer) {
         dispatch_bond<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
           atomic_bond_kernel<Eval><<<blocks_for(t->bonds.size()), kBlockSize, 0, stream_>>>(
-              bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), particles_.force(), broken,
-              ctl);
+              bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), particles_.force(),
+              broken, ctl);
         });
         PAIRMD_CHECK_LAUNCH();
       }
       break;
     }
     case Strategy::Gather: {
-      if (pair_terms_.empty()) PAIRMD_CUDA_CHECK(cudaMemsetAsync(particles_.fixed_force(), 0, n_ * sizeof(FixedVec), stream_));
+      if (pair_terms_.empty())
+        PAIRMD_CUDA_CHECK(cudaMemsetAsync(particles_.fixed_force(), 0, n_ * sizeof(FixedVec), stream_));
       for (size_t k = 0; k < pair_terms_.size(); ++k) {
         auto& t = pair_terms_[k];
         const GpuPairList& l = *t->list;
@@ -194,13 +203,13 @@ void CudaBackend::enqueue_forces(int buffer) {
           using Eval = decltype(eval);
           const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
           if (k == 0)
-            gather_pair_kernel<Eval, false><<<blocks_for(n_), kBlockSize, 0, stream_>>>(
-                l.row_start(), l.row_count(), l.j(), pd, table, t->ntypes, particles_.fixed_force(), particles_.tag(),
-                flags(), ctl);
+            gather_pair_kernel<Eval, false>
+                <<<blocks_for(n_), kBlockSize, 0, stream_>>>(l.row_start(), l.row_count(), l.j(), pd, table, t->ntypes,
+                                                             particles_.fixed_force(), particles_.tag(), flags(), ctl);
           else
-            gather_pair_kernel<Eval, true><<<blocks_for(n_), kBlockSize, 0, stream_>>>(
-                l.row_start(), l.row_count(), l.j(), pd, table, t->ntypes, particles_.fixed_force(), particles_.tag(),
-                flags(), ctl);
+            gather_pair_kernel<Eval, true>
+                <<<blocks_for(n_), kBlockSize, 0, stream_>>>(l.row_start(), l.row_count(), l.j(), pd, table, t->ntypes,
+                                                             particles_.fixed_force(), particles_.tag(), flags(), ctl);
         });
         PAIRMD_CHECK_LAUNCH();
       }
@@ -252,7 +261,8 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
       integrate_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(a, slot_source(buffer));
       break;
     case Strategy::Gather:
-      integrate_kernel<FixedArrayForce><<<blocks_for(n_), kBlockSize, 0, stream_>>>(a, FixedArrayForce{particles_.fixed_force()});
+      integrate_kernel<FixedArrayForce>
+          <<<blocks_for(n_), kBlockSize, 0, stream_>>>(a, FixedArrayForce{particles_.fixed_force()});
       break;
     default:
       integrate_kernel<ArrayForce><<<blocks_for(n_), kBlockSize, 0, stream_>>>(a, ArrayForce{particles_.force()});
@@ -265,7 +275,8 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
 // positions alternating between the two buffers from `parity` on.
 void CudaBackend::enqueue_steps(int steps, int parity) {
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(&ctrl()->halt, 0, 2 * sizeof(int), stream_));  // halt, steps_done
-  static_assert(offsetof(StepControl, steps_done) == offsetof(StepControl, halt) + sizeof(int), "halt, steps_done adjacent");
+  static_assert(offsetof(StepControl, steps_done) == offsetof(StepControl, halt) + sizeof(int),
+                "halt, steps_done adjacent");
   for (int s = 0; s < steps; ++s) {
     const int buffer = parity ^ (s & 1);
     enqueue_integrate(buffer, true, false);
@@ -276,12 +287,16 @@ void CudaBackend::enqueue_steps(int steps, int parity) {
 // Every pointer and launch size a chunk's kernels use: a captured graph stays valid while this
 // does not change.
 std::vector<uintptr_t> CudaBackend::step_signature() {
-  std::vector<uintptr_t> s = {reinterpret_cast<uintptr_t>(particles_.pos(0)), reinterpret_cast<uintptr_t>(particles_.pos(1)),
-                              reinterpret_cast<uintptr_t>(particles_.vel()), reinterpret_cast<uintptr_t>(particles_.image()),
-                              reinterpret_cast<uintptr_t>(particles_.tag()), reinterpret_cast<uintptr_t>(particles_.rank()),
+  std::vector<uintptr_t> s = {reinterpret_cast<uintptr_t>(particles_.pos(0)),
+                              reinterpret_cast<uintptr_t>(particles_.pos(1)),
+                              reinterpret_cast<uintptr_t>(particles_.vel()),
+                              reinterpret_cast<uintptr_t>(particles_.image()),
+                              reinterpret_cast<uintptr_t>(particles_.tag()),
+                              reinterpret_cast<uintptr_t>(particles_.rank()),
                               reinterpret_cast<uintptr_t>(particles_.force()),
                               reinterpret_cast<uintptr_t>(particles_.fixed_force()),
-                              reinterpret_cast<uintptr_t>(particles_.pos_at_build()), static_cast<uintptr_t>(n_),
+                              reinterpret_cast<uintptr_t>(particles_.pos_at_build()),
+                              static_cast<uintptr_t>(n_),
                               reinterpret_cast<uintptr_t>(tickets_.data())};
   // The step constants are kernel arguments held by value in the graphs: a new temperature
   // (replica exchange, set_temperature) needs new graphs.
@@ -290,10 +305,10 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
   s.push_back(static_cast<uintptr_t>(kt_bits));
   for (auto& t : pair_terms_) {
     const GpuPairList& l = *t->list;
-    for (const void* p : {static_cast<const void*>(l.i()), static_cast<const void*>(l.j()),
-                          static_cast<const void*>(l.row_start()), static_cast<const void*>(l.row_count()),
-                          static_cast<const void*>(l.col_count()),
-                          static_cast<const void*>(l.cols()), static_cast<const void*>(t->slots.data())})
+    for (const void* p :
+         {static_cast<const void*>(l.i()), static_cast<const void*>(l.j()), static_cast<const void*>(l.row_start()),
+          static_cast<const void*>(l.row_count()), static_cast<const void*>(l.col_count()),
+          static_cast<const void*>(l.cols()), static_cast<const void*>(t->slots.data())})
       s.push_back(reinterpret_cast<uintptr_t>(p));
     s.push_back(static_cast<uintptr_t>(l.capacity()));
     s.push_back(static_cast<uintptr_t>(l.col_width()));
@@ -333,8 +348,9 @@ void CudaBackend::throw_blowup(const DeviceFlags& f, int64_t step) const {
     m << "step " << step << ": a bond stretched beyond its maximum extension (bond #" << reported_index(f.broken_bond)
       << " of its kind); is the time step too large, or do particles overlap in the start configuration?";
   } else if (f.bad_force != 0) {
-    m << "step " << step << ": the force on particle " << reported_index(f.bad_force) << " is not finite or larger than "
-      << kMaxFixedForce << " in a single pair; do particles overlap in the start configuration?";
+    m << "step " << step << ": the force on particle " << reported_index(f.bad_force)
+      << " is not finite or larger than " << kMaxFixedForce
+      << " in a single pair; do particles overlap in the start configuration?";
   } else {
     m << "step " << step + 1 << ": particle " << reported_index(f.bad_particle)
       << " moved farther than max_step_displacement = " << model_.max_step_displacement
@@ -401,7 +417,8 @@ void CudaBackend::get_state(SystemState& s) {
 std::vector<Vec3d> CudaBackend::forces() {
   const int cur = particles_.current();
   if (uses_slots(strategy_)) {
-    sum_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(slot_source(cur), n_, particles_.force(), flags(), ctrl());
+    sum_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(slot_source(cur), n_, particles_.force(), flags(),
+                                                                 ctrl());
     PAIRMD_CHECK_LAUNCH();
   } else if (strategy_ == Strategy::Gather) {
     fixed_to_float_kernel<<<blocks_for(n_), kBlockSize, 0, stream_>>>(particles_.fixed_force(), n_, particles_.force());
@@ -411,10 +428,11 @@ std::vector<Vec3d> CudaBackend::forces() {
   if (pull_.mode != static_cast<int>(PullMode::None)) {
     // A copy with the pulling added: the float-atomic strategies integrate from force() itself.
     force_out_.reserve_grow(n_);
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(force_out_.data(), forces, n_ * sizeof(float4), cudaMemcpyDeviceToDevice, stream_));
+    PAIRMD_CUDA_CHECK(
+        cudaMemcpyAsync(force_out_.data(), forces, n_ * sizeof(float4), cudaMemcpyDeviceToDevice, stream_));
     forces = force_out_.data();
-    pull_force_kernel<<<1, 32, 0, stream_>>>(particles_.pos(cur), particles_.image(), particles_.rank(), n_, box_, pull_,
-                                             host_.step, forces, nullptr);
+    pull_force_kernel<<<1, 32, 0, stream_>>>(particles_.pos(cur), particles_.image(), particles_.rank(), n_, box_,
+                                             pull_, host_.step, forces, nullptr);
     PAIRMD_CHECK_LAUNCH();
   }
   const std::vector<float4> f = particles_.in_user_order(forces, stream_);
@@ -470,7 +488,8 @@ Observables CudaBackend::observables() {
   PAIRMD_CHECK_LAUNCH();
   std::vector<long long> e(energy_.size());
   double kin[4];
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(e.data(), energy_.data(), e.size() * sizeof(long long), cudaMemcpyDeviceToHost, stream_));
+  PAIRMD_CUDA_CHECK(
+      cudaMemcpyAsync(e.data(), energy_.data(), e.size() * sizeof(long long), cudaMemcpyDeviceToHost, stream_));
   PAIRMD_CUDA_CHECK(cudaMemcpyAsync(kin, sums_.data(), sizeof kin, cudaMemcpyDeviceToHost, stream_));
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
   for (size_t k = 0; k < nterms; ++k) {

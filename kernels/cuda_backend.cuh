@@ -81,7 +81,7 @@ struct GpuPairTerm {
   int ntypes;
   DeviceBuffer<unsigned char> table;
   std::unique_ptr<GpuPairList> list;
-  DeviceBuffer<float> slots;  // F/r of each pair (slot strategies)
+  DeviceBuffer<float> slots;     // F/r of each pair (slot strategies)
   DeviceBuffer<int> exclusions;  // partners left out of this term: a fixed-width table by tag
   int exclusion_width = 0;
 };
@@ -145,7 +145,9 @@ class CudaBackend final : public Backend {
   std::vector<uintptr_t> step_signature();
   ParticleData particles(int buffer) { return {particles_.pos(buffer), particles_.charge(), n_, box_}; }
   SlotForce slot_source(int buffer);
-  BondListView bond_view(GpuBondTerm& t) { return {t.bi.data(), t.bj.data(), t.btype.data(), static_cast<int>(t.bonds.size()), particles_.rank()}; }
+  BondListView bond_view(GpuBondTerm& t) {
+    return {t.bi.data(), t.bj.data(), t.btype.data(), static_cast<int>(t.bonds.size()), particles_.rank()};
+  }
   StepControl* ctrl() { return &state_.data()->ctrl; }
   unsigned* tickets() { return tickets_.data(); }
   DeviceFlags* flags() { return &state_.data()->flags; }
@@ -175,15 +177,15 @@ class CudaBackend final : public Backend {
   std::vector<std::unique_ptr<GpuPairTerm>> pair_terms_;
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
   DeviceBuffer<ChunkState> state_;
-  DeviceBuffer<unsigned> tickets_;  // the integrate kernels' first-level block tickets
+  DeviceBuffer<unsigned> tickets_;    // the integrate kernels' first-level block tickets
   ChunkState* host_state_ = nullptr;  // pinned
-  PullParams<float> pull_{};        // the pulling's external forces (mode None: off)
-  DeviceBuffer<float4> force_out_;  // forces() with the pulling added, when the run pulls
+  PullParams<float> pull_{};          // the pulling's external forces (mode None: off)
+  DeviceBuffer<float4> force_out_;    // forces() with the pulling added, when the run pulls
   DeviceBuffer<long long> energy_;
   DeviceBuffer<double> parts_, sums_;
   StepGraphs graphs_;
   bool use_graphs_ = true;
-  int stride_blocks_ = 1;  // grid of the grid-stride kernels: a few blocks per multiprocessor
+  int stride_blocks_ = 1;        // grid of the grid-stride kernels: a few blocks per multiprocessor
   int64_t halted_steps_ = 0;     // launched in chunks after a halt (they returned at once)
   double seconds_chunks_ = 0;    // host time launching chunks and waiting for them
   double seconds_rebuilds_ = 0;  // host time in list builds and the forces after them

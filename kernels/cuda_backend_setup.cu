@@ -36,7 +36,6 @@ CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strateg
   PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   stride_blocks_ = 8 * sms;
 
-
   n_ = static_cast<int>(initial.size());
   c_ = make_step_constants<float>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
   const float skin = static_cast<float>(model_.neighbor.skin);
@@ -79,13 +78,15 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
     auto g = std::make_unique<GpuPairTerm>();
     g->kind = t.kind;
     g->ntypes = ff.ntypes;
-    g->table = dispatch_pair<float>(t.kind, [&](auto eval) { return upload_table(make_pair_table<decltype(eval)>(t)); });
+    g->table =
+        dispatch_pair<float>(t.kind, [&](auto eval) { return upload_table(make_pair_table<decltype(eval)>(t)); });
     const double rl = t.max_cutoff() + model_.neighbor.skin;
     const double per_particle = model_.neighbor.initial_capacity_per_particle > 0
                                     ? model_.neighbor.initial_capacity_per_particle
                                     : 1.3 * (4.0 / 3.0) * M_PI * rl * rl * rl * density * (full ? 1.0 : 0.5) + 8;
-    g->list = std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), static_cast<float>(model_.neighbor.skin),
-                                            full, uses_slots(strategy_), per_particle, n_);
+    g->list =
+        std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), static_cast<float>(model_.neighbor.skin),
+                                      full, uses_slots(strategy_), per_particle, n_);
     grid_width_ = grid_width_ > 0 ? std::min(grid_width_, rl) : rl;
     g->exclusion_width =
         upload_exclusions(pair_term_exclusions(ff, model_.topology, n_, pair_terms_.size()), g->exclusions);
@@ -106,7 +107,8 @@ void CudaBackend::make_bond_terms() {
       bond_terms_.push_back(std::make_unique<GpuBondTerm>());
       term = bond_terms_.back().get();
       term->kind = kind;
-      term->table = dispatch_bond<float>(kind, [&](auto eval) { return upload_table(make_bond_table<decltype(eval)>(ff)); });
+      term->table =
+          dispatch_bond<float>(kind, [&](auto eval) { return upload_table(make_bond_table<decltype(eval)>(ff)); });
     }
     term->bonds.push_back({std::min(b.i, b.j), std::max(b.i, b.j), b.type});
   }
@@ -116,7 +118,8 @@ void CudaBackend::make_bond_terms() {
     bond_terms_.push_back(std::make_unique<GpuBondTerm>());
     GpuBondTerm& term = *bond_terms_.back();
     term.kind = list.kind;
-    term.table = dispatch_bond<float>(list.kind, [&](auto eval) { return upload_table(make_pair_list_table<decltype(eval)>(list)); });
+    term.table = dispatch_bond<float>(
+        list.kind, [&](auto eval) { return upload_table(make_pair_list_table<decltype(eval)>(list)); });
     term.bonds.reserve(list.size());
     for (const Bond& b : list.data->pairs) term.bonds.push_back({std::min(b.i, b.j), std::max(b.i, b.j), b.type});
   }
@@ -210,7 +213,8 @@ void CudaBackend::set_state(const SystemState& s) {
   init.ctrl.step = static_cast<unsigned long long>(s.step);
   PAIRMD_CUDA_CHECK(cudaMemcpy(state_.data(), &init, sizeof init, cudaMemcpyHostToDevice));
   // Enough first-level tickets for the integrate kernel with the most blocks.
-  const unsigned most_blocks = static_cast<unsigned>(std::max((n_ + kSumParticles - 1) / kSumParticles, blocks_for(n_)));
+  const unsigned most_blocks =
+      static_cast<unsigned>(std::max((n_ + kSumParticles - 1) / kSumParticles, blocks_for(n_)));
   tickets_.resize(ticket_words(most_blocks));
   PAIRMD_CUDA_CHECK(cudaMemset(tickets_.data(), 0, tickets_.size() * sizeof(unsigned)));
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());  // the uploads above ran on the default stream

@@ -70,8 +70,9 @@ BackendStats CudaBackend::stats() const {
   if (stats_.steps > 0 && chunks_ > 0)
     d << ", " << std::fixed << std::setprecision(1) << static_cast<double>(stats_.steps) / chunks_ << " steps per "
       << (use_graphs_ ? "graph launch" : "host sync") << " (" << graphs_.captures() << " graphs captured, "
-      << halted_steps_ << " halted steps launched; host " << std::setprecision(1) << 1e6 * seconds_chunks_ / stats_.steps
-      << " us/step in chunks, " << 1e6 * seconds_rebuilds_ / stats_.steps << " in list builds)";
+      << halted_steps_ << " halted steps launched; host " << std::setprecision(1)
+      << 1e6 * seconds_chunks_ / stats_.steps << " us/step in chunks, " << 1e6 * seconds_rebuilds_ / stats_.steps
+      << " in list builds)";
   d << ", GPU memory " << std::fixed << std::setprecision(1) << s.device_bytes / 1048576.0 << " MiB";
   if (stats_.list_capacity_growths) d << ", list grew " << stats_.list_capacity_growths << "x";
   s.detail = d.str();

@@ -42,7 +42,8 @@ std::pair<int, int> cuda_select_device(int local_rank) {
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const Model& model, const SystemState& initial) {
-  if (model.strategy != kAutoStrategy) return std::make_unique<CudaBackend>(model, initial, parse_strategy(model.strategy));
+  if (model.strategy != kAutoStrategy)
+    return std::make_unique<CudaBackend>(model, initial, parse_strategy(model.strategy));
   // auto: time each deterministic strategy for a few steps on this very system and keep the
   // fastest; the chosen backend starts again from the initial state.
   std::ostringstream log;

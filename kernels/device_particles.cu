@@ -90,16 +90,31 @@ void DeviceParticles::upload(const SystemState& s) {
 void DeviceParticles::renumber(const int* order, cudaStream_t stream) {
   if (n_ == 0) return;
   const int next = current_ ^ 1;
-  RenumberArgs a{order,       n_,          pos_[current_].data(), pos_[next].data(),  pos_build_.data(),
-                 vel_.data(), vel_tmp_.data(), image_.data(),     image_tmp_.data(), charge_.data(),
-                 charge_tmp_.data(), tag_.data(), tag_tmp_.data(), rank_.data()};
+  RenumberArgs a{order,
+                 n_,
+                 pos_[current_].data(),
+                 pos_[next].data(),
+                 pos_build_.data(),
+                 vel_.data(),
+                 vel_tmp_.data(),
+                 image_.data(),
+                 image_tmp_.data(),
+                 charge_.data(),
+                 charge_tmp_.data(),
+                 tag_.data(),
+                 tag_tmp_.data(),
+                 rank_.data()};
   renumber_kernel<<<blocks_for(n_), kBlockSize, 0, stream>>>(a);
   PAIRMD_CHECK_LAUNCH();
   // Back into the arrays the kernels were given (their addresses stay, so do captured graphs).
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(vel_.data(), vel_tmp_.data(), n_ * sizeof(float4), cudaMemcpyDeviceToDevice, stream));
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(image_.data(), image_tmp_.data(), n_ * sizeof(int3), cudaMemcpyDeviceToDevice, stream));
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(charge_.data(), charge_tmp_.data(), n_ * sizeof(float), cudaMemcpyDeviceToDevice, stream));
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(tag_.data(), tag_tmp_.data(), n_ * sizeof(unsigned), cudaMemcpyDeviceToDevice, stream));
+  PAIRMD_CUDA_CHECK(
+      cudaMemcpyAsync(vel_.data(), vel_tmp_.data(), n_ * sizeof(float4), cudaMemcpyDeviceToDevice, stream));
+  PAIRMD_CUDA_CHECK(
+      cudaMemcpyAsync(image_.data(), image_tmp_.data(), n_ * sizeof(int3), cudaMemcpyDeviceToDevice, stream));
+  PAIRMD_CUDA_CHECK(
+      cudaMemcpyAsync(charge_.data(), charge_tmp_.data(), n_ * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+  PAIRMD_CUDA_CHECK(
+      cudaMemcpyAsync(tag_.data(), tag_tmp_.data(), n_ * sizeof(unsigned), cudaMemcpyDeviceToDevice, stream));
   current_ = next;
 }
 
@@ -120,7 +135,8 @@ void DeviceParticles::download(SystemState& s, cudaStream_t stream) const {
   std::vector<int3> img(n_);
   std::vector<unsigned> tag(n_);
   if (n_ > 0) {
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(pos.data(), pos_[current_].data(), n_ * sizeof(float4), cudaMemcpyDeviceToHost, stream));
+    PAIRMD_CUDA_CHECK(
+        cudaMemcpyAsync(pos.data(), pos_[current_].data(), n_ * sizeof(float4), cudaMemcpyDeviceToHost, stream));
     PAIRMD_CUDA_CHECK(cudaMemcpyAsync(vel.data(), vel_.data(), n_ * sizeof(float4), cudaMemcpyDeviceToHost, stream));
     PAIRMD_CUDA_CHECK(cudaMemcpyAsync(img.data(), image_.data(), n_ * sizeof(int3), cudaMemcpyDeviceToHost, stream));
     PAIRMD_CUDA_CHECK(cudaMemcpyAsync(tag.data(), tag_.data(), n_ * sizeof(unsigned), cudaMemcpyDeviceToHost, stream));

@@ -41,7 +41,7 @@ class DeviceParticles {
   unsigned* tag() { return tag_.data(); }
   unsigned* rank() { return rank_.data(); }
   float4* pos_at_build() { return pos_build_.data(); }
-  float4* force() { return force_.data(); }       // float forces (float-atomic strategies, outputs)
+  float4* force() { return force_.data(); }          // float forces (float-atomic strategies, outputs)
   FixedVec* fixed_force() { return fixed_.data(); }  // fixed-point forces (atom_gather)
   size_t bytes() const;
 

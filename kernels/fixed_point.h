@@ -26,9 +26,9 @@
 
 namespace pairmd {
 
-constexpr float kFixedForceScale = 4294967296.0f;          // 2^32 units per force unit
-constexpr double kFixedForceUnit = 1.0 / 4294967296.0;     // 2^-32
-constexpr float kMaxFixedForce = 67108864.0f;              // 2^26
+constexpr float kFixedForceScale = 4294967296.0f;       // 2^32 units per force unit
+constexpr double kFixedForceUnit = 1.0 / 4294967296.0;  // 2^-32
+constexpr float kMaxFixedForce = 67108864.0f;           // 2^26
 
 // Contribution v (a force component) in units of 2^-32, rounded to nearest, ties to even.
 // Sets `clamped` when |v| >= kMaxFixedForce or v is not finite (NaN counts as the maximum).
@@ -45,9 +45,7 @@ PAIRMD_HD int64_t to_fixed(float v, bool& clamped) {
 }
 
 // The float a fixed-point sum stands for (one rounding, the same on host and device).
-PAIRMD_HD float fixed_to_float(int64_t s) {
-  return static_cast<float>(static_cast<double>(s) * kFixedForceUnit);
-}
+PAIRMD_HD float fixed_to_float(int64_t s) { return static_cast<float>(static_cast<double>(s) * kFixedForceUnit); }
 
 struct FixedVec {
   int64_t x = 0, y = 0, z = 0;

@@ -129,7 +129,8 @@ __global__ void warp_pair_kernel(PairListView list, ParticleData pd, const typen
     i = list.pi[k];
     j = list.pj[k];
     f = eval_pair<Eval>(__ldg(pd.pos + i), __ldg(pd.pos + j), Eval::kUsesCharge ? pd.charge[i] : 0.f,
-                        Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box).f;
+                        Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box)
+            .f;
   }
   if (j >= 0 && (f.x != 0.f || f.y != 0.f || f.z != 0.f)) atomic_add3(force, j, make_float3(-f.x, -f.y, -f.z));
   // Segmented suffix sums over lanes with the same i (a row is contiguous, so a segment is a
@@ -157,9 +158,9 @@ __global__ void warp_pair_kernel(PairListView list, ParticleData pd, const typen
 // terms wrote when kAccumulate).
 template <typename Eval, bool kAccumulate>
 __global__ void gather_pair_kernel(const int* __restrict__ row_start, const int* __restrict__ row_count,
-                                   const int* __restrict__ pj, ParticleData pd, const typename Eval::Params* __restrict__ table,
-                                   int ntypes, FixedVec* force, const unsigned* tag, DeviceFlags* flags,
-                                   const StepControl* ctrl) {
+                                   const int* __restrict__ pj, ParticleData pd,
+                                   const typename Eval::Params* __restrict__ table, int ntypes, FixedVec* force,
+                                   const unsigned* tag, DeviceFlags* flags, const StepControl* ctrl) {
   if (halted(ctrl)) return;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= pd.n) return;
@@ -173,8 +174,8 @@ __global__ void gather_pair_kernel(const int* __restrict__ row_start, const int*
     const float4 xj = __ldg(pd.pos + j);
     const Vec3<float> d = separation(xi, xj, pd.box);
     float e;
-    const float s = pair_force_divr<Eval>(dot(d, d), xi, xj, qi, Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table,
-                                          ntypes, e);
+    const float s =
+        pair_force_divr<Eval>(dot(d, d), xi, xj, qi, Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table, ntypes, e);
     add_scaled(sum, s, d.x, d.y, d.z, clamped);
   }
   if (clamped) report_lowest(&flags->bad_force, static_cast<int>(tag[i]));
@@ -185,9 +186,10 @@ __global__ void gather_pair_kernel(const int* __restrict__ row_start, const int*
 // type, bond index); added to the particle's fixed-point force.
 template <typename Eval>
 __global__ void gather_bond_kernel(const int* __restrict__ start, const unsigned* __restrict__ partner,
-                                   const int* __restrict__ type, const int* __restrict__ bond_index, const unsigned* tag,
-                                   const unsigned* rank, ParticleData pd, const typename Eval::Params* __restrict__ table,
-                                   FixedVec* force, int* broken, DeviceFlags* flags, const StepControl* ctrl) {
+                                   const int* __restrict__ type, const int* __restrict__ bond_index,
+                                   const unsigned* tag, const unsigned* rank, ParticleData pd,
+                                   const typename Eval::Params* __restrict__ table, FixedVec* force, int* broken,
+                                   DeviceFlags* flags, const StepControl* ctrl) {
   if (halted(ctrl)) return;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= pd.n) return;
@@ -249,8 +251,8 @@ __global__ void bond_energy_kernel(BondListView bonds, ParticleData pd, const ty
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
   if (b < bonds.count) {
     bool ok;
-    const PairResult p =
-        eval_bond<Eval>(pd.pos[bonds.rank[bonds.bi[b]]], pd.pos[bonds.rank[bonds.bj[b]]], table[bonds.type[b]], pd.box, ok);
+    const PairResult p = eval_bond<Eval>(pd.pos[bonds.rank[bonds.bi[b]]], pd.pos[bonds.rank[bonds.bj[b]]],
+                                         table[bonds.type[b]], pd.box, ok);
     split_add(p.e, ew, ef, bad);
     split_add(p.w, ww, wf, bad);
   }

@@ -29,28 +29,28 @@ namespace pairmd {
 
 constexpr int kMaxPairTerms = 4;
 constexpr int kMaxBondTerms = 4;
-constexpr int kSumLanes = 8;                            // threads per particle in the slot sums
-constexpr int kSumParticles = 32;                       // particles per block: one warp integrates them
-constexpr int kSumBlock = kSumLanes * kSumParticles;   // threads per block
+constexpr int kSumLanes = 8;                          // threads per particle in the slot sums
+constexpr int kSumParticles = 32;                     // particles per block: one warp integrates them
+constexpr int kSumBlock = kSumLanes * kSumParticles;  // threads per block
 
 // One nonbonded term: the slots and the list's rows and columns (current numbering).
 struct PairSlots {
-  const float* slot;        // F/r of pair k
-  const int* pj;            // row: pairs [row_start[p], + row_count[p]) have i = p, partner pj[k]
+  const float* slot;  // F/r of pair k
+  const int* pj;      // row: pairs [row_start[p], + row_count[p]) have i = p, partner pj[k]
   const int* row_start;
   const int* row_count;
-  int col_width;            // column: entries [p * col_width, + col_count[p]) of cols have j = p
+  int col_width;  // column: entries [p * col_width, + col_count[p]) of cols have j = p
   const int* col_count;
   const ColumnEntry* cols;
 };
 
 // One bond kind: static, indexed by tag. Bond b = (i, j) with tag i < tag j.
 struct BondSlots {
-  const float* slot;            // F/r of bond b
-  const int* row_start;         // bonds of tag t as i: [row_start[t], + row_count[t]), partner tag partner[b]
+  const float* slot;     // F/r of bond b
+  const int* row_start;  // bonds of tag t as i: [row_start[t], + row_count[t]), partner tag partner[b]
   const int* row_count;
   const unsigned* partner;
-  const int* col_start;         // bonds of tag t as j: col_bond[e], partner tag col_partner[e]
+  const int* col_start;  // bonds of tag t as j: col_bond[e], partner tag col_partner[e]
   const int* col_count;
   const int* col_bond;
   const unsigned* col_partner;
@@ -61,9 +61,9 @@ struct SlotForce {
   int npairs;
   BondSlots bonds[kMaxBondTerms];
   int nbonds;
-  const float4* pos;        // the positions the pair kernels read
-  const unsigned* tag;      // tag of each particle
-  const unsigned* rank;     // particle of each tag
+  const float4* pos;     // the positions the pair kernels read
+  const unsigned* tag;   // tag of each particle
+  const unsigned* rank;  // particle of each tag
   BoxGeometry<float> box;
 
   // Lane `lane`'s share (of kSumLanes) of the force on particle p at xp.
@@ -115,7 +115,8 @@ struct SlotForce {
 // The block's share of the slot summation: the forces of particles [first, first +
 // kSumParticles) into out[] (shared memory). Launch with kSumBlock threads per block; every
 // thread must call it (the lanes of a particle meet by shuffles).
-__device__ __forceinline__ void sum_slots_block(const SlotForce& s, int first, int n, FixedVec* out, DeviceFlags* flags) {
+__device__ __forceinline__ void sum_slots_block(const SlotForce& s, int first, int n, FixedVec* out,
+                                                DeviceFlags* flags) {
   const int local = threadIdx.x / kSumLanes, lane = threadIdx.x % kSumLanes, p = first + local;
   bool clamped = false;
   FixedVec f = p < n ? s.partial(p, lane, s.pos[p], clamped) : FixedVec{};

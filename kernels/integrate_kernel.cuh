@@ -22,8 +22,8 @@
 #include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 
-#include "integrators/particle_step.h"
 #include "cuda/block_reduce.cuh"
+#include "integrators/particle_step.h"
 #include "kernels/force_kernels.cuh"
 #include "kernels/force_sources.cuh"
 #include "kernels/step_control.cuh"
@@ -31,9 +31,9 @@
 namespace pairmd {
 
 struct IntegrateArgs {
-  const float4* pos_in;        // x_n: xyz + type bits
-  float4* pos_out;             // x_{n+1} (begin only); never the same array as pos_in
-  float4* vel;                 // xyz + mass
+  const float4* pos_in;  // x_n: xyz + type bits
+  float4* pos_out;       // x_{n+1} (begin only); never the same array as pos_in
+  float4* vel;           // xyz + mass
   int3* image;
   const unsigned* tag;
   const float4* pos_at_build;  // positions at the last list build
@@ -42,13 +42,13 @@ struct IntegrateArgs {
   StepConstants<float> c;
   BoxGeometry<float> box;
   IntegratorKind kind;
-  bool begin;                  // begin the next step (else only end the pending one)
-  float max_move_sq;           // runaway threshold per step
-  float half_skin_sq;          // a list rebuild is due beyond this squared displacement
+  bool begin;          // begin the next step (else only end the pending one)
+  float max_move_sq;   // runaway threshold per step
+  float half_skin_sq;  // a list rebuild is due beyond this squared displacement
   DeviceFlags* flags;
   StepControl* ctrl;
-  unsigned* tickets;           // kTicketStride-spaced counters, one per kTicketGroup blocks (zero between launches)
-  PullParams<float> pull;      // external forces of a pulling experiment (mode None: none)
+  unsigned* tickets;       // kTicketStride-spaced counters, one per kTicketGroup blocks (zero between launches)
+  PullParams<float> pull;  // external forces of a pulling experiment (mode None: none)
 };
 
 // The last block's reading of the step: counts it or halts the chunk.
@@ -61,8 +61,8 @@ __device__ __forceinline__ void decide_step(const IntegrateArgs& a) {
   }
   // Atomic reads: the flags were set by atomics of other blocks, at L2.
   const unsigned disp = atomicOr(&f->max_disp_sq, 0u);
-  const bool blown = atomicOr(&f->bad_particle, 0) != 0 || atomicOr(&f->broken_bond, 0) != 0 ||
-                     atomicOr(&f->bad_force, 0) != 0;
+  const bool blown =
+      atomicOr(&f->bad_particle, 0) != 0 || atomicOr(&f->broken_bond, 0) != 0 || atomicOr(&f->bad_force, 0) != 0;
   if (blown) {
     c->halt = kHaltBlowup;
     return;
@@ -105,8 +105,8 @@ __device__ __forceinline__ void report_displacement(const IntegrateArgs& a, floa
 
 // What the step of one particle reads besides its force.
 struct ParticleInputs {
-  float4 x4;     // x_n: xyz + type bits
-  float4 v4;     // xyz + mass
+  float4 x4;  // x_n: xyz + type bits
+  float4 v4;  // xyz + mass
   int3 image;
   unsigned tag;
   float4 at_build;  // position at the last list build
@@ -124,7 +124,7 @@ __device__ __forceinline__ ParticleInputs load_inputs(const IntegrateArgs& a, in
 
 // What the step of one particle writes.
 struct ParticleOutputs {
-  float4 x4;      // x_{n+1} (with a.begin)
+  float4 x4;  // x_{n+1} (with a.begin)
   float4 v4;
   int3 image;
   float3 force;
@@ -256,8 +256,8 @@ __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(Integrate
 
 // pair_slots (unfused): the same summation as integrate_slots_kernel, as a kernel of its own
 // that stores the forces. Launch blocks of kSumBlock threads, one per kSumParticles particles.
-__global__ void __launch_bounds__(kSumBlock) sum_slots_kernel(SlotForce source, int n, float4* force, DeviceFlags* flags,
-                                                              const StepControl* ctrl) {
+__global__ void __launch_bounds__(kSumBlock)
+    sum_slots_kernel(SlotForce source, int n, float4* force, DeviceFlags* flags, const StepControl* ctrl) {
   if (halted(ctrl)) return;
   __shared__ FixedVec sums[kSumParticles];
   const int first = blockIdx.x * kSumParticles;

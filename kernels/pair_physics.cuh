@@ -10,16 +10,16 @@ namespace pairmd {
 
 // What every force kernel reads of the particles (current numbering, current positions).
 struct ParticleData {
-  const float4* pos;     // xyz + type bits
+  const float4* pos;  // xyz + type bits
   const float* charge;
   int n;
   BoxGeometry<float> box;
 };
 
 struct PairResult {
-  float3 f;     // force on i (the force on j is -f)
-  float e;      // pair energy
-  float w;      // virial r . f
+  float3 f;  // force on i (the force on j is -f)
+  float e;   // pair energy
+  float w;   // virial r . f
 };
 
 __device__ __forceinline__ int type_of(float4 p) { return __float_as_int(p.w); }
@@ -34,7 +34,8 @@ __device__ __forceinline__ Vec3<float> separation(float4 pi, float4 pj, const Bo
 // F/r of a nonbonded pair at squared distance rsq: zero (and zero energy) beyond the cutoff.
 template <typename Eval>
 __device__ __forceinline__ float pair_force_divr(float rsq, float4 pi, float4 pj, float qi, float qj,
-                                                 const typename Eval::Params* __restrict__ table, int ntypes, float& e) {
+                                                 const typename Eval::Params* __restrict__ table, int ntypes,
+                                                 float& e) {
   const typename Eval::Params p = table[type_of(pi) * ntypes + type_of(pj)];
   float fdivr = 0.f;
   e = 0.f;

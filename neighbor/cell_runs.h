@@ -108,7 +108,8 @@ struct CellRun {
 // `half`: only the rows (z', y') >= (cz, cy). The loops are kept rolled on the GPU so that f's
 // code appears once: unrolled, its copies overflow the instruction cache.
 template <typename F>
-PAIRMD_HD void for_each_cell_run(const CellGridDims& g, const StencilReach& r, int cx, int cy, int cz, bool half, F&& f) {
+PAIRMD_HD void for_each_cell_run(const CellGridDims& g, const StencilReach& r, int cx, int cy, int cz, bool half,
+                                 F&& f) {
   const AxisSegments zs = axis_segments(cz, g.nz, r.mz, g.periodic);
   const AxisSegments ys = axis_segments(cy, g.ny, r.my, g.periodic);
   const AxisSegments xs = axis_segments(cx, g.nx, r.mx, g.periodic);
@@ -189,8 +190,10 @@ PAIRMD_HD float shifted_separation(float xi, float xj, int s, float len) {
   if (s == kAnyImage) {
     float d = xi - xj;
     const float half = 0.5f * len;
-    if (d > half) d -= len;
-    else if (d < -half) d += len;
+    if (d > half)
+      d -= len;
+    else if (d < -half)
+      d += len;
     return d;
   }
   return (xi - static_cast<float>(s) * len) - xj;

@@ -56,8 +56,10 @@ __global__ void cell_start_kernel(const int* cell_sorted, int n, int cells, int*
   int lo = 0, hi = n;
   while (lo < hi) {
     const int mid = (lo + hi) >> 1;
-    if (cell_sorted[mid] < c) lo = mid + 1;
-    else hi = mid;
+    if (cell_sorted[mid] < c)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   cell_start[c] = lo;
 }
@@ -102,8 +104,8 @@ void GpuCellOrder::build(const float4* pos, int n, const BoxGeometry<float>& box
   const int dims[3] = {nx, ny, nz};
   for (int d = 0; d < 3; ++d) width_[d] = len[d] / dims[d];
   const float3 flo = make_float3(static_cast<float>(lo[0]), static_cast<float>(lo[1]), static_cast<float>(lo[2]));
-  const float3 inv = make_float3(static_cast<float>(nx / len[0]), static_cast<float>(ny / len[1]),
-                                 static_cast<float>(nz / len[2]));
+  const float3 inv =
+      make_float3(static_cast<float>(nx / len[0]), static_cast<float>(ny / len[1]), static_cast<float>(nz / len[2]));
   const int cells = dims_.cells();
 
   cell_unsorted_.resize(n);
@@ -113,7 +115,7 @@ void GpuCellOrder::build(const float4* pos, int n, const BoxGeometry<float>& box
   cell_start_.resize(cells + 1);
   if (n > 0) {
     assign_cells_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(pos, n, flo, inv, dims_, cell_unsorted_.data(),
-                                                                    index_.data());
+                                                                  index_.data());
     PAIRMD_CHECK_LAUNCH();
     // Stable: particles of one cell keep their order, so the order is a function of the
     // positions and the previous order alone.
@@ -123,10 +125,12 @@ void GpuCellOrder::build(const float4* pos, int n, const BoxGeometry<float>& box
                                                       index_.data(), order_.data(), n, 0, bits, stream));
     cub_temp_.reserve_grow(temp);
     temp = cub_temp_.capacity();
-    PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp_.data(), temp, cell_unsorted_.data(), cell_sorted_.data(),
-                                                      index_.data(), order_.data(), n, 0, bits, stream));
+    PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp_.data(), temp, cell_unsorted_.data(),
+                                                      cell_sorted_.data(), index_.data(), order_.data(), n, 0, bits,
+                                                      stream));
   }
-  cell_start_kernel<<<blocks_for(cells + 1), kBlockSize, 0, stream>>>(cell_sorted_.data(), n, cells, cell_start_.data());
+  cell_start_kernel<<<blocks_for(cells + 1), kBlockSize, 0, stream>>>(cell_sorted_.data(), n, cells,
+                                                                      cell_start_.data());
   PAIRMD_CHECK_LAUNCH();
 }
 

@@ -18,9 +18,9 @@ namespace pairmd {
 // The grid as a search reads it (device pointers, valid until the next build).
 struct CellGridView {
   CellGridDims dims;
-  double cell_width[3];    // length of a cell along x, y, z
-  const int* cell_of;      // cell of each particle of the new numbering, ascending
-  const int* cell_start;   // first particle of each cell; cell_start[cells] = n
+  double cell_width[3];   // length of a cell along x, y, z
+  const int* cell_of;     // cell of each particle of the new numbering, ascending
+  const int* cell_start;  // first particle of each cell; cell_start[cells] = n
 };
 
 class GpuCellOrder {

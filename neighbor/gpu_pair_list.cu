@@ -22,19 +22,19 @@ struct SearchArgs {
   StencilReach reach;
   const int* cell_start;
   float rlist_sq;
-  int part_room;                  // partners one part can stage for one home particle
-  int group;                      // home particles per block pass: 32, fewer where rows are long
-  unsigned long long capacity;    // pairs the output arrays hold
+  int part_room;                // partners one part can stage for one home particle
+  int group;                    // home particles per block pass: 32, fewer where rows are long
+  unsigned long long capacity;  // pairs the output arrays hold
   int* pi;
   int* pj;
   int* row_start;
   int* row_count;
-  ColumnEntry* cols;              // null: no columns (full lists, non-slot strategies)
+  ColumnEntry* cols;  // null: no columns (full lists, non-slot strategies)
   int* col_count;
-  int col_width;                  // column p is cols[p * col_width, + col_count[p])
-  unsigned long long* counter;    // [0] pairs claimed, [1] the most partners a part found beyond its
-                                  // staging, [2] the longest column beyond col_width
-  int* short_flag;                // set to 1 when anything did not fit (the list is then incomplete)
+  int col_width;                // column p is cols[p * col_width, + col_count[p])
+  unsigned long long* counter;  // [0] pairs claimed, [1] the most partners a part found beyond its
+                                // staging, [2] the longest column beyond col_width
+  int* short_flag;              // set to 1 when anything did not fit (the list is then incomplete)
 };
 
 // A block per cell, kSearchParts warps: lane l of every warp stands for home particle l of the
@@ -67,36 +67,39 @@ __global__ void __launch_bounds__(kSearchParts * 32) search_kernel(SearchArgs a)
     int found = 0;
     if (lane < homes) {
       const float4 xh = a.in.pos[h];
-      const int* ex =
-          a.in.exclusion_width > 0 ? a.in.exclusions + static_cast<size_t>(a.in.tag[h]) * a.in.exclusion_width : nullptr;
-      for_each_candidate_range(a.dims, a.reach, [cell_start](int cell) { return __ldg(cell_start + cell); }, cx, cy, cz,
-                               !kFull, part, kSearchParts, [&](const CandidateRange& r) {
-        // The home particle shifted by the range's image; whole periodic directions take the
-        // minimum image per candidate (neighbor/cell_runs.h, shifted_separation).
-        const float ox = r.sx == kAnyImage ? xh.x : xh.x - static_cast<float>(r.sx) * L.x;
-        const float oy = r.sy == kAnyImage ? xh.y : xh.y - static_cast<float>(r.sy) * L.y;
-        const float oz = r.sz == kAnyImage ? xh.z : xh.z - static_cast<float>(r.sz) * L.z;
-        const bool any = r.sx == kAnyImage || r.sy == kAnyImage || r.sz == kAnyImage;
+      const int* ex = a.in.exclusion_width > 0
+                          ? a.in.exclusions + static_cast<size_t>(a.in.tag[h]) * a.in.exclusion_width
+                          : nullptr;
+      for_each_candidate_range(
+          a.dims, a.reach, [cell_start](int cell) { return __ldg(cell_start + cell); }, cx, cy, cz, !kFull, part,
+          kSearchParts,
+          [&](const CandidateRange& r) {
+            // The home particle shifted by the range's image; whole periodic directions take the
+            // minimum image per candidate (neighbor/cell_runs.h, shifted_separation).
+            const float ox = r.sx == kAnyImage ? xh.x : xh.x - static_cast<float>(r.sx) * L.x;
+            const float oy = r.sy == kAnyImage ? xh.y : xh.y - static_cast<float>(r.sy) * L.y;
+            const float oz = r.sz == kAnyImage ? xh.z : xh.z - static_cast<float>(r.sz) * L.z;
+            const bool any = r.sx == kAnyImage || r.sy == kAnyImage || r.sz == kAnyImage;
 #pragma unroll 4
-        for (int k = r.begin; k < r.end; ++k) {
-          const float4 q = __ldg(a.in.pos + k);
-          float dx = ox - q.x, dy = oy - q.y, dz = oz - q.z;
-          if (any) {
-            if (r.sx == kAnyImage) dx = shifted_separation(dx, 0.f, kAnyImage, L.x);
-            if (r.sy == kAnyImage) dy = shifted_separation(dy, 0.f, kAnyImage, L.y);
-            if (r.sz == kAnyImage) dz = shifted_separation(dz, 0.f, kAnyImage, L.z);
-          }
-          bool take = dx * dx + dy * dy + dz * dz < a.rlist_sq && (kFull ? k != h : k > h);
-          if (take && ex) {
-            const int tag_k = static_cast<int>(__ldg(a.in.tag + k));
-            for (int e = 0; e < a.in.exclusion_width; ++e) take = take && ex[e] != tag_k;
-          }
-          if (take) {
-            if (found < a.part_room) stage[(part * a.part_room + found) * stride + lane] = k;
-            ++found;
-          }
-        }
-      });
+            for (int k = r.begin; k < r.end; ++k) {
+              const float4 q = __ldg(a.in.pos + k);
+              float dx = ox - q.x, dy = oy - q.y, dz = oz - q.z;
+              if (any) {
+                if (r.sx == kAnyImage) dx = shifted_separation(dx, 0.f, kAnyImage, L.x);
+                if (r.sy == kAnyImage) dy = shifted_separation(dy, 0.f, kAnyImage, L.y);
+                if (r.sz == kAnyImage) dz = shifted_separation(dz, 0.f, kAnyImage, L.z);
+              }
+              bool take = dx * dx + dy * dy + dz * dz < a.rlist_sq && (kFull ? k != h : k > h);
+              if (take && ex) {
+                const int tag_k = static_cast<int>(__ldg(a.in.tag + k));
+                for (int e = 0; e < a.in.exclusion_width; ++e) take = take && ex[e] != tag_k;
+              }
+              if (take) {
+                if (found < a.part_room) stage[(part * a.part_room + found) * stride + lane] = k;
+                ++found;
+              }
+            }
+          });
     }
     count[part][lane] = found;
     __syncthreads();
@@ -193,7 +196,8 @@ size_t GpuPairList::bytes() const {
          counter_.bytes();
 }
 
-void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream, int* short_flag) {
+void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream,
+                                 int* short_flag) {
   const double rlist = static_cast<double>(cutoff_) + skin_;
   SearchArgs a{};
   a.in = in;
@@ -219,8 +223,10 @@ void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& gr
                              "), more than the search can stage; use a shorter cutoff or skin");
   const size_t shared = shared_for(group);
   if (static_cast<int>(shared) > shared_set_) {
-    PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
-    PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
+    PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(limit)));
+    PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(limit)));
     shared_set_ = static_cast<int>(limit);
   }
   a.group = group;
@@ -238,8 +244,10 @@ void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& gr
     PAIRMD_CUDA_CHECK(cudaMemsetAsync(col_count_.data(), 0, in.n * sizeof(int), stream));
   }
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, kCounters * sizeof(unsigned long long), stream));
-  if (full_) launch_search<true>(a, static_cast<int>(shared), cells, stream);
-  else launch_search<false>(a, static_cast<int>(shared), cells, stream);
+  if (full_)
+    launch_search<true>(a, static_cast<int>(shared), cells, stream);
+  else
+    launch_search<false>(a, static_cast<int>(shared), cells, stream);
   PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), kCounters * sizeof(unsigned long long),
                                     cudaMemcpyDeviceToHost, stream));
   unsettled_ = true;
@@ -250,8 +258,9 @@ bool GpuPairList::settle() {
   unsettled_ = false;
   const unsigned long long total = host_counter_[0], longest = host_counter_[1], longest_col = host_counter_[2];
   if (total > static_cast<unsigned long long>(INT_MAX))
-    throw std::runtime_error("GPU pair list: " + std::to_string(total) +
-                             " pairs exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
+    throw std::runtime_error(
+        "GPU pair list: " + std::to_string(total) +
+        " pairs exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
   bool fits = true;
   if (longest > static_cast<unsigned long long>(staging_)) {  // a part did not fit: more room
     staging_ = round_up(static_cast<int>(longest + longest / 4) + 8, 8);
@@ -259,7 +268,8 @@ bool GpuPairList::settle() {
     fits = false;
   }
   if (longest_col > static_cast<unsigned long long>(col_width_)) {  // a column did not fit: wider columns
-    col_width_ = round_up(static_cast<int>(longest_col + longest_col / 8) + 4, 8);  // every particle pays for the width: less headroom
+    col_width_ = round_up(static_cast<int>(longest_col + longest_col / 8) + 4,
+                          8);  // every particle pays for the width: less headroom
     ++growths_;
     fits = false;
   }
@@ -279,7 +289,8 @@ void GpuPairList::prepare(int n) {
   short_flag_.resize(1);
 }
 
-bool GpuPairList::enqueue_build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream, int* short_flag) {
+bool GpuPairList::enqueue_build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream,
+                                int* short_flag) {
   prepare(in.n);
   ++builds_;
   if (in.n == 0) {

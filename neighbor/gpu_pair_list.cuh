@@ -42,12 +42,12 @@ struct alignas(8) ColumnEntry {
 };
 
 struct PairListInput {
-  const float4* pos;        // xyz + type bits, in cell order
-  const unsigned* tag;      // the user's index of each particle (exclusions are by tag)
+  const float4* pos;    // xyz + type bits, in cell order
+  const unsigned* tag;  // the user's index of each particle (exclusions are by tag)
   int n;
   BoxGeometry<float> box;
-  const int* exclusions;    // [tag * exclusion_width + e] = excluded partner tag or -1
-  int exclusion_width;      // 0: no exclusions
+  const int* exclusions;  // [tag * exclusion_width + e] = excluded partner tag or -1
+  int exclusion_width;    // 0: no exclusions
 };
 
 class GpuPairList {
@@ -93,7 +93,7 @@ class GpuPairList {
 
   int64_t builds() const { return builds_; }
   int64_t growths() const { return growths_; }
-  int staging() const { return staging_; }   // partners a part of a row can stage in the search
+  int staging() const { return staging_; }  // partners a part of a row can stage in the search
   size_t bytes() const;
 
  private:
@@ -106,17 +106,17 @@ class GpuPairList {
   int staging_;
   int col_width_;
   int count_ = 0;
-  bool unsettled_ = false;    // a search was enqueued and its counters not read yet
+  bool unsettled_ = false;  // a search was enqueued and its counters not read yet
   int64_t builds_ = 0, growths_ = 0;
-  int max_shared_ = 0;        // the device's largest dynamic shared memory per block
+  int max_shared_ = 0;          // the device's largest dynamic shared memory per block
   int shared_set_ = 48 * 1024;  // what the search kernels may use now
   static constexpr int kCounters = 3;
 
   DeviceBuffer<int> i_, j_, row_start_, row_count_;
   DeviceBuffer<int> col_count_, short_flag_;
   DeviceBuffer<ColumnEntry> cols_;
-  DeviceBuffer<unsigned long long> counter_;  // [0] pairs claimed, [1] the longest row part beyond its
-                                              // staging, [2] the longest column beyond col_width_
+  DeviceBuffer<unsigned long long> counter_;    // [0] pairs claimed, [1] the longest row part beyond its
+                                                // staging, [2] the longest column beyond col_width_
   unsigned long long* host_counter_ = nullptr;  // pinned, kCounters entries
 };
 

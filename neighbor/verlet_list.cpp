@@ -52,8 +52,7 @@ bool VerletList::needs_rebuild(const std::vector<Vec3d>& x, const Box& box) cons
   return std::sqrt(first) + std::sqrt(second) > skin_;
 }
 
-bool VerletList::update(const std::vector<Vec3d>& x, const Box& box,
-                        const std::vector<std::vector<int>>& exclusions) {
+bool VerletList::update(const std::vector<Vec3d>& x, const Box& box, const std::vector<std::vector<int>>& exclusions) {
   if (!needs_rebuild(x, box)) return false;
   build(x, box, exclusions);
   return true;
@@ -64,8 +63,7 @@ bool VerletList::update(const std::vector<Vec3d>& x, const Box& box,
 // then stay in the cache. Each particle's row goes to its thread's buffer, and the rows are
 // finally copied into place by particle index, so the list is the same for any number of
 // threads.
-void VerletList::build(const std::vector<Vec3d>& x, const Box& box,
-                       const std::vector<std::vector<int>>& exclusions) {
+void VerletList::build(const std::vector<Vec3d>& x, const Box& box, const std::vector<std::vector<int>>& exclusions) {
   const int n = static_cast<int>(x.size());
   const double rlist = cutoff_ + skin_;
   const double rlist_sq = rlist * rlist;

@@ -18,10 +18,8 @@ class VerletList {
   VerletList(double cutoff, double skin) : cutoff_(cutoff), skin_(skin) {}
 
   // Rebuild if needed; returns true if it rebuilt. `exclusions` may be empty (none excluded).
-  bool update(const std::vector<Vec3d>& x, const Box& box,
-              const std::vector<std::vector<int>>& exclusions);
-  void build(const std::vector<Vec3d>& x, const Box& box,
-             const std::vector<std::vector<int>>& exclusions);
+  bool update(const std::vector<Vec3d>& x, const Box& box, const std::vector<std::vector<int>>& exclusions);
+  void build(const std::vector<Vec3d>& x, const Box& box, const std::vector<std::vector<int>>& exclusions);
   bool needs_rebuild(const std::vector<Vec3d>& x, const Box& box) const;
 
   // Partners of i: neighbors()[offsets()[i]] .. neighbors()[offsets()[i + 1] - 1].
@@ -36,7 +34,7 @@ class VerletList {
   CellList cells_;
   std::vector<int> offsets_, neighbors_;
   std::vector<Vec3d> x_at_build_;
-  std::vector<Vec3d> x_cell_order_;          // positions in cell order (build scratch)
+  std::vector<Vec3d> x_cell_order_;            // positions in cell order (build scratch)
   std::vector<std::vector<int>> thread_rows_;  // per-thread rows (build scratch)
   std::vector<int> row_start_;                 // where each row lies in its thread's buffer
   int64_t builds_ = 0;

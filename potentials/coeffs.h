@@ -28,8 +28,8 @@ struct PairCoeffs {
 // Which fields a bond potential takes is in its registry entry (kK, kR0, kEpsilon,
 // kMaxExtension: the config keys k, r0, epsilon, max_extension).
 struct BondCoeffs {
-  double k = 0.0;              // spring constant (harmonic: V = k/2 (r - r0)^2; FENE: K)
-  double r0 = 0.0;             // rest length (harmonic, fene_native), maximum extension R0 (fene), native distance (lj_native)
+  double k = 0.0;   // spring constant (harmonic: V = k/2 (r - r0)^2; FENE: K)
+  double r0 = 0.0;  // rest length (harmonic, fene_native), maximum extension R0 (fene), native distance (lj_native)
   double epsilon = 1.0;        // well depth (lj_native)
   double max_extension = 2.0;  // the largest |r - r0| (fene_native)
 };

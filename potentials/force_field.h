@@ -46,13 +46,13 @@ struct PairListData {
 struct PairList {
   std::string name;
   BondKind kind = BondKind::Harmonic;
-  BondCoeffs defaults;                  // the coefficients every pair shares
-  std::vector<BondField> columns;       // the coefficients each pair gives itself
+  BondCoeffs defaults;             // the coefficients every pair shares
+  std::vector<BondField> columns;  // the coefficients each pair gives itself
   std::shared_ptr<const PairListData> data = std::make_shared<PairListData>();
-  std::vector<int> exclude_from;        // pair terms (indices) that leave these pairs out
+  std::vector<int> exclude_from;  // pair terms (indices) that leave these pairs out
 
   size_t size() const { return data->pairs.size(); }
-  BondCoeffs coeffs(size_t k) const;    // pair k's coefficients: the defaults and its columns
+  BondCoeffs coeffs(size_t k) const;  // pair k's coefficients: the defaults and its columns
   bool excluded_from(size_t term) const;
 };
 

@@ -16,7 +16,7 @@ struct HarmonicBond {
   static constexpr const char* kK = "a spring constant > 0";
   static constexpr const char* kR0 = "a rest length >= 0";
   static constexpr bool kR0Positive = false;
-  static constexpr const char* kEpsilon = nullptr;       // keys it does not take
+  static constexpr const char* kEpsilon = nullptr;  // keys it does not take
   static constexpr const char* kMaxExtension = nullptr;
 
   struct Params {

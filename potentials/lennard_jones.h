@@ -17,12 +17,12 @@ namespace pairmd {
 template <typename Real>
 struct LennardJones {
   // What the registry (potentials/registry.h) and the config reader need to know; host only.
-  static constexpr const char* kName = "lj";                        // config: potential: lj
+  static constexpr const char* kName = "lj";  // config: potential: lj
   static constexpr const char* kFormula = "V = 4 eps [(sigma/r)^12 - (sigma/r)^6], cut at rc";
-  static constexpr bool kUsesCharge = false;                        // V depends on q_i q_j
-  static constexpr bool kScreened = false;                          // takes kappa / debye_length
-  static constexpr const char* kFixedCutoff = nullptr;              // else: why `cutoff` is not a key
-  static constexpr const char* kFixedShift = nullptr;               // else: why `shift` is not a key
+  static constexpr bool kUsesCharge = false;            // V depends on q_i q_j
+  static constexpr bool kScreened = false;              // takes kappa / debye_length
+  static constexpr const char* kFixedCutoff = nullptr;  // else: why `cutoff` is not a key
+  static constexpr const char* kFixedShift = nullptr;   // else: why `shift` is not a key
   // The cutoff of one type pair (what its list needs); 0 switches the pair off.
   static double cutoff(const PairCoeffs& c) { return c.rcut; }
 

@@ -77,7 +77,7 @@ inline void softening_polynomial(int K, double a, double* coef) {
 template <int K, typename Real>
 PAIRMD_HD Real softening_poly(const Real* coef, Real r2) {
   Real g = coef[K];
-PAIRMD_MSM_UNROLL
+  PAIRMD_MSM_UNROLL
   for (int j = K - 1; j >= 0; --j) g = g * r2 + coef[j];
   return g;
 }
@@ -132,7 +132,7 @@ PAIRMD_HD int stencil_weights(Real u, Real* w) {
   const Real f = std::floor(u);
   const int first = static_cast<int>(f) - (P / 2 - 1);
   const Real t = u - f;  // in [0, 1)
-PAIRMD_MSM_UNROLL
+  PAIRMD_MSM_UNROLL
   for (int k = 0; k < P; ++k) w[k] = phi<P>(t + Real(P / 2 - 1 - k));
   return first;
 }

@@ -19,7 +19,9 @@ class ParamTable {
     return t;
   }
   template <typename Params>
-  const Params* as() const { return reinterpret_cast<const Params*>(bytes_.data()); }
+  const Params* as() const {
+    return reinterpret_cast<const Params*>(bytes_.data());
+  }
   const void* data() const { return bytes_.data(); }
   size_t bytes() const { return bytes_.size(); }
 

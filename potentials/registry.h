@@ -12,8 +12,8 @@
 #include "potentials/coulomb.h"
 #include "potentials/debye_huckel.h"
 #include "potentials/fene_bond.h"
-#include "potentials/harmonic_bond.h"
 #include "potentials/fene_native_bond.h"
+#include "potentials/harmonic_bond.h"
 #include "potentials/lennard_jones.h"
 #include "potentials/lj_native_bond.h"
 #include "potentials/repulsive_r6.h"
@@ -30,10 +30,10 @@ namespace pairmd {
 
 // Bonds: potentials of a named pair with no cutoff, evaluated per bond type or, in a pair list
 // (force_field.pair_lists), with coefficients of each pair's own.
-#define PAIRMD_BONDS(X)            \
-  X(Harmonic, HarmonicBond)        \
-  X(Fene, FeneBond)                \
-  X(FeneNative, FeneNativeBond)    \
+#define PAIRMD_BONDS(X)         \
+  X(Harmonic, HarmonicBond)     \
+  X(Fene, FeneBond)             \
+  X(FeneNative, FeneNativeBond) \
   X(LjNative, LjNativeBond)
 
 enum class PairKind {
@@ -82,8 +82,8 @@ struct PairPotentialInfo {
 };
 
 inline const PairPotentialInfo kPairPotentials[] = {
-#define PAIRMD_INFO(name, eval)                                                                          \
-  {PairKind::name,           eval<double>::kName,        eval<double>::kFormula, eval<double>::kUsesCharge, \
+#define PAIRMD_INFO(name, eval)                                                                              \
+  {PairKind::name,          eval<double>::kName,        eval<double>::kFormula,   eval<double>::kUsesCharge, \
    eval<double>::kScreened, eval<double>::kFixedCutoff, eval<double>::kFixedShift},
     PAIRMD_PAIR_POTENTIALS(PAIRMD_INFO)
 #undef PAIRMD_INFO
@@ -104,9 +104,9 @@ struct BondPotentialInfo {
 };
 
 inline const BondPotentialInfo kBondPotentials[] = {
-#define PAIRMD_INFO(name, eval)                                                                                     \
-  {BondKind::name,        eval<double>::kName, eval<double>::kFormula, eval<double>::kK, eval<double>::kR0,            \
-   eval<double>::kR0Positive, eval<double>::kEpsilon, eval<double>::kMaxExtension},
+#define PAIRMD_INFO(name, eval)                                                            \
+  {BondKind::name,    eval<double>::kName,       eval<double>::kFormula, eval<double>::kK, \
+   eval<double>::kR0, eval<double>::kR0Positive, eval<double>::kEpsilon, eval<double>::kMaxExtension},
     PAIRMD_BONDS(PAIRMD_INFO)
 #undef PAIRMD_INFO
 };

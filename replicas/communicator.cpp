@@ -100,8 +100,9 @@ void init_world(int* argc, char*** argv) {
   }
   the_world() = std::make_unique<Single>("one process (not started by mpirun)");
 #else
-  the_world() = std::make_unique<Single>(mpi_launched() ? "one process: started by an MPI launcher, but this pairmd was built without MPI"
-                                                        : "one process (pairmd was built without MPI)");
+  the_world() = std::make_unique<Single>(
+      mpi_launched() ? "one process: started by an MPI launcher, but this pairmd was built without MPI"
+                     : "one process (pairmd was built without MPI)");
 #endif
 }
 

@@ -51,8 +51,8 @@ const char* kCheckpointHeader = "pairmd replica 1";
 
 std::string ReplicaCheckpoint::serialize() const {
   std::ostringstream s;
-  s << kCheckpointHeader << "\nreplica " << replica << "\ncount " << count << "\nprefix " << base_prefix
-    << "\nmode " << (exchange ? "exchange" : "independent") << "\n";
+  s << kCheckpointHeader << "\nreplica " << replica << "\ncount " << count << "\nprefix " << base_prefix << "\nmode "
+    << (exchange ? "exchange" : "independent") << "\n";
   if (exchange) s << state.serialize();
   return s.str();
 }
@@ -64,7 +64,8 @@ ReplicaCheckpoint ReplicaCheckpoint::parse(const std::string& text) {
   if (!std::getline(in, line) || line != kCheckpointHeader) throw fail("not a replica state");
   ReplicaCheckpoint c;
   auto value = [&](const char* key) {
-    if (!std::getline(in, line) || line.rfind(std::string(key) + " ", 0) != 0) throw fail(std::string("missing ") + key);
+    if (!std::getline(in, line) || line.rfind(std::string(key) + " ", 0) != 0)
+      throw fail(std::string("missing ") + key);
     return line.substr(std::strlen(key) + 1);
   };
   c.replica = std::stoi(value("replica"));
@@ -73,7 +74,8 @@ ReplicaCheckpoint ReplicaCheckpoint::parse(const std::string& text) {
   const std::string mode = value("mode");
   if (mode != "exchange" && mode != "independent") throw fail("unknown mode '" + mode + "'");
   c.exchange = mode == "exchange";
-  if (c.replica < 0 || c.count < 1 || c.replica >= c.count) throw fail("replica " + std::to_string(c.replica) + " of " + std::to_string(c.count));
+  if (c.replica < 0 || c.count < 1 || c.replica >= c.count)
+    throw fail("replica " + std::to_string(c.replica) + " of " + std::to_string(c.count));
   if (c.exchange) {
     std::ostringstream rest;
     rest << in.rdbuf();
@@ -214,9 +216,12 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
   }
   // Every replica's end, and everyone knows it.
   out.signalled = g_stop_signal.load() != 0;
-  if (sim.ended()) out.result = sim.end();  // the result of the failure
-  else if (worst == 0) out.result = sim.end();
-  else out.result = sim.interrupt("stopped with the ensemble at step " + std::to_string(sim.step()));
+  if (sim.ended())
+    out.result = sim.end();  // the result of the failure
+  else if (worst == 0)
+    out.result = sim.end();
+  else
+    out.result = sim.interrupt("stopped with the ensemble at step " + std::to_string(sim.step()));
   if (!log_error.empty() && out.result.outcome != RunOutcome::Failed) {
     out.result.outcome = RunOutcome::Failed;
     out.result.message = log_error;
@@ -225,8 +230,8 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
   const int mine = out.result.outcome == RunOutcome::Completed     ? kReplicaCompleted
                    : out.result.outcome == RunOutcome::Interrupted ? kReplicaStopped
                                                                    : kReplicaFailed;
-  const std::vector<double> end = comm.allgather({static_cast<double>(mine), static_cast<double>(out.result.last_good_step),
-                                                  seconds, out.signalled ? 1.0 : 0.0});
+  const std::vector<double> end = comm.allgather(
+      {static_cast<double>(mine), static_cast<double>(out.result.last_good_step), seconds, out.signalled ? 1.0 : 0.0});
   for (int r = 0; r < k; ++r) {
     out.status.push_back(static_cast<int>(end[4 * r]));
     out.last_step.push_back(static_cast<int64_t>(end[4 * r + 1]));

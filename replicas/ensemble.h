@@ -83,26 +83,26 @@ class EnsembleLog {
 struct EnsembleOptions {
   Communicator* comm = nullptr;
   int replica = 0, count = 1;
-  int64_t every = 1000;              // steps between meetings (and exchanges)
-  ExchangeState* exchange = nullptr; // null: independent replicas
-  EnsembleLog* log = nullptr;        // rank 0 with exchange
+  int64_t every = 1000;               // steps between meetings (and exchanges)
+  ExchangeState* exchange = nullptr;  // null: independent replicas
+  EnsembleLog* log = nullptr;         // rank 0 with exchange
 };
 
 // Status of a replica when the ensemble ended.
 enum ReplicaStatus : int { kReplicaCompleted = 0, kReplicaStopped = 1, kReplicaFailed = 2 };
 
 struct EnsembleOutcome {
-  RunResult result;                 // this replica's run
-  std::vector<int> status;          // every replica's ReplicaStatus
-  std::vector<int64_t> last_step;   // every replica's last good step
-  std::vector<double> seconds;      // every replica's time in the run loop
-  int first_failed = -1;            // the lowest replica that failed (-1: none)
-  bool signalled = false;           // some rank got SIGINT/SIGTERM
-  double exchange_seconds = 0;      // this rank's time in meetings and exchanges (wall), of which
-  double energy_seconds = 0;        //   the potential energy of the meeting's step
-  double gather_seconds = 0;        //   the allgather (waiting for the slowest rank included)
-  double decide_seconds = 0;        //   the exchange decisions and (rank 0) the exchange log
-  double rescale_seconds = 0;       //   a new temperature: velocities scaled, state set again
+  RunResult result;                // this replica's run
+  std::vector<int> status;         // every replica's ReplicaStatus
+  std::vector<int64_t> last_step;  // every replica's last good step
+  std::vector<double> seconds;     // every replica's time in the run loop
+  int first_failed = -1;           // the lowest replica that failed (-1: none)
+  bool signalled = false;          // some rank got SIGINT/SIGTERM
+  double exchange_seconds = 0;     // this rank's time in meetings and exchanges (wall), of which
+  double energy_seconds = 0;       //   the potential energy of the meeting's step
+  double gather_seconds = 0;       //   the allgather (waiting for the slowest rank included)
+  double decide_seconds = 0;       //   the exchange decisions and (rank 0) the exchange log
+  double rescale_seconds = 0;      //   a new temperature: velocities scaled, state set again
   int64_t meetings = 0;
 };
 

@@ -29,9 +29,12 @@ bool check_ensemble(const RunConfig& cfg, Communicator& comm, const FrontEnd& fe
     auto it = cfg.locations.find("replicas.count");
     const std::string where = it != cfg.locations.end() ? it->second : cfg.path;
     std::string how = "start it with mpirun -np " + std::to_string(k) + " pairmd run ...";
-    if (!mpi_built()) how = "this pairmd was built without MPI, so it runs one replica alone (install Open MPI and build again: "
-                            "scripts/setup.sh; docs/replicas.md)";
-    else if (!mpi_launched()) how = "this pairmd was not started by mpirun; " + how;
+    if (!mpi_built())
+      how =
+          "this pairmd was built without MPI, so it runs one replica alone (install Open MPI and build again: "
+          "scripts/setup.sh; docs/replicas.md)";
+    else if (!mpi_launched())
+      how = "this pairmd was not started by mpirun; " + how;
     throw ConfigError(where + ": replicas.count: " + std::to_string(k) + " replicas need " + std::to_string(k) +
                       " MPI ranks, one each, but this run has " + std::to_string(comm.size()) + ": " + how);
   }
@@ -65,7 +68,8 @@ void setup_new(const Asked& r, Communicator& comm, RunPlan& p, ReplicaPlan& rp) 
 
 void setup_restart(const Asked& r, const FrontEnd& fe, Communicator& comm, RunPlan& p, ReplicaPlan& rp) {
   if (p.ck.ensemble.empty())
-    throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart + "' is the checkpoint of a single run, not of a replica" +
+    throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart +
+                      "' is the checkpoint of a single run, not of a replica" +
                       " (an ensemble restarts from PREFIX.r{replica}.checkpoint.h5)");
   ReplicaCheckpoint rc;
   try {
@@ -78,8 +82,8 @@ void setup_restart(const Asked& r, const FrontEnd& fe, Communicator& comm, RunPl
   if (rc.replica != rp.replica || rc.count != rp.count)
     throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart + "' is the checkpoint of replica " +
                       std::to_string(rc.replica) + " of " + std::to_string(rc.count) + ", but this rank runs replica " +
-                      std::to_string(rp.replica) + " of " + std::to_string(rp.count) +
-                      " (give " + fe.restart + " PREFIX.r{replica}.checkpoint.h5: each rank reads its own)");
+                      std::to_string(rp.replica) + " of " + std::to_string(rp.count) + " (give " + fe.restart +
+                      " PREFIX.r{replica}.checkpoint.h5: each rank reads its own)");
   if (rc.exchange != p.cfg.replicas.exchange)
     throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart + "' is of a run with replicas.mode " +
                       (rc.exchange ? "exchange" : "independent") + "; the config now says otherwise");
@@ -102,8 +106,10 @@ void plan_replicas(RunRequest& r, const FrontEnd& fe, Communicator& comm, Replic
                           "pairmd run " + fe.restart + " PREFIX.r{replica}.checkpoint.h5; docs/replicas.md)");
       return;
     }
-    if (p.restart) setup_restart(r, fe, comm, p, rp);
-    else setup_new(r, comm, p, rp);
+    if (p.restart)
+      setup_restart(r, fe, comm, p, rp);
+    else
+      setup_new(r, comm, p, rp);
     // Ranks of a node share its GPUs: rank i takes GPU i mod count.
     if (planned_backend(p.cfg) == "cuda") select_cuda_device(comm.local_rank());
   };
@@ -128,8 +134,9 @@ void check_existing_ensemble_files(const FrontEnd& fe, bool overwrite, const Run
   }
   std::string list;
   for (const std::string& f : there) list += (list.empty() ? "" : ", ") + f;
-  throw ConfigError(fe.who + ": the output prefix '" + rp.base_prefix + "' holds the ensemble files of an earlier run (" +
-                    list + "); nothing was written\n  to replace them:  add " + fe.overwrite +
+  throw ConfigError(fe.who + ": the output prefix '" + rp.base_prefix +
+                    "' holds the ensemble files of an earlier run (" + list +
+                    "); nothing was written\n  to replace them:  add " + fe.overwrite +
                     "\n  to keep them:     choose another prefix with " + fe.output_example);
 }
 
@@ -140,9 +147,11 @@ std::string check_same_start(Communicator& comm, int64_t first, const ReplicaPla
   for (int r = 0; r < comm.size(); ++r) same = same && all[2 * r] == all[0] && all[2 * r + 1] == all[1];
   if (same) return "";
   std::ostringstream s;
-  s << fe.who << ": " << fe.restart << ": the replicas' checkpoints are not of one step (a rank was killed while it wrote "
+  s << fe.who << ": " << fe.restart
+    << ": the replicas' checkpoints are not of one step (a rank was killed while it wrote "
     << "one?):";
-  for (int r = 0; r < comm.size(); ++r) s << " " << replica_tag(r, comm.size()) << " step " << static_cast<int64_t>(all[2 * r]);
+  for (int r = 0; r < comm.size(); ++r)
+    s << " " << replica_tag(r, comm.size()) << " step " << static_cast<int64_t>(all[2 * r]);
   s << "; nothing was written. Restart from checkpoints of one step (copies kept elsewhere), or start again";
   return s.str();
 }
@@ -150,7 +159,8 @@ std::string check_same_start(Communicator& comm, int64_t first, const ReplicaPla
 std::string describe_ensemble(const ReplicaPlan& rp, const RunConfig& cfg, Communicator& comm) {
   std::ostringstream s;
   s << "replicas: " << rp.count << " (" << (rp.exchange ? "temperature replica exchange" : "independent")
-    << "), one per rank of " << comm.describe() << "; files " << rp.base_prefix << ".r*.* (this terminal shows replica 0;"
+    << "), one per rank of " << comm.describe() << "; files " << rp.base_prefix
+    << ".r*.* (this terminal shows replica 0;"
     << " each replica's table is in its .log)\n";
   if (rp.exchange) {
     s << "ladder:";

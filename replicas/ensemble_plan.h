@@ -15,9 +15,9 @@
 namespace pairmd {
 
 struct ReplicaPlan {
-  int replica = -1;              // this rank's replica (-1: a single run)
-  int count = 0;                 // K
-  std::string base_prefix;       // the ensemble's prefix (its replicas' are BASE.rNN)
+  int replica = -1;         // this rank's replica (-1: a single run)
+  int count = 0;            // K
+  std::string base_prefix;  // the ensemble's prefix (its replicas' are BASE.rNN)
   bool exchange = false;
   ExchangeState exchange_state;  // with exchange: the same on every rank
 };

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "integrators/noise.h"
 #include "engine/ladder.h"
+#include "integrators/noise.h"
 
 namespace pairmd {
 
@@ -121,7 +121,8 @@ ExchangeState ExchangeState::parse(const std::string& text) {
   auto fail = [](const std::string& what) -> std::runtime_error {
     return std::runtime_error("replica exchange state: " + what);
   };
-  if (!std::getline(in, line) || line != kHeader) throw fail("not a replica exchange state (first line '" + line + "')");
+  if (!std::getline(in, line) || line != kHeader)
+    throw fail("not a replica exchange state (first line '" + line + "')");
   // Each later line: a key and its values.
   auto next = [&](const char* key) {
     if (!std::getline(in, line)) throw fail(std::string("missing '") + key + "'");
@@ -176,7 +177,8 @@ ExchangeState ExchangeState::parse(const std::string& text) {
   s.replica_at_index_.assign(k, -1);
   for (size_t r = 0; r < k; ++r) {
     const int i = s.index_of_replica_[r];
-    if (i < 0 || i >= static_cast<int>(k) || s.replica_at_index_[i] >= 0) throw fail("the assignment is not a permutation");
+    if (i < 0 || i >= static_cast<int>(k) || s.replica_at_index_[i] >= 0)
+      throw fail("the assignment is not a permutation");
     s.replica_at_index_[i] = static_cast<int>(r);
   }
   return s;

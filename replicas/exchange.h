@@ -31,14 +31,14 @@ std::vector<int> exchange_pairs(int64_t exchange, int count);
 // One exchange attempt, as the exchange log records it.
 struct ExchangeAttempt {
   int64_t step = 0;
-  int64_t exchange = 0;       // the exchange counter (0 for the first exchange of the ensemble)
-  int pair = 0;               // temperature indices pair and pair + 1
-  int replica_low = 0;        // the replicas at those temperatures before the attempt
+  int64_t exchange = 0;  // the exchange counter (0 for the first exchange of the ensemble)
+  int pair = 0;          // temperature indices pair and pair + 1
+  int replica_low = 0;   // the replicas at those temperatures before the attempt
   int replica_high = 0;
-  double energy_low = 0;      // their potential energies
+  double energy_low = 0;  // their potential energies
   double energy_high = 0;
   double probability = 0;
-  double draw = 0;            // the uniform number compared with the probability
+  double draw = 0;  // the uniform number compared with the probability
   bool accepted = false;
 };
 

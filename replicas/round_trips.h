@@ -10,9 +10,9 @@ namespace pairmd {
 
 struct RoundTrips {
   enum End : int { kNone = 0, kBottom = 1, kTop = 2 };
-  int last_end = kNone;      // the end the replica visited last
+  int last_end = kNone;         // the end the replica visited last
   bool up_from_bottom = false;  // its last visit to the top came from the bottom
-  int64_t count = 0;         // completed bottom -> top -> bottom walks
+  int64_t count = 0;            // completed bottom -> top -> bottom walks
 
   // The replica is now at temperature index `index` of `ladder_size` (call after every exchange,
   // and once at the start). A ladder of one temperature has no walks.

@@ -16,8 +16,10 @@ const WalkRow* Walk::at_frame(int64_t step) const {
   const WalkRow* found = nullptr;
   for (const WalkRow& r : rows_) {
     // Each assignment holds from its step on (the frame of an exchange's step is written after it).
-    if (r.step <= step) found = &r;
-    else break;
+    if (r.step <= step)
+      found = &r;
+    else
+      break;
   }
   return found;
 }
@@ -58,7 +60,8 @@ Walk read_walk_csv(const std::string& path) {
     std::stringstream ss(line);
     for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
     if (number == 1) {
-      if (cells.size() < 3 || cells[0] != "step" || cells[1] != "exchange") throw fail("not a walk (header '" + line + "')");
+      if (cells.size() < 3 || cells[0] != "step" || cells[1] != "exchange")
+        throw fail("not a walk (header '" + line + "')");
       columns = cells.size();
       continue;
     }

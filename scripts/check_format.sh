@@ -5,10 +5,9 @@
 #   scripts/check_format.sh --fix    format them in place (once, by the lead, after merging)
 #   scripts/check_format.sh FILE...  check only these files
 #
-# Not yet part of CI: the tree is formatted once after the parallel branches are merged (a
-# reformat now would make those merges impossible). To switch it on, run it with --fix, commit,
-# and add `bash scripts/check_format.sh` to .ci/run (and `clang-format` to scripts/setup.sh's
-# packages). The output depends on the clang-format version: Debian 12's clang-format 14 is the
+# Part of CI (.ci/run), after the whole tree was formatted once when the parallel branches of
+# issues #16, #19 and #20 were merged. scripts/setup.sh installs clang-format (Debian's
+# 12, version 14). The output depends on the clang-format version: Debian 12's clang-format 14 is the
 # reference (clang-format-14 is preferred where several are installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -25,8 +25,8 @@ struct CompareRow {
   std::string reproducible;  // yes | no | error
   double mib = 0;
   double bytes_per_particle = 0;
-  std::string detail;        // the backend's own account of the timed runs
-  std::string error;         // why the strategy could not be measured ("" when it was)
+  std::string detail;  // the backend's own account of the timed runs
+  std::string error;   // why the strategy could not be measured ("" when it was)
 };
 
 struct CompareSettings {

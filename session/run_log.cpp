@@ -120,8 +120,7 @@ bool RunLog::open(const std::string& path, bool append, const std::string& comma
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
-  const std::string first =
-      std::string(existed ? "\n" : "") + "# " + when + " on " + host + ": " + command + "\n";
+  const std::string first = std::string(existed ? "\n" : "") + "# " + when + " on " + host + ": " + command + "\n";
   path_ = path;
   out().flush();
   std::cerr.flush();

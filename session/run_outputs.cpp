@@ -63,7 +63,7 @@ void open_outputs(const RunRequest& r, const FrontEnd& fe, const RunPlan& p,
       if (!existed) created.push_back(files.trajectory());
       if (traj->frames_dropped() > 0)
         say << "restart: dropped " << traj->frames_dropped() << " frame(s) after step " << p.first << " from "
-                  << files.trajectory() << " (written after the checkpoint; the run writes them again)\n";
+            << files.trajectory() << " (written after the checkpoint; the run writes them again)\n";
       out.writer = traj.get();
     }
     std::unique_ptr<GsdWriter> gsd;
@@ -74,7 +74,7 @@ void open_outputs(const RunRequest& r, const FrontEnd& fe, const RunPlan& p,
       if (!existed) created.push_back(files.gsd());
       if (gsd->frames_dropped() > 0)
         say << "restart: dropped " << gsd->frames_dropped() << " frame(s) after step " << p.first << " from "
-                  << files.gsd() << " (written after the checkpoint; the run writes them again)\n";
+            << files.gsd() << " (written after the checkpoint; the run writes them again)\n";
     }
     // The checkpoint directory must be writable (probe with the temporary name it will use).
     const std::string probe = files.checkpoint() + ".tmp." + std::to_string(getpid());
@@ -100,7 +100,7 @@ void open_outputs(const RunRequest& r, const FrontEnd& fe, const RunPlan& p,
       }
       const bool pull_existed = exists(files.pull());
       pull = std::make_unique<PullLog>(cfg, p.sys.pulling, files.pull(), p.continues_files && pull_existed, out.writer,
-                                      files.pull_plot());
+                                       files.pull_plot());
       if (!pull_existed) created.push_back(files.pull());
     }
     const bool csv_existed = exists(files.thermo());
@@ -124,9 +124,9 @@ void open_outputs(const RunRequest& r, const FrontEnd& fe, const RunPlan& p,
     if (traj) sim.add_observer(std::move(traj));
     if (gsd) sim.add_observer(std::move(gsd));
     sim.add_observer(std::move(thermo));
-    auto ckw = std::make_unique<CheckpointWriter>(files.checkpoint(), cfg.output.checkpoint_every,
-                                                  p.restart ? p.ck.first_step : p.first, sim.backend().name(),
-                                                  files.prefix);
+    auto ckw =
+        std::make_unique<CheckpointWriter>(files.checkpoint(), cfg.output.checkpoint_every,
+                                           p.restart ? p.ck.first_step : p.first, sim.backend().name(), files.prefix);
     if (H5mdWriter* w = out.writer) ckw->add_before_write([w] { w->flush(); });
     if (gsd_writer) ckw->add_before_write([gsd_writer] { gsd_writer->flush(); });
     out.checkpoints = ckw.get();

@@ -32,8 +32,10 @@ RunConfig load_request_config(const RunRequest& r, const std::vector<std::string
 // A config given as text has no file name to name the outputs after.
 void require_prefix(const RunRequest& r, const FrontEnd& fe, const RunConfig& cfg) {
   if (!r.config_is_text || !cfg.output.prefix.empty() || !r.output.empty()) return;
-  throw ConfigError(r.config_name + ": output.prefix: a config given as text has no file name to name its outputs "
-                    "after: set output.prefix, or give " + fe.output_example);
+  throw ConfigError(r.config_name +
+                    ": output.prefix: a config given as text has no file name to name its outputs "
+                    "after: set output.prefix, or give " +
+                    fe.output_example);
 }
 
 // The restart's config must describe the checkpoint's system: same particle count, types and
@@ -48,7 +50,8 @@ void check_same_system(const RunConfig& cfg, const Checkpoint& ck, const std::st
     throw ConfigError(cfg.path + ": does not describe the system of checkpoint '" + ck_path + "': " + what);
   };
   if (a.size() != b.size())
-    fail("the config builds " + std::to_string(a.size()) + " particles, the checkpoint holds " + std::to_string(b.size()));
+    fail("the config builds " + std::to_string(a.size()) + " particles, the checkpoint holds " +
+         std::to_string(b.size()));
   if (cfg.system.types.size() != b.type_names.size()) fail("different number of particle types");
   for (size_t t = 0; t < b.type_names.size(); ++t)
     if (cfg.system.types[t].name != b.type_names[t])
@@ -185,8 +188,7 @@ void check_existing_outputs(const RunRequest& r, const FrontEnd& fe, const RunPl
   std::string list;
   for (const std::string& f : there) list += (list.empty() ? "" : ", ") + f;
   std::string how;
-  if (!p.restart && fe.continue_with &&
-      std::find(there.begin(), there.end(), p.files.checkpoint()) != there.end())
+  if (!p.restart && fe.continue_with && std::find(there.begin(), there.end(), p.files.checkpoint()) != there.end())
     how += "\n  to continue that run:  " + fe.continue_with(p.files.checkpoint());
   how += "\n  to replace its files:  add " + fe.overwrite + "\n  to keep them:          choose another prefix with " +
          fe.output_example;
@@ -236,8 +238,10 @@ void build_start(const RunRequest& r, RunPlan& p) {
   p.sys.state = p.ck.state;
   p.sys.topology = p.ck.topology;
   // The pulling's anchor and tether points are those of the run's start, which the config builds.
-  if (pulling_needs_start(p.cfg)) p.sys.pulling = build_system(p.cfg).pulling;
-  else p.sys.pulling = resolve_pulling(p.cfg, p.sys.state);
+  if (pulling_needs_start(p.cfg))
+    p.sys.pulling = build_system(p.cfg).pulling;
+  else
+    p.sys.pulling = resolve_pulling(p.cfg, p.sys.state);
 }
 
 void prepare_run(const RunRequest& r, const FrontEnd& fe, PreparedRun& run, std::ostream& err) {
@@ -277,7 +281,8 @@ bool describe_start(const RunRequest& r, const FrontEnd& fe, const PreparedRun& 
     const Checkpoint& ck = p.ck;
     for (const std::string& note : p.notes) out << note << "\n";
     out << "restart: from checkpoint '" << r.restart << "' at step " << p.first << "; the run started at step "
-        << ck.first_step << " and `steps` (" << cfg.steps << ") counts from there, so it ends at step " << p.last << "\n";
+        << ck.first_step << " and `steps` (" << cfg.steps << ") counts from there, so it ends at step " << p.last
+        << "\n";
     if (ck.seed != cfg.model.integrator.seed || ck.dt != cfg.model.integrator.dt ||
         ck.integrator != integrator_kind_name(cfg.model.integrator.kind) || ck.backend != backend)
       out << "restart: note: the integrator (kind, dt, seed) or backend differs from the checkpoint's run ("
@@ -291,8 +296,8 @@ bool describe_start(const RunRequest& r, const FrontEnd& fe, const PreparedRun& 
   }
   for (const std::string& w : time_step_warnings(cfg, p.sys.state, p.sys.topology))
     err << fe.who << ": warning: " << w << "\n";
-  out << "steps: " << p.last - p.first << " (" << p.first << " -> " << p.last << "), output: "
-      << (r.no_files ? std::string("none") : p.files.prefix + ".*") << "\n"
+  out << "steps: " << p.last - p.first << " (" << p.first << " -> " << p.last
+      << "), output: " << (r.no_files ? std::string("none") : p.files.prefix + ".*") << "\n"
       << std::flush;
   return true;
 }

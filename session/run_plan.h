@@ -28,8 +28,8 @@ struct RunPlan;
 
 // What a front end asks to run: the pairmd program's options, the Python module's arguments.
 struct RunRequest {
-  std::string config_path;             // a YAML file (may be empty on a restart: the checkpoint holds it)
-  bool config_is_text = false;         // the config is config_text (the Python module: a string or a dict)
+  std::string config_path;      // a YAML file (may be empty on a restart: the checkpoint holds it)
+  bool config_is_text = false;  // the config is config_text (the Python module: a string or a dict)
   std::string config_text;
   std::string config_name;             // stands for the file in messages when the config is text
   std::vector<std::string> overrides;  // key.path=value, as --set takes them, in order
@@ -54,8 +54,8 @@ struct FrontEnd {
   std::string output = "--output";                 // sets the output prefix: OUTPUT PREFIX
   std::string output_example = "--output PREFIX";  // ... as one would write it
   std::string restart = "--restart";
-  std::string set = "--set";                       // the config overrides
-  std::string steps = "--steps N";                 // sets the run's length
+  std::string set = "--set";        // the config overrides
+  std::string steps = "--steps N";  // sets the run's length
   // The command that continues the run of `checkpoint`.
   std::function<std::string(const std::string& checkpoint)> continue_with;
 };
@@ -97,8 +97,8 @@ struct PreparedRun {
   RunPlan plan;
   std::unique_ptr<OutputClaim> claim;
   std::unique_ptr<Backend> backend;
-  std::string why;       // the backend, for the log
-  MemoryEstimate need;   // the run's memory estimate, for the log
+  std::string why;      // the backend, for the log
+  MemoryEstimate need;  // the run's memory estimate, for the log
 };
 void prepare_run(const RunRequest& r, const FrontEnd& fe, PreparedRun& run, std::ostream& err);
 

@@ -24,18 +24,21 @@ std::string describe_system(const RunConfig& cfg, const BuiltSystem& sys) {
   s << "system: " << st.size() << " particles, " << st.type_names.size() << " type(s), " << sys.topology.bonds.size()
     << " bonds, box " << st.box.L.x << " x " << st.box.L.y << " x " << st.box.L.z
     << (st.box.periodic ? " (periodic)" : " (open)") << ", units " << cfg.model.units.name << " ("
-    << cfg.model.units.length_unit() << ", " << cfg.model.units.time_unit() << ", " << cfg.model.units.energy_unit() << ", "
-    << cfg.model.units.temperature_unit() << ", " << cfg.model.units.pressure_unit() << ")\n";
+    << cfg.model.units.length_unit() << ", " << cfg.model.units.time_unit() << ", " << cfg.model.units.energy_unit()
+    << ", " << cfg.model.units.temperature_unit() << ", " << cfg.model.units.pressure_unit() << ")\n";
   s << "force field:";
-  for (const PairTerm& t : cfg.model.force_field.pair_terms) s << " " << pair_kind_name(t.kind) << "(rc " << t.max_cutoff() << ")";
+  for (const PairTerm& t : cfg.model.force_field.pair_terms)
+    s << " " << pair_kind_name(t.kind) << "(rc " << t.max_cutoff() << ")";
   for (const BondType& b : cfg.model.force_field.bond_types) s << " bond " << b.name << ":" << bond_kind_name(b.kind);
   for (const PairList& l : cfg.model.force_field.pair_lists)
     s << " pair list " << l.name << ":" << bond_kind_name(l.kind) << "(" << l.size() << " pairs)";
-  if (cfg.pulling.mode != PullMode::None) s << ", pulling " << (cfg.pulling.mode == PullMode::Ramp ? "ramp" : "constant");
+  if (cfg.pulling.mode != PullMode::None)
+    s << ", pulling " << (cfg.pulling.mode == PullMode::Ramp ? "ramp" : "constant");
   s << ", skin " << cfg.model.neighbor.skin << "\n";
   const IntegratorSettings& in = cfg.model.integrator;
   s << "integrator: " << integrator_kind_name(in.kind) << ", dt " << in.dt;
-  if (in.kind != IntegratorKind::VelocityVerlet) s << ", T " << in.temperature << ", friction " << in.friction << ", seed " << in.seed;
+  if (in.kind != IntegratorKind::VelocityVerlet)
+    s << ", T " << in.temperature << ", friction " << in.friction << ", seed " << in.seed;
   s << "\n";
   for (const std::string& note : sys.notes) s << note << "\n";
   return s.str();
@@ -50,7 +53,8 @@ std::string planned_backend(const RunConfig& cfg) {
 double potential_map_points(const RunConfig& cfg, const SystemState& s) {
   const PotentialMapSpec& m = cfg.potential_map;
   if (m.every <= 0) return 0;
-  double lo[3] = {s.box.lo.x, s.box.lo.y, s.box.lo.z}, hi[3] = {lo[0] + s.box.L.x, lo[1] + s.box.L.y, lo[2] + s.box.L.z};
+  double lo[3] = {s.box.lo.x, s.box.lo.y, s.box.lo.z},
+         hi[3] = {lo[0] + s.box.L.x, lo[1] + s.box.L.y, lo[2] + s.box.L.z};
   if (m.region == "particles" && s.size() > 0) {
     for (int d = 0; d < 3; ++d) lo[d] = std::numeric_limits<double>::infinity(), hi[d] = -lo[d];
     for (const Vec3d& p : s.position) {

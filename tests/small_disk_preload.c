@@ -53,7 +53,8 @@ static long long used(void) {
   struct dirent* e;
   while ((e = readdir(d)) != NULL) {
     struct stat st;
-    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) sum += (long long)st.st_blocks * 512;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+      sum += (long long)st.st_blocks * 512;
   }
   closedir(d);
   return sum;

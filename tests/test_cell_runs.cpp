@@ -28,10 +28,10 @@ constexpr int kSplit = 4;  // as the kernel (kSearchSplit)
 struct CellOrdered {
   CellGridDims dims{1, 1, 1, true};
   double width[3] = {1, 1, 1};
-  std::vector<int> order;          // order[k]: the user's index of the k-th particle
-  std::vector<int> cell_of;        // ascending
-  std::vector<int> cell_start;     // cells + 1 entries
-  std::vector<Vec3<float>> x;      // in cell order
+  std::vector<int> order;       // order[k]: the user's index of the k-th particle
+  std::vector<int> cell_of;     // ascending
+  std::vector<int> cell_start;  // cells + 1 entries
+  std::vector<Vec3<float>> x;   // in cell order
 };
 
 CellOrdered order_cells(const std::vector<Vec3<float>>& x, const BoxGeometry<float>& box, double width) {
@@ -70,7 +70,8 @@ CellOrdered order_cells(const std::vector<Vec3<float>>& x, const BoxGeometry<flo
     g.x.push_back(x[g.order[k]]);
   }
   for (int c = 0; c <= cells; ++c)
-    g.cell_start.push_back(static_cast<int>(std::lower_bound(g.cell_of.begin(), g.cell_of.end(), c) - g.cell_of.begin()));
+    g.cell_start.push_back(
+        static_cast<int>(std::lower_bound(g.cell_of.begin(), g.cell_of.end(), c) - g.cell_of.begin()));
   return g;
 }
 
@@ -89,19 +90,20 @@ std::vector<std::vector<int>> search(const CellOrdered& g, const BoxGeometry<flo
     const int* ex = width ? excl.data() + static_cast<size_t>(g.order[i]) * width : nullptr;
     const Vec3<float> xi = g.x[i];
     for (int part = 0; part < kSplit; ++part) {
-      for_each_candidate_range(g.dims, reach, [&](int cell) { return g.cell_start[cell]; }, cx, cy, cz, !full, part,
-                               kSplit, [&](const CandidateRange& r) {
-        for (int k = r.begin; k < r.end; ++k) {
-          const Vec3<float> q = g.x[k];
-          const float dx = shifted_separation(xi.x, q.x, r.sx, box.L.x);
-          const float dy = shifted_separation(xi.y, q.y, r.sy, box.L.y);
-          const float dz = shifted_separation(xi.z, q.z, r.sz, box.L.z);
-          bool take = dx * dx + dy * dy + dz * dz < rlist_sq;
-          take = take && (full ? k != i : k > i);
-          for (int e = 0; ex && e < width; ++e) take = take && ex[e] != g.order[k];
-          if (take) rows[i].push_back(k);
-        }
-      });
+      for_each_candidate_range(
+          g.dims, reach, [&](int cell) { return g.cell_start[cell]; }, cx, cy, cz, !full, part, kSplit,
+          [&](const CandidateRange& r) {
+            for (int k = r.begin; k < r.end; ++k) {
+              const Vec3<float> q = g.x[k];
+              const float dx = shifted_separation(xi.x, q.x, r.sx, box.L.x);
+              const float dy = shifted_separation(xi.y, q.y, r.sy, box.L.y);
+              const float dz = shifted_separation(xi.z, q.z, r.sz, box.L.z);
+              bool take = dx * dx + dy * dy + dz * dz < rlist_sq;
+              take = take && (full ? k != i : k > i);
+              for (int e = 0; ex && e < width; ++e) take = take && ex[e] != g.order[k];
+              if (take) rows[i].push_back(k);
+            }
+          });
     }
   }
   return rows;
@@ -168,7 +170,8 @@ void check(const Case& c) {
   const double width = c.width > 0 ? c.width : static_cast<double>(c.cutoff) + c.skin;
   const CellOrdered g = order_cells(s.x, s.box, width);
   // Pairs within a float rounding of the list radius may legitimately differ.
-  const PairSet want = reference_pairs(s, c.cutoff, c.skin - 1e-4), allowed = reference_pairs(s, c.cutoff, c.skin + 1e-4);
+  const PairSet want = reference_pairs(s, c.cutoff, c.skin - 1e-4),
+                allowed = reference_pairs(s, c.cutoff, c.skin + 1e-4);
   for (const bool full : {false, true}) {
     SCOPED_TRACE(full ? "full list" : "half list");
     const auto rows = search(g, s.box, c.cutoff, c.skin, full, s.table, s.width);
@@ -262,24 +265,26 @@ TEST(CellRuns, AxisSegmentsCoverTheStencilOnceInAscendingOrder) {
           std::set<int> expect;
           for (int o = -m; o <= m; ++o) {
             const int q = c + o;
-            if (periodic) expect.insert(((q % n) + n) % n);
-            else if (q >= 0 && q < n) expect.insert(q);
+            if (periodic)
+              expect.insert(((q % n) + n) % n);
+            else if (q >= 0 && q < n)
+              expect.insert(q);
           }
           EXPECT_EQ(std::set<int>(cells.begin(), cells.end()), expect) << "n " << n << " m " << m << " c " << c;
         }
 }
 
 TEST(CellRuns, RowsEqualTheCpuListSortedAndOnce) {
-  for (const Case& c : {Case{2000, 14.f, 14.f, 14.f, true, false},           // 5 cells per direction
-                        Case{800, 6.f, 6.f, 6.f, true, true},                // 2 cells: whole directions, min image
-                        Case{1200, 8.5f, 8.5f, 8.5f, true, false},           // 3 cells: every neighbour wraps
-                        Case{300, 2.9f, 9.f, 9.f, true, false},              // 1 x 3 x 3 cells, non-cubic
-                        Case{900, 6.f, 15.f, 15.f, true, true},              // 2 x 5 x 5 cells
-                        Case{1500, 20.f, 20.f, 20.f, false, false},          // open box
-                        Case{1500, 20.f, 11.f, 16.f, false, true},           // open, non-cubic
-                        Case{20, 6.f, 6.f, 6.f, true, false},                // fewer particles than a warp
-                        Case{2000, 14.f, 14.f, 14.f, true, false, 2.5f, 0.3f, 1.0},   // reach 3 per direction
-                        Case{1500, 13.f, 10.f, 16.f, true, true, 2.5f, 0.3f, 1.4},    // reach 2-3, exclusions
+  for (const Case& c : {Case{2000, 14.f, 14.f, 14.f, true, false},   // 5 cells per direction
+                        Case{800, 6.f, 6.f, 6.f, true, true},        // 2 cells: whole directions, min image
+                        Case{1200, 8.5f, 8.5f, 8.5f, true, false},   // 3 cells: every neighbour wraps
+                        Case{300, 2.9f, 9.f, 9.f, true, false},      // 1 x 3 x 3 cells, non-cubic
+                        Case{900, 6.f, 15.f, 15.f, true, true},      // 2 x 5 x 5 cells
+                        Case{1500, 20.f, 20.f, 20.f, false, false},  // open box
+                        Case{1500, 20.f, 11.f, 16.f, false, true},   // open, non-cubic
+                        Case{20, 6.f, 6.f, 6.f, true, false},        // fewer particles than a warp
+                        Case{2000, 14.f, 14.f, 14.f, true, false, 2.5f, 0.3f, 1.0},      // reach 3 per direction
+                        Case{1500, 13.f, 10.f, 16.f, true, true, 2.5f, 0.3f, 1.4},       // reach 2-3, exclusions
                         Case{1000, 18.f, 18.f, 18.f, false, false, 2.5f, 0.3f, 1.2}}) {  // open, reach 3
     SCOPED_TRACE(::testing::Message() << "n " << c.n << " box " << c.Lx << "x" << c.Ly << "x" << c.Lz
                                       << (c.periodic ? " periodic" : " open") << (c.exclusions ? " exclusions" : "")
@@ -299,24 +304,27 @@ TEST(CellRuns, PartsTileTheCandidateSequence) {
       const int c = g.cell_of[i];
       const int cx = c % g.dims.nx, cy = (c / g.dims.nx) % g.dims.ny, cz = c / (g.dims.nx * g.dims.ny);
       std::vector<int> whole, split;
-      for_each_candidate_range(g.dims, reach, [&](int cell) { return g.cell_start[cell]; }, cx, cy, cz, half, 0, 1,
-                               [&](const CandidateRange& r) {
-                                 for (int k = r.begin; k < r.end; ++k) whole.push_back(k);
-                               });
+      for_each_candidate_range(
+          g.dims, reach, [&](int cell) { return g.cell_start[cell]; }, cx, cy, cz, half, 0, 1,
+          [&](const CandidateRange& r) {
+            for (int k = r.begin; k < r.end; ++k) whole.push_back(k);
+          });
       for (int parts : {2, 3, 4, 7})
         for (int p = 0; p < parts; ++p) {
           if (p == 0) split.clear();
-          for_each_candidate_range(g.dims, reach, [&](int cell) { return g.cell_start[cell]; }, cx, cy, cz, half, p,
-                                   parts, [&](const CandidateRange& r) {
-                                     for (int k = r.begin; k < r.end; ++k) split.push_back(k);
-                                   });
+          for_each_candidate_range(
+              g.dims, reach, [&](int cell) { return g.cell_start[cell]; }, cx, cy, cz, half, p, parts,
+              [&](const CandidateRange& r) {
+                for (int k = r.begin; k < r.end; ++k) split.push_back(k);
+              });
           if (p == parts - 1) EXPECT_EQ(split, whole) << parts << " parts, particle " << i;
         }
       EXPECT_TRUE(std::is_sorted(whole.begin(), whole.end()));
       // Half walks begin at the home cell (every particle of a cell walks the same sequence) and
       // reach every candidate after i.
       if (half) EXPECT_TRUE(whole.empty() || whole.front() >= g.cell_start[c]);
-      if (half && i + 1 < 500 && g.cell_of[i + 1] == c) EXPECT_TRUE(std::binary_search(whole.begin(), whole.end(), i + 1));
+      if (half && i + 1 < 500 && g.cell_of[i + 1] == c)
+        EXPECT_TRUE(std::binary_search(whole.begin(), whole.end(), i + 1));
     }
 }
 

@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "backends/backend.h"
+#include "engine/system_builder.h"
 #include "io/checkpoint.h"
 #include "io/h5md.h"
-#include "engine/system_builder.h"
 #include "tests/test_support.h"
 
 namespace pairmd {
@@ -165,7 +165,9 @@ TEST(Restart, CommandLineRunContinuesBitwise) {
   auto rows = [](const std::string& text) {
     std::vector<std::string> r;
     std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) r.push_back(line.substr(0, line.find(",", line.find(",", line.find(",", line.find(",", line.find(",") + 1) + 1) + 1) + 1)));
+    for (std::string line; std::getline(in, line);)
+      r.push_back(line.substr(
+          0, line.find(",", line.find(",", line.find(",", line.find(",", line.find(",") + 1) + 1) + 1) + 1)));
     return r;
   };
   EXPECT_EQ(rows(test::read_text(dir / "full.thermo.csv")), rows(test::read_text(dir / "part.thermo.csv")));
@@ -175,8 +177,8 @@ TEST(Restart, CommandLineRunContinuesBitwise) {
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("nothing to do"), std::string::npos) << again.out;
   auto other = test::run_pairmd({"run", "run.yaml", "--output", "part", "--restart", "part.checkpoint.h5", "--set",
-                                    "system.lattice.cells=5", "--steps", "1000"},
-                                   dir.path);
+                                 "system.lattice.cells=5", "--steps", "1000"},
+                                dir.path);
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_NE(other.err.find("does not describe the system"), std::string::npos) << other.err;
 }

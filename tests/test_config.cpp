@@ -46,40 +46,72 @@ struct BadInput {
 
 std::vector<BadInput> bad_inputs() {
   return {
-      {"unknown_key", replace(kGood, "  temperature: 1.2", "  temperature: 1.2\n  temprature: 1.0"), {},
+      {"unknown_key",
+       replace(kGood, "  temperature: 1.2", "  temperature: 1.2\n  temprature: 1.0"),
+       {},
        R"(^cfg\.yaml:14:3: integrator\.temprature: unknown key \(expected one of: kind, dt, temperature, friction, seed, max_step_displacement\)$)"},
-      {"wrong_type", replace(kGood, "dt: 0.005", "dt: fast"), {},
+      {"wrong_type",
+       replace(kGood, "dt: 0.005", "dt: fast"),
+       {},
        R"(^cfg\.yaml:12:7: integrator\.dt: expected a time step > 0, got 'fast'$)"},
-      {"negative_dt", replace(kGood, "dt: 0.005", "dt: -0.005"), {},
+      {"negative_dt",
+       replace(kGood, "dt: 0.005", "dt: -0.005"),
+       {},
        R"(^cfg\.yaml:12:7: integrator\.dt: expected a time step > 0, got -0\.005$)"},
-      {"list_for_number", replace(kGood, "cutoff: 2.5", "cutoff: [2.5]"), {},
+      {"list_for_number",
+       replace(kGood, "cutoff: 2.5", "cutoff: [2.5]"),
+       {},
        R"(^cfg\.yaml:8:15: force_field\.pair\[0\]\.cutoff: expected a number > 0, got a list$)"},
-      {"out_of_range", replace(kGood, "cells: 4", "cells: 0"), {},
+      {"out_of_range",
+       replace(kGood, "cells: 4", "cells: 0"),
+       {},
        R"(^cfg\.yaml:4:31: system\.lattice\.cells: expected an integer in \[1, 4096\], got 0$)"},
-      {"unknown_choice", replace(kGood, "kind: langevin", "kind: leapfrog"), {},
+      {"unknown_choice",
+       replace(kGood, "kind: langevin", "kind: leapfrog"),
+       {},
        R"(^cfg\.yaml:11:9: integrator\.kind: expected one of langevin, nve, brownian, got 'leapfrog'$)"},
-      {"missing_key", replace(kGood, "  dt: 0.005\n", ""), {},
+      {"missing_key",
+       replace(kGood, "  dt: 0.005\n", ""),
+       {},
        R"(^cfg\.yaml:11:3: integrator: missing required key 'dt' \(a time step > 0\)$)"},
-      {"cutoff_beyond_half_box", replace(kGood, "cutoff: 2.5", "cutoff: 3.5"), {},
+      {"cutoff_beyond_half_box",
+       replace(kGood, "cutoff: 2.5", "cutoff: 3.5"),
+       {},
        R"(^cfg\.yaml:8:15: force_field\.pair\[0\]\.cutoff: cutoff 3\.5 plus skin 0\.3 is larger than half the smallest box edge \(3\.3.*\); .*$)"},
-      {"bad_override", kGood, {"integrator.dt=-1"},
+      {"bad_override",
+       kGood,
+       {"integrator.dt=-1"},
        R"(^--set integrator\.dt=-1: integrator\.dt: expected a time step > 0, got -1$)"},
-      {"override_unknown_key", kGood, {"integrator.tau=3"},
+      {"override_unknown_key",
+       kGood,
+       {"integrator.tau=3"},
        R"(^--set integrator\.tau=3: integrator\.tau: unknown key \(expected one of: .*\)$)"},
-      {"yaml_syntax", replace(kGood, "temperature: 1.2", "temperature: [1.2"), {},
+      {"yaml_syntax",
+       replace(kGood, "temperature: 1.2", "temperature: [1.2"),
+       {},
        R"(^cfg\.yaml:\d+:\d+: YAML syntax error: .*$)"},
       // yaml-cpp reads the first of two equal keys; the second must not be ignored silently.
-      {"duplicate_key", replace(kGood, "  temperature: 1.2", "  temperature: 1.2\n  dt: 0.5"), {},
+      {"duplicate_key",
+       replace(kGood, "  temperature: 1.2", "  temperature: 1.2\n  dt: 0.5"),
+       {},
        R"(^cfg\.yaml:14:3: integrator\.dt: duplicate key \(already given at line 12\)$)"},
-      {"duplicate_key_in_flow_mapping", replace(kGood, "cells: 4,", "cells: 4, cells: 5,"), {},
+      {"duplicate_key_in_flow_mapping",
+       replace(kGood, "cells: 4,", "cells: 4, cells: 5,"),
+       {},
        R"(^cfg\.yaml:4:34: system\.lattice\.cells: duplicate key \(already given at line 4\)$)"},
       // yaml-cpp lets an unclosed quote run to the end of the file, swallowing every key after it.
-      {"unterminated_string", replace(kGood, "title: small LJ", "title: \"small LJ"), {},
+      {"unterminated_string",
+       replace(kGood, "title: small LJ", "title: \"small LJ"),
+       {},
        R"(^cfg\.yaml:1:8: YAML syntax error: the string opened by " here is never closed$)"},
       // Sizes are bounded while parsing, before any product of them is formed or allocated.
-      {"too_many_particles", replace(kGood, "cells: 4,", "cells: 4096,"), {},
+      {"too_many_particles",
+       replace(kGood, "cells: 4,", "cells: 4096,"),
+       {},
        R"(^cfg\.yaml:4:31: system\.lattice\.cells: 4096 x 4096 x 4096 cells make 274877906944 particles, more than the 1073741824 pairmd can hold$)"},
-      {"unterminated_single_quoted_string", replace(kGood, "title: small LJ", "title: 'it''s small"), {},
+      {"unterminated_single_quoted_string",
+       replace(kGood, "title: small LJ", "title: 'it''s small"),
+       {},
        R"(^cfg\.yaml:1:8: YAML syntax error: the string opened by ' here is never closed$)"},
   };
 }
@@ -122,9 +154,7 @@ TEST(Config, MissingFile) {
 TEST(Config, BinaryRejectsBadInputWithExitCode2AndWritesNothing) {
   for (const BadInput& b : bad_inputs()) {
     test::ScratchDir dir("config");
-    {
-      std::ofstream(dir / "cfg.yaml") << b.text;
-    }
+    { std::ofstream(dir / "cfg.yaml") << b.text; }
     std::string sets;
     for (const std::string& o : b.overrides) sets += " --set '" + o + "'";
     for (const char* cmd : {"check", "run"}) {
@@ -237,13 +267,14 @@ TEST(Config, NonFiniteValuesOfAStartFileAreNamed) {
 // of blaming the time step (which the first step's blow-up used to do).
 TEST(Config, NonFiniteStartForcesBlameTheStartNotTheTimeStep) {
   test::ScratchDir dir("config");
-  std::ofstream(dir / "cfg.yaml")
-      << replace(kGood, "  lattice: {kind: fcc, cells: 4, density: 0.8442}\n",
-                 "  lattice: {kind: fcc, cells: 4, density: 0.8442}\n  add_particles:\n"
-                 "    - {type: A, position: [1, 1, 1]}\n    - {type: A, position: [1, 1, 1]}\n");
-  expect_refused(dir, R"(^cfg\.yaml: system: the force on particle 25[67] is not finite before the first step )"
-                      R"(\(F = \(.*\)\); particle 25[67] is 0 away\. The start configuration has overlapping particles )"
-                      R"(\(or non-finite values\); the time step is not the cause\n$)");
+  std::ofstream(dir / "cfg.yaml") << replace(
+      kGood, "  lattice: {kind: fcc, cells: 4, density: 0.8442}\n",
+      "  lattice: {kind: fcc, cells: 4, density: 0.8442}\n  add_particles:\n"
+      "    - {type: A, position: [1, 1, 1]}\n    - {type: A, position: [1, 1, 1]}\n");
+  expect_refused(dir,
+                 R"(^cfg\.yaml: system: the force on particle 25[67] is not finite before the first step )"
+                 R"(\(F = \(.*\)\); particle 25[67] is 0 away\. The start configuration has overlapping particles )"
+                 R"(\(or non-finite values\); the time step is not the cause\n$)");
 }
 
 TEST(Config, BinaryCheckAcceptsTheExamples) {

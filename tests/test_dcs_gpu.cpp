@@ -68,12 +68,14 @@ Errors compare(const std::vector<float>& gpu, const Grid3& ref) {
   const double rms = std::sqrt(sr / ref.size());
   double pw = 0;
   for (size_t p = 0; p < ref.size(); ++p)
-    if (std::fabs(ref.values[p]) > 0.1 * rms) pw = std::max(pw, std::fabs(gpu[p] - ref.values[p]) / std::fabs(ref.values[p]));
+    if (std::fabs(ref.values[p]) > 0.1 * rms)
+      pw = std::max(pw, std::fabs(gpu[p] - ref.values[p]) / std::fabs(ref.values[p]));
   return {std::sqrt(se / sr), emax / rmax, pw, nan};
 }
 
 // Random atoms over (and a little beyond) the lattice, charges of both signs, never zero.
-void random_atoms(size_t n, const std::array<float, 3>& extent, unsigned seed, ChargeList& c, std::vector<float>& xyzq) {
+void random_atoms(size_t n, const std::array<float, 3>& extent, unsigned seed, ChargeList& c,
+                  std::vector<float>& xyzq) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-0.1, 1.1), mag(0.1, 1.0);
   for (size_t a = 0; a < n; ++a) {
@@ -90,8 +92,8 @@ void check_all_kernels(int nx, int ny, int nz, float h, size_t natoms, unsigned 
   lat.hx = h, lat.hy = 1.25f * h, lat.hz = 0.8f * h;
   ChargeList c;
   std::vector<float> xyzq;
-  random_atoms(natoms, {lat.hx * std::max(nx - 1, 1), lat.hy * std::max(ny - 1, 1), lat.hz * std::max(nz - 1, 1)}, seed, c,
-               xyzq);
+  random_atoms(natoms, {lat.hx * std::max(nx - 1, 1), lat.hy * std::max(ny - 1, 1), lat.hz * std::max(nz - 1, 1)}, seed,
+               c, xyzq);
   Grid3 ref;
   ref.dims = {nx, ny, nz};
   ref.spacing = {lat.hx, lat.hy, lat.hz};  // the float spacings, so both sides use one lattice
@@ -106,9 +108,10 @@ void check_all_kernels(int nx, int ny, int nz, float h, size_t natoms, unsigned 
     std::vector<float> out(ref.size());
     dcs::gpu_potential(k.kernel, lat, xyzq.data(), natoms, out.data(), opt);
     const Errors e = compare(out, ref);
-    std::printf("  %-18s C=%-2d S=%d lattice %4d x %4d x %4d, %6zu atoms: rel RMS %.2e, max err / max|V| %.2e, "
-                "max pointwise rel (|V| > RMS/10) %.2e\n",
-                k.kernel_name, k.coarsen, k.soft_rsqrt, nx, ny, nz, natoms, e.rel_rms, e.max_over_max, e.max_pointwise);
+    std::printf(
+        "  %-18s C=%-2d S=%d lattice %4d x %4d x %4d, %6zu atoms: rel RMS %.2e, max err / max|V| %.2e, "
+        "max pointwise rel (|V| > RMS/10) %.2e\n",
+        k.kernel_name, k.coarsen, k.soft_rsqrt, nx, ny, nz, natoms, e.rel_rms, e.max_over_max, e.max_pointwise);
     EXPECT_EQ(e.unwritten, 0u) << k.kernel_name << " C=" << k.coarsen << " left points unwritten (NaN poison)";
     EXPECT_LT(e.rel_rms, 1e-5) << k.kernel_name << " C=" << k.coarsen;
     EXPECT_LT(e.max_over_max, 1e-4) << k.kernel_name << " C=" << k.coarsen;
@@ -119,10 +122,10 @@ TEST(DcsGpu, AllKernelsMatchTheReferenceOnOddLattices) {
   PAIRMD_REQUIRE_GPU();
   // 5000 atoms: one full __constant__ chunk (4096) and a partial one.
   check_all_kernels(37, 29, 23, 0.5f, 5000, 1);
-  check_all_kernels(65, 7, 3, 0.3f, 5000, 2);    // nx just past a multiple of 32 and of 16
-  check_all_kernels(130, 3, 5, 0.4f, 4097, 3);   // one atom into the second chunk
-  check_all_kernels(1, 1, 1, 1.0f, 100, 4);      // a single point
-  check_all_kernels(5, 131, 2, 0.7f, 1, 5);      // a single atom, short rows
+  check_all_kernels(65, 7, 3, 0.3f, 5000, 2);   // nx just past a multiple of 32 and of 16
+  check_all_kernels(130, 3, 5, 0.4f, 4097, 3);  // one atom into the second chunk
+  check_all_kernels(1, 1, 1, 1.0f, 100, 4);     // a single point
+  check_all_kernels(5, 131, 2, 0.7f, 1, 5);     // a single atom, short rows
 }
 
 TEST(DcsGpu, HundredThousandAtomsStayWithinTheErrorBound) {
@@ -167,7 +170,8 @@ TEST(DcsGpu, ComputePotentialHandlesFarOriginsAndUnits) {
     compute_potential(k, c, 332.0637, 0.25, g);
     std::vector<float> f(g.values.begin(), g.values.end());
     const Errors e = compare(f, ref);
-    std::printf("  %-17s far origin: rel RMS %.2e, max err / max|V| %.2e\n", map_kernel_name(k), e.rel_rms, e.max_over_max);
+    std::printf("  %-17s far origin: rel RMS %.2e, max err / max|V| %.2e\n", map_kernel_name(k), e.rel_rms,
+                e.max_over_max);
     EXPECT_LT(e.rel_rms, 1e-5) << map_kernel_name(k);
   }
   std::string why;

@@ -15,7 +15,8 @@ namespace {
 TEST(Examples, LJLiquidRunsWellUnderAMinute) {
   test::ScratchDir dir("examples");
   const std::string cfg = std::string(PAIRMD_SOURCE_DIR) + "/configs/lj_liquid.yaml";
-  const test::ChildResult r = test::run_pairmd_shell("run '" + cfg + "' --backend cpu --output lj --set output.progress=off", dir.path);
+  const test::ChildResult r =
+      test::run_pairmd_shell("run '" + cfg + "' --backend cpu --output lj --set output.progress=off", dir.path);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::printf("pairmd run configs/lj_liquid.yaml: %.1f s\n", r.seconds);
   EXPECT_LT(r.seconds, 30.0);
@@ -33,8 +34,8 @@ TEST(Examples, PolymerExamplesStartCleanly) {
   for (const char* name : {"kremer_grest", "polyelectrolyte"}) {
     test::ScratchDir dir("examples");
     const std::string cfg = std::string(PAIRMD_SOURCE_DIR) + "/configs/" + name + ".yaml";
-    const test::ChildResult r =
-        test::run_pairmd_shell("run '" + cfg + "' --backend cpu --steps 1000 --output out --set output.progress=off", dir.path);
+    const test::ChildResult r = test::run_pairmd_shell(
+        "run '" + cfg + "' --backend cpu --steps 1000 --output out --set output.progress=off", dir.path);
     EXPECT_EQ(r.exit_code, 0) << name << "\n" << r.out << r.err;
     EXPECT_LT(r.seconds, 60.0) << name;
     EXPECT_TRUE(std::filesystem::exists(dir / "out.thermo.csv")) << name;

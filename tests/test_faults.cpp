@@ -30,7 +30,7 @@ TEST(Faults, SigkillLeavesATrajectoryWithEveryFlushedFrame) {
   ScratchDir dir;
   // Frames every 10 steps, flushed at every frame: whatever was written before the kill is there.
   test::write_text(dir / "run.yaml",
-                      test::small_lj_config(1000000, "{every: 10, velocities_every: 10, flush_seconds: 0}", 0));
+                   test::small_lj_config(1000000, "{every: 10, velocities_every: 10, flush_seconds: 0}", 0));
   test::Child c({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
   ASSERT_TRUE(wait_for_rows(dir / "run.thermo.csv", 8, 60)) << "the run did not start";
   c.signal(SIGKILL);
@@ -64,7 +64,8 @@ TEST(Faults, SigintWritesACheckpointAndTheRestartFinishesTheRun) {
   const test::ChildResult r = c.wait(60);
   ASSERT_EQ(r.exit_code, 130) << r.err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.err, m, std::regex("interrupted \\(signal 2\\) at step ([0-9]+), checkpoint written to (\\S+) ")))
+  ASSERT_TRUE(std::regex_search(
+      r.err, m, std::regex("interrupted \\(signal 2\\) at step ([0-9]+), checkpoint written to (\\S+) ")))
       << r.err;
   const int64_t stop = std::stoll(m[1]);
   EXPECT_EQ(m[2], "run.checkpoint.h5");
@@ -76,7 +77,8 @@ TEST(Faults, SigintWritesACheckpointAndTheRestartFinishesTheRun) {
   // Continue to a total of stop + 300 steps (`steps` counts from the original start).
   const int64_t total = stop + 300;
   const test::ChildResult r2 = test::run_pairmd(
-      {"run", "run.yaml", "--backend", "cpu", "--restart", "run.checkpoint.h5", "--steps", std::to_string(total)}, dir.path);
+      {"run", "run.yaml", "--backend", "cpu", "--restart", "run.checkpoint.h5", "--steps", std::to_string(total)},
+      dir.path);
   ASSERT_EQ(r2.exit_code, 0) << r2.err;
   const H5mdFrame end = read_h5md_frame(dir / "run.h5", -1);
   EXPECT_EQ(end.state.step, total);
@@ -104,7 +106,8 @@ TEST(Faults, BlowUpNamesStepAndParticleAndSavesTheLastGoodState) {
   EXPECT_TRUE(std::regex_search(r.err, std::regex("step [0-9]+: particle [0-9]+"))) << r.err;
   EXPECT_NE(r.err.find("time step too large"), std::string::npos) << r.err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.err, m, std::regex("last good state is step ([0-9]+); checkpoint written to run.checkpoint.h5")))
+  ASSERT_TRUE(std::regex_search(
+      r.err, m, std::regex("last good state is step ([0-9]+); checkpoint written to run.checkpoint.h5")))
       << r.err;
   const Checkpoint ck = read_checkpoint(dir / "run.checkpoint.h5");
   EXPECT_EQ(ck.state.step, std::stoll(m[1]));
@@ -137,7 +140,7 @@ TEST(Faults, FullDiskStopsWithAnErrorAndKeepsEarlierFilesReadable) {
   // 256 particles: a position + velocity frame is ~15 KiB; a 1.5 MiB file limit runs out
   // after some frames (the writer reserves 1 MiB ahead), while checkpoints (~30 KiB) still fit.
   test::write_text(dir / "run.yaml",
-                      test::small_lj_config(100000, "{every: 10, velocities_every: 10, flush_seconds: 0}", 100));
+                   test::small_lj_config(100000, "{every: 10, velocities_every: 10, flush_seconds: 0}", 100));
   const test::ChildResult r = test::run_pairmd({"run", "run.yaml", "--backend", "cpu"}, dir.path, 120, 1536 * 1024);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.signal, 0);

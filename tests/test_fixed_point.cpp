@@ -30,8 +30,10 @@ TEST(FixedPoint, ConversionIsExactOddAndRoundsBelowTheUnit) {
     const int64_t f = to_fixed(v, clamped);
     EXPECT_EQ(to_fixed(-v, clamped), -f);
     const double back = static_cast<double>(f) * kFixedForceUnit;
-    if (std::fabs(v) >= 1.0f / 512) EXPECT_EQ(back, static_cast<double>(v)) << v;
-    else EXPECT_LE(std::fabs(back - v), 0.5 * kFixedForceUnit) << v;
+    if (std::fabs(v) >= 1.0f / 512)
+      EXPECT_EQ(back, static_cast<double>(v)) << v;
+    else
+      EXPECT_LE(std::fabs(back - v), 0.5 * kFixedForceUnit) << v;
   }
   EXPECT_FALSE(clamped);
 }

@@ -13,11 +13,56 @@ namespace {
 using test::ScratchDir;
 
 std::string mutate(const std::string& base, std::mt19937_64& rng) {
-  static const std::vector<std::string> tokens = {
-      ":", "-", "[", "]", "{", "}", ",", " ", "\n", "#", "&a", "*a", "!!str", "|", ">", "\"", "'", "0", "-1",
-      "1e308", "-1e308", ".nan", ".inf", "1e-300", "9999999999999999999", "null", "~", "true", "yes", "\t", "@",
-      "cells", "density", "potential", "types", "lattice", "file", "chains", "steps", "dt", "cutoff", "mass",
-      "2147483648", "[1, 2]", "{a: 1}", "\xff\xfe", "%YAML 1.2\n---\n", "...", "? ", "<<: *a"};
+  static const std::vector<std::string> tokens = {":",
+                                                  "-",
+                                                  "[",
+                                                  "]",
+                                                  "{",
+                                                  "}",
+                                                  ",",
+                                                  " ",
+                                                  "\n",
+                                                  "#",
+                                                  "&a",
+                                                  "*a",
+                                                  "!!str",
+                                                  "|",
+                                                  ">",
+                                                  "\"",
+                                                  "'",
+                                                  "0",
+                                                  "-1",
+                                                  "1e308",
+                                                  "-1e308",
+                                                  ".nan",
+                                                  ".inf",
+                                                  "1e-300",
+                                                  "9999999999999999999",
+                                                  "null",
+                                                  "~",
+                                                  "true",
+                                                  "yes",
+                                                  "\t",
+                                                  "@",
+                                                  "cells",
+                                                  "density",
+                                                  "potential",
+                                                  "types",
+                                                  "lattice",
+                                                  "file",
+                                                  "chains",
+                                                  "steps",
+                                                  "dt",
+                                                  "cutoff",
+                                                  "mass",
+                                                  "2147483648",
+                                                  "[1, 2]",
+                                                  "{a: 1}",
+                                                  "\xff\xfe",
+                                                  "%YAML 1.2\n---\n",
+                                                  "...",
+                                                  "? ",
+                                                  "<<: *a"};
   std::string s = base;
   std::uniform_int_distribution<int> nops(1, 4);
   const int n = nops(rng);
@@ -25,22 +70,31 @@ std::string mutate(const std::string& base, std::mt19937_64& rng) {
     std::uniform_int_distribution<size_t> pos(0, s.size() - 1);
     const size_t p = pos(rng);
     switch (rng() % 7) {
-      case 0: s.erase(p, 1 + rng() % 8); break;                                   // delete characters
-      case 1: s.insert(p, tokens[rng() % tokens.size()]); break;                  // insert a token
-      case 2: if (p + 1 < s.size()) std::swap(s[p], s[p + 1]); break;             // swap neighbours
-      case 3: s[p] = static_cast<char>(rng() % 256); break;                       // any byte
-      case 4: {                                                                   // delete a line
+      case 0:
+        s.erase(p, 1 + rng() % 8);
+        break;  // delete characters
+      case 1:
+        s.insert(p, tokens[rng() % tokens.size()]);
+        break;  // insert a token
+      case 2:
+        if (p + 1 < s.size()) std::swap(s[p], s[p + 1]);
+        break;  // swap neighbours
+      case 3:
+        s[p] = static_cast<char>(rng() % 256);
+        break;   // any byte
+      case 4: {  // delete a line
         const size_t a = s.rfind('\n', p), b = s.find('\n', p);
-        s.erase(a == std::string::npos ? 0 : a, (b == std::string::npos ? s.size() : b) - (a == std::string::npos ? 0 : a));
+        s.erase(a == std::string::npos ? 0 : a,
+                (b == std::string::npos ? s.size() : b) - (a == std::string::npos ? 0 : a));
         break;
       }
-      case 5: {                                                                   // duplicate a line
+      case 5: {  // duplicate a line
         const size_t a = s.rfind('\n', p), b = s.find('\n', p);
         const size_t from = a == std::string::npos ? 0 : a;
         s.insert(from, s.substr(from, (b == std::string::npos ? s.size() : b) - from));
         break;
       }
-      default: {                                                                  // replace a number
+      default: {  // replace a number
         const size_t d = s.find_first_of("0123456789", p);
         if (d == std::string::npos) break;
         const size_t e = s.find_first_not_of("0123456789.e-", d);
@@ -98,10 +152,10 @@ TEST(Fuzz, DamagedHdf5FilesAreErrorsNotCrashes) {
   const std::string traj = test::read_text(dir / "src.h5"), ck = test::read_text(dir / "src.checkpoint.h5");
   ASSERT_GT(traj.size(), 10000u);
   test::write_text(dir / "from_file.yaml",
-                      "units: lj\nsteps: 5\nsystem:\n  types: [{name: A, mass: 1.0}]\n  file: {path: bad.h5}\n"
-                      "force_field:\n  pair:\n    - potential: lj\n      cutoff: 2.5\n"
-                      "      coeffs: [{types: [A, A], epsilon: 1.0, sigma: 1.0}]\n"
-                      "integrator: {kind: langevin, dt: 0.005, temperature: 1.2, seed: 11}\noutput: {progress: off}\n");
+                   "units: lj\nsteps: 5\nsystem:\n  types: [{name: A, mass: 1.0}]\n  file: {path: bad.h5}\n"
+                   "force_field:\n  pair:\n    - potential: lj\n      cutoff: 2.5\n"
+                   "      coeffs: [{types: [A, A], epsilon: 1.0, sigma: 1.0}]\n"
+                   "integrator: {kind: langevin, dt: 0.005, temperature: 1.2, seed: 11}\noutput: {progress: off}\n");
   std::mt19937_64 rng(7);
   auto damage = [&](const std::string& src, int k) {
     std::string b = src;

@@ -256,14 +256,16 @@ TEST(GpuBackend, ListsOutgrowingTheirBuffersMidRunChangeNothing) {
     const int64_t builds_at_start = a->stats().list_builds;
     a->advance(400);
     b->advance(400);
-    EXPECT_GT(a->stats().list_capacity_growths, growths_at_start) << strategy << ": the lists never grew during the run";
+    EXPECT_GT(a->stats().list_capacity_growths, growths_at_start)
+        << strategy << ": the lists never grew during the run";
     EXPECT_EQ(b->stats().list_capacity_growths, 0) << strategy;
     EXPECT_GT(a->stats().list_builds, builds_at_start) << strategy;
     SystemState sa, sb;
     a->get_state(sa);
     b->get_state(sb);
     ASSERT_EQ(sa.step, sb.step);
-    const bool exact = std::find(kDeterministicNames.begin(), kDeterministicNames.end(), strategy) != kDeterministicNames.end();
+    const bool exact =
+        std::find(kDeterministicNames.begin(), kDeterministicNames.end(), strategy) != kDeterministicNames.end();
     double worst = 0;
     for (size_t i = 0; i < sa.size(); ++i) {
       const Vec3d d = sa.box.min_image(sa.position[i] - sb.position[i]);

@@ -152,8 +152,10 @@ void run_case(const Case& c) {
     if (!got.count(p)) ++missing;
   for (const auto& p : got)
     if (!allowed.count(p)) ++extra;
-  if (c.expect_pairs) EXPECT_GT(count, 0) << "a case meant to have pairs has none";
-  else EXPECT_EQ(count, 0);
+  if (c.expect_pairs)
+    EXPECT_GT(count, 0) << "a case meant to have pairs has none";
+  else
+    EXPECT_EQ(count, 0);
   EXPECT_EQ(missing, 0) << "pairs of the CPU list missing on the GPU";
   EXPECT_EQ(extra, 0) << "pairs on the GPU that the CPU list does not have";
 }
@@ -162,9 +164,9 @@ TEST(GpuPairList, EqualsCpuListAsASet) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << "no GPU: " << why;
   for (const Case& c : {Case{2000, 14.0, true, false, false}, Case{2000, 14.0, true, true, false},
-                        Case{800, 6.0, true, false, true} /* 2 cells per direction */,
-                        Case{800, 6.0, true, true, true}, Case{1500, 20.0, false, false, false},
-                        Case{1500, 20.0, false, true, true}, Case{5000, 9.0, true, false, false} /* 3 cells, dense */,
+                        Case{800, 6.0, true, false, true} /* 2 cells per direction */, Case{800, 6.0, true, true, true},
+                        Case{1500, 20.0, false, false, false}, Case{1500, 20.0, false, true, true},
+                        Case{5000, 9.0, true, false, false} /* 3 cells, dense */,
                         Case{300, 2.9, true, false, false} /* 1 cell per direction */,
                         Case{20, 6.0, true, false, false} /* fewer particles than a warp */,
                         Case{33, 8.0, false, true, true} /* 33 x 4 search threads: a partial warp */,
@@ -173,8 +175,8 @@ TEST(GpuPairList, EqualsCpuListAsASet) {
                         Case{3000, 16.0, true, true, false, true, 1.4} /* 2-3 cells, full list */,
                         Case{70000, 45.8, true, false, false} /* many warps' claims */}) {
     SCOPED_TRACE(::testing::Message() << "n " << c.n << " L " << c.L << (c.periodic ? " periodic" : " open")
-                                      << (c.full ? " full" : " half") << (c.exclusions ? " exclusions" : "")
-                                      << " grid " << c.grid);
+                                      << (c.full ? " full" : " half") << (c.exclusions ? " exclusions" : "") << " grid "
+                                      << c.grid);
     run_case(c);
   }
 }

@@ -11,12 +11,12 @@
 #include <cmath>
 #include <regex>
 
-#include "io/checkpoint.h"
 #include "backends/cpu_backend.h"
-#include "io/gsd_util.h"
-#include "io/gsd_writer.h"
 #include "engine/simulation.h"
 #include "engine/system_builder.h"
+#include "io/checkpoint.h"
+#include "io/gsd_util.h"
+#include "io/gsd_writer.h"
 #include "tests/test_support.h"
 
 namespace pairmd {
@@ -41,7 +41,8 @@ struct GsdFile {
   }
   std::vector<uint64_t> steps() {
     std::vector<uint64_t> s;
-    for (uint64_t f = 0; f < frames(); ++f) s.push_back(get<uint64_t>(f, "configuration/step", GSD_TYPE_UINT64, 1).at(0));
+    for (uint64_t f = 0; f < frames(); ++f)
+      s.push_back(get<uint64_t>(f, "configuration/step", GSD_TYPE_UINT64, 1).at(0));
     return s;
   }
 };
@@ -85,7 +86,8 @@ TEST(GsdTrajectory, RunWritesHoomdFramesThatReadBack) {
   const size_t n = end.size();
   ASSERT_EQ(n, 60u);  // 40 beads, 20 charged, 20 counterions
   EXPECT_EQ(f.get<uint32_t>(0, "particles/N", GSD_TYPE_UINT32, 1).at(0), n);
-  EXPECT_EQ(gsdio::read_names(f.h, gsd_find_chunk(&f.h, 0, "particles/types"), "types"), (std::vector<std::string>{"M", "C"}));
+  EXPECT_EQ(gsdio::read_names(f.h, gsd_find_chunk(&f.h, 0, "particles/types"), "types"),
+            (std::vector<std::string>{"M", "C"}));
   const auto typeid_ = f.get<uint32_t>(3, "particles/typeid", GSD_TYPE_UINT32, 1);  // from frame 0
   const auto mass = f.get<float>(3, "particles/mass", GSD_TYPE_FLOAT, 1);
   const auto charge = f.get<float>(3, "particles/charge", GSD_TYPE_FLOAT, 1);
@@ -106,7 +108,8 @@ TEST(GsdTrajectory, RunWritesHoomdFramesThatReadBack) {
     EXPECT_EQ(group[2 * b], static_cast<uint32_t>(sys.topology.bonds[b].i));
     EXPECT_EQ(group[2 * b + 1], static_cast<uint32_t>(sys.topology.bonds[b].j));
   }
-  EXPECT_EQ(gsdio::read_names(f.h, gsd_find_chunk(&f.h, 0, "bonds/types"), "bonds/types"), std::vector<std::string>{"fene"});
+  EXPECT_EQ(gsdio::read_names(f.h, gsd_find_chunk(&f.h, 0, "bonds/types"), "bonds/types"),
+            std::vector<std::string>{"fene"});
   // The last frame is the engine's state in float32, in HOOMD's box centred on the origin.
   const auto box = f.get<float>(3, "configuration/box", GSD_TYPE_FLOAT, 1);
   ASSERT_EQ(box.size(), 6u);
@@ -193,9 +196,11 @@ std::string lj_config(int64_t steps, const std::string& gsd, int64_t checkpoint_
   std::ostringstream s;
   s << "title: gsd guarantees\nunits: lj\nsteps: " << steps << "\n"
     << "system:\n  types: [{name: A, mass: 1.0}]\n  lattice: {kind: fcc, cells: " << cells << ", density: 0.8442}\n"
-    << "force_field:\n  pair:\n    - potential: lj\n      cutoff: 2.5\n      coeffs: [{types: [A, A], epsilon: 1.0, sigma: 1.0}]\n"
+    << "force_field:\n  pair:\n    - potential: lj\n      cutoff: 2.5\n      coeffs: [{types: [A, A], epsilon: 1.0, "
+       "sigma: 1.0}]\n"
     << "integrator: {kind: langevin, dt: 0.005, temperature: 1.2, friction: 1.0, seed: 11}\n"
-    << "output:\n  thermo_every: 100\n  progress: off\n  checkpoint_every: " << checkpoint_every << "\n  gsd: " << gsd << "\n";
+    << "output:\n  thermo_every: 100\n  progress: off\n  checkpoint_every: " << checkpoint_every << "\n  gsd: " << gsd
+    << "\n";
   return s.str();
 }
 
@@ -211,7 +216,8 @@ TEST(GsdTrajectory, ExistingFilesAreRefusedAndAnInterruptedRunContinuesThem) {
   EXPECT_EQ(again.exit_code, 2);
   EXPECT_NE(again.err.find("holds files of an earlier run (run.gsd, run.thermo.csv"), std::string::npos) << again.err;
   EXPECT_EQ(test::read_text(dir / "run.gsd"), before);
-  const test::ChildResult over = test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--overwrite", "--steps", "100"}, dir.path);
+  const test::ChildResult over =
+      test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--overwrite", "--steps", "100"}, dir.path);
   ASSERT_EQ(over.exit_code, 0) << over.err;
   EXPECT_NE(over.out.find("overwrite: removed run.gsd"), std::string::npos) << over.out;
   EXPECT_EQ(gsd_steps(dir / "run.gsd"), (std::vector<uint64_t>{0, 100}));
@@ -277,17 +283,21 @@ TEST(GsdTrajectory, AFullDiskStopsTheRunAndTheFileStaysReadable) {
   const std::string disk = disk_dir / "disk";
   ASSERT_EQ(mkdir(disk.c_str(), 0755), 0);
   test::write_text(disk + "/run.yaml", lj_config(3000, "{every: 10, velocities: true, flush_seconds: 0}", 500));
-  const std::string script = "cd '" + disk + "' && dd if=/dev/zero of=filler bs=65536 count=100 2> /dev/null && '" PAIRMD_BINARY
-                             "' run run.yaml --backend cpu > '" + out.path + "/full.out' 2> '" + out.path +
-                             "/full.err'; echo $? > '" + out.path + "/full.rc'";
+  const std::string script = "cd '" + disk +
+                             "' && dd if=/dev/zero of=filler bs=65536 count=100 2> /dev/null && '" PAIRMD_BINARY
+                             "' run run.yaml --backend cpu > '" +
+                             out.path + "/full.out' 2> '" + out.path + "/full.err'; echo $? > '" + out.path +
+                             "/full.rc'";
   const std::vector<std::string> env = {std::string("LD_PRELOAD=") + PAIRMD_SMALL_DISK_LIBRARY,
-                                        "PAIRMD_TEST_DISK_DIR=" + disk, "PAIRMD_TEST_DISK_BYTES=" + std::to_string(8 << 20)};
+                                        "PAIRMD_TEST_DISK_DIR=" + disk,
+                                        "PAIRMD_TEST_DISK_BYTES=" + std::to_string(8 << 20)};
   test::Child c({"/bin/sh", "-c", script}, out.path, 0, 0, env);
   ASSERT_EQ(c.wait(240).exit_code, 0);
   const std::string err = test::read_text(out / "full.err");
   EXPECT_EQ(test::read_text(out / "full.rc"), "1\n") << err;
   EXPECT_NE(err.find("run.gsd"), std::string::npos) << err;
-  EXPECT_TRUE(err.find("No space left on device") != std::string::npos || err.find("no room") != std::string::npos) << err;
+  EXPECT_TRUE(err.find("No space left on device") != std::string::npos || err.find("no room") != std::string::npos)
+      << err;
   const std::vector<uint64_t> frames = gsd_steps(disk + "/run.gsd");
   ASSERT_GT(frames.size(), 3u);
   for (size_t k = 0; k < frames.size(); ++k) EXPECT_EQ(frames[k], 10 * k);

@@ -8,10 +8,10 @@
 #include <cstring>
 
 #include "backends/cpu_backend.h"
-#include "io/h5md.h"
-#include "io/h5md_writer.h"
 #include "engine/simulation.h"
 #include "engine/system_builder.h"
+#include "io/h5md.h"
+#include "io/h5md_writer.h"
 #include "tests/test_support.h"
 
 namespace pairmd {
@@ -23,7 +23,8 @@ struct Fixture {
   RunConfig cfg;
   BuiltSystem sys;
   Model model;
-  explicit Fixture(const std::string& traj = "{every: 100, velocities_every: 200, forces_every: 200, observables_every: 50}") {
+  explicit Fixture(
+      const std::string& traj = "{every: 100, velocities_every: 200, forces_every: 200, observables_every: 50}") {
     cfg = parse_config(test::small_lj_config(300, traj), "small.yaml");
     sys = build_system(cfg);
     model = cfg.model;
@@ -97,9 +98,7 @@ TEST(H5md, ReaderErrorsNameTheFileAndTheProblem) {
   expect(dir / "missing.h5", -1, "No such file");
   test::write_text(dir / "text.h5", "not hdf5");
   expect(dir / "text.h5", -1, "not an HDF5 file");
-  {
-    H5mdWriter w(dir / "empty.h5", s.cfg, s.sys.state, s.sys.topology, 1.0);
-  }
+  { H5mdWriter w(dir / "empty.h5", s.cfg, s.sys.state, s.sys.topology, 1.0); }
   expect(dir / "empty.h5", -1, "no position");
   {
     CpuBackend b(s.model, s.sys.state);

@@ -17,9 +17,10 @@ TEST(Integrators, NoiseIsAFunctionOfSeedStepTag) {
   for (uint32_t tag = 0; tag < 10; ++tag) gaussian3<double>(7, 100, tag, kNoiseThermostat);  // other draws between
   const Vec3d b = gaussian3<double>(7, 100, 5, kNoiseThermostat);
   EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0);
-  for (const Vec3d& other : {gaussian3<double>(8, 100, 5, kNoiseThermostat), gaussian3<double>(7, 101, 5, kNoiseThermostat),
-                             gaussian3<double>(7, 100, 6, kNoiseThermostat), gaussian3<double>(7, 100, 5, kNoiseVelocities),
-                             gaussian3<double>(7, 100 + (uint64_t(1) << 32), 5, kNoiseThermostat)})
+  for (const Vec3d& other :
+       {gaussian3<double>(8, 100, 5, kNoiseThermostat), gaussian3<double>(7, 101, 5, kNoiseThermostat),
+        gaussian3<double>(7, 100, 6, kNoiseThermostat), gaussian3<double>(7, 100, 5, kNoiseVelocities),
+        gaussian3<double>(7, 100 + (uint64_t(1) << 32), 5, kNoiseThermostat)})
     EXPECT_NE(std::memcmp(&a, &other, sizeof a), 0);
 }
 

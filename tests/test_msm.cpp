@@ -19,21 +19,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <random>
 #include <set>
+#include <sstream>
 
-#include "io/dx_writer.h"
 #include "analysis/ewald.h"
 #include "analysis/msm.h"
 #include "analysis/potential_map.h"
 #include "analysis/potential_map_observer.h"
 #include "engine/config.h"
 #include "engine/system_builder.h"
+#include "io/dx_writer.h"
 #include "kernels/dcs/dcs_launch.h"
 #include "kernels/dcs/msm_bins.h"
-#include "tests/test_support.h"
 #include "potentials/msm.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
@@ -77,9 +77,12 @@ std::vector<double> test_ewald(const ChargeList& c, const std::array<double, 3>&
         if (k2 > 144 * b * b) continue;  // exp(-k^2/4b^2) < exp(-36)
         const double coef = 4 * kPi / V * std::exp(-k2 / (4 * b * b)) / k2;
         std::complex<double> S = 0;
-        for (size_t j = 0; j < c.size(); ++j) S += c.q[j] * std::exp(std::complex<double>(0, k[0] * c.x[j] + k[1] * c.y[j] + k[2] * c.z[j]));
+        for (size_t j = 0; j < c.size(); ++j)
+          S += c.q[j] * std::exp(std::complex<double>(0, k[0] * c.x[j] + k[1] * c.y[j] + k[2] * c.z[j]));
         for (size_t p = 0; p < pts.size(); ++p)
-          out[p] += coef * (S * std::exp(std::complex<double>(0, -(k[0] * pts[p][0] + k[1] * pts[p][1] + k[2] * pts[p][2])))).real();
+          out[p] +=
+              coef *
+              (S * std::exp(std::complex<double>(0, -(k[0] * pts[p][0] + k[1] * pts[p][1] + k[2] * pts[p][2])))).real();
       }
   double Q = 0;
   for (double q : c.q) Q += q;
@@ -89,10 +92,13 @@ std::vector<double> test_ewald(const ChargeList& c, const std::array<double, 3>&
       for (int nz = -images; nz <= images; ++nz)
         for (int ny = -images; ny <= images; ++ny)
           for (int nx = -images; nx <= images; ++nx) {
-            const double dx = pts[p][0] - c.x[j] + nx * L[0], dy = pts[p][1] - c.y[j] + ny * L[1], dz = pts[p][2] - c.z[j] + nz * L[2];
+            const double dx = pts[p][0] - c.x[j] + nx * L[0], dy = pts[p][1] - c.y[j] + ny * L[1],
+                         dz = pts[p][2] - c.z[j] + nz * L[2];
             const double r = std::sqrt(dx * dx + dy * dy + dz * dz);
-            if (r < floor) v += c.q[j] * (1 / floor - (r > 0 ? std::erf(b * r) / r : 2 * b / std::sqrt(kPi)));
-            else v += c.q[j] * std::erfc(b * r) / r;
+            if (r < floor)
+              v += c.q[j] * (1 / floor - (r > 0 ? std::erf(b * r) / r : 2 * b / std::sqrt(kPi)));
+            else
+              v += c.q[j] * std::erfc(b * r) / r;
           }
     out[p] += v;
   }
@@ -133,9 +139,11 @@ TEST(MsmSplitting, ShortRangeTermVanishesAtTheCutoffAndKeepsTheFloor) {
   EXPECT_LT(std::fabs(msm::short_range_term<2>(a * a * (1 - 1e-6), floor * floor, a * a, c)), 1e-12);
   // Inside the floor the exact part is 1/floor: short + long = the floored potential.
   const double r = 0.1;
-  EXPECT_NEAR(msm::short_range_term<2>(r * r, floor * floor, a * a, c) + msm::softening_poly<2>(c, r * r), 1 / floor, 1e-14);
+  EXPECT_NEAR(msm::short_range_term<2>(r * r, floor * floor, a * a, c) + msm::softening_poly<2>(c, r * r), 1 / floor,
+              1e-14);
   const double r2 = 1.3;
-  EXPECT_NEAR(msm::short_range_term<2>(r2 * r2, floor * floor, a * a, c) + msm::softening_poly<2>(c, r2 * r2), 1 / r2, 1e-14);
+  EXPECT_NEAR(msm::short_range_term<2>(r2 * r2, floor * floor, a * a, c) + msm::softening_poly<2>(c, r2 * r2), 1 / r2,
+              1e-14);
 }
 
 template <int P>
@@ -147,7 +155,8 @@ void check_interpolant(int exact_degree) {
   for (int n = 0; n <= P / 2; ++n) {
     const double e = 1e-7;
     EXPECT_NEAR(msm::phi<P>(n - e), msm::phi<P>(n + e), 1e-6);
-    const double dl = (msm::phi<P>(n - e) - msm::phi<P>(n - 2 * e)) / e, dr = (msm::phi<P>(n + 2 * e) - msm::phi<P>(n + e)) / e;
+    const double dl = (msm::phi<P>(n - e) - msm::phi<P>(n - 2 * e)) / e,
+                 dr = (msm::phi<P>(n + 2 * e) - msm::phi<P>(n + e)) / e;
     if (n > 0) EXPECT_NEAR(dl, dr, 1e-5) << "P " << P << " knot " << n;
   }
   // Partition of unity and reproduction of polynomials up to exact_degree.
@@ -225,7 +234,8 @@ void check_rows_cover(const msm::BinGrid<Real>& g, const std::vector<std::array<
           }
           if (d2 < double(a) * a * (sizeof(Real) == 4 ? 1 - 1e-5 : 1 - 1e-12))
             EXPECT_EQ(seen.count({static_cast<long>(i), nx, ny, nz}), 1u)
-                << "atom " << i << " image " << nx << " " << ny << " " << nz << " at " << std::sqrt(d2) << " < a missed";
+                << "atom " << i << " image " << nx << " " << ny << " " << nz << " at " << std::sqrt(d2)
+                << " < a missed";
         }
 }
 
@@ -247,7 +257,8 @@ void check_tile_rows() {
   }
   {
     // Periodic, a box smaller than 2a in y: rows wrap, several images of one atom come in.
-    msm::BinGrid<Real> g{{12, 5, 9}, {0, 0, 0}, {Real(0.75), Real(0.8), Real(0.6)}, {Real(9.0), Real(4.0), Real(5.4)}, 1};
+    msm::BinGrid<Real> g{
+        {12, 5, 9}, {0, 0, 0}, {Real(0.75), Real(0.8), Real(0.6)}, {Real(9.0), Real(4.0), Real(5.4)}, 1};
     std::vector<std::array<Real, 3>> atoms;
     for (int i = 0; i < 300; ++i) atoms.push_back({Real(9.0 * u(rng)), Real(4.0 * u(rng)), Real(5.4 * u(rng))});
     for (int t = 0; t < 20; ++t) {
@@ -268,9 +279,11 @@ std::vector<double> short_range_brute(const MsmPlan& plan, const MsmAtoms& at) {
   std::vector<double> out(plan.lattice_points(), 0.0);
   const int span = plan.periodic ? 3 : 0;
   for (size_t p = 0; p < out.size(); ++p) {
-    const int i = static_cast<int>(p % plan.lattice_dims[0]), j = static_cast<int>((p / plan.lattice_dims[0]) % plan.lattice_dims[1]),
+    const int i = static_cast<int>(p % plan.lattice_dims[0]),
+              j = static_cast<int>((p / plan.lattice_dims[0]) % plan.lattice_dims[1]),
               k = static_cast<int>(p / (static_cast<size_t>(plan.lattice_dims[0]) * plan.lattice_dims[1]));
-    const double x[3] = {i * plan.lattice_spacing[0] - plan.grid_origin[0], j * plan.lattice_spacing[1] - plan.grid_origin[1],
+    const double x[3] = {i * plan.lattice_spacing[0] - plan.grid_origin[0],
+                         j * plan.lattice_spacing[1] - plan.grid_origin[1],
                          k * plan.lattice_spacing[2] - plan.grid_origin[2]};
     double v = 0;
     for (size_t a = 0; a < at.q.size(); ++a)
@@ -279,8 +292,8 @@ std::vector<double> short_range_brute(const MsmPlan& plan, const MsmAtoms& at) {
           for (int nx = -span; nx <= span; ++nx) {
             const double dx = x[0] - at.x[a] - nx * plan.box[0], dy = x[1] - at.y[a] - ny * plan.box[1],
                          dz = x[2] - at.z[a] - nz * plan.box[2];
-            v += at.q[a] * msm::short_range_term<3>(dx * dx + dy * dy + dz * dz, plan.floor * plan.floor, plan.a * plan.a,
-                                                     plan.coef.data());
+            v += at.q[a] * msm::short_range_term<3>(dx * dx + dy * dy + dz * dz, plan.floor * plan.floor,
+                                                    plan.a * plan.a, plan.coef.data());
           }
     out[p] = v;
   }
@@ -607,7 +620,6 @@ TEST(MsmAccuracy, CostModelPrefersMsmOnlyForLargeMaps) {
   }
 }
 
-
 // ---- Methods in the map pipeline ----------------------------------------------------------------
 
 TEST(MsmMaps, SeriesComputesMsmMapsAndEstimatesTheirError) {
@@ -623,8 +635,8 @@ TEST(MsmMaps, SeriesComputesMsmMapsAndEstimatesTheirError) {
   Grid3 exact = map;
   potential_cpu(c, Units::real().coulomb, m.floor(), exact);
   const double e = rel_rms(map.values, exact.values);
-  std::printf("  series msm: %s; true rel RMS %.2e, estimated %.2e from %d points\n", series.method_description().c_str(), e,
-              series.accuracy().rel_rms, series.accuracy().samples);
+  std::printf("  series msm: %s; true rel RMS %.2e, estimated %.2e from %d points\n",
+              series.method_description().c_str(), e, series.accuracy().rel_rms, series.accuracy().samples);
   EXPECT_LT(e, 1e-3);
   EXPECT_EQ(series.accuracy().samples, 256);
   EXPECT_GT(series.accuracy().rel_rms, 0.5 * e);
@@ -652,7 +664,8 @@ TEST(MsmMaps, AutoKeepsTheExactSumForSmallMapsAndPeriodicNeedsMsm) {
     PotentialMapSeries series(m, Units::lj());
     const Grid3 map = series.add(charged_state(c, box));
     EXPECT_EQ(series.method(), MapMethod::Exact) << series.method_description();
-    EXPECT_NE(series.method_description().find("auto: exact (estimated"), std::string::npos) << series.method_description();
+    EXPECT_NE(series.method_description().find("auto: exact (estimated"), std::string::npos)
+        << series.method_description();
     Grid3 exact = map;
     potential_cpu(c, 1.0, m.floor(), exact);
     EXPECT_EQ(map.values, exact.values);  // the exact path, unchanged
@@ -717,7 +730,8 @@ std::string with_map(const std::string& keys) {
 }
 
 TEST(MsmMaps, ConfigKeysAndTheirErrors) {
-  const RunConfig cfg = parse_config(with_map(", method: msm, msm_cutoff: 6, msm_grid_spacing: 1.5, msm_order: 4, error_samples: 0"), "m.yaml");
+  const RunConfig cfg = parse_config(
+      with_map(", method: msm, msm_cutoff: 6, msm_grid_spacing: 1.5, msm_order: 4, error_samples: 0"), "m.yaml");
   EXPECT_EQ(cfg.potential_map.method, "msm");
   EXPECT_EQ(cfg.potential_map.boundary, "open");
   const MapSettings m = map_settings(cfg.potential_map);
@@ -733,7 +747,8 @@ TEST(MsmMaps, ConfigKeysAndTheirErrors) {
     std::string text, message;
   } bad[] = {
       {with_map(", method: fast"), "analysis.potential_map.method: expected one of exact, msm, auto, got 'fast'"},
-      {with_map(", method: msm, boundary: periodic"), "analysis.potential_map.boundary: periodic needs a periodic system"},
+      {with_map(", method: msm, boundary: periodic"),
+       "analysis.potential_map.boundary: periodic needs a periodic system"},
       {with_map(", msm_order: 5"), "analysis.potential_map.msm_order: expected 4 (cubic) or 6 (quintic)"},
       {with_map(", msm_cutoff: -1"), "analysis.potential_map.msm_cutoff: expected"},
   };
@@ -772,7 +787,10 @@ TEST(MsmMaps, PotentialMapAndPlaceIonsTakeMethod) {
   }
   std::string out;
   const std::string dx = temp_path("msm.dx");
-  ASSERT_EQ(run_pairmd("potential-map --config " + cfg_path + " --spacing 0.5 --kernel cpu --method msm --out " + dx, &out), 0) << out;
+  ASSERT_EQ(
+      run_pairmd("potential-map --config " + cfg_path + " --spacing 0.5 --kernel cpu --method msm --out " + dx, &out),
+      0)
+      << out;
   EXPECT_NE(out.find("method: msm; msm: a ="), std::string::npos) << out;
   EXPECT_NE(out.find("accuracy: estimated relative RMS error"), std::string::npos) << out;
   const Grid3 got = read_dx(dx);
@@ -796,11 +814,21 @@ TEST(MsmMaps, PotentialMapAndPlaceIonsTakeMethod) {
   // place-ions on an msm map: the first ion goes where the exact map is (to the map's error)
   // as low as at the exact map's choice; this symmetric system has several equivalent places.
   const std::string ions_msm = temp_path("ions_msm.yaml"), ions_exact = temp_path("ions_exact.yaml");
-  ASSERT_EQ(run_pairmd("place-ions --config " + cfg_path + " --count 2 --type B --min-distance 2.0 --spacing 0.5 "
-                       "--kernel cpu --method msm --out " + ions_msm, &out), 0) << out;
+  ASSERT_EQ(run_pairmd("place-ions --config " + cfg_path +
+                           " --count 2 --type B --min-distance 2.0 --spacing 0.5 "
+                           "--kernel cpu --method msm --out " +
+                           ions_msm,
+                       &out),
+            0)
+      << out;
   EXPECT_NE(out.find("multilevel summation"), std::string::npos) << out;
-  ASSERT_EQ(run_pairmd("place-ions --config " + cfg_path + " --count 2 --type B --min-distance 2.0 --spacing 0.5 "
-                       "--kernel cpu --method exact --out " + ions_exact, &out), 0) << out;
+  ASSERT_EQ(run_pairmd("place-ions --config " + cfg_path +
+                           " --count 2 --type B --min-distance 2.0 --spacing 0.5 "
+                           "--kernel cpu --method exact --out " +
+                           ions_exact,
+                       &out),
+            0)
+      << out;
   const BuiltSystem a = build_system(load_config(ions_msm)), b = build_system(load_config(ions_exact));
   ASSERT_EQ(a.state.size(), b.state.size());
   ASSERT_EQ(a.state.size(), sys.state.size() + 2);

@@ -114,11 +114,12 @@ void check_case(const Case& k) {
   Grid3 map = g;
   map.values.assign(out.begin(), out.end());
   const MapAccuracy acc = sampled_accuracy(c, 1.0, 0.25, k.periodic ? &box : nullptr, map, 300);
-  std::printf("  %-18s %s\n    GPU vs CPU (/ RMS of V): short %.2e, long %.2e, finest grid %.2e, total %.2e; "
-              "vs exact (300 points) %.2e; %.3f ms (binning %.3f, short %.3f, anterpolation %.3f, grids %.3f, "
-              "interpolation %.3f)\n",
-              k.name, plan.describe().c_str(), e_short, e_long, e_grid, e_total, acc.rel_rms, t.total, t.binning,
-              t.short_range, t.anterpolation, t.grids, t.interpolation);
+  std::printf(
+      "  %-18s %s\n    GPU vs CPU (/ RMS of V): short %.2e, long %.2e, finest grid %.2e, total %.2e; "
+      "vs exact (300 points) %.2e; %.3f ms (binning %.3f, short %.3f, anterpolation %.3f, grids %.3f, "
+      "interpolation %.3f)\n",
+      k.name, plan.describe().c_str(), e_short, e_long, e_grid, e_total, acc.rel_rms, t.total, t.binning, t.short_range,
+      t.anterpolation, t.grids, t.interpolation);
   EXPECT_LT(e_short, 1e-5) << k.name;
   EXPECT_LT(e_long, 1e-5) << k.name;
   EXPECT_LT(e_grid, 1e-5) << k.name;
@@ -129,20 +130,32 @@ void check_case(const Case& k) {
 TEST(MsmGpu, OpenBoundaryPartsMatchTheCpuReference) {
   PAIRMD_REQUIRE_GPU();
   // Odd sizes (partial 8^3 tiles), anisotropic spacing, atoms beyond the lattice, far origin.
-  check_case({"open quintic", {37, 29, 23}, {0, 0, 0}, {0.5, 0.6, 0.45}, 5000, {-2, -2, -2}, {20, 19, 12}, false, 6, 2.5});
-  check_case({"open cubic", {37, 29, 23}, {0, 0, 0}, {0.5, 0.6, 0.45}, 5000, {-2, -2, -2}, {20, 19, 12}, false, 4, 2.5});
-  check_case({"far origin, auto a", {33, 9, 70}, {1000, -2000, 30}, {0.7, 0.9, 0.35}, 3000, {995, -2005, 25},
-              {1025, -1990, 60}, false, 6, 0});
+  check_case(
+      {"open quintic", {37, 29, 23}, {0, 0, 0}, {0.5, 0.6, 0.45}, 5000, {-2, -2, -2}, {20, 19, 12}, false, 6, 2.5});
+  check_case(
+      {"open cubic", {37, 29, 23}, {0, 0, 0}, {0.5, 0.6, 0.45}, 5000, {-2, -2, -2}, {20, 19, 12}, false, 4, 2.5});
+  check_case({"far origin, auto a",
+              {33, 9, 70},
+              {1000, -2000, 30},
+              {0.7, 0.9, 0.35},
+              3000,
+              {995, -2005, 25},
+              {1025, -1990, 60},
+              false,
+              6,
+              0});
   check_case({"one atom", {17, 17, 17}, {0, 0, 0}, {0.5, 0.5, 0.5}, 1, {3, 3, 3}, {5, 5, 5}, false, 6, 2.0});
 }
 
 TEST(MsmGpu, PeriodicPartsMatchTheCpuReference) {
   PAIRMD_REQUIRE_GPU();
   // The lattice sticks out of the box on every side (the map is periodic).
-  check_case({"periodic brick", {31, 25, 27}, {-1, -1, -1}, {0.5, 0.5, 0.5}, 3000, {0, 0, 0}, {14, 11, 12.5}, true, 6, 3.2});
+  check_case(
+      {"periodic brick", {31, 25, 27}, {-1, -1, -1}, {0.5, 0.5, 0.5}, 3000, {0, 0, 0}, {14, 11, 12.5}, true, 6, 3.2});
   check_case({"periodic cubic", {20, 20, 20}, {0, 0, 0}, {0.6, 0.6, 0.6}, 2000, {0, 0, 0}, {12, 12, 12}, true, 4, 2.5});
   // a beyond half the box: several images of an atom within a of a point.
-  check_case({"periodic small box", {13, 15, 14}, {0, 0, 0}, {0.5, 0.5, 0.5}, 300, {0, 0, 0}, {6, 7, 6.5}, true, 6, 3.5});
+  check_case(
+      {"periodic small box", {13, 15, 14}, {0, 0, 0}, {0.5, 0.5, 0.5}, 300, {0, 0, 0}, {6, 7, 6.5}, true, 6, 3.5});
 }
 
 TEST(MsmGpu, ThirtyThousandAtoms) {

@@ -43,8 +43,8 @@ void randomise(SystemState& s, uint64_t seed) {
     Vec3d x;
     for (int trial = 0;; ++trial) {
       x = {box.lo.x + u(rng) * box.L.x, box.lo.y + u(rng) * box.L.y, box.lo.z + u(rng) * box.L.z};
-      if (i % 7 == 0) x.x = box.lo.x;                                        // on the lower face
-      if (i % 7 == 1) x.y = std::nextafter(box.lo.y + box.L.y, box.lo.y);    // just inside the upper face
+      if (i % 7 == 0) x.x = box.lo.x;                                      // on the lower face
+      if (i % 7 == 1) x.y = std::nextafter(box.lo.y + box.L.y, box.lo.y);  // just inside the upper face
       if (i % 7 == 2) x.z = box.lo.z + 1e-12;
       bool ok = true;
       for (const Vec3d& p : placed) {
@@ -64,8 +64,8 @@ void randomise(SystemState& s, uint64_t seed) {
 
 struct Case {
   const char* name;
-  int cells;        // fcc unit cells per direction (4 particles each)
-  double density;   // sets the box: L = cells * (4 / density)^(1/3)
+  int cells;       // fcc unit cells per direction (4 particles each)
+  double density;  // sets the box: L = cells * (4 / density)^(1/3)
   double cutoff;
 };
 
@@ -116,7 +116,8 @@ system:
   chains: {count: 20, length: 10, density: 0.6, bond: fene}
   relax: {steps: 100}
 force_field:
-  exclusions: )" + std::string(policy) + R"(
+  exclusions: )" + std::string(policy) +
+                             R"(
   bonds: [{name: fene, potential: fene, k: 30, r0: 1.5}]
   pair: [{potential: lj, cutoff: 2.5, coeffs: [{types: [M, M], epsilon: 1, sigma: 1}]}]
 integrator: {kind: langevin, dt: 0.005, temperature: 1.0}

@@ -123,7 +123,8 @@ std::string config(int64_t steps, const std::string& trajectory, int64_t checkpo
   std::ostringstream s;
   s << "title: output guarantees\nunits: lj\nsteps: " << steps << "\n"
     << "system:\n  types: [{name: A, mass: 1.0}]\n  lattice: {kind: fcc, cells: " << cells << ", density: 0.8442}\n"
-    << "force_field:\n  pair:\n    - potential: lj\n      cutoff: 2.5\n      coeffs: [{types: [A, A], epsilon: 1.0, sigma: 1.0}]\n"
+    << "force_field:\n  pair:\n    - potential: lj\n      cutoff: 2.5\n      coeffs: [{types: [A, A], epsilon: 1.0, "
+       "sigma: 1.0}]\n"
     << "integrator: {kind: langevin, dt: 0.005, temperature: 1.2, friction: 1.0, seed: 11}\n"
     << "output:\n  thermo_every: " << thermo_every << "\n  progress: off\n  checkpoint_every: " << checkpoint_every
     << "\n  trajectory: " << trajectory << "\n";
@@ -159,12 +160,12 @@ TEST(OutputGuarantees, SecondRunOnAPrefixInUseIsRefusedAndTheFirstRunsFilesStayW
     };
     for (const auto& args : seconds) {
       const auto t0 = Clock::now();
-      const test::ChildResult r =
-          test::run_pairmd(args, dir.path, 60, 0, 0, {"HDF5_USE_FILE_LOCKING=FALSE"});
+      const test::ChildResult r = test::run_pairmd(args, dir.path, 60, 0, 0, {"HDF5_USE_FILE_LOCKING=FALSE"});
       const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
       EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
-      EXPECT_NE(r.err.find("the output prefix 'run' is in use by another pairmd run (pid " + std::to_string(first.pid())),
-                std::string::npos)
+      EXPECT_NE(
+          r.err.find("the output prefix 'run' is in use by another pairmd run (pid " + std::to_string(first.pid())),
+          std::string::npos)
           << r.err;
       EXPECT_LT(secs, 10.0) << "the refusal must come at once";
     }
@@ -201,7 +202,8 @@ TEST(OutputGuarantees, RepeatedRunRefusesToReplaceAnEarlierRunsFilesUnlessAskedT
                            "run.checkpoint.h5, run.log); nothing was written"),
             std::string::npos)
       << again.err;
-  EXPECT_NE(again.err.find("to continue that run:  pairmd run run.yaml --restart run.checkpoint.h5"), std::string::npos);
+  EXPECT_NE(again.err.find("to continue that run:  pairmd run run.yaml --restart run.checkpoint.h5"),
+            std::string::npos);
   EXPECT_NE(again.err.find("add --overwrite"), std::string::npos);
   EXPECT_EQ(snapshot(dir, "run"), before) << "a refused run changed the earlier files";
   EXPECT_FALSE(test::file_exists(dir / "run.lock"));
@@ -220,8 +222,8 @@ TEST(OutputGuarantees, RepeatedRunRefusesToReplaceAnEarlierRunsFilesUnlessAskedT
   EXPECT_EQ(snapshot(dir, "run"), before);
 
   // --overwrite replaces them on purpose: a run with another seed writes other numbers.
-  const test::ChildResult over = test::run_pairmd(
-      {"run", "run.yaml", "--backend", "cpu", "--overwrite", "--set", "integrator.seed=99"}, dir.path);
+  const test::ChildResult over =
+      test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--overwrite", "--set", "integrator.seed=99"}, dir.path);
   ASSERT_EQ(over.exit_code, 0) << over.err;
   EXPECT_NE(over.out.find("overwrite: removed run.h5 (--overwrite)"), std::string::npos) << over.out;
   EXPECT_NE(test::read_text(dir / "run.h5"), before.at("run.h5"));
@@ -237,10 +239,10 @@ TEST(OutputGuarantees, AStaleCheckpointDoesNotContinueFilesAnotherRunTookOver) {
   test::write_text(dir / "run.yaml", config(300, "{every: 100, flush_seconds: 1}", 100));
   ASSERT_EQ(test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--steps", "200"}, dir.path).exit_code, 0);
   test::write_text(dir / "stale.h5", test::read_text(dir / "run.checkpoint.h5"));
-  ASSERT_EQ(test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--overwrite", "--set", "integrator.seed=5"},
-                                dir.path)
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--overwrite", "--set", "integrator.seed=5"}, dir.path)
+          .exit_code,
+      0);
   const auto theirs = snapshot(dir, "run");
   const test::ChildResult r = test::run_pairmd({"run", "--restart", "stale.h5"}, dir.path);
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -254,7 +256,8 @@ TEST(OutputGuarantees, AStaleCheckpointDoesNotContinueFilesAnotherRunTookOver) {
   EXPECT_EQ(test::read_text(dir / "run.h5"), theirs.at("run.h5"));
   EXPECT_EQ(test::read_text(dir / "run.thermo.csv"), theirs.at("run.thermo.csv"));
   // Going on from the old checkpoint into new files works.
-  const test::ChildResult r3 = test::run_pairmd({"run", "--restart", "stale.h5", "--output", "old", "--steps", "300"}, dir.path);
+  const test::ChildResult r3 =
+      test::run_pairmd({"run", "--restart", "stale.h5", "--output", "old", "--steps", "300"}, dir.path);
   EXPECT_EQ(r3.exit_code, 0) << r3.err;
   EXPECT_EQ(frame_steps(dir / "old.h5"), (std::vector<int64_t>{200, 300}));
 }
@@ -320,11 +323,12 @@ TEST(OutputGuarantees, InterruptedRunContinuesWithItsOwnPrefixOverridesAndEnd) {
 
   // Overriding again: the run says what differs from the one it continues, and goes on.
   const auto kept = snapshot(dir, "full");
-  const test::ChildResult more = test::run_pairmd(
-      {"run", "run.yaml", "--restart", "custom.checkpoint.h5", "--set", "integrator.temperature=1.0", "--steps", "4400"},
-      dir.path);
+  const test::ChildResult more = test::run_pairmd({"run", "run.yaml", "--restart", "custom.checkpoint.h5", "--set",
+                                                   "integrator.temperature=1.0", "--steps", "4400"},
+                                                  dir.path);
   ASSERT_EQ(more.exit_code, 0) << more.err;
-  EXPECT_NE(more.out.find("restart: differs from the run that wrote custom.checkpoint.h5:\n"), std::string::npos) << more.out;
+  EXPECT_NE(more.out.find("restart: differs from the run that wrote custom.checkpoint.h5:\n"), std::string::npos)
+      << more.out;
   EXPECT_NE(more.out.find("  steps: 4000 -> 4400\n"), std::string::npos) << more.out;
   EXPECT_NE(more.out.find("  integrator.temperature: 1.5 -> 1.0\n"), std::string::npos) << more.out;
   EXPECT_EQ(frame_steps(dir / "custom.h5").back(), 4400);
@@ -332,8 +336,8 @@ TEST(OutputGuarantees, InterruptedRunContinuesWithItsOwnPrefixOverridesAndEnd) {
 
   // A restart into a new prefix starts new files there and leaves the run's files alone.
   const auto custom = snapshot(dir, "custom");
-  const test::ChildResult branch = test::run_pairmd(
-      {"run", "--restart", "custom.checkpoint.h5", "--output", "branch", "--steps", "4600"}, dir.path);
+  const test::ChildResult branch =
+      test::run_pairmd({"run", "--restart", "custom.checkpoint.h5", "--output", "branch", "--steps", "4600"}, dir.path);
   ASSERT_EQ(branch.exit_code, 0) << branch.err;
   EXPECT_NE(branch.out.find("restart: output prefix custom -> branch (--output): new files, starting at step 4400"),
             std::string::npos)
@@ -341,8 +345,8 @@ TEST(OutputGuarantees, InterruptedRunContinuesWithItsOwnPrefixOverridesAndEnd) {
   EXPECT_EQ(frame_steps(dir / "branch.h5"), (std::vector<int64_t>{4400, 4600}));
   EXPECT_EQ(snapshot(dir, "custom"), custom);
   // ... but not over files that are there: those belong to another run.
-  const test::ChildResult onto = test::run_pairmd(
-      {"run", "--restart", "custom.checkpoint.h5", "--output", "full", "--steps", "4600"}, dir.path);
+  const test::ChildResult onto =
+      test::run_pairmd({"run", "--restart", "custom.checkpoint.h5", "--output", "full", "--steps", "4600"}, dir.path);
   EXPECT_EQ(onto.exit_code, 2) << onto.err;
   EXPECT_EQ(snapshot(dir, "full"), kept);
 }
@@ -386,12 +390,14 @@ TEST(OutputGuarantees, KillsAtRandomMomentsKeepEveryFrameOlderThanFlushSeconds) 
   std::uniform_real_distribution<double> delay(2.0, 4.5);
   for (int k = 0; k < 3; ++k) {
     ScratchDir dir;
-    test::write_text(dir / "run.yaml",
-                        config(1000000000, "{every: 100, velocities_every: 100, observables_every: 100, flush_seconds: 1}"));
+    test::write_text(
+        dir / "run.yaml",
+        config(1000000000, "{every: 100, velocities_every: 100, observables_every: 100, flush_seconds: 1}"));
     test::Child c({PAIRMD_BINARY, "run", "run.yaml", "--backend", "cpu"}, dir.path);
     RowClock rows(dir / "run.thermo.csv");
     ASSERT_TRUE(rows.wait_for(0, 60)) << c.err();
-    const auto kill_at = rows.seen().at(0) + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay(rng)));
+    const auto kill_at =
+        rows.seen().at(0) + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay(rng)));
     rows.poll_until(kill_at);
     c.signal(SIGKILL);
     const auto killed = Clock::now();
@@ -446,16 +452,16 @@ TEST(OutputGuarantees, RunsThatCannotFitAreRefusedWithTheEstimateAndWriteNothing
   }
   EXPECT_EQ(snapshot(dir, "earlier"), earlier);
 
-  const test::ChildResult fits =
-      test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--set", "system.lattice.cells=8"}, dir.path, 120, 0, limit);
+  const test::ChildResult fits = test::run_pairmd(
+      {"run", "run.yaml", "--backend", "cpu", "--set", "system.lattice.cells=8"}, dir.path, 120, 0, limit);
   EXPECT_EQ(fits.exit_code, 0) << fits.err;
   EXPECT_NE(fits.out.find("memory: about "), std::string::npos) << fits.out;
   for (const int cells : {56, 62, 68}) {
     const std::string prefix = "size" + std::to_string(cells);
-    const test::ChildResult r = test::run_pairmd(
-        {"run", "run.yaml", "--backend", "cpu", "--steps", "2", "--output", prefix, "--set",
-         "system.lattice.cells=" + std::to_string(cells), "--set", "output.trajectory.every=1"},
-        dir.path, 300, 0, limit);
+    const test::ChildResult r =
+        test::run_pairmd({"run", "run.yaml", "--backend", "cpu", "--steps", "2", "--output", prefix, "--set",
+                          "system.lattice.cells=" + std::to_string(cells), "--set", "output.trajectory.every=1"},
+                         dir.path, 300, 0, limit);
     EXPECT_EQ(r.signal, 0) << cells;
     EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << cells << " cells: exit " << r.exit_code << "\n" << r.err;
     if (r.exit_code == 2) EXPECT_NE(r.err.find("of host memory"), std::string::npos) << r.err;
@@ -524,7 +530,8 @@ TEST_P(FullDisk, StopsTheRunAndDamagesNothingWrittenBefore) {
   const std::string err = test::read_text(out / "full.err");
   EXPECT_EQ(test::read_text(out / "full.rc"), "1\n") << err;
   EXPECT_NE(err.find("full.h5"), std::string::npos) << err;
-  EXPECT_TRUE(err.find("No space left on device") != std::string::npos || err.find("no room") != std::string::npos) << err;
+  EXPECT_TRUE(err.find("No space left on device") != std::string::npos || err.find("no room") != std::string::npos)
+      << err;
   const std::vector<int64_t> frames = frame_steps(out / "after/full.h5");
   ASSERT_GT(frames.size(), 3u);
   for (size_t k = 0; k < frames.size(); ++k) EXPECT_EQ(frames[k], int64_t(10) * k);
@@ -535,8 +542,10 @@ TEST_P(FullDisk, StopsTheRunAndDamagesNothingWrittenBefore) {
 
   // The earlier run's files, on the same full disk, are as they were.
   for (const char* f : {"earlier.h5", "earlier.thermo.csv", "earlier.checkpoint.h5"}) {
-    EXPECT_EQ(test::read_text(out / (std::string("after/") + f)), test::read_text(out / (std::string("before/") + f))) << f;
-    EXPECT_EQ(test::read_text(out / (std::string("final/") + f)), test::read_text(out / (std::string("before/") + f))) << f;
+    EXPECT_EQ(test::read_text(out / (std::string("after/") + f)), test::read_text(out / (std::string("before/") + f)))
+        << f;
+    EXPECT_EQ(test::read_text(out / (std::string("final/") + f)), test::read_text(out / (std::string("before/") + f)))
+        << f;
   }
 
   // With room again, the printed command finishes the run: frames 0..3000 without gaps.
@@ -570,23 +579,26 @@ INSTANTIATE_TEST_SUITE_P(OutputGuarantees, FullDisk, ::testing::Values("tmpfs", 
 TEST(OutputGuarantees, BadInputIsExitTwoInEveryCommand) {
   ScratchDir dir;
   test::write_text(dir / "charged.yaml",
-                      "units: lj\nsteps: 10\nsystem:\n  types: [{name: M, mass: 1.0, charge: -1.0}, {name: C, mass: 1.0, charge: 1.0}]\n"
-                      "  chains: {count: 4, length: 5, density: 0.05, bond: fene, counterion_type: C, monomer_type: M}\n"
-                      "force_field:\n  bonds: [{name: fene, potential: fene, k: 30, r0: 1.5}]\n"
-                      "  pair:\n    - {potential: wca, coeffs: [{types: [M, M]}, {types: [M, C]}, {types: [C, C]}]}\n"
-                      "  exclusions: none\nintegrator: {kind: langevin, dt: 0.005, temperature: 1.0}\n"
-                      "output: {progress: off, trajectory: {every: 5}}\n");
+                   "units: lj\nsteps: 10\nsystem:\n  types: [{name: M, mass: 1.0, charge: -1.0}, {name: C, mass: 1.0, "
+                   "charge: 1.0}]\n"
+                   "  chains: {count: 4, length: 5, density: 0.05, bond: fene, counterion_type: C, monomer_type: M}\n"
+                   "force_field:\n  bonds: [{name: fene, potential: fene, k: 30, r0: 1.5}]\n"
+                   "  pair:\n    - {potential: wca, coeffs: [{types: [M, M]}, {types: [M, C]}, {types: [C, C]}]}\n"
+                   "  exclusions: none\nintegrator: {kind: langevin, dt: 0.005, temperature: 1.0}\n"
+                   "output: {progress: off, trajectory: {every: 5}}\n");
   ASSERT_EQ(test::run_pairmd({"run", "charged.yaml", "--backend", "cpu"}, dir.path).exit_code, 0);
-  test::write_text(dir / "huge.dx",
-                      "object 1 class gridpositions counts 100000 100000 100000\norigin 0 0 0\ndelta 1 0 0\n"
-                      "delta 0 1 0\ndelta 0 0 1\nobject 3 class array type double rank 0 items 1000000000000000 data follows\n1 2 3\n");
-  test::write_text(dir / "short.dx",
-                      "object 1 class gridpositions counts 1000 1000 1000\norigin 0 0 0\ndelta 1 0 0\n"
-                      "delta 0 1 0\ndelta 0 0 1\nobject 3 class array type double rank 0 items 1000000000 data follows\n1 2 3\n");
+  test::write_text(
+      dir / "huge.dx",
+      "object 1 class gridpositions counts 100000 100000 100000\norigin 0 0 0\ndelta 1 0 0\n"
+      "delta 0 1 0\ndelta 0 0 1\nobject 3 class array type double rank 0 items 1000000000000000 data follows\n1 2 3\n");
+  test::write_text(
+      dir / "short.dx",
+      "object 1 class gridpositions counts 1000 1000 1000\norigin 0 0 0\ndelta 1 0 0\n"
+      "delta 0 1 0\ndelta 0 0 1\nobject 3 class array type double rank 0 items 1000000000 data follows\n1 2 3\n");
   const std::string config_text = test::read_text(dir / "charged.yaml");
   const auto outputs = snapshot(dir, "charged");
-  const std::vector<std::string> ions = {"place-ions", "--config", "charged.yaml", "--count", "2", "--type", "C",
-                                         "--min-distance", "1"};
+  const std::vector<std::string> ions = {"place-ions", "--config", "charged.yaml",   "--count", "2",
+                                         "--type",     "C",        "--min-distance", "1"};
   auto with = [](std::vector<std::string> a, const std::vector<std::string>& more) {
     a.insert(a.end(), more.begin(), more.end());
     return a;
@@ -612,7 +624,8 @@ TEST(OutputGuarantees, BadInputIsExitTwoInEveryCommand) {
        "more than the 1073741824 particles"},
       {{"run", "charged.yaml", "--set", "system.chains.min_distance=5"}, "no arrangement keeps beads 5 apart"},
       {{"check", "charged.yaml", "--set", "system.types.1.charge=1e-9"}, "particles (counterions included), more than"},
-      {{"run", "charged.yaml", "--output", "relaxed", "--set", "system.relax.max_move=1e300"}, "system.relax: the relaxation before the run failed"},
+      {{"run", "charged.yaml", "--output", "relaxed", "--set", "system.relax.max_move=1e300"},
+       "system.relax: the relaxation before the run failed"},
   };
   for (const auto& [args, expected] : cases) {
     const test::ChildResult r = test::run_pairmd(args, dir.path, 60, 0, 1536L << 20);

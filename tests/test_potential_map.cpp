@@ -10,13 +10,13 @@
 #include <random>
 #include <sstream>
 
-#include "io/dx_writer.h"
 #include "analysis/ion_placement.h"
 #include "analysis/potential_map.h"
 #include "analysis/potential_map_observer.h"
 #include "engine/config.h"
 #include "engine/simulation.h"
 #include "engine/system_builder.h"
+#include "io/dx_writer.h"
 #include "kernels/dcs/dcs_launch.h"
 #include "tests/test_support.h"
 
@@ -71,8 +71,8 @@ TEST(PotentialMap, DistanceFloorCapsThePotentialAtAParticle) {
   ChargeList c;
   c.add(1, 1, 1, -2.0);
   potential_cpu(c, 1.0, 0.5, g);
-  EXPECT_DOUBLE_EQ(g.values[13], -2.0 / 0.5);           // on the particle: q / floor
-  EXPECT_DOUBLE_EQ(g.values[12], -2.0 / 1.0);           // one spacing away
+  EXPECT_DOUBLE_EQ(g.values[13], -2.0 / 0.5);            // on the particle: q / floor
+  EXPECT_DOUBLE_EQ(g.values[12], -2.0 / 1.0);            // one spacing away
   EXPECT_DOUBLE_EQ(g.values[0], -2.0 / std::sqrt(3.0));  // corner
 }
 
@@ -149,7 +149,8 @@ TEST(PotentialMap, DxFileRoundTripsAndListsZFastest) {
   write_dx(path, order);
   std::ifstream in(path);
   std::string line;
-  while (std::getline(in, line) && line.find("data follows") == std::string::npos) {}
+  while (std::getline(in, line) && line.find("data follows") == std::string::npos) {
+  }
   std::getline(in, line);
   EXPECT_EQ(line, "0 1 2");
   std::getline(in, line);
@@ -182,7 +183,8 @@ TEST(PotentialMap, SeriesAveragesFramesOnTheFirstFramesLattice) {
   m.spacing = 1.0;
   m.kernel = "cpu";
   PotentialMapSeries series(m, Units::lj());
-  const SystemState a = charged_state(random_charges(50, 0, 6, 1), 6), b = charged_state(random_charges(50, 0, 6, 2), 6);
+  const SystemState a = charged_state(random_charges(50, 0, 6, 1), 6),
+                    b = charged_state(random_charges(50, 0, 6, 2), 6);
   const Grid3 ma = series.add(a);
   const Grid3 mb = series.add(b);
   EXPECT_EQ(series.frames(), 2);
@@ -232,8 +234,8 @@ TEST(PotentialMap, FrameRangesSelectLikePythonSlices) {
   }
   {
     PotentialMapSeries s(m, Units::lj());
-    EXPECT_THROW(map_frames(read, parse_frame_range("7:"), s), std::out_of_range);    // nothing readable
-    EXPECT_THROW(map_frames(read, parse_frame_range("3:9"), s), std::out_of_range);   // closed range past the end
+    EXPECT_THROW(map_frames(read, parse_frame_range("7:"), s), std::out_of_range);   // nothing readable
+    EXPECT_THROW(map_frames(read, parse_frame_range("3:9"), s), std::out_of_range);  // closed range past the end
   }
   for (const char* bad : {"", "a:b", "3:1", "0:5:0", "-2", "1:2:3:4", "-1:"})
     EXPECT_THROW(parse_frame_range(bad), std::invalid_argument) << bad;
@@ -408,7 +410,8 @@ TEST(PotentialMapObserver, RunWritesTheTimeAverageAsDx) {
   const Grid3 file = read_dx(dx);
   EXPECT_EQ(file.dims, avg.dims);
   EXPECT_EQ(file.unit, "kcal/mol/e");
-  for (size_t p = 0; p < avg.size(); ++p) EXPECT_NEAR(file.values[p], avg.values[p], 1e-8 * std::fabs(avg.values[p]) + 1e-12);
+  for (size_t p = 0; p < avg.size(); ++p)
+    EXPECT_NEAR(file.values[p], avg.values[p], 1e-8 * std::fabs(avg.values[p]) + 1e-12);
 }
 
 using test::read_text;
@@ -430,7 +433,8 @@ TEST(PotentialMapCommands, RunAndPotentialMapAndPlaceIonsEndToEnd) {
   // pairmd run computes maps (auto: cpu here) and writes the average.
   const std::string prefix = temp_path("cmdrun");
   // --overwrite: the prefix is a fixed name under the temporary directory, left by earlier runs of this test.
-  ASSERT_EQ(run_pairmd("run " + cfg_path + " --output " + prefix + " --overwrite"), 0) << read_text(temp_path("cmd.log"));
+  ASSERT_EQ(run_pairmd("run " + cfg_path + " --output " + prefix + " --overwrite"), 0)
+      << read_text(temp_path("cmd.log"));
   const Grid3 run_map = read_dx(prefix + ".potential.dx");
   EXPECT_GT(run_map.size(), 0u);
 
@@ -454,14 +458,18 @@ TEST(PotentialMapCommands, RunAndPotentialMapAndPlaceIonsEndToEnd) {
   EXPECT_NE(read_text(temp_path("cmd.log")).find("--units"), std::string::npos);
   if (!dcs::gpu_available(nullptr)) {
     EXPECT_EQ(run_pairmd("potential-map --config " + cfg_path + " --kernel gather"), 2);
-    EXPECT_NE(read_text(temp_path("cmd.log")).find("runs on a GPU"), std::string::npos) << read_text(temp_path("cmd.log"));
-    EXPECT_EQ(run_pairmd("place-ions --config " + cfg_path + " --count 1 --type B --min-distance 1 --kernel scatter"), 2);
+    EXPECT_NE(read_text(temp_path("cmd.log")).find("runs on a GPU"), std::string::npos)
+        << read_text(temp_path("cmd.log"));
+    EXPECT_EQ(run_pairmd("place-ions --config " + cfg_path + " --count 1 --type B --min-distance 1 --kernel scatter"),
+              2);
   }
 
   // place-ions: two cations of a new type; the written config builds the system plus the ions.
   const std::string out = temp_path("ions.yaml");
-  ASSERT_EQ(run_pairmd("place-ions --config " + cfg_path + " --count 2 --type B --min-distance 1.0 --spacing 0.25 "
-                       "--kernel cpu --out " + out),
+  ASSERT_EQ(run_pairmd("place-ions --config " + cfg_path +
+                       " --count 2 --type B --min-distance 1.0 --spacing 0.25 "
+                       "--kernel cpu --out " +
+                       out),
             0)
       << read_text(temp_path("cmd.log"));
   const RunConfig with_ions = load_config(out);
@@ -477,10 +485,12 @@ TEST(PotentialMapCommands, RunAndPotentialMapAndPlaceIonsEndToEnd) {
   EXPECT_EQ(run_pairmd("check " + out), 0) << read_text(temp_path("cmd.log"));
 
   // A new type without force-field coefficients: the written config would not validate.
-  EXPECT_EQ(run_pairmd("place-ions --config " + cfg_path + " --count 1 --type NA --charge 1 --min-distance 1 --kernel cpu --out " +
-                       temp_path("ions2.yaml")),
-            2);
-  EXPECT_NE(read_text(temp_path("cmd.log")).find("declare type 'NA'"), std::string::npos) << read_text(temp_path("cmd.log"));
+  EXPECT_EQ(
+      run_pairmd("place-ions --config " + cfg_path +
+                 " --count 1 --type NA --charge 1 --min-distance 1 --kernel cpu --out " + temp_path("ions2.yaml")),
+      2);
+  EXPECT_NE(read_text(temp_path("cmd.log")).find("declare type 'NA'"), std::string::npos)
+      << read_text(temp_path("cmd.log"));
   EXPECT_EQ(run_pairmd("place-ions --config " + cfg_path + " --count 1 --type B --charge 1 --min-distance 1"), 2);
 }
 

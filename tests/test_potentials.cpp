@@ -102,7 +102,8 @@ void check_bond(const BondCoeffs& c, double rmin, double rmax) {
     ASSERT_TRUE(Eval::eval((r + h) * (r + h), p, f1, ep));
     ASSERT_TRUE(Eval::eval((r - h) * (r - h), p, f1, em));
     const double force = fdivr * r;
-    EXPECT_NEAR(force, -(ep - em) / (2 * h), kRelTol * std::max(1.0, std::fabs(force))) << Eval::kName << " at r = " << r;
+    EXPECT_NEAR(force, -(ep - em) / (2 * h), kRelTol * std::max(1.0, std::fabs(force)))
+        << Eval::kName << " at r = " << r;
   }
 }
 
@@ -128,9 +129,8 @@ TEST(Potentials, EveryRegisteredPairPotentialForceIsMinusEnergyGradient) {
       c.shift = shift;
       const double rc = pair_cutoff(info.kind, c);
       SCOPED_TRACE(std::string(info.name) + (shift ? ", shifted" : ""));
-      dispatch_pair<double>(info.kind, [&](auto eval) {
-        check_pair<decltype(eval)>(c, 0.8, rc - 1e-3, info.charged ? -0.7 : 0.0);
-      });
+      dispatch_pair<double>(
+          info.kind, [&](auto eval) { check_pair<decltype(eval)>(c, 0.8, rc - 1e-3, info.charged ? -0.7 : 0.0); });
     }
   }
 }

@@ -190,8 +190,8 @@ std::string error_of(const std::string& replicas, const std::string& integrator 
   std::string text = kBase;
   if (!integrator.empty()) text += "";
   try {
-    parse_config(text + "replicas:\n" + replicas, "pt.yaml", integrator.empty() ? std::vector<std::string>{}
-                                                                                : std::vector<std::string>{integrator});
+    parse_config(text + "replicas:\n" + replicas, "pt.yaml",
+                 integrator.empty() ? std::vector<std::string>{} : std::vector<std::string>{integrator});
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -199,11 +199,13 @@ std::string error_of(const std::string& replicas, const std::string& integrator 
 }
 
 TEST(ReplicaConfig, LaddersAndModes) {
-  const RunConfig a = parse_config(std::string(kBase) + "replicas: {count: 3, min_temperature: 1, max_temperature: 4}\n", "pt.yaml");
+  const RunConfig a =
+      parse_config(std::string(kBase) + "replicas: {count: 3, min_temperature: 1, max_temperature: 4}\n", "pt.yaml");
   EXPECT_EQ(a.replicas.count, 3);
   EXPECT_TRUE(a.replicas.exchange);
   EXPECT_NEAR(a.replicas.temperatures[1], 2.0, 1e-12);
-  const RunConfig b = parse_config(std::string(kBase) + "replicas: {temperatures: [1, 1.5], exchange_every: 10}\n", "pt.yaml");
+  const RunConfig b =
+      parse_config(std::string(kBase) + "replicas: {temperatures: [1, 1.5], exchange_every: 10}\n", "pt.yaml");
   EXPECT_EQ(b.replicas.count, 2);
   EXPECT_EQ(b.replicas.exchange_every, 10);
   const RunConfig c = parse_config(std::string(kBase) + "replicas: {mode: independent, count: 8}\n", "pt.yaml");

@@ -60,9 +60,10 @@ TEST(Resources, RefusalNamesTheSizeKeyTheEstimateAndTheLimit) {
     require_memory(cfg, need, size, host, 0);
     FAIL() << "not refused";
   } catch (const ConfigError& e) {
-    EXPECT_TRUE(std::regex_search(e.what(), std::regex(R"(^big\.yaml:3:31: system\.lattice\.cells: a run of 32000 particles )"
-                                                       R"(needs about [0-9.]+ MiB of host memory, but only [0-9.]+ MiB can be )"
-                                                       R"(had here \(a test limit\); nothing was started)")))
+    EXPECT_TRUE(
+        std::regex_search(e.what(), std::regex(R"(^big\.yaml:3:31: system\.lattice\.cells: a run of 32000 particles )"
+                                               R"(needs about [0-9.]+ MiB of host memory, but only [0-9.]+ MiB can be )"
+                                               R"(had here \(a test limit\); nothing was started)")))
         << e.what();
   }
   host.available_bytes = need.host_bytes * 1.01;

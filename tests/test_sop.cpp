@@ -174,9 +174,8 @@ TEST_P(SopForces, EnergyByTermMatchesPairByPairSum) {
 // takes the native pairs in as well: it grows by exactly their repulsion, computed here.
 TEST_P(SopForces, ExcludeFromNoneAddsTheListsPairsToTheRepulsion) {
   test::ScratchDir dir("sop_excl");
-  const test::TestSystem s =
-      load_sop(model_, p_, dir.path, "      file: " + dir.path + "/sop.native.pairs",
-               "      file: " + dir.path + "/sop.native.pairs\n      exclude_from: none");
+  const test::TestSystem s = load_sop(model_, p_, dir.path, "      file: " + dir.path + "/sop.native.pairs",
+                                      "      file: " + dir.path + "/sop.native.pairs\n      exclude_from: none");
   const SystemState st = jiggled(s);
   const Observables o = test::make_target_backend(target(), s.model(), st)->observables();
   const SopEnergy e = sop_energy(model_, p_, st);
@@ -281,10 +280,10 @@ INSTANTIATE_TEST_SUITE_P(Cpu, SopForces, ::testing::Values(test::cpu_target()), 
 const std::string kStructure =
     std::getenv("PAIRMD_SOP_PDB") ? std::getenv("PAIRMD_SOP_PDB") : "/usr/share/pymol/test/dat/1tii.pdb";
 
-#define REQUIRE_STRUCTURE()                                                                                  \
-  do {                                                                                                       \
-    if (!test::file_exists(kStructure))                                                                      \
-      GTEST_SKIP() << kStructure << " is absent: install Debian's pymol-data (scripts/setup.sh does)";      \
+#define REQUIRE_STRUCTURE()                                                                            \
+  do {                                                                                                 \
+    if (!test::file_exists(kStructure))                                                                \
+      GTEST_SKIP() << kStructure << " is absent: install Debian's pymol-data (scripts/setup.sh does)"; \
   } while (0)
 
 // The C-alpha atoms of one chain, read here by the PDB's columns (not by gemmi): x 31-38,
@@ -482,9 +481,10 @@ std::string three_residues(const std::string& middle) {
          "END\n";
 }
 
-const char* kMiddle = "ATOM      4  N   ALA A   2       3.300   1.600   0.000  1.00  0.00           N\n"
-                      "ATOM      5  CA  ALA A   2       4.900   1.700   0.000  1.00  0.00           C\n"
-                      "ATOM      6  C   ALA A   2       5.600   2.900   0.000  1.00  0.00           C\n";
+const char* kMiddle =
+    "ATOM      4  N   ALA A   2       3.300   1.600   0.000  1.00  0.00           N\n"
+    "ATOM      5  CA  ALA A   2       4.900   1.700   0.000  1.00  0.00           C\n"
+    "ATOM      6  C   ALA A   2       5.600   2.900   0.000  1.00  0.00           C\n";
 
 // gemmi reads the files; sop-build refuses what the SOP model cannot use, with the file, the
 // line and the residue, exit 2 and nothing written; the options that decide instead work.

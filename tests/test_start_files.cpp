@@ -9,11 +9,11 @@
 #include <fstream>
 #include <regex>
 
+#include "base/observables.h"
+#include "engine/simulation.h"
 #include "io/gsd_writer.h"
 #include "io/h5md.h"
 #include "io/hdf5_util.h"
-#include "base/observables.h"
-#include "engine/simulation.h"
 #include "tests/test_support.h"
 
 namespace pairmd {
@@ -84,8 +84,9 @@ std::string config_for(const std::string& file, const std::string& extra_system 
   std::regex_search(types, m, std::regex("name: (\\w+).*name: (\\w+)"));
   return "units: real\nsystem:\n  types: " + types + "\n  file: " + file + "\n" + extra_system +
          "force_field:\n  bonds: [{name: cc, potential: harmonic, k: 600, r0: 1.4}]\n"
-         "  pair:\n    - {potential: lj, cutoff: 4.5, mixing: geometric, coeffs: [{type: " + m[1].str() +
-         ", epsilon: 0.07, sigma: 3.55}, {type: " + m[2].str() + ", epsilon: 0.21, sigma: 2.96}]}\n"
+         "  pair:\n    - {potential: lj, cutoff: 4.5, mixing: geometric, coeffs: [{type: " +
+         m[1].str() + ", epsilon: 0.07, sigma: 3.55}, {type: " + m[2].str() +
+         ", epsilon: 0.21, sigma: 2.96}]}\n"
          "integrator: {kind: langevin, dt: 1.0, temperature: 300, friction: 0.01, seed: 42}\n";
 }
 
@@ -130,7 +131,8 @@ TEST(StartFiles, LammpsFullStyleGivesTypesMassesChargesImagesVelocitiesAndBonds)
 
 TEST(StartFiles, LammpsStylesByCommentColumnsOrConfig) {
   test::ScratchDir dir("start");
-  const std::string head = "title\n\n4 atoms\n2 atom types\n2 bonds\n1 bond types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n";
+  const std::string head =
+      "title\n\n4 atoms\n2 atom types\n2 bonds\n1 bond types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n";
   const std::string bonds = "\nBonds\n\n1 1 1 2\n2 1 3 4\n";
   struct Case {
     std::string name, atoms, extra_system;
@@ -138,19 +140,31 @@ TEST(StartFiles, LammpsStylesByCommentColumnsOrConfig) {
   };
   const std::vector<Case> cases = {
       {"atomic", "Atoms # atomic\n\n1 1 1 1 1\n2 1 2 1 1\n3 2 5 5 5\n4 2 6 5 5\n", "", {0.5, 0.5, -0.5, -0.5}},
-      {"atomic_images", "Atoms\n\n1 1 1 1 1 0 0 0\n2 1 2 1 1 0 0 0\n3 2 5 5 5 0 1 0\n4 2 6 5 5 0 1 0\n", "", {0.5, 0.5, -0.5, -0.5}},
+      {"atomic_images",
+       "Atoms\n\n1 1 1 1 1 0 0 0\n2 1 2 1 1 0 0 0\n3 2 5 5 5 0 1 0\n4 2 6 5 5 0 1 0\n",
+       "",
+       {0.5, 0.5, -0.5, -0.5}},
       {"bond", "Atoms # bond\n\n1 1 1 1 1 1\n2 1 1 2 1 1\n3 2 2 5 5 5\n4 2 2 6 5 5\n", "", {0.5, 0.5, -0.5, -0.5}},
-      {"molecular_by_columns", "Atoms\n\n1 1 1 1 1 1\n2 1 1 2 1 1\n3 2 2 5 5 5\n4 2 2 6 5 5\n", "", {0.5, 0.5, -0.5, -0.5}},
-      {"charge_by_config", "Atoms\n\n1 1 0.1 1 1 1\n2 1 0.2 2 1 1\n3 2 0.3 5 5 5\n4 2 0.4 6 5 5\n", "atom_style: charge, ", {0.1, 0.2, 0.3, 0.4}},
-      {"full", "Atoms # full\n\n1 1 1 0.1 1 1 1\n2 1 1 0.2 2 1 1\n3 2 2 0.3 5 5 5\n4 2 2 0.4 6 5 5\n", "", {0.1, 0.2, 0.3, 0.4}},
+      {"molecular_by_columns",
+       "Atoms\n\n1 1 1 1 1 1\n2 1 1 2 1 1\n3 2 2 5 5 5\n4 2 2 6 5 5\n",
+       "",
+       {0.5, 0.5, -0.5, -0.5}},
+      {"charge_by_config",
+       "Atoms\n\n1 1 0.1 1 1 1\n2 1 0.2 2 1 1\n3 2 0.3 5 5 5\n4 2 0.4 6 5 5\n",
+       "atom_style: charge, ",
+       {0.1, 0.2, 0.3, 0.4}},
+      {"full",
+       "Atoms # full\n\n1 1 1 0.1 1 1 1\n2 1 1 0.2 2 1 1\n3 2 2 0.3 5 5 5\n4 2 2 0.4 6 5 5\n",
+       "",
+       {0.1, 0.2, 0.3, 0.4}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     write(dir / "s.data", head + c.atoms + bonds);
-    const RunConfig cfg = parse_config(
-        config_for("{" + c.extra_system + "path: " + (dir / "s.data") + "}", "",
-                   "[{name: C, mass: 2.0, charge: 0.5}, {name: O, mass: 3.0, charge: -0.5}]"),
-        "cfg.yaml");
+    const RunConfig cfg =
+        parse_config(config_for("{" + c.extra_system + "path: " + (dir / "s.data") + "}", "",
+                                "[{name: C, mass: 2.0, charge: 0.5}, {name: O, mass: 3.0, charge: -0.5}]"),
+                     "cfg.yaml");
     const BuiltSystem b = build_system(cfg);
     ASSERT_EQ(b.state.size(), 4u);
     EXPECT_EQ(b.state.type, (std::vector<int>{0, 0, 1, 1}));
@@ -160,7 +174,10 @@ TEST(StartFiles, LammpsStylesByCommentColumnsOrConfig) {
     EXPECT_EQ(b.topology.bonds.size(), 2u);
   }
   // Type labels match by name, whatever the order of system.types.
-  write(dir / "l.data", head + "Atom Type Labels\n\n1 O\n2 C\n\nBond Type Labels\n\n1 cc\n\nAtoms # atomic\n\n1 O 1 1 1\n2 1 2 1 1\n3 C 5 5 5\n4 2 6 5 5\n" + bonds);
+  write(dir / "l.data", head +
+                            "Atom Type Labels\n\n1 O\n2 C\n\nBond Type Labels\n\n1 cc\n\nAtoms # atomic\n\n1 O 1 1 "
+                            "1\n2 1 2 1 1\n3 C 5 5 5\n4 2 6 5 5\n" +
+                            bonds);
   const BuiltSystem l = build_system(parse_config(config_for("{path: " + (dir / "l.data") + "}"), "cfg.yaml"));
   EXPECT_EQ(l.state.type, (std::vector<int>{1, 1, 0, 0}));
 }
@@ -178,24 +195,31 @@ TEST(StartFiles, MalformedFilesNameFileAndLine) {
        R"(s\.data:12: expected 7 or 10 columns for atom style full, got 6)"},
       {"number", head + "Atoms # atomic\n\n1 1 1 1 1\n2 1 2 x 2\n", R"(s\.data:13: expected a number for y, got 'x')"},
       {"type", head + "Atoms # atomic\n\n1 1 1 1 1\n2 3 2 2 2\n", R"(s\.data:13: atom type 3 is not in 1\.\.1)"},
-      {"short", head + "Atoms # atomic\n\n1 1 1 1 1\n", R"(s\.data:12: Atoms has 1 lines, the header promises 2 \(atoms\))"},
-      {"header", "title\n\n2 atoms\n1 atom types\n2 widgets\n", R"(s\.data:5: not a header line pairmd knows: '2 widgets')"},
+      {"short", head + "Atoms # atomic\n\n1 1 1 1 1\n",
+       R"(s\.data:12: Atoms has 1 lines, the header promises 2 \(atoms\))"},
+      {"header", "title\n\n2 atoms\n1 atom types\n2 widgets\n",
+       R"(s\.data:5: not a header line pairmd knows: '2 widgets')"},
       {"triclinic", "title\n\n2 atoms\n1 atom types\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n1.0 0 0 xy xz yz\n",
        R"(s\.data:8: the box is triclinic)"},
-      {"no_box", "title\n\n2 atoms\n1 atom types\n\nAtoms\n\n1 1 1 1 1\n2 1 2 2 2\n", R"(s\.data:6: the header has no xlo xhi line)"},
-      {"duplicate", head + "Atoms # atomic\n\n1 1 1 1 1\n1 1 2 2 2\n", R"(s\.data:10: Atoms: atom id 1 is given twice)"},
-      {"style", head + "Atoms # sphere\n\n1 1 1 1 1 1 1\n2 1 1 1 2 2 2\n", R"(s\.data:10: atom style 'sphere' is not one pairmd reads)"},
-      {"bond", "title\n\n2 atoms\n1 atom types\n1 bonds\n1 bond types\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n"
-               "Atoms # atomic\n\n1 1 1 1 1\n2 1 2 2 2\n\nBonds\n\n1 1 1 7\n",
+      {"no_box", "title\n\n2 atoms\n1 atom types\n\nAtoms\n\n1 1 1 1 1\n2 1 2 2 2\n",
+       R"(s\.data:6: the header has no xlo xhi line)"},
+      {"duplicate", head + "Atoms # atomic\n\n1 1 1 1 1\n1 1 2 2 2\n",
+       R"(s\.data:10: Atoms: atom id 1 is given twice)"},
+      {"style", head + "Atoms # sphere\n\n1 1 1 1 1 1 1\n2 1 1 1 2 2 2\n",
+       R"(s\.data:10: atom style 'sphere' is not one pairmd reads)"},
+      {"bond",
+       "title\n\n2 atoms\n1 atom types\n1 bonds\n1 bond types\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n"
+       "Atoms # atomic\n\n1 1 1 1 1\n2 1 2 2 2\n\nBonds\n\n1 1 1 7\n",
        R"(s\.data:18: Bonds: atoms 1 and 7 are not two atoms of the Atoms section)"},
   };
   for (const Bad& c : cases) {
     SCOPED_TRACE(c.name);
     write(dir / "s.data", c.text);
-    write(dir / "cfg.yaml", "units: lj\nsystem:\n  types: [{name: A}]\n  file: {path: s.data}\n"
-                                   "force_field:\n  bonds: [{name: b, potential: harmonic, k: 10, r0: 1}]\n"
-                                   "  pair: [{potential: lj, cutoff: 2.5, coeffs: [{types: [A, A]}]}]\n"
-                                   "integrator: {kind: langevin, dt: 0.005, temperature: 1.0}\nsteps: 10\n");
+    write(dir / "cfg.yaml",
+          "units: lj\nsystem:\n  types: [{name: A}]\n  file: {path: s.data}\n"
+          "force_field:\n  bonds: [{name: b, potential: harmonic, k: 10, r0: 1}]\n"
+          "  pair: [{potential: lj, cutoff: 2.5, coeffs: [{types: [A, A]}]}]\n"
+          "integrator: {kind: langevin, dt: 0.005, temperature: 1.0}\nsteps: 10\n");
     const std::vector<std::string> before = dir.files();
     for (const char* cmd : {"check", "run"}) {
       const test::ChildResult r = test::run_pairmd_shell(std::string(cmd) + " cfg.yaml --backend cpu", dir.path);
@@ -213,8 +237,8 @@ TEST(StartFiles, XyzPlainAndExtended) {
   // Plain: names and positions, the box from the config.
   write(dir / "p.xyz", "3\nwater\nO 1.0 1.0 1.0\nH 1.9 1.0 1.0\nH 1.0 1.9 1.0\n");
   const std::string types = "[{name: H, mass: 1.008, charge: 0.4}, {name: O, mass: 15.999, charge: -0.8}]";
-  const BuiltSystem p = build_system(parse_config(
-      config_for("{path: " + (dir / "p.xyz") + ", box: [15, 15, 15]}", "", types), "cfg.yaml"));
+  const BuiltSystem p = build_system(
+      parse_config(config_for("{path: " + (dir / "p.xyz") + ", box: [15, 15, 15]}", "", types), "cfg.yaml"));
   EXPECT_EQ(p.state.type, (std::vector<int>{1, 0, 0}));
   EXPECT_EQ(p.state.mass[0], 15.999);
   EXPECT_EQ(p.state.charge[1], 0.4);
@@ -225,12 +249,13 @@ TEST(StartFiles, XyzPlainAndExtended) {
         "O 1 2 3 0.1 0.2 0.3\nH 2 2 3 0 0 0\n"
         "2\nLattice=\"12 0 0 0 13 0 0 0 14\" Properties=species:S:1:pos:R:3:vel:R:3\n"
         "O 1.5 2 3 0.01 0.02 0.03\nH 2.5 2 3 -0.01 0 0\n");
-  const BuiltSystem e = build_system(parse_config(config_for("{path: " + (dir / "e.xyz") + "}", "", types), "cfg.yaml"));
+  const BuiltSystem e =
+      build_system(parse_config(config_for("{path: " + (dir / "e.xyz") + "}", "", types), "cfg.yaml"));
   EXPECT_EQ(e.state.box.L.y, 13.0);
   EXPECT_EQ(e.state.position[0].x, 1.5);
   EXPECT_EQ(e.state.velocity[1].x, -0.01);
-  const BuiltSystem e0 = build_system(
-      parse_config(config_for("{path: " + (dir / "e.xyz") + ", frame: 0}", "", types), "cfg.yaml"));
+  const BuiltSystem e0 =
+      build_system(parse_config(config_for("{path: " + (dir / "e.xyz") + ", frame: 0}", "", types), "cfg.yaml"));
   EXPECT_EQ(e0.state.velocity[0].z, 0.3);
   // Errors name the line.
   write(dir / "bad.xyz", "3\nno box\nO 1 1 1\nH 2 1\nH 1 2 1\n");
@@ -238,7 +263,8 @@ TEST(StartFiles, XyzPlainAndExtended) {
     build_system(parse_config(config_for("{path: " + (dir / "bad.xyz") + ", box: [9, 9, 9]}", "", types), "cfg.yaml"));
     FAIL() << "a short line was accepted";
   } catch (const ConfigError& err) {
-    EXPECT_NE(std::string(err.what()).find("bad.xyz:4: expected 4 columns (name x y z), got 3"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("bad.xyz:4: expected 4 columns (name x y z), got 3"), std::string::npos)
+        << err.what();
   }
   try {
     build_system(parse_config(config_for("{path: " + (dir / "p.xyz") + "}", "", types), "cfg.yaml"));
@@ -251,7 +277,8 @@ TEST(StartFiles, XyzPlainAndExtended) {
     build_system(parse_config(config_for("{path: " + (dir / "x.xyz") + "}", "", types), "cfg.yaml"));
     FAIL() << "an unknown type was accepted";
   } catch (const ConfigError& err) {
-    EXPECT_NE(std::string(err.what()).find("particle type 'Xe' is not in system.types (H, O)"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("particle type 'Xe' is not in system.types (H, O)"), std::string::npos)
+        << err.what();
   }
 }
 
@@ -306,7 +333,8 @@ integrator: {kind: langevin, dt: 0.005, temperature: 1.0, seed: 9}
   EXPECT_EQ(r.topology.bonds[0].type, 0);  // "fene" is the reader's bond type 0
   std::string notes;
   for (const std::string& n : r.notes) notes += n + "\n";
-  EXPECT_NE(notes.find("velocities: the start file has none; drawn from Maxwell-Boltzmann at T = 1"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("velocities: the start file has none; drawn from Maxwell-Boltzmann at T = 1"), std::string::npos)
+      << notes;
 }
 
 // Missing velocities are drawn at the integrator's temperature: seeded (the same seed gives the
@@ -317,17 +345,24 @@ TEST(StartFiles, MissingVelocitiesAreDrawnReproduciblyAtTheIntegratorTemperature
   // 2 x 2000 atoms of masses 1 and 16 on a grid, no Velocities section.
   std::ostringstream d;
   const int n = 4000;
-  d << "grid\n\n" << n << " atoms\n2 atom types\n\n0 40 xlo xhi\n0 40 ylo yhi\n0 40 zlo zhi\n\nMasses\n\n1 1.0\n2 16.0\n\nAtoms # atomic\n\n";
-  for (int i = 0; i < n; ++i) d << i + 1 << " " << 1 + i % 2 << " " << 2.5 * (i % 16) << " " << 2.5 * ((i / 16) % 16) << " " << 2.5 * (i / 256) << "\n";
+  d << "grid\n\n"
+    << n
+    << " atoms\n2 atom types\n\n0 40 xlo xhi\n0 40 ylo yhi\n0 40 zlo zhi\n\nMasses\n\n1 1.0\n2 16.0\n\nAtoms # "
+       "atomic\n\n";
+  for (int i = 0; i < n; ++i)
+    d << i + 1 << " " << 1 + i % 2 << " " << 2.5 * (i % 16) << " " << 2.5 * ((i / 16) % 16) << " " << 2.5 * (i / 256)
+      << "\n";
   write(dir / "g.data", d.str());
   auto build = [&](const std::string& extra) {
     return build_system(parse_config(
         "units: real\nsystem:\n  types: [{name: H}, {name: O}]\n  file: {path: " + (dir / "g.data") + "}\n" + extra +
-            "force_field:\n  pair: [{potential: lj, cutoff: 2.0, coeffs: [{types: [H, H], epsilon: 0.01}, {types: [H, O], epsilon: 0.01}, "
+            "force_field:\n  pair: [{potential: lj, cutoff: 2.0, coeffs: [{types: [H, H], epsilon: 0.01}, {types: [H, "
+            "O], epsilon: 0.01}, "
             "{types: [O, O], epsilon: 0.01}]}]\nintegrator: {kind: langevin, dt: 1.0, temperature: 300, seed: 42}\n",
         "cfg.yaml"));
   };
-  const BuiltSystem a = build(""), b = build(""), c = build("  velocities: {seed: 43}\n"), z = build("  velocities: {missing: zero}\n");
+  const BuiltSystem a = build(""), b = build(""), c = build("  velocities: {seed: 43}\n"),
+                    z = build("  velocities: {missing: zero}\n");
   EXPECT_EQ(a.state.velocity.size(), static_cast<size_t>(n));
   EXPECT_EQ(std::memcmp(a.state.velocity.data(), b.state.velocity.data(), n * sizeof(Vec3d)), 0);
   EXPECT_NE(a.state.velocity[7].x, c.state.velocity[7].x);
@@ -351,7 +386,9 @@ TEST(StartFiles, MissingVelocitiesAreDrawnReproduciblyAtTheIntegratorTemperature
   }
   std::string notes;
   for (const std::string& x : a.notes) notes += x + "\n";
-  EXPECT_NE(notes.find("velocities: the start file has none; drawn from Maxwell-Boltzmann at T = 300 K (seed 42"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("velocities: the start file has none; drawn from Maxwell-Boltzmann at T = 300 K (seed 42"),
+            std::string::npos)
+      << notes;
   std::string znotes;
   for (const std::string& x : z.notes) znotes += x + "\n";
   EXPECT_NE(znotes.find("they start at zero (system.velocities.missing: zero)"), std::string::npos) << znotes;
@@ -361,13 +398,15 @@ TEST(StartFiles, MissingVelocitiesAreDrawnReproduciblyAtTheIntegratorTemperature
 TEST(StartFiles, TheRunSaysWhereVelocitiesCameFrom) {
   test::ScratchDir dir("start");
   write(dir / "s.xyz", "2\nLattice=\"12 0 0 0 12 0 0 0 12\"\nA 1 1 1\nA 3 1 1\n");
-  write(dir / "cfg.yaml", "units: lj\nsteps: 10\nsystem:\n  types: [{name: A}]\n  file: {path: s.xyz}\n"
-                                 "force_field:\n  pair: [{potential: lj, cutoff: 2.5, coeffs: [{types: [A, A]}]}]\n"
-                                 "integrator: {kind: langevin, dt: 0.005, temperature: 1.5, seed: 4}\noutput: {progress: off}\n");
+  write(dir / "cfg.yaml",
+        "units: lj\nsteps: 10\nsystem:\n  types: [{name: A}]\n  file: {path: s.xyz}\n"
+        "force_field:\n  pair: [{potential: lj, cutoff: 2.5, coeffs: [{types: [A, A]}]}]\n"
+        "integrator: {kind: langevin, dt: 0.005, temperature: 1.5, seed: 4}\noutput: {progress: off}\n");
   const test::ChildResult r = test::run_pairmd_shell("run cfg.yaml --backend cpu", dir.path);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("velocities: the start file has none; drawn from Maxwell-Boltzmann at T = 1.5 epsilon/k_B (seed 4"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("velocities: the start file has none; drawn from Maxwell-Boltzmann at T = 1.5 epsilon/k_B (seed 4"),
+      std::string::npos)
       << r.out;
 }
 
@@ -395,9 +434,10 @@ TEST(StartFiles, H5mdUnitsAreConverted) {
     h5::write_string_attr(v, "unit", "nm ps-1");
   }
   const BuiltSystem b = build_system(parse_config(
-      "units: real\nsystem:\n  types: [{name: A, mass: 40}]\n  file: {path: " + path + "}\n"
-      "force_field:\n  pair: [{potential: lj, cutoff: 8, coeffs: [{types: [A, A], epsilon: 0.2, sigma: 3.4}]}]\n"
-      "integrator: {kind: langevin, dt: 2, temperature: 100}\n",
+      "units: real\nsystem:\n  types: [{name: A, mass: 40}]\n  file: {path: " + path +
+          "}\n"
+          "force_field:\n  pair: [{potential: lj, cutoff: 8, coeffs: [{types: [A, A], epsilon: 0.2, sigma: 3.4}]}]\n"
+          "integrator: {kind: langevin, dt: 2, temperature: 100}\n",
       "cfg.yaml"));
   EXPECT_DOUBLE_EQ(b.state.box.L.x, 20.0);
   EXPECT_DOUBLE_EQ(b.state.position[1].y, 5.0);

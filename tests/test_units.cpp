@@ -5,9 +5,9 @@
 
 #include <cmath>
 
+#include "engine/time_step_check.h"
 #include "io/checkpoint.h"
 #include "io/thermo_log.h"
-#include "engine/time_step_check.h"
 #include "tests/test_support.h"
 
 namespace pairmd {
@@ -17,8 +17,10 @@ namespace {
 std::string argon(double dt, const std::string& integrator = "langevin") {
   return "units: real\n"
          "system:\n  types: [{name: Ar, mass: 39.948}]\n  lattice: {kind: fcc, cells: 4, density: 0.021}\n"
-         "force_field:\n  pair:\n    - {potential: lj, cutoff: 8.5, coeffs: [{types: [Ar, Ar], epsilon: 0.238, sigma: 3.405}]}\n"
-         "integrator: {kind: " + integrator + ", dt: " + std::to_string(dt) + ", temperature: 120, friction: 0.01, seed: 3}\n";
+         "force_field:\n  pair:\n    - {potential: lj, cutoff: 8.5, coeffs: [{types: [Ar, Ar], epsilon: 0.238, sigma: "
+         "3.405}]}\n"
+         "integrator: {kind: " +
+         integrator + ", dt: " + std::to_string(dt) + ", temperature: 120, friction: 0.01, seed: 3}\n";
 }
 
 TEST(Units, RealIsLammpsReal) {

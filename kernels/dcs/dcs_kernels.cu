@@ -59,8 +59,8 @@ struct Events {
 // pipes (rsqrt_fma) rather than MUFU.RSQ: with few of them the FP32 pipes, idle most of the
 // time here, share the work of the special-function units (GatherMixedRsqrt).
 template <int C, bool kInterleaved, int kSoft = 0>
-__global__ void __launch_bounds__(128) dcs_gather(float* __restrict__ out, GpuLattice lat, int natoms, float floor2,
-                                                  int accumulate) {
+__global__ void __launch_bounds__(128)
+    dcs_gather(float* __restrict__ out, GpuLattice lat, int natoms, float floor2, int accumulate) {
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
   if (j >= lat.ny) return;
@@ -162,9 +162,10 @@ void launch_gather_kind(GpuKernel kernel, int coarsen, int soft, float* out, con
     if (coarsen == 16 && soft == 2) return launch_gather<16, true, 2>(out, lat, n, floor2, accumulate);
     if (coarsen == 16 && soft == 3) return launch_gather<16, true, 3>(out, lat, n, floor2, accumulate);
     if (coarsen == 16 && soft == 4) return launch_gather<16, true, 4>(out, lat, n, floor2, accumulate);
-    throw std::invalid_argument("dcs: gather_mixed_rsqrt is built for C = 8 with 1 or 2 and C = 16 with 2, 3 or 4 "
-                                "software rsqrt points, not C = " + std::to_string(coarsen) + " with " +
-                                std::to_string(soft));
+    throw std::invalid_argument(
+        "dcs: gather_mixed_rsqrt is built for C = 8 with 1 or 2 and C = 16 with 2, 3 or 4 "
+        "software rsqrt points, not C = " +
+        std::to_string(coarsen) + " with " + std::to_string(soft));
   }
   const bool inter = kernel == GpuKernel::GatherCoalesced;
   switch (coarsen) {
@@ -181,9 +182,7 @@ void launch_gather_kind(GpuKernel kernel, int coarsen, int soft, float* out, con
   throw std::invalid_argument("dcs: coarsening factor " + std::to_string(coarsen) + " is not one of 4, 8, 16");
 }
 
-dim3 grid_stride_blocks(size_t n) {
-  return dim3(static_cast<unsigned>(std::min<size_t>((n + 255) / 256, 65535)));
-}
+dim3 grid_stride_blocks(size_t n) { return dim3(static_cast<unsigned>(std::min<size_t>((n + 255) / 256, 65535))); }
 
 }  // namespace
 
@@ -221,8 +220,8 @@ double gpu_potential(GpuKernel kernel, const GpuLattice& lat, const float* xyzq,
       dcs_add<<<grid_stride_blocks(npoints), 256>>>(d_out.data(), d_chunk.data(), npoints, accumulate);
       PAIRMD_CHECK_LAUNCH();
     } else {
-      PAIRMD_CUDA_CHECK(cudaMemcpyToSymbolAsync(c_atoms, d_atoms.data() + first, n * sizeof(float4), 0,
-                                       cudaMemcpyDeviceToDevice));
+      PAIRMD_CUDA_CHECK(
+          cudaMemcpyToSymbolAsync(c_atoms, d_atoms.data() + first, n * sizeof(float4), 0, cudaMemcpyDeviceToDevice));
       launch_gather_kind(kernel, opt.coarsen, opt.soft_rsqrt, d_out.data(), lat, n, opt.floor2, accumulate);
     }
   }

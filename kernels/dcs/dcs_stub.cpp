@@ -20,8 +20,10 @@ double gpu_potential(GpuKernel, const GpuLattice&, const float*, size_t, float*,
 
 namespace pairmd::dcs {
 
-MsmGpuTimes gpu_msm_potential(const MsmGpuPlan&, const float*, size_t, float*, const MsmGpuOptions&, std::vector<float>*) {
-  throw std::runtime_error("the GPU multilevel-summation kernels are not available: this pairmd was built without CUDA");
+MsmGpuTimes gpu_msm_potential(const MsmGpuPlan&, const float*, size_t, float*, const MsmGpuOptions&,
+                              std::vector<float>*) {
+  throw std::runtime_error(
+      "the GPU multilevel-summation kernels are not available: this pairmd was built without CUDA");
 }
 
 }  // namespace pairmd::dcs

@@ -33,17 +33,17 @@
 #include <vector>
 
 #include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
 #include "kernels/dcs/msm_bins.h"
 #include "kernels/dcs/msm_launch.h"
-#include "cuda/device_buffer.h"
 #include "potentials/msm.h"
 
 namespace pairmd::dcs {
 
 namespace {
 
-constexpr int kTile = 8;             // lattice points per tile edge (short range)
-constexpr int kShortThreads = 128;   // 8 x 8 x 2 threads, 4 points each along z
+constexpr int kTile = 8;            // lattice points per tile edge (short range)
+constexpr int kShortThreads = 128;  // 8 x 8 x 2 threads, 4 points each along z
 constexpr int kPointsPerThread = 4;
 
 struct LevelDev {
@@ -90,9 +90,8 @@ __global__ void bin_gather(const float4* __restrict__ atoms, const int* __restri
 // ---- Short range ------------------------------------------------------------------------------
 
 template <int K>
-__global__ void __launch_bounds__(kShortThreads) short_range(float* __restrict__ out, ShortGeom g,
-                                                             const float4* __restrict__ atoms,
-                                                             const int* __restrict__ start) {
+__global__ void __launch_bounds__(kShortThreads)
+    short_range(float* __restrict__ out, ShortGeom g, const float4* __restrict__ atoms, const int* __restrict__ start) {
   using Scan = cub::BlockScan<int, kShortThreads>;
   __shared__ typename Scan::TempStorage scan_tmp;
   __shared__ float4 s_atoms[kShortThreads];
@@ -140,8 +139,10 @@ __global__ void __launch_bounds__(kShortThreads) short_range(float* __restrict__
         int lo = 0, hi = kShortThreads - 1;
         while (lo < hi) {
           const int mid = (lo + hi + 1) >> 1;
-          if (s_offset[mid] <= f) lo = mid;
-          else hi = mid - 1;
+          if (s_offset[mid] <= f)
+            lo = mid;
+          else
+            hi = mid - 1;
         }
         float4 a = atoms[s_first[lo] + f - s_offset[lo]];
         a.x += s_shift[0][lo], a.y += s_shift[1][lo], a.z += s_shift[2][lo];
@@ -190,11 +191,12 @@ __device__ __forceinline__ bool cell_bin(const msm::BinGrid<float>& bins, int d,
 }
 
 template <int P>
-__global__ void anterpolate(float* __restrict__ q, LevelDev l, msm::BinGrid<float> bins, const float4* __restrict__ atoms,
-                            const int* __restrict__ start) {
+__global__ void anterpolate(float* __restrict__ q, LevelDev l, msm::BinGrid<float> bins,
+                            const float4* __restrict__ atoms, const int* __restrict__ start) {
   const size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (idx >= l.size()) return;
-  const int m[3] = {static_cast<int>(idx % l.dims[0]) + l.lo[0], static_cast<int>((idx / l.dims[0]) % l.dims[1]) + l.lo[1],
+  const int m[3] = {static_cast<int>(idx % l.dims[0]) + l.lo[0],
+                    static_cast<int>((idx / l.dims[0]) % l.dims[1]) + l.lo[1],
                     static_cast<int>(idx / (static_cast<size_t>(l.dims[0]) * l.dims[1])) + l.lo[2]};
   float sum = 0.0f;
   // Atoms of cell c reach grid points c - P/2 + 1 .. c + P/2.
@@ -234,11 +236,12 @@ struct RestrictWeights {
 };
 
 template <int P>
-__global__ void restrict_level(const float* __restrict__ qf, LevelDev f, float* __restrict__ qc, LevelDev c, int periodic,
-                               RestrictWeights rw) {
+__global__ void restrict_level(const float* __restrict__ qf, LevelDev f, float* __restrict__ qc, LevelDev c,
+                               int periodic, RestrictWeights rw) {
   const size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (idx >= c.size()) return;
-  const int n[3] = {static_cast<int>(idx % c.dims[0]) + c.lo[0], static_cast<int>((idx / c.dims[0]) % c.dims[1]) + c.lo[1],
+  const int n[3] = {static_cast<int>(idx % c.dims[0]) + c.lo[0],
+                    static_cast<int>((idx / c.dims[0]) % c.dims[1]) + c.lo[1],
                     static_cast<int>(idx / (static_cast<size_t>(c.dims[0]) * c.dims[1])) + c.lo[2]};
   float sum = 0.0f;
   for (int dz = 0; dz < 2 * P - 1; ++dz) {
@@ -261,11 +264,12 @@ __global__ void restrict_level(const float* __restrict__ qf, LevelDev f, float* 
 }
 
 template <int P>
-__global__ void prolong_level(float* __restrict__ ef, LevelDev f, const float* __restrict__ ec, LevelDev c, int periodic,
-                              RestrictWeights rw) {
+__global__ void prolong_level(float* __restrict__ ef, LevelDev f, const float* __restrict__ ec, LevelDev c,
+                              int periodic, RestrictWeights rw) {
   const size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (idx >= f.size()) return;
-  const int m[3] = {static_cast<int>(idx % f.dims[0]) + f.lo[0], static_cast<int>((idx / f.dims[0]) % f.dims[1]) + f.lo[1],
+  const int m[3] = {static_cast<int>(idx % f.dims[0]) + f.lo[0],
+                    static_cast<int>((idx / f.dims[0]) % f.dims[1]) + f.lo[1],
                     static_cast<int>(idx / (static_cast<size_t>(f.dims[0]) * f.dims[1])) + f.lo[2]};
   int n0[3], cnt[3];
   for (int d = 0; d < 3; ++d) {
@@ -287,7 +291,8 @@ __global__ void prolong_level(float* __restrict__ ef, LevelDev f, const float* _
         const int nx = n0[0] + kx;
         const float wx = rw.w[m[0] - 2 * nx + P - 1];
         const int ix = level_index(c, 0, nx, periodic);
-        if (wx != 0.0f && ix >= 0) sum = fmaf(wz * wy * wx, ec[(static_cast<size_t>(iz) * c.dims[1] + iy) * c.dims[0] + ix], sum);
+        if (wx != 0.0f && ix >= 0)
+          sum = fmaf(wz * wy * wx, ec[(static_cast<size_t>(iz) * c.dims[1] + iy) * c.dims[0] + ix], sum);
       }
     }
   }
@@ -304,8 +309,10 @@ __global__ void pad_level(const float* __restrict__ q, LevelDev l, int rx, int r
               static_cast<int>(idx / (static_cast<size_t>(px) * py)) - rz};
   bool inside = true;
   for (int d = 0; d < 3; ++d) {
-    if (periodic) s[d] = msm::wrap_index(s[d], l.dims[d]);
-    else inside = inside && s[d] >= 0 && s[d] < l.dims[d];
+    if (periodic)
+      s[d] = msm::wrap_index(s[d], l.dims[d]);
+    else
+      inside = inside && s[d] >= 0 && s[d] < l.dims[d];
   }
   pad[idx] = inside ? q[(static_cast<size_t>(s[2]) * l.dims[1] + s[1]) * l.dims[0] + s[0]] : 0.0f;
 }
@@ -337,13 +344,15 @@ __global__ void top_sum(const float* __restrict__ q, LevelDev t, const float* __
   const size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (idx >= t.size()) return;
   const int D0 = t.dims[0], D1 = t.dims[1], D2 = t.dims[2];
-  const int mx = static_cast<int>(idx % D0), my = static_cast<int>((idx / D0) % D1), mz = static_cast<int>(idx / (static_cast<size_t>(D0) * D1));
+  const int mx = static_cast<int>(idx % D0), my = static_cast<int>((idx / D0) % D1),
+            mz = static_cast<int>(idx / (static_cast<size_t>(D0) * D1));
   float sum = 0.0f;
   for (int z = 0; z < D2; ++z)
     for (int y = 0; y < D1; ++y) {
       const float* qrow = q + (static_cast<size_t>(z) * D1 + y) * D0;
       if (periodic) {
-        const float* krow = table + (static_cast<size_t>(msm::wrap_index(mz - z, D2)) * D1 + msm::wrap_index(my - y, D1)) * D0;
+        const float* krow =
+            table + (static_cast<size_t>(msm::wrap_index(mz - z, D2)) * D1 + msm::wrap_index(my - y, D1)) * D0;
         for (int x = 0; x < D0; ++x) sum = fmaf(__ldg(krow + msm::wrap_index(mx - x, D0)), qrow[x], sum);
       } else {
         const int wx = 2 * D0 - 1, wy = 2 * D1 - 1;
@@ -376,15 +385,15 @@ __global__ void interp_yz(const float* __restrict__ t1, LevelDev l, int nx, int 
                           int accumulate, float* __restrict__ out) {
   const size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (idx >= static_cast<size_t>(nx) * ny * nz) return;
-  const int i = static_cast<int>(idx % nx), j = static_cast<int>((idx / nx) % ny), k = static_cast<int>(idx / (static_cast<size_t>(nx) * ny));
+  const int i = static_cast<int>(idx % nx), j = static_cast<int>((idx / nx) % ny),
+            k = static_cast<int>(idx / (static_cast<size_t>(nx) * ny));
   float v = 0.0f;
 #pragma unroll
   for (int c = 0; c < P; ++c) {
     const float w = __ldg(wz + k * P + c);
     const size_t plane = static_cast<size_t>(__ldg(iz + k * P + c)) * l.dims[1];
 #pragma unroll
-    for (int b = 0; b < P; ++b)
-      v = fmaf(w * __ldg(wy + j * P + b), t1[(plane + __ldg(iy + j * P + b)) * nx + i], v);
+    for (int b = 0; b < P; ++b) v = fmaf(w * __ldg(wy + j * P + b), t1[(plane + __ldg(iy + j * P + b)) * nx + i], v);
   }
   out[idx] = accumulate ? out[idx] + v : v;
 }
@@ -495,7 +504,7 @@ void grid_steps(const MsmGpuPlan& p, DevicePlan& d) {
   PAIRMD_CHECK_LAUNCH();
   for (size_t l = L - 1; l > 0; --l) {
     prolong_level<P><<<blocks_for(d.levels[l - 1].size()), 256>>>(d.e[l - 1].data(), d.levels[l - 1], d.e[l].data(),
-                                                                   d.levels[l], p.periodic, rw);
+                                                                  d.levels[l], p.periodic, rw);
     PAIRMD_CHECK_LAUNCH();
   }
 }
@@ -548,8 +557,8 @@ MsmGpuTimes gpu_msm_potential(const MsmGpuPlan& p, const float* xyzq, size_t nat
   int key_bits = 1;
   while (key_bits < 31 && (size_t(1) << key_bits) < nbins) ++key_bits;
   size_t sort_bytes = 0;
-  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, d_bin.data(), d_bin_sorted.data(), d_index.data(),
-                                                    d_order.data(), n, 0, key_bits));
+  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, d_bin.data(), d_bin_sorted.data(),
+                                                    d_index.data(), d_order.data(), n, 0, key_bits));
   DeviceBuffer<unsigned char> d_sort(sort_bytes + 1);
   std::unique_ptr<DevicePlan> dev;
   if (n && opt.long_range) dev = std::make_unique<DevicePlan>(p);
@@ -566,7 +575,8 @@ MsmGpuTimes gpu_msm_potential(const MsmGpuPlan& p, const float* xyzq, size_t nat
     PAIRMD_CUDA_CHECK(cudaMemsetAsync(d_count.data(), 0, (nbins + 1) * sizeof(int)));
     bin_count<<<blocks_for(natoms), 256>>>(d_atoms.data(), n, bins, d_bin.data(), d_count.data());
     PAIRMD_CHECK_LAUNCH();
-    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_scan.data(), scan_bytes, d_count.data(), d_start.data(), nbins + 1));
+    PAIRMD_CUDA_CHECK(
+        cub::DeviceScan::ExclusiveSum(d_scan.data(), scan_bytes, d_count.data(), d_start.data(), nbins + 1));
     iota<<<blocks_for(natoms), 256>>>(d_index.data(), n);
     PAIRMD_CHECK_LAUNCH();
     PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(d_sort.data(), sort_bytes, d_bin.data(), d_bin_sorted.data(),
@@ -584,26 +594,34 @@ MsmGpuTimes gpu_msm_potential(const MsmGpuPlan& p, const float* xyzq, size_t nat
       for (int j = 0; j < 5; ++j) g.coef[j] = p.coef[j];
       g.bins = bins;
       const dim3 grid_dim((p.nx + kTile - 1) / kTile, (p.ny + kTile - 1) / kTile, (p.nz + kTile - 1) / kTile);
-      if (p.split == 2) short_range<2><<<grid_dim, kShortThreads>>>(d_out.data(), g, d_binned.data(), d_start.data());
-      else short_range<3><<<grid_dim, kShortThreads>>>(d_out.data(), g, d_binned.data(), d_start.data());
+      if (p.split == 2)
+        short_range<2><<<grid_dim, kShortThreads>>>(d_out.data(), g, d_binned.data(), d_start.data());
+      else
+        short_range<3><<<grid_dim, kShortThreads>>>(d_out.data(), g, d_binned.data(), d_start.data());
       PAIRMD_CHECK_LAUNCH();
     }
     PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[2]));
 
     // Long range.
     if (opt.long_range) {
-      if (p.order == 4) anterpolation<4>(*dev, bins, d_binned.data(), d_start.data());
-      else anterpolation<6>(*dev, bins, d_binned.data(), d_start.data());
+      if (p.order == 4)
+        anterpolation<4>(*dev, bins, d_binned.data(), d_start.data());
+      else
+        anterpolation<6>(*dev, bins, d_binned.data(), d_start.data());
     }
     PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[3]));
     if (opt.long_range) {
-      if (p.order == 4) grid_steps<4>(p, *dev);
-      else grid_steps<6>(p, *dev);
+      if (p.order == 4)
+        grid_steps<4>(p, *dev);
+      else
+        grid_steps<6>(p, *dev);
     }
     PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[4]));
     if (opt.long_range) {
-      if (p.order == 4) interpolation<4>(p, *dev, opt.short_range, d_out.data());
-      else interpolation<6>(p, *dev, opt.short_range, d_out.data());
+      if (p.order == 4)
+        interpolation<4>(p, *dev, opt.short_range, d_out.data());
+      else
+        interpolation<6>(p, *dev, opt.short_range, d_out.data());
     }
     PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[5]));
   }

@@ -18,21 +18,21 @@ struct MsmGpuLevel {
 };
 
 struct MsmGpuPlan {
-  int order = 4;     // interpolation points per direction: 4 or 6
-  int split = 2;     // Taylor order K of the softening: 2 or 3
+  int order = 4;  // interpolation points per direction: 4 or 6
+  int split = 2;  // Taylor order K of the softening: 2 or 3
   int periodic = 0;
   float a = 0, floor2 = 0;
-  float coef[5] = {0, 0, 0, 0, 0};  // g_a(r) = sum_j coef[j] r^(2j) below a
-  int nx = 0, ny = 0, nz = 0;       // lattice
-  float s[3] = {1, 1, 1};           // lattice spacing
-  float origin[3] = {0, 0, 0};      // grid index 0, relative to lattice point (0,0,0)
-  float h[3] = {1, 1, 1};           // finest grid spacing
-  float box[3] = {0, 0, 0};         // periodic box
-  std::vector<MsmGpuLevel> levels;  // [0] finest
-  int radius[3] = {0, 0, 0};        // level stencil (below the top)
-  std::vector<float> stencil;       // (2R+1)^3, x fastest, level 1; level l scaled by 2^-(l-1)
-  std::vector<int> row_reach;       // per (sy, sz): largest |sx| with a nonzero weight, -1 none
-  std::vector<float> top;           // top kernel table (see MsmPlan::top)
+  float coef[5] = {0, 0, 0, 0, 0};      // g_a(r) = sum_j coef[j] r^(2j) below a
+  int nx = 0, ny = 0, nz = 0;           // lattice
+  float s[3] = {1, 1, 1};               // lattice spacing
+  float origin[3] = {0, 0, 0};          // grid index 0, relative to lattice point (0,0,0)
+  float h[3] = {1, 1, 1};               // finest grid spacing
+  float box[3] = {0, 0, 0};             // periodic box
+  std::vector<MsmGpuLevel> levels;      // [0] finest
+  int radius[3] = {0, 0, 0};            // level stencil (below the top)
+  std::vector<float> stencil;           // (2R+1)^3, x fastest, level 1; level l scaled by 2^-(l-1)
+  std::vector<int> row_reach;           // per (sy, sz): largest |sx| with a nonzero weight, -1 none
+  std::vector<float> top;               // top kernel table (see MsmPlan::top)
   std::vector<int> interp_index[3];     // per lattice index, `order` finest-grid storage indices
   std::vector<float> interp_weight[3];  // and their weights
 };
@@ -40,7 +40,7 @@ struct MsmGpuPlan {
 struct MsmGpuOptions {
   bool short_range = true;  // the parts to compute (tests check them one at a time)
   bool long_range = true;
-  bool poison = false;      // fill the device output with NaN first (tests: every point written)
+  bool poison = false;  // fill the device output with NaN first (tests: every point written)
 };
 
 // Milliseconds of each phase (CUDA events) and in all.

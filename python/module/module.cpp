@@ -24,12 +24,16 @@ PYBIND11_MODULE(pairmd, m) {
   define_errors(m);
   define_simulation(m);
   define_analysis(m);
-  m.def("cuda_available", [] {
-    std::string why;
-    const bool ok = cuda_available(&why);
-    return py::make_tuple(ok, why);
-  }, "(True, the GPU) where the CUDA backend can run, else (False, why not)");
-  m.def("strategies", [] { return strategy_names(); }, "the registered GPU force-summation strategies");
+  m.def(
+      "cuda_available",
+      [] {
+        std::string why;
+        const bool ok = cuda_available(&why);
+        return py::make_tuple(ok, why);
+      },
+      "(True, the GPU) where the CUDA backend can run, else (False, why not)");
+  m.def(
+      "strategies", [] { return strategy_names(); }, "the registered GPU force-summation strategies");
   // Runs still open at exit are ended as close() ends them: outputs finished and flushed.
   py::module_::import("atexit").attr("register")(py::cpp_function([] { PySimulation::close_all(); }));
 }

@@ -32,12 +32,16 @@ py::dict compare(const py::object& config, const py::object& strategies, long st
   c.warmup = warmup;
   c.reference = reference;
   if (!strategies.is_none()) {
-    if (py::isinstance<py::str>(strategies)) c.strategies = {strategies.cast<std::string>()};
-    else c.strategies = strategies.cast<std::vector<std::string>>();
+    if (py::isinstance<py::str>(strategies))
+      c.strategies = {strategies.cast<std::string>()};
+    else
+      c.strategies = strategies.cast<std::vector<std::string>>();
   }
   if (!sizes.is_none()) {
-    if (py::isinstance<py::int_>(sizes)) c.sizes = {sizes.cast<long>()};
-    else c.sizes = sizes.cast<std::vector<long>>();
+    if (py::isinstance<py::int_>(sizes))
+      c.sizes = {sizes.cast<long>()};
+    else
+      c.sizes = sizes.cast<std::vector<long>>();
   }
   CompareNames names;
   names.steps = "steps", names.repeats = "repeats", names.warmup = "warmup", names.sizes = "sizes",
@@ -57,7 +61,7 @@ py::dict compare(const py::object& config, const py::object& strategies, long st
       std::vector<std::string> all = sets;
       all.insert(all.end(), extra.begin(), extra.end());
       return base.path == "<dict>" || base.path == "<string>" ? parse_config(base.text, base.path, all)
-                                                             : load_config(base.path, all);
+                                                              : load_config(base.path, all);
     };
     rows = compare_strategies(load, c, {}, {});
   }
@@ -72,7 +76,7 @@ py::dict compare(const py::object& config, const py::object& strategies, long st
   for (size_t i = 0; i < rows.size(); ++i) {
     n.mutable_at(i) = rows[i].n;
     strategy.append(rows[i].strategy);
-    reproducible.append(rows[i].reproducible == "yes" ? py::object(py::bool_(true))
+    reproducible.append(rows[i].reproducible == "yes"  ? py::object(py::bool_(true))
                         : rows[i].reproducible == "no" ? py::object(py::bool_(false))
                                                        : py::object(py::none()));
     error.append(rows[i].error);
@@ -97,12 +101,13 @@ py::dict compare(const py::object& config, const py::object& strategies, long st
 
 // The grid as a dict: values indexed [i, j, k] (x first), origin and spacing.
 py::dict map_dict(const Grid3& g, const PotentialMapSeries& series) {
-  py::array_t<double> v({static_cast<py::ssize_t>(g.dims[0]), static_cast<py::ssize_t>(g.dims[1]),
-                         static_cast<py::ssize_t>(g.dims[2])});
+  py::array_t<double> v(
+      {static_cast<py::ssize_t>(g.dims[0]), static_cast<py::ssize_t>(g.dims[1]), static_cast<py::ssize_t>(g.dims[2])});
   auto w = v.mutable_unchecked<3>();
   for (int k = 0; k < g.dims[2]; ++k)
     for (int j = 0; j < g.dims[1]; ++j)
-      for (int i = 0; i < g.dims[0]; ++i) w(i, j, k) = g.values[(static_cast<size_t>(k) * g.dims[1] + j) * g.dims[0] + i];
+      for (int i = 0; i < g.dims[0]; ++i)
+        w(i, j, k) = g.values[(static_cast<size_t>(k) * g.dims[1] + j) * g.dims[0] + i];
   py::dict d;
   d["values"] = v;
   d["origin"] = py::array_t<double>(3, g.origin.data());
@@ -141,7 +146,8 @@ py::dict potential_map(const py::object& source, const py::object& config, const
       cfg = sim->run_config();
       have_cfg = true;
     } else if (py::isinstance<py::str>(source) || py::hasattr(source, "__fspath__")) {
-      trajectory = py::str(py::hasattr(source, "__fspath__") ? source.attr("__fspath__")() : source).cast<std::string>();
+      trajectory =
+          py::str(py::hasattr(source, "__fspath__") ? source.attr("__fspath__")() : source).cast<std::string>();
     } else {
       throw py::type_error("pairmd.potential_map: source: expected a pairmd.Simulation or a trajectory path");
     }
@@ -228,11 +234,10 @@ strategies: names of GPU strategies and/or "cpu" (default: every registered GPU 
 steps, repeats, warmup: timed steps per repeat, repeats (median), warm-up steps of the common start.
 sizes: particle counts to scale a lattice or chains system to (default: the config's size).
 reference: compare forces with the fp64 CPU reference (max/rms_force_err_rel).)doc");
-  m.def("potential_map", &potential_map, py::arg("source") = py::none(), py::kw_only(),
-        py::arg("config") = py::none(), py::arg("frames") = ":", py::arg("spacing") = py::none(),
-        py::arg("region") = "", py::arg("padding") = py::none(), py::arg("kernel") = "",
-        py::arg("min_distance") = py::none(), py::arg("method") = "", py::arg("boundary") = "",
-        py::arg("units") = "", py::arg("overrides") = py::none(),
+  m.def("potential_map", &potential_map, py::arg("source") = py::none(), py::kw_only(), py::arg("config") = py::none(),
+        py::arg("frames") = ":", py::arg("spacing") = py::none(), py::arg("region") = "",
+        py::arg("padding") = py::none(), py::arg("kernel") = "", py::arg("min_distance") = py::none(),
+        py::arg("method") = "", py::arg("boundary") = "", py::arg("units") = "", py::arg("overrides") = py::none(),
         R"doc(The electrostatic potential map of `pairmd potential-map` (docs/potential_maps.md), as a dict:
 values (nx, ny, nz) float64 indexed [i, j, k], the point origin + (i, j, k) * spacing; origin (3,);
 spacing (3,); unit; frames; kernel, method (and their descriptions); seconds; accuracy (msm).

@@ -43,7 +43,9 @@ std::string emit(const YAML::Node& n, bool flow) {
 bool looks_like_path(const std::string& s) {
   if (s.find('\n') != std::string::npos) return false;
   if (py::module_::import("os.path").attr("isfile")(s).cast<bool>()) return true;
-  auto ends = [&s](const std::string& x) { return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0; };
+  auto ends = [&s](const std::string& x) {
+    return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+  };
   return ends(".yaml") || ends(".yml");
 }
 

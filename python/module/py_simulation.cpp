@@ -37,8 +37,12 @@ class ThermoRecorder final : public RunObserver {
     if (!rows_->columns[0].empty() && rows_->columns[0].back() >= static_cast<double>(step)) return;
     const Observables& o = frame.observables;
     const double volume = frame.state.box.periodic ? frame.state.box.volume() : 0.0;
-    std::vector<double> row = {static_cast<double>(step), frame.time, temperature(o, dof_, cfg_.model.units.kB),
-                               o.potential, o.kinetic, o.total(),
+    std::vector<double> row = {static_cast<double>(step),
+                               frame.time,
+                               temperature(o, dof_, cfg_.model.units.kB),
+                               o.potential,
+                               o.kinetic,
+                               o.total(),
                                cfg_.model.units.pressure_out * pressure(o, volume)};
     for (size_t k = 0; k < cfg_.model.force_field.pair_terms.size(); ++k)
       row.push_back(k < o.potential_by_term.size() ? o.potential_by_term[k] : NAN);
@@ -53,14 +57,17 @@ class ThermoRecorder final : public RunObserver {
 
 std::string outcome_name(RunOutcome o) {
   switch (o) {
-    case RunOutcome::Completed: return "completed";
-    case RunOutcome::Interrupted: return "interrupted";
-    case RunOutcome::BlewUp: return "blew_up";
-    case RunOutcome::Failed: return "failed";
+    case RunOutcome::Completed:
+      return "completed";
+    case RunOutcome::Interrupted:
+      return "interrupted";
+    case RunOutcome::BlewUp:
+      return "blew_up";
+    case RunOutcome::Failed:
+      return "failed";
   }
   return "failed";
 }
-
 
 }  // namespace
 
@@ -140,8 +147,8 @@ PySimulation::PySimulation(const py::object& config, const py::object& overrides
   }
   sim_ = std::make_unique<Simulation>(cfg, p.sys.topology, std::move(run_.backend));
   if (request_.no_files) {
-    sim_->add_observer(std::make_unique<ThermoLog>(cfg, "", false, degrees_of_freedom(cfg, p.sys.state.size()), false,
-                                                   say()));
+    sim_->add_observer(
+        std::make_unique<ThermoLog>(cfg, "", false, degrees_of_freedom(cfg, p.sys.state.size()), false, say()));
   } else {
     open_outputs(request_, fe_, p, std::move(potential_map), *sim_, out_, *log_, command);
     log_path_ = log_->path();
@@ -172,7 +179,8 @@ void PySimulation::close_all() {
 
 void PySimulation::require_open(const char* what) const {
   if (!sim_)
-    throw std::runtime_error(std::string("pairmd.Simulation.") + what + ": the simulation is closed (its run ended at step " +
+    throw std::runtime_error(std::string("pairmd.Simulation.") + what +
+                             ": the simulation is closed (its run ended at step " +
                              std::to_string(last_.last_good_step) + "); its state can still be read");
 }
 
@@ -204,7 +212,9 @@ void PySimulation::report(const RunResult& r) {
       saved = "no checkpoint of step " + std::to_string(r.last_good_step);
   }
   switch (r.outcome) {
-    case RunOutcome::Completed: say() << "done: step " << r.last_good_step << "; " << saved << "\n"; break;
+    case RunOutcome::Completed:
+      say() << "done: step " << r.last_good_step << "; " << saved << "\n";
+      break;
     case RunOutcome::Interrupted:
       say() << fe_.who << ": interrupted (" << r.message << ") at step " << r.last_good_step << ", " << saved
             << ", output flushed\n";
@@ -326,9 +336,12 @@ void PySimulation::close(bool quiet_errors) {
 std::string PySimulation::write_checkpoint(const py::object& path) {
   require_open("write_checkpoint");
   std::string where;
-  if (!path.is_none()) where = py::str(path).cast<std::string>();
-  else if (!request_.no_files) where = run_.plan.files.checkpoint();
-  else throw py::value_error("write_checkpoint: this simulation writes no files (output=None): give a path");
+  if (!path.is_none())
+    where = py::str(path).cast<std::string>();
+  else if (!request_.no_files)
+    where = run_.plan.files.checkpoint();
+  else
+    throw py::value_error("write_checkpoint: this simulation writes no files (output=None): give a path");
   const RunPlan& p = run_.plan;
   SystemState s;
   {
@@ -382,7 +395,8 @@ void PySimulation::set_velocities(const py::object& a) {
 
 py::array_t<double> PySimulation::forces() {
   if (!sim_) {
-    if (final_forces_.empty()) throw std::runtime_error("pairmd.Simulation.forces: the run blew up; no forces of its last good state");
+    if (final_forces_.empty())
+      throw std::runtime_error("pairmd.Simulation.forces: the run blew up; no forces of its last good state");
     return array_of(final_forces_);
   }
   std::vector<Vec3d> f;
@@ -446,7 +460,8 @@ py::dict PySimulation::thermo() {
   d["total_energy"] = o.total();
   d["pressure"] = cfg.model.units.pressure_out * pressure(o, s.box.periodic ? s.box.volume() : 0.0);
   for (size_t k = 0; k < cfg.model.force_field.pair_terms.size() && k < o.potential_by_term.size(); ++k)
-    d[py::str(std::string("energy_") + pair_kind_name(cfg.model.force_field.pair_terms[k].kind))] = o.potential_by_term[k];
+    d[py::str(std::string("energy_") + pair_kind_name(cfg.model.force_field.pair_terms[k].kind))] =
+        o.potential_by_term[k];
   return d;
 }
 
@@ -523,8 +538,8 @@ quiet: print nothing (the log file, if any, still gets everything).
 )doc")
       .def(py::init<const py::object&, const py::object&, const std::string&, const std::string&, const py::object&,
                     bool, const py::object&, bool>(),
-           py::arg("config") = py::none(), py::kw_only(), py::arg("overrides") = py::none(),
-           py::arg("backend") = "", py::arg("strategy") = "", py::arg("output") = true, py::arg("overwrite") = false,
+           py::arg("config") = py::none(), py::kw_only(), py::arg("overrides") = py::none(), py::arg("backend") = "",
+           py::arg("strategy") = "", py::arg("output") = true, py::arg("overwrite") = false,
            py::arg("restart") = py::none(), py::arg("quiet") = false)
       .def("run", &PySimulation::run, py::arg("steps") = py::none(), py::arg("callback") = py::none(),
            py::arg("every") = 0,
@@ -533,13 +548,15 @@ quiet: print nothing (the log file, if any, still gets everything).
            "released while the engine runs. Ctrl-C ends the run as `pairmd run` ends on SIGINT (outputs flushed,\n"
            "checkpoint written) and the KeyboardInterrupt goes on. A blow-up or an output that cannot be written\n"
            "raises pairmd.SimulationError; the simulation then holds its last good state.")
-      .def("close", [](PySimulation& s) { s.close(false); },
-           "End the run: the last frame, thermo row and checkpoint are written, the files closed and the\n"
-           "output prefix given up. The state can still be read.")
+      .def(
+          "close", [](PySimulation& s) { s.close(false); },
+          "End the run: the last frame, thermo row and checkpoint are written, the files closed and the\n"
+          "output prefix given up. The state can still be read.")
       .def("write_checkpoint", &PySimulation::write_checkpoint, py::arg("path") = py::none(),
            "Write a checkpoint of the current state (default: the run's PREFIX.checkpoint.h5); returns its path.\n"
            "Simulation(config, restart=path) continues from it.")
-      .def("__enter__", [](PySimulation& s) -> PySimulation& { return s; }, py::return_value_policy::reference)
+      .def(
+          "__enter__", [](PySimulation& s) -> PySimulation& { return s; }, py::return_value_policy::reference)
       .def("__exit__", [](PySimulation& s, const py::object&, const py::object&, const py::object&) { s.close(false); })
       .def("__repr__", &PySimulation::repr)
       .def("__len__", &PySimulation::size)
@@ -547,7 +564,8 @@ quiet: print nothing (the log file, if any, still gets everything).
                     "(N, 3) float64, wrapped into the box, in the order the particles were created")
       .def_property("velocities", &PySimulation::velocities, &PySimulation::set_velocities, "(N, 3) float64")
       .def_property_readonly("forces", &PySimulation::forces, "(N, 3) float64 forces on the current state")
-      .def_property_readonly("images", &PySimulation::images, "(N, 3) int32 box crossings: unwrapped = positions + images * L")
+      .def_property_readonly("images", &PySimulation::images,
+                             "(N, 3) int32 box crossings: unwrapped = positions + images * L")
       .def_property_readonly("types", &PySimulation::types, "(N,) int32 indices into type_names")
       .def_property_readonly("type_names", &PySimulation::type_names)
       .def_property_readonly("charges", &PySimulation::charges, "(N,) float64")

@@ -65,11 +65,11 @@ class PySimulation {
   double dt() const { return run_.plan.cfg.model.integrator.dt; }
   size_t size() const { return run_.plan.sys.state.size(); }
 
-  py::dict thermo();                 // the current state's observables
-  py::dict thermo_table() const;     // every thermo row of the run so far, as NumPy columns
+  py::dict thermo();              // the current state's observables
+  py::dict thermo_table() const;  // every thermo row of the run so far, as NumPy columns
   py::dict thermo_units() const;
   std::string backend_name() const { return backend_name_; }
-  py::object files() const;          // the output files, or None
+  py::object files() const;  // the output files, or None
   std::string config_text() const { return run_.plan.cfg.text; }
   std::string log_path() const { return log_path_; }
   std::string repr() const;
