@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/csv_rows.h"
 #include "io/svg_plot.h"
 
 namespace pairmd {
@@ -86,38 +87,14 @@ Walk read_walk_csv(const std::string& path) {
 }
 
 int64_t truncate_exchange_csv(const std::string& path, int64_t exchanges) {
-  std::ifstream in(path);
-  if (!in) return 0;
-  std::ostringstream kept;
-  std::string line;
-  bool header = true;
-  int64_t dropped = 0;
-  while (std::getline(in, line)) {
-    if (!header) {
-      const size_t comma = line.find(',');
-      char* end = nullptr;
-      const char* second = comma == std::string::npos ? "" : line.c_str() + comma + 1;
-      const long long n = std::strtoll(second, &end, 10);
-      // A row cut short by a kill has no counter: it goes too.
-      if (end == second || n >= exchanges) {
-        ++dropped;
-        continue;
-      }
-    }
-    header = false;
-    kept << line << "\n";
-  }
-  in.close();
-  if (dropped == 0) return 0;
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  std::ofstream out(tmp, std::ios::trunc);
-  out << kept.str();
-  out.close();
-  if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot rewrite '" + path + "'");
-  }
-  return dropped;
+  return drop_csv_rows(path, [exchanges](const std::string& row) {
+    const size_t comma = row.find(',');
+    char* end = nullptr;
+    const char* second = comma == std::string::npos ? "" : row.c_str() + comma + 1;
+    const long long n = std::strtoll(second, &end, 10);
+    // A row cut short by a kill has no counter: it goes too.
+    return end == second || n >= exchanges ? RowFate::Drop : RowFate::Keep;
+  });
 }
 
 void write_walk_plot(const Walk& walk, const std::vector<double>& temperatures, const std::string& title,

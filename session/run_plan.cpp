@@ -14,6 +14,7 @@
 #include "base/version.h"
 #include "engine/pulling.h"
 #include "engine/time_step_check.h"
+#include "io/csv_rows.h"
 #include "session/run_setup.h"
 
 namespace pairmd {
@@ -197,34 +198,12 @@ void check_existing_outputs(const RunRequest& r, const FrontEnd& fe, const RunPl
 }
 
 int64_t truncate_thermo_csv(const std::string& path, int64_t step) {
-  std::ifstream in(path);
-  if (!in) return 0;
-  std::ostringstream kept;
-  std::string line;
-  bool header = true;
-  int64_t dropped = 0;
-  while (std::getline(in, line)) {
-    if (!header) {
-      char* end = nullptr;
-      const long long s = std::strtoll(line.c_str(), &end, 10);
-      if (end == line.c_str() || s >= step) {
-        dropped += s > step;  // the row of the restart step itself is written again
-        continue;
-      }
-    }
-    header = false;
-    kept << line << "\n";
-  }
-  in.close();
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  std::ofstream out(tmp, std::ios::trunc);
-  out << kept.str();
-  out.close();
-  if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot rewrite the thermo CSV '" + path + "'");
-  }
-  return dropped;
+  return drop_csv_rows(path, [step](const std::string& row) {
+    char* end = nullptr;
+    const long long s = std::strtoll(row.c_str(), &end, 10);
+    if (end != row.c_str() && s < step) return RowFate::Keep;
+    return s > step ? RowFate::Drop : RowFate::DropUncounted;  // the restart step's row is written again
+  });
 }
 
 void build_start(const RunRequest& r, RunPlan& p) {
