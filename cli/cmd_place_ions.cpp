@@ -39,18 +39,6 @@ const char* kUsage =
     "  (and system.file pointing at T.h5 frame n when --trajectory is given); `pairmd run OUT.yaml`\n"
     "  starts from it. --map-out writes the map including the ions' potential.\n";
 
-double number(const std::string& opt, const std::string& text) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty()) throw std::invalid_argument(opt + ": expected a number, got '" + text + "'");
-  return v;
-}
-
 bool ends_with(const std::string& s, const std::string& e) {
   return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
 }
@@ -124,8 +112,8 @@ int read_place_options(const Args& args, PlaceOptions& o) {
 // The map's settings: CONFIG's analysis.potential_map, then the options.
 void plan_map(const PlaceOptions& o, PlacePlan& p) {
   if (p.cfg.potential_map.every > 0) p.settings = map_settings(p.cfg.potential_map);
-  if (!o.spacing.empty()) p.settings.spacing = number("--spacing", o.spacing);
-  if (!o.padding.empty()) p.settings.padding = number("--padding", o.padding);
+  if (!o.spacing.empty()) p.settings.spacing = option_number("--spacing", o.spacing);
+  if (!o.padding.empty()) p.settings.padding = option_number("--padding", o.padding);
   if (!o.region.empty()) p.settings.region = o.region;
   if (!o.kernel.empty()) p.settings.kernel = o.kernel;
   if (!o.method.empty()) p.settings.method = o.method;
@@ -138,15 +126,15 @@ void plan_map(const PlaceOptions& o, PlacePlan& p) {
 
 // The ions: how many, how close, and their type (one of the config's, or a new one).
 void plan_ions(const PlaceOptions& o, PlacePlan& p) {
-  const double count = number("--count", o.count_text);
+  const double count = option_number("--count", o.count_text);
   if (count < 1 || count != static_cast<int>(count)) throw std::invalid_argument("--count: expected an integer >= 1");
   p.place.count = static_cast<int>(count);
-  p.place.min_distance = number("--min-distance", o.min_dist_text);
+  p.place.min_distance = option_number("--min-distance", o.min_dist_text);
   if (!(p.place.min_distance >= 0)) throw std::invalid_argument("--min-distance: expected a number >= 0");
   p.place.highest = o.highest;
   p.place.k_e = p.cfg.model.units.coulomb;
   p.place.floor = p.settings.floor();
-  const double f = number("--frame", o.frame_text);
+  const double f = option_number("--frame", o.frame_text);
   if (f < -1 || f != static_cast<int64_t>(f)) throw std::invalid_argument("--frame: expected an index >= 0 or -1");
   p.frame = static_cast<int64_t>(f);
   for (const TypeSpec& t : p.cfg.system.types)
@@ -154,7 +142,7 @@ void plan_ions(const PlaceOptions& o, PlacePlan& p) {
       p.new_type = false;
       p.place.charge = t.charge;
       p.mass = t.mass;
-      if (!o.charge_text.empty() && number("--charge", o.charge_text) != t.charge)
+      if (!o.charge_text.empty() && option_number("--charge", o.charge_text) != t.charge)
         throw std::invalid_argument("--charge " + o.charge_text + " contradicts type " + t.name + "'s charge in " +
                                     o.config_path);
       if (!o.mass_text.empty())
@@ -163,8 +151,8 @@ void plan_ions(const PlaceOptions& o, PlacePlan& p) {
   if (p.new_type) {
     if (o.charge_text.empty())
       throw std::invalid_argument("--charge is required for the new type '" + o.type_name + "'");
-    p.place.charge = number("--charge", o.charge_text);
-    if (!o.mass_text.empty()) p.mass = number("--mass", o.mass_text);
+    p.place.charge = option_number("--charge", o.charge_text);
+    if (!o.mass_text.empty()) p.mass = option_number("--mass", o.mass_text);
     if (!(p.mass > 0)) throw std::invalid_argument("--mass: expected a number > 0");
   }
   if (p.place.charge == 0) throw std::invalid_argument("ions of type '" + o.type_name + "' carry no charge");

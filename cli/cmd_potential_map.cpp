@@ -46,18 +46,6 @@ std::string stem_of(const std::string& path) {
   return s;
 }
 
-double parse_number(const std::string& opt, const std::string& text) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty()) throw std::invalid_argument(opt + ": expected a number, got '" + text + "'");
-  return v;
-}
-
 }  // namespace
 
 int cmd_potential_map(const Args& args) {
@@ -111,9 +99,9 @@ int cmd_potential_map(const Args& args) {
     } else if (config_path.empty()) {
       throw std::invalid_argument("the trajectory's units are needed for k_e: give --units lj|real or --config CONFIG");
     }
-    if (!spacing.empty()) settings.spacing = parse_number("--spacing", spacing);
-    if (!padding.empty()) settings.padding = parse_number("--padding", padding);
-    if (!min_distance.empty()) settings.min_distance = parse_number("--min-distance", min_distance);
+    if (!spacing.empty()) settings.spacing = option_number("--spacing", spacing);
+    if (!padding.empty()) settings.padding = option_number("--padding", padding);
+    if (!min_distance.empty()) settings.min_distance = option_number("--min-distance", min_distance);
     if (!region.empty()) settings.region = region;
     if (!kernel.empty()) settings.kernel = kernel;
     if (!method.empty()) settings.method = method;

@@ -50,6 +50,10 @@ void prepare_app(CLI::App& app);
 // stderr as `errors` says).
 int parse_command_line(CLI::App& app, const Args& args, const CommandLineErrors& errors);
 
+// The value of option `opt` as a number: the whole text must be one, else std::invalid_argument
+// with "OPT: expected a number, got 'TEXT'".
+double option_number(const std::string& opt, const std::string& text);
+
 // "a, b or c" of registry names, for help texts.
 std::string choices(const std::vector<std::string>& names, const char* last = " or ");
 

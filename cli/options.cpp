@@ -2,10 +2,24 @@
 
 #include <algorithm>
 #include <iostream>
+#include <stdexcept>
+#include <string>
 
 #include "cli/commands.h"
 
 namespace pairmd::cli {
+
+double option_number(const std::string& opt, const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty()) throw std::invalid_argument(opt + ": expected a number, got '" + text + "'");
+  return v;
+}
 
 void prepare_app(CLI::App& app) {
   // Unknown options and surplus words are the command's to report (parse_command_line).
