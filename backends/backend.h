@@ -48,6 +48,12 @@ class Backend {
   // bonds or runaway particles; the backend's state is then unusable and the caller goes back
   // to the last state it saved.
   virtual void advance(int64_t nsteps) = 0;
+  // Like advance(), but the backend may return while the last of these steps still run (the
+  // CUDA backend leaves its last chunk in flight, so that the next call's launch overlaps its
+  // read-back). A blow-up in them is thrown by wait(), which every other call (state, forces,
+  // observables, temperature, the next advance) does first; set_state() drops them.
+  virtual void advance_async(int64_t nsteps) { advance(nsteps); }
+  virtual void wait() {}
 
   // Energies, virial and kinetic energy of the current state.
   virtual Observables observables() = 0;

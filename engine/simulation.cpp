@@ -96,12 +96,34 @@ RunResult Simulation::begin(int64_t last_step) {
 }
 
 RunResult Simulation::advance_to(int64_t target, double max_seconds) {
-  return advance(target, max_seconds, true, true);
+  return advance(target, max_seconds, true, true, true);
 }
 
-RunResult Simulation::advance_to_unshown(int64_t target) { return advance(target, 0, false, false); }
+// The driver acts on the backend's state at `target` (an exchange): the steps must be done.
+RunResult Simulation::advance_to_unshown(int64_t target) { return advance(target, 0, false, false, false); }
 
-RunResult Simulation::advance(int64_t target, double max_seconds, bool show_target, bool stop_on_signal) {
+RunResult Simulation::blew_up(const std::string& why) {
+  RunResult result;
+  result.outcome = RunOutcome::BlewUp;
+  result.message = why;
+  result.last_good_step = good_.step;
+  return finish(result);
+}
+
+RunResult Simulation::settle() {
+  if (ended_) return end_result_;
+  try {
+    backend_->wait();
+  } catch (const SimulationBlowup& e) {
+    return blew_up(e.what());
+  }
+  RunResult result;
+  result.last_good_step = step_;
+  return result;
+}
+
+RunResult Simulation::advance(int64_t target, double max_seconds, bool show_target, bool stop_on_signal,
+                              bool leave_running) {
   if (ended_) return end_result_;
   RunContext& ctx = *ctx_;
   ctx.last_step = std::max(ctx.last_step, target);
@@ -116,19 +138,21 @@ RunResult Simulation::advance(int64_t target, double max_seconds, bool show_targ
       int64_t chunk = next - step_;
       if (seconds_per_step_ > 0)
         chunk = std::min<int64_t>(chunk, std::max<int64_t>(1, static_cast<int64_t>(0.25 / seconds_per_step_)));
+      const bool shown = step_ + chunk == next && (show_target || next != target);
+      bool observed = false;  // an observer looks at the step reached
+      if (shown)
+        for (const auto& o : observers_) observed = observed || o->next_step(next - 1) == next;
       const auto t0 = std::chrono::steady_clock::now();
       try {
-        backend_->advance(chunk);
+        backend_->advance_async(chunk);
+        if (observed || !leave_running) backend_->wait();
       } catch (const SimulationBlowup& e) {
-        result.outcome = RunOutcome::BlewUp;
-        result.message = e.what();
-        result.last_good_step = good_.step;
-        return finish(result);
+        return blew_up(e.what());
       }
       const auto t1 = std::chrono::steady_clock::now();
       seconds_per_step_ = std::chrono::duration<double>(t1 - t0).count() / chunk;
       step_ += chunk;
-      if (step_ == next && (show_target || step_ != target)) show(step_, false);
+      if (shown) show(step_, false);
       if (progress_) progress_->progress(ctx, step_);
       if (stop_on_signal && g_stop_signal.load() != 0)
         return interrupt(std::string("stopped by signal ") + std::to_string(g_stop_signal.load()) + " at step " +
@@ -148,7 +172,8 @@ RunResult Simulation::advance(int64_t target, double max_seconds, bool show_targ
 }
 
 RunResult Simulation::interrupt(const std::string& why) {
-  if (ended_) return end_result_;
+  const RunResult settled = settle();
+  if (ended_) return settled;
   RunResult result;
   try {
     if (good_.step != step_) capture();  // the state at the finished step is good
@@ -165,7 +190,8 @@ RunResult Simulation::interrupt(const std::string& why) {
 }
 
 RunResult Simulation::end() {
-  if (ended_) return end_result_;
+  const RunResult settled = settle();
+  if (ended_) return settled;
   RunResult result;
   try {
     if (good_.step != step_) capture();

@@ -52,8 +52,14 @@ class Simulation {
   // no limit), so that the caller can look at signals and callbacks. An interruption (SIGINT or
   // SIGTERM through g_stop_signal), a blow-up or an output that cannot be written ends the run:
   // the observers are finished and the result says why (ended() is then true). Otherwise the
-  // result is Completed with last_good_step the step reached.
+  // result is Completed with last_good_step the step reached. The last steps may still be
+  // running on the backend when it returns (Backend::advance_async: the next call's launch
+  // overlaps them); a blow-up in them ends the run in the next call here (settle() included).
   RunResult advance_to(int64_t step, double max_seconds = 0);
+  // Waits for the steps the backend may still be running: a blow-up in them ends the run
+  // (BlewUp, as in advance_to()); otherwise Completed. Front ends call it before they read the
+  // backend's state themselves.
+  RunResult settle();
   // Ends the run as an interruption at the current step (the front end saw the signal itself):
   // the observers finish with this state, as after SIGINT.
   RunResult interrupt(const std::string& why);
@@ -88,7 +94,8 @@ class Simulation {
   void change_temperature(double t_old, double t_new);
 
  private:
-  RunResult advance(int64_t target, double max_seconds, bool show_target, bool stop_on_signal);
+  RunResult advance(int64_t target, double max_seconds, bool show_target, bool stop_on_signal, bool leave_running);
+  RunResult blew_up(const std::string& why);
   void show(int64_t step, bool all);
   void capture();
   RunResult finish(RunResult result);

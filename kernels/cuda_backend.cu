@@ -271,12 +271,11 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
   phase_end(stats_.seconds_integrate);
 }
 
-// A chunk: clear the halt and the step count, then `steps` times integrate and forces, the
-// positions alternating between the two buffers from `parity` on.
+// A chunk: clear its step count, then `steps` times integrate and forces, the positions
+// alternating between the two buffers from `parity` on. The halt is left as it is: only the host
+// clears it, so a chunk launched behind one that halted takes no step.
 void CudaBackend::enqueue_steps(int steps, int parity) {
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(&ctrl()->halt, 0, 2 * sizeof(int), stream_));  // halt, steps_done
-  static_assert(offsetof(StepControl, steps_done) == offsetof(StepControl, halt) + sizeof(int),
-                "halt, steps_done adjacent");
+  PAIRMD_CUDA_CHECK(cudaMemsetAsync(&ctrl()->steps_done, 0, sizeof(int), stream_));
   for (int s = 0; s < steps; ++s) {
     const int buffer = parity ^ (s & 1);
     enqueue_integrate(buffer, true, false);
@@ -316,28 +315,41 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
   return s;
 }
 
+void CudaBackend::copy_chunk_state(int slot) {
+  PAIRMD_CUDA_CHECK(
+      cudaMemcpyAsync(host_state_ + slot, state_.data(), sizeof(ChunkState), cudaMemcpyDeviceToHost, stream_));
+  PAIRMD_CUDA_CHECK(cudaEventRecord(chunk_done_[slot], stream_));
+}
+
 void CudaBackend::read_chunk_state() {
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_state_, state_.data(), sizeof(ChunkState), cudaMemcpyDeviceToHost, stream_));
-  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  copy_chunk_state(0);
+  PAIRMD_CUDA_CHECK(cudaEventSynchronize(chunk_done_[0]));
 }
 
 void CudaBackend::clear_halt() { PAIRMD_CUDA_CHECK(cudaMemsetAsync(&ctrl()->halt, 0, sizeof(int), stream_)); }
 
-void CudaBackend::run_chunk(int steps) {
-  const int parity = particles_.current();
+// Launches a chunk of `steps` from where the chunks in flight will have left the positions if
+// they take all their steps (if one halts, this one takes none).
+void CudaBackend::launch_chunk(int steps) {
+  int parity = particles_.current();
+  for (const LaunchedChunk& c : in_flight_) parity ^= c.steps & 1;
   if (use_graphs_ && !profile_) {
     graphs_.launch(steps, parity, step_signature(), stream_, [&](int k, int p) { enqueue_steps(k, p); });
   } else {
     enqueue_steps(steps, parity);
   }
+  const int slot = static_cast<int>(chunks_ % kChunksInFlight);
+  copy_chunk_state(slot);
+  in_flight_.push_back({steps, slot});
   ++chunks_;
-  read_chunk_state();
 }
 
 // Steps for the next chunk: up to the rebuild the observed interval predicts, and a little
 // past it (a halted step costs a few microseconds, a chunk that ends too early a host round trip).
 int CudaBackend::chunk_length(int64_t left) const {
-  const double predicted = rebuild_interval_ - static_cast<double>(steps_since_build_);
+  int64_t since = steps_since_build_;
+  for (const LaunchedChunk& c : in_flight_) since += c.steps;
+  const double predicted = rebuild_interval_ - static_cast<double>(since);
   const int k = std::max(2, static_cast<int>(std::ceil(predicted)) + 1);
   return static_cast<int>(std::min<int64_t>({left, static_cast<int64_t>(k), kMaxChunk}));
 }
@@ -360,49 +372,80 @@ void CudaBackend::throw_blowup(const DeviceFlags& f, int64_t step) const {
   throw SimulationBlowup(m.str());
 }
 
-void CudaBackend::advance(int64_t nsteps) {
-  const auto t0 = std::chrono::steady_clock::now();
+int64_t CudaBackend::retire_chunks() {
+  const auto c0 = std::chrono::steady_clock::now();
+  const LaunchedChunk chunk = in_flight_.front();
+  in_flight_.erase(in_flight_.begin());
+  PAIRMD_CUDA_CHECK(cudaEventSynchronize(chunk_done_[chunk.slot]));
+  const ChunkState got = host_state_[chunk.slot];
+  const StepControl& c = got.ctrl;
+  int64_t again = chunk.steps - c.steps_done;
+  if (c.halt != kRunning || c.list_short) {
+    // Every chunk launched after this one returned at once: take their steps again.
+    for (const LaunchedChunk& later : in_flight_) {
+      PAIRMD_CUDA_CHECK(cudaEventSynchronize(chunk_done_[later.slot]));
+      if (host_state_[later.slot].ctrl.steps_done != 0)
+        throw std::logic_error("CudaBackend: a chunk launched after a halt took steps");
+      again += later.steps;
+    }
+    in_flight_.clear();
+  }
+  halted_steps_ += again;
+  const auto c1 = std::chrono::steady_clock::now();
+  seconds_chunks_ += std::chrono::duration<double>(c1 - c0).count();
+  if (c.list_short) {  // the last build's search did not fit: the chunk took no step
+    ensure_lists(true);
+    return again;
+  }
+  settle_lists();
+  host_.step += c.steps_done;
+  steps_since_build_ += c.steps_done;
+  if (c.steps_done & 1) particles_.flip();
+  if (c.steps_done > 0) pending_finish_ = true;
+  if (c.halt == kHaltBlowup) throw_blowup(got.flags, static_cast<int64_t>(c.step));
+  if (c.halt == kHaltRebuild) {
+    clear_halt();
+    rebuild_interval_ = 0.7 * rebuild_interval_ + 0.3 * static_cast<double>(steps_since_build_);
+    steps_since_build_ = 0;
+    rebuild_lists(false);  // the next chunk's end tells whether the search fit
+    enqueue_forces(particles_.current());
+    seconds_rebuilds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - c1).count();
+  }
+  return again;
+}
+
+void CudaBackend::run_steps(int64_t steps, bool leave_running) {
   if (n_ == 0) {
-    host_.step += nsteps;
+    host_.step += steps;
     return;
   }
-  int64_t left = nsteps;
-  while (left > 0) {
-    const int k = chunk_length(left);
-    const auto c0 = std::chrono::steady_clock::now();
-    run_chunk(k);
-    const auto c1 = std::chrono::steady_clock::now();
-    seconds_chunks_ += std::chrono::duration<double>(c1 - c0).count();
-    const StepControl c = host_state_->ctrl;
-    if (c.list_short) {  // the last build's search did not fit: the chunk took no step
-      halted_steps_ += k;
-      ensure_lists(true);
-      continue;
+  const auto t0 = std::chrono::steady_clock::now();
+  int64_t left = steps;
+  while (left > 0 || !in_flight_.empty()) {
+    if (left > 0) {
+      const int k = chunk_length(left);
+      launch_chunk(k);
+      left -= k;
     }
-    settle_lists();
-    if (c.halt != kRunning) halted_steps_ += k - c.steps_done;
-    left -= c.steps_done;
-    host_.step += c.steps_done;
-    steps_since_build_ += c.steps_done;
-    if (c.steps_done & 1) particles_.flip();
-    if (c.steps_done > 0) pending_finish_ = true;
-    if (c.halt == kHaltBlowup) throw_blowup(host_state_->flags, static_cast<int64_t>(c.step));
-    if (c.halt == kHaltRebuild) {
-      clear_halt();
-      rebuild_interval_ = 0.7 * rebuild_interval_ + 0.3 * static_cast<double>(steps_since_build_);
-      steps_since_build_ = 0;
-      rebuild_lists(false);  // the next chunk's end tells whether the search fit
-      enqueue_forces(particles_.current());
-      seconds_rebuilds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - c1).count();
-    }
+    // The chunk that ends these steps may keep running; any other is read back here (a chunk
+    // left running by the last call, behind the one just launched, or this one, before the next).
+    if (leave_running && left == 0 && in_flight_.size() == 1) break;
+    left += retire_chunks();
   }
-  ensure_lists(false);  // a build enqueued after the last chunk: complete before anyone reads
+  if (in_flight_.empty()) ensure_lists(false);  // a build enqueued after the last chunk: complete it
   resolve_phases();
-  stats_.steps += nsteps;
+  stats_.steps += steps;
   stats_.seconds_total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+void CudaBackend::advance(int64_t nsteps) { run_steps(nsteps, false); }
+void CudaBackend::advance_async(int64_t nsteps) { run_steps(nsteps, true); }
+void CudaBackend::wait() {
+  if (!in_flight_.empty()) run_steps(0, false);
+}
+
 void CudaBackend::complete_step() {
+  wait();
   if (!pending_finish_) return;
   enqueue_integrate(particles_.current(), false, true);
   pending_finish_ = false;
@@ -415,6 +458,7 @@ void CudaBackend::get_state(SystemState& s) {
 }
 
 std::vector<Vec3d> CudaBackend::forces() {
+  wait();
   const int cur = particles_.current();
   if (uses_slots(strategy_)) {
     sum_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(slot_source(cur), n_, particles_.force(), flags(),

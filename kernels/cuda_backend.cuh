@@ -11,6 +11,13 @@
 // and launches the next chunk. k follows the observed interval between rebuilds, so few steps
 // of a chunk are spent halted.
 //
+// advance_async() leaves the last chunk of its steps running: the next call launches its first
+// chunk before it reads the one left behind, so a caller that asks for one step at a time (a
+// Python run(1) loop) keeps the GPU busy instead of waiting a host round trip per step. Chunks
+// never clear the halt (only the host does, after a rebuild), so a chunk launched behind one
+// that halted takes no step; the host then reads both and launches the steps again. Each chunk
+// copies its control block to its own pinned slot, read once its event has passed.
+//
 // The backend is written in four files by concern, around this declaration (kernels-internal;
 // the engine reaches it only through make_cuda_backend, backends/backend.h):
 //   cuda_backend_setup.cu   the device side of a run: exclusions, pair and bond terms, the state
@@ -62,6 +69,10 @@ struct ChunkState {
 // The longest chunk, in steps: a longer one would only add halted steps when a rebuild comes.
 constexpr int kMaxChunk = 32;
 
+// Chunks launched and not yet read back: at most the one an advance_async() left running and
+// the first of the next call.
+constexpr int kChunksInFlight = 2;
+
 inline DeviceBuffer<unsigned char> upload_table(const ParamTable& t) {
   DeviceBuffer<unsigned char> d(std::max<size_t>(t.bytes(), 1));
   if (t.bytes()) PAIRMD_CUDA_CHECK(cudaMemcpy(d.data(), t.data(), t.bytes(), cudaMemcpyHostToDevice));
@@ -112,6 +123,8 @@ class CudaBackend final : public Backend {
   void set_state(const SystemState& state) override;
   void get_state(SystemState& state) override;
   void advance(int64_t nsteps) override;
+  void advance_async(int64_t nsteps) override;
+  void wait() override;
   Observables observables() override;
   std::vector<Vec3d> forces() override;
   BackendStats stats() const override;
@@ -136,8 +149,15 @@ class CudaBackend final : public Backend {
   void enqueue_forces(int buffer);
   void enqueue_integrate(int buffer, bool begin, bool write_force);
   void enqueue_steps(int steps, int parity);
-  void run_chunk(int steps);
+  // Takes `steps` more steps; with `leave_running`, returns with the last chunk still running.
+  void run_steps(int64_t steps, bool leave_running);
+  void launch_chunk(int steps);
+  // Reads the oldest chunk in flight back (and, if it halted, every later one, which took no
+  // step): books its steps, rebuilds the lists if asked. Returns the steps to launch again.
+  int64_t retire_chunks();
   int chunk_length(int64_t left) const;
+  // Copies the control block to slot `slot`'s pinned copy; read_chunk_state() also waits for it.
+  void copy_chunk_state(int slot);
   void read_chunk_state();
   void clear_halt();
   [[noreturn]] void throw_blowup(const DeviceFlags& f, int64_t step) const;
@@ -178,9 +198,15 @@ class CudaBackend final : public Backend {
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
   DeviceBuffer<ChunkState> state_;
   DeviceBuffer<unsigned> tickets_;    // the integrate kernels' first-level block tickets
-  ChunkState* host_state_ = nullptr;  // pinned
-  PullParams<float> pull_{};          // the pulling's external forces (mode None: off)
-  DeviceBuffer<float4> force_out_;    // forces() with the pulling added, when the run pulls
+  ChunkState* host_state_ = nullptr;  // pinned, one per slot (kChunksInFlight)
+  struct LaunchedChunk {
+    int steps;  // launched; fewer are taken if the chunk (or one before it) halted
+    int slot;   // its pinned copy of the control block and its event
+  };
+  std::vector<LaunchedChunk> in_flight_;  // oldest first
+  cudaEvent_t chunk_done_[kChunksInFlight] = {};
+  PullParams<float> pull_{};        // the pulling's external forces (mode None: off)
+  DeviceBuffer<float4> force_out_;  // forces() with the pulling added, when the run pulls
   DeviceBuffer<long long> energy_;
   DeviceBuffer<double> parts_, sums_;
   StepGraphs graphs_;

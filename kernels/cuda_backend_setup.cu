@@ -26,7 +26,8 @@ namespace pairmd {
 CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strategy strategy)
     : model_(model), strategy_(strategy) {
   PAIRMD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  PAIRMD_CUDA_CHECK(cudaMallocHost(&host_state_, sizeof(ChunkState)));
+  PAIRMD_CUDA_CHECK(cudaMallocHost(&host_state_, kChunksInFlight * sizeof(ChunkState)));
+  for (cudaEvent_t& e : chunk_done_) PAIRMD_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   state_.resize(1);
   sums_.resize(8);
   // Graphs need launches that neither synchronise nor change between chunks.
@@ -191,11 +192,13 @@ CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(stream_);
   graphs_.clear();
   cudaFreeHost(host_state_);
+  for (cudaEvent_t e : chunk_done_) cudaEventDestroy(e);
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
   cudaStreamDestroy(stream_);
 }
 
 void CudaBackend::set_temperature(double temperature) {
+  wait();  // the steps asked for before run at the old temperature
   model_.integrator.temperature = temperature;
   c_ = make_step_constants<float>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
   // The step graphs hold c_ by value: step_signature() includes kT, so they are captured again.
@@ -208,6 +211,7 @@ void CudaBackend::set_state(const SystemState& s) {
   box_.L = {static_cast<float>(s.box.L.x), static_cast<float>(s.box.L.y), static_cast<float>(s.box.L.z)};
   box_.periodic = s.box.periodic;
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  in_flight_.clear();  // whatever they did is replaced
   particles_.upload(s);
   ChunkState init{};
   init.ctrl.step = static_cast<unsigned long long>(s.step);

@@ -292,6 +292,91 @@ TEST(GpuBackend, ListsOutgrowingTheirBuffersMidRunChangeNothing) {
   }
 }
 
+// advance_async() leaves its last chunk running, and the next call launches its chunk before it
+// reads that one back (a chunk behind one that halted takes no step and is launched again): a
+// loop of one step at a time, as Python's run(1) does, must give bitwise the trajectory of one
+// advance(), across list rebuilds found in chunks left running, reads in between, and lists
+// that outgrow their buffers (a search that does not fit halts the chunk behind it too).
+TEST(GpuBackend, StepsLeftRunningChangeNothing) {
+  PAIRMD_REQUIRE_GPU();
+  for (auto& sys : example_systems()) {
+    for (const std::string& strategy : kDeterministicNames) {
+      SystemState whole, stepped, pieces;
+      run_300(sys, strategy, whole);
+      auto g = gpu(sys.model(), sys.built.state, strategy);
+      for (int s = 0; s < 300; ++s) g->advance_async(1);
+      g->get_state(stepped);
+      EXPECT_GT(g->stats().list_builds, 2) << sys.name << " " << strategy;
+      EXPECT_EQ(stepped.step, whole.step);
+      EXPECT_TRUE(bitwise_equal(whole, stepped)) << sys.name << " " << strategy << ": a loop of advance_async(1)";
+      auto h = gpu(sys.model(), sys.built.state, strategy);
+      for (int done = 0, k = 1; done < 300; k = k % 13 + 1) {
+        const int n = std::min(k, 300 - done);
+        h->advance_async(n);
+        done += n;
+        if (k == 5) h->observables();  // a read waits for the steps, and must change nothing
+        if (k == 9) h->wait();
+      }
+      h->get_state(pieces);
+      EXPECT_TRUE(bitwise_equal(whole, pieces)) << sys.name << " " << strategy << ": uneven pieces";
+    }
+  }
+  // A collapsing gas whose lists outgrow their buffers while chunks are left running.
+  const std::vector<std::string> base = {"system.lattice.density=0.1", "integrator.friction=0.01"};
+  std::vector<std::string> tight = base, roomy = base;
+  tight.push_back("neighbor.initial_capacity_per_particle=1");
+  roomy.push_back("neighbor.initial_capacity_per_particle=400");
+  auto sys_tight = make_system(test::kLjLiquid, tight, "collapsing gas, tight");
+  auto sys_roomy = make_system(test::kLjLiquid, roomy, "collapsing gas, roomy");
+  SystemState s = sys_tight.built.state;
+  const Vec3d centre = s.box.lo + 0.5 * s.box.L;
+  for (size_t i = 0; i < s.size(); ++i) s.velocity[i] = -0.25 * (s.position[i] - centre);
+  jiggle(s, 0.05, 9);
+  for (const std::string& strategy : kDeterministicNames) {
+    auto a = gpu(sys_tight.model(), s, strategy);
+    auto b = gpu(sys_roomy.model(), s, strategy);
+    const int64_t growths_at_start = a->stats().list_capacity_growths;
+    for (int k = 0; k < 400; ++k) a->advance_async(1);
+    b->advance(400);
+    SystemState sa, sb;
+    a->get_state(sa);
+    b->get_state(sb);
+    EXPECT_GT(a->stats().list_capacity_growths, growths_at_start) << strategy << ": the lists never grew";
+    EXPECT_EQ(sa.step, sb.step);
+    EXPECT_TRUE(bitwise_equal(sa, sb)) << strategy << ": collapsing gas, advance_async(1) loop";
+  }
+}
+
+// A blow-up in steps left running is thrown by the next call that waits for them, with the
+// message advance() would have given (the same step and particle).
+TEST(GpuBackend, BlowUpInStepsLeftRunningIsReportedAsByAdvance) {
+  PAIRMD_REQUIRE_GPU();
+  auto sys = make_system(test::kLjLiquid, {"integrator.dt=0.05"}, "lj_liquid");
+  SystemState s = sys.built.state;
+  s.position[1] = s.position[0] + Vec3d{0.3, 0.0, 0.0};
+  for (const std::string& strategy : kStrategyNames) {
+    std::string direct, left_running;
+    try {
+      gpu(sys.model(), s, strategy)->advance(50);
+    } catch (const SimulationBlowup& e) {
+      direct = e.what();
+    }
+    auto g = gpu(sys.model(), s, strategy);
+    try {
+      for (int k = 0; k < 50; ++k) g->advance_async(1);
+      g->wait();
+    } catch (const SimulationBlowup& e) {
+      left_running = e.what();
+    }
+    ASSERT_FALSE(direct.empty()) << strategy << ": no blow-up detected";
+    ASSERT_FALSE(left_running.empty()) << strategy << ": the blow-up was not reported";
+    EXPECT_NE(left_running.find("particle"), std::string::npos) << left_running;
+    const bool exact =
+        std::find(kDeterministicNames.begin(), kDeterministicNames.end(), strategy) != kDeterministicNames.end();
+    if (exact) EXPECT_EQ(left_running, direct) << strategy;
+  }
+}
+
 TEST(GpuBackend, ParticlesCrossingTheBoxKeepForcesRight) {
   PAIRMD_REQUIRE_GPU();
   auto sys = make_system(test::kLjLiquid, {}, "lj_liquid");

@@ -184,8 +184,21 @@ void PySimulation::require_open(const char* what) const {
                              std::to_string(last_.last_good_step) + "); its state can still be read");
 }
 
+// The run's last steps may still be running (Simulation::advance_to leaves them to the GPU):
+// wait for them before the backend's state is read; a blow-up in them ends the run here.
+void PySimulation::settle() {
+  if (!sim_ || !sim_->begun() || sim_->ended()) return;
+  RunResult r;
+  {
+    py::gil_scoped_release nogil;
+    r = sim_->settle();
+  }
+  if (sim_->ended()) ended(r);
+}
+
 const SystemState& PySimulation::current() {
   if (!sim_) return final_state_;
+  settle();
   sim_->backend().get_state(scratch_);
   return scratch_;
 }
@@ -344,6 +357,7 @@ std::string PySimulation::write_checkpoint(const py::object& path) {
     throw py::value_error("write_checkpoint: this simulation writes no files (output=None): give a path");
   const RunPlan& p = run_.plan;
   SystemState s;
+  settle();
   {
     py::gil_scoped_release nogil;
     sim_->backend().get_state(s);
@@ -400,6 +414,7 @@ py::array_t<double> PySimulation::forces() {
     return array_of(final_forces_);
   }
   std::vector<Vec3d> f;
+  settle();
   {
     py::gil_scoped_release nogil;
     f = sim_->backend().forces();

@@ -83,6 +83,7 @@ class PySimulation {
  private:
   void require_open(const char* what) const;
   const SystemState& current();
+  void settle();
   void set_state(const std::vector<Vec3d>& v, bool positions);
   void report(const RunResult& r);
   void finish_run();
