@@ -50,6 +50,16 @@ __global__ void pull_force_kernel(const float4* pos, const int3* image, const un
   }
 }
 
+// The chunk's last kernel: its control block and flags into its read-back slot, host memory
+// mapped into the device's address space (a kernel in the chunk's graph, not a copy after it:
+// a copy-engine transfer between two graphs costs the stream several microseconds).
+__global__ void publish_chunk_state(const ChunkState* state, ChunkState* slot) {
+  constexpr int kWords = sizeof(ChunkState) / sizeof(unsigned);
+  static_assert(sizeof(ChunkState) % sizeof(unsigned) == 0, "ChunkState in words");
+  const int t = threadIdx.x;
+  if (t < kWords) reinterpret_cast<volatile unsigned*>(slot)[t] = reinterpret_cast<const volatile unsigned*>(state)[t];
+}
+
 }  // namespace
 
 __global__ void sum_block_parts(const double* parts, int nparts, int stride, int nout, double* out) {
@@ -271,16 +281,21 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
   phase_end(stats_.seconds_integrate);
 }
 
-// A chunk: clear its step count, then `steps` times integrate and forces, the positions
-// alternating between the two buffers from `parity` on. The halt is left as it is: only the host
-// clears it, so a chunk launched behind one that halted takes no step.
-void CudaBackend::enqueue_steps(int steps, int parity) {
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(&ctrl()->steps_done, 0, sizeof(int), stream_));
+// A chunk: `steps` times integrate and forces, the positions alternating between the two
+// buffers from `parity` on. Nothing is cleared: the step count is a running total, and only the
+// host clears the halt, so a chunk launched behind one that halted takes no step.
+void CudaBackend::enqueue_steps(int steps, int parity, int slot) {
   for (int s = 0; s < steps; ++s) {
     const int buffer = parity ^ (s & 1);
     enqueue_integrate(buffer, true, false);
     enqueue_forces(buffer ^ 1);
   }
+  enqueue_publish(slot);
+}
+
+void CudaBackend::enqueue_publish(int slot) {
+  publish_chunk_state<<<1, 32, 0, stream_>>>(state_.data(), host_state_ + slot);
+  PAIRMD_CHECK_LAUNCH();
 }
 
 // Every pointer and launch size a chunk's kernels use: a captured graph stays valid while this
@@ -315,43 +330,45 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
   return s;
 }
 
-void CudaBackend::copy_chunk_state(int slot) {
-  PAIRMD_CUDA_CHECK(
-      cudaMemcpyAsync(host_state_ + slot, state_.data(), sizeof(ChunkState), cudaMemcpyDeviceToHost, stream_));
-  PAIRMD_CUDA_CHECK(cudaEventRecord(chunk_done_[slot], stream_));
-}
-
 void CudaBackend::read_chunk_state() {
-  copy_chunk_state(0);
+  enqueue_publish(0);
+  PAIRMD_CUDA_CHECK(cudaEventRecord(chunk_done_[0], stream_));
   PAIRMD_CUDA_CHECK(cudaEventSynchronize(chunk_done_[0]));
 }
 
 void CudaBackend::clear_halt() { PAIRMD_CUDA_CHECK(cudaMemsetAsync(&ctrl()->halt, 0, sizeof(int), stream_)); }
 
-// Launches a chunk of `steps` from where the chunks in flight will have left the positions if
-// they take all their steps (if one halts, this one takes none).
-void CudaBackend::launch_chunk(int steps) {
+// Launches the next chunk of the `queued` steps, from where the chunks in flight will have left
+// the positions if they take all their steps (if one halts, this one takes none).
+void CudaBackend::launch_chunk(int64_t queued) {
+  bool expects_halt = false;
+  const int steps = chunk_length(queued, &expects_halt);
   int parity = particles_.current();
   for (const LaunchedChunk& c : in_flight_) parity ^= c.steps & 1;
-  if (use_graphs_ && !profile_) {
-    graphs_.launch(steps, parity, step_signature(), stream_, [&](int k, int p) { enqueue_steps(k, p); });
-  } else {
-    enqueue_steps(steps, parity);
-  }
   const int slot = static_cast<int>(chunks_ % kChunksInFlight);
-  copy_chunk_state(slot);
-  in_flight_.push_back({steps, slot});
+  if (use_graphs_ && !profile_) {
+    // One graph per length, starting buffer and read-back slot.
+    graphs_.launch(steps, parity + 2 * slot, step_signature(), stream_,
+                   [&](int k, int variant) { enqueue_steps(k, variant & 1, variant >> 1); });
+  } else {
+    enqueue_steps(steps, parity, slot);
+  }
+  PAIRMD_CUDA_CHECK(cudaEventRecord(chunk_done_[slot], stream_));
+  in_flight_.push_back({steps, slot, expects_halt});
+  queued_ -= steps;
   ++chunks_;
 }
 
 // Steps for the next chunk: up to the rebuild the observed interval predicts, and a little
 // past it (a halted step costs a few microseconds, a chunk that ends too early a host round trip).
-int CudaBackend::chunk_length(int64_t left) const {
+int CudaBackend::chunk_length(int64_t left, bool* expects_halt) const {
   int64_t since = steps_since_build_;
   for (const LaunchedChunk& c : in_flight_) since += c.steps;
   const double predicted = rebuild_interval_ - static_cast<double>(since);
-  const int k = std::max(2, static_cast<int>(std::ceil(predicted)) + 1);
-  return static_cast<int>(std::min<int64_t>({left, static_cast<int64_t>(k), kMaxChunk}));
+  const int due = static_cast<int>(std::ceil(predicted));  // steps to the predicted rebuild
+  const int k = static_cast<int>(std::min<int64_t>({left, static_cast<int64_t>(std::max(2, due + 1)), kMaxChunk}));
+  if (expects_halt) *expects_halt = k >= due;
+  return k;
 }
 
 void CudaBackend::throw_blowup(const DeviceFlags& f, int64_t step) const {
@@ -379,12 +396,14 @@ int64_t CudaBackend::retire_chunks() {
   PAIRMD_CUDA_CHECK(cudaEventSynchronize(chunk_done_[chunk.slot]));
   const ChunkState got = host_state_[chunk.slot];
   const StepControl& c = got.ctrl;
-  int64_t again = chunk.steps - c.steps_done;
+  const int done = static_cast<int>(c.steps_done - steps_seen_);  // running totals: wrap-around safe
+  steps_seen_ = c.steps_done;
+  int64_t again = chunk.steps - done;
   if (c.halt != kRunning || c.list_short) {
     // Every chunk launched after this one returned at once: take their steps again.
     for (const LaunchedChunk& later : in_flight_) {
       PAIRMD_CUDA_CHECK(cudaEventSynchronize(chunk_done_[later.slot]));
-      if (host_state_[later.slot].ctrl.steps_done != 0)
+      if (host_state_[later.slot].ctrl.steps_done != c.steps_done)
         throw std::logic_error("CudaBackend: a chunk launched after a halt took steps");
       again += later.steps;
     }
@@ -398,10 +417,10 @@ int64_t CudaBackend::retire_chunks() {
     return again;
   }
   settle_lists();
-  host_.step += c.steps_done;
-  steps_since_build_ += c.steps_done;
-  if (c.steps_done & 1) particles_.flip();
-  if (c.steps_done > 0) pending_finish_ = true;
+  host_.step += done;
+  steps_since_build_ += done;
+  if (done & 1) particles_.flip();
+  if (done > 0) pending_finish_ = true;
   if (c.halt == kHaltBlowup) throw_blowup(got.flags, static_cast<int64_t>(c.step));
   if (c.halt == kHaltRebuild) {
     clear_halt();
@@ -414,23 +433,34 @@ int64_t CudaBackend::retire_chunks() {
   return again;
 }
 
+bool CudaBackend::chunk_finished(const LaunchedChunk& c) const {
+  const cudaError_t e = cudaEventQuery(chunk_done_[c.slot]);
+  if (e == cudaErrorNotReady) return false;
+  PAIRMD_CUDA_CHECK(e);
+  return true;
+}
+
 void CudaBackend::run_steps(int64_t steps, bool leave_running) {
   if (n_ == 0) {
     host_.step += steps;
     return;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  int64_t left = steps;
-  while (left > 0 || !in_flight_.empty()) {
-    if (left > 0) {
-      const int k = chunk_length(left);
-      launch_chunk(k);
-      left -= k;
+  queued_ += steps;
+  for (;;) {
+    // What has finished is read back without waiting.
+    while (!in_flight_.empty() && chunk_finished(in_flight_.front())) queued_ += retire_chunks();
+    // Launch behind the chunks in flight, unless one of them is expected to halt.
+    const bool room = in_flight_.size() < static_cast<size_t>(kChunksInFlight) &&
+                      (in_flight_.empty() || !in_flight_.back().expects_halt);
+    if (queued_ > 0 && room) {
+      launch_chunk(queued_);
+      continue;
     }
-    // The chunk that ends these steps may keep running; any other is read back here (a chunk
-    // left running by the last call, behind the one just launched, or this one, before the next).
-    if (leave_running && left == 0 && in_flight_.size() == 1) break;
-    left += retire_chunks();
+    if (in_flight_.empty()) break;  // nothing queued, nothing running
+    // The GPU has work: a caller that does not wait may go, unless it has queued a chunk's worth.
+    if (leave_running && queued_ < kMaxChunk) break;
+    queued_ += retire_chunks();  // waits for the oldest chunk
   }
   if (in_flight_.empty()) ensure_lists(false);  // a build enqueued after the last chunk: complete it
   resolve_phases();
@@ -441,7 +471,7 @@ void CudaBackend::run_steps(int64_t steps, bool leave_running) {
 void CudaBackend::advance(int64_t nsteps) { run_steps(nsteps, false); }
 void CudaBackend::advance_async(int64_t nsteps) { run_steps(nsteps, true); }
 void CudaBackend::wait() {
-  if (!in_flight_.empty()) run_steps(0, false);
+  if (!in_flight_.empty() || queued_ > 0) run_steps(0, false);
 }
 
 void CudaBackend::complete_step() {

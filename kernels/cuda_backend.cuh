@@ -11,12 +11,15 @@
 // and launches the next chunk. k follows the observed interval between rebuilds, so few steps
 // of a chunk are spent halted.
 //
-// advance_async() leaves the last chunk of its steps running: the next call launches its first
-// chunk before it reads the one left behind, so a caller that asks for one step at a time (a
-// Python run(1) loop) keeps the GPU busy instead of waiting a host round trip per step. Chunks
-// never clear the halt (only the host does, after a rebuild), so a chunk launched behind one
-// that halted takes no step; the host then reads both and launches the steps again. Each chunk
-// copies its control block to its own pinned slot, read once its event has passed.
+// advance_async() need not wait: it queues its steps, reads back the chunks that have finished
+// (without waiting), and launches queued steps when fewer than two chunks are in flight, so a
+// caller that asks for a step at a time (a Python run(1) loop) keeps the GPU fed, and when the
+// host is faster than the GPU the queued steps go out as longer chunks. Chunks never clear the
+// halt (only the host does, after a rebuild), so a chunk launched behind one that halted takes
+// no step: the host reads both and launches those steps again. No chunk is launched behind one
+// that is expected to halt for a rebuild (it would be wasted). Each chunk copies its control
+// block to its own pinned slot, with an event; step counts are running totals, so the chunk
+// needs no clearing.
 //
 // The backend is written in four files by concern, around this declaration (kernels-internal;
 // the engine reaches it only through make_cuda_backend, backends/backend.h):
@@ -135,6 +138,12 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  struct LaunchedChunk {
+    int steps;          // launched; fewer are taken if the chunk (or one before it) halted
+    int slot;           // its pinned copy of the control block and its event
+    bool expects_halt;  // it reaches the step the rebuild interval predicts a rebuild at
+  };
+
   void make_pair_terms(const SystemState& initial);
   void make_bond_terms();
 
@@ -148,16 +157,19 @@ class CudaBackend final : public Backend {
   void ensure_lists(bool synchronised);
   void enqueue_forces(int buffer);
   void enqueue_integrate(int buffer, bool begin, bool write_force);
-  void enqueue_steps(int steps, int parity);
-  // Takes `steps` more steps; with `leave_running`, returns with the last chunk still running.
+  // `steps` steps from position buffer `parity`, then the control block into read-back `slot`.
+  void enqueue_steps(int steps, int parity, int slot);
+  void enqueue_publish(int slot);
+  // Queues `steps` more steps and launches them; with `leave_running`, returns without waiting
+  // for the GPU (steps may still be queued or running), else once all are taken.
   void run_steps(int64_t steps, bool leave_running);
-  void launch_chunk(int steps);
+  void launch_chunk(int64_t queued);
   // Reads the oldest chunk in flight back (and, if it halted, every later one, which took no
   // step): books its steps, rebuilds the lists if asked. Returns the steps to launch again.
   int64_t retire_chunks();
-  int chunk_length(int64_t left) const;
-  // Copies the control block to slot `slot`'s pinned copy; read_chunk_state() also waits for it.
-  void copy_chunk_state(int slot);
+  bool chunk_finished(const LaunchedChunk& c) const;
+  int chunk_length(int64_t left, bool* expects_halt = nullptr) const;
+  // The control block into read-back slot 0, waited for (outside the step loop).
   void read_chunk_state();
   void clear_halt();
   [[noreturn]] void throw_blowup(const DeviceFlags& f, int64_t step) const;
@@ -197,13 +209,12 @@ class CudaBackend final : public Backend {
   std::vector<std::unique_ptr<GpuPairTerm>> pair_terms_;
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
   DeviceBuffer<ChunkState> state_;
-  DeviceBuffer<unsigned> tickets_;    // the integrate kernels' first-level block tickets
-  ChunkState* host_state_ = nullptr;  // pinned, one per slot (kChunksInFlight)
-  struct LaunchedChunk {
-    int steps;  // launched; fewer are taken if the chunk (or one before it) halted
-    int slot;   // its pinned copy of the control block and its event
-  };
+  DeviceBuffer<unsigned> tickets_;        // the integrate kernels' first-level block tickets
+  ChunkState* host_state_ = nullptr;      // read-back slots, one per chunk in flight: pinned host
+                                          // memory mapped for the device (written by a kernel)
   std::vector<LaunchedChunk> in_flight_;  // oldest first
+  int64_t queued_ = 0;                    // steps asked for and not yet launched
+  unsigned steps_seen_ = 0;               // the control block's running step count, last read
   cudaEvent_t chunk_done_[kChunksInFlight] = {};
   PullParams<float> pull_{};        // the pulling's external forces (mode None: off)
   DeviceBuffer<float4> force_out_;  // forces() with the pulling added, when the run pulls

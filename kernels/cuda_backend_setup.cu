@@ -26,7 +26,8 @@ namespace pairmd {
 CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strategy strategy)
     : model_(model), strategy_(strategy) {
   PAIRMD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  PAIRMD_CUDA_CHECK(cudaMallocHost(&host_state_, kChunksInFlight * sizeof(ChunkState)));
+  // Mapped: with unified addressing the same pointer serves the device.
+  PAIRMD_CUDA_CHECK(cudaHostAlloc(&host_state_, kChunksInFlight * sizeof(ChunkState), cudaHostAllocMapped));
   for (cudaEvent_t& e : chunk_done_) PAIRMD_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   state_.resize(1);
   sums_.resize(8);
@@ -212,6 +213,8 @@ void CudaBackend::set_state(const SystemState& s) {
   box_.periodic = s.box.periodic;
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
   in_flight_.clear();  // whatever they did is replaced
+  queued_ = 0;
+  steps_seen_ = 0;
   particles_.upload(s);
   ChunkState init{};
   init.ctrl.step = static_cast<unsigned long long>(s.step);

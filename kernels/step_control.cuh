@@ -24,7 +24,8 @@ struct StepControl {
   unsigned long long step;  // the step the next integrate begins (the noise key)
   int pending;              // 1: the step begun last still needs its end (the last half kick)
   int halt;                 // StepHalt
-  int steps_done;           // steps begun since the host last cleared it
+  unsigned steps_done;      // steps begun since set_state (a running total: the host takes
+                            // differences, so chunks need not clear it)
   unsigned blocks_done;     // last-block ticket of the integrate kernel
   int list_short;           // 1: a list search did not fit (the list is incomplete); set by the
                             // search, cleared by the host once it has grown and searched again

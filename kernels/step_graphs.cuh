@@ -4,7 +4,8 @@
 // kernels' arguments are: the backend passes a signature (every pointer and launch size the
 // chunk uses), and the cache is emptied when it changes (buffers that grew at a list build).
 // Steps and their pending end live on the device (kernels/step_control.cuh), so one graph
-// serves every chunk of its length that starts from the same position buffer.
+// serves every chunk of its length and variant (the position buffer it starts from, the
+// read-back slot it publishes to).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -25,31 +26,31 @@ class StepGraphs {
   StepGraphs& operator=(const StepGraphs&) = delete;
   ~StepGraphs() { clear(); }
 
-  // Launches the chunk of `steps` steps that starts from position buffer `parity` on `stream`,
-  // capturing it first from enqueue(steps, parity) if it is not cached for this signature.
+  // Launches the chunk of `steps` steps of variant `variant` on `stream`, capturing it first from
+  // enqueue(steps, variant) if it is not cached for this signature.
   template <typename Enqueue>
-  void launch(int steps, int parity, const std::vector<uintptr_t>& signature, cudaStream_t stream, Enqueue&& enqueue) {
+  void launch(int steps, int variant, const std::vector<uintptr_t>& signature, cudaStream_t stream, Enqueue&& enqueue) {
     if (signature != signature_) {
       clear();
       signature_ = signature;
     }
-    cudaGraphExec_t& exec = execs_[{steps, parity}];
+    cudaGraphExec_t& exec = execs_[{steps, variant}];
     if (!exec) {
       cudaGraph_t graph = nullptr;
       PAIRMD_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
       try {
-        enqueue(steps, parity);
+        enqueue(steps, variant);
       } catch (...) {
         cudaStreamEndCapture(stream, &graph);
         if (graph) cudaGraphDestroy(graph);
-        execs_.erase({steps, parity});
+        execs_.erase({steps, variant});
         throw;
       }
       PAIRMD_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
       const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
       cudaGraphDestroy(graph);
       if (err != cudaSuccess) {
-        execs_.erase({steps, parity});
+        execs_.erase({steps, variant});
         cuda_check(err, "cudaGraphInstantiate", __FILE__, __LINE__);
       }
       ++captures_;

@@ -168,7 +168,7 @@ struct LateBlowUp {
 TEST(Simulation, BlowUpFoundByTheNextAdvanceEndsTheRun) {
   LateBlowUp t;
   for (int64_t s = 23; s <= 25; ++s) EXPECT_EQ(t.sim->advance_to(s).outcome, RunOutcome::Completed);
-  EXPECT_EQ(t.backend->waits, 2);  // steps 10 and 20, for the observer
+  EXPECT_EQ(t.backend->waits, 2);            // steps 10 and 20, for the observer
   t.expect_blown_up(t.sim->advance_to(26));  // the step that waits for 25
 }
 
