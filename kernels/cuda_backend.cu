@@ -75,8 +75,36 @@ __global__ void sum_block_parts(const double* parts, int nparts, int stride, int
 
 // Sort the particles into cells, renumber them in that order, and search every term's list.
 // The forces do not depend on the numbering (fixed-point sums), only the speed does.
+//
+// A build the host does not wait for is some twenty launches (the cell sort's, the renumbering's
+// copies, each search's clearing, search and count read-back); small systems run them faster
+// than the host can launch them, so from the second build with the same buffers on it is
+// replayed as one CUDA graph, one per starting position buffer, and the host repeats what the
+// build does on its side (the renumbering's buffer flip, the lists' build count and unsettled
+// mark). Open boxes are not captured: their grid follows the particles' bounding box, which the
+// host reads back.
 void CudaBackend::rebuild_lists(bool wait) {
   phase_begin();
+  const bool capturable = !wait && use_graphs_ && !profile_ && box_.periodic && n_ > 0;
+  if (capturable && build_signature() == build_seen_) {
+    bool captured = false;
+    build_graphs_.launch(1, particles_.current(), build_seen_, stream_, [&](int, int) {
+      enqueue_rebuild(false);
+      captured = true;
+    });
+    if (!captured) {
+      particles_.flip();
+      for (auto& t : pair_terms_) t->list->replayed_build();
+    }
+  } else {
+    enqueue_rebuild(wait);
+    if (capturable) build_seen_ = build_signature();
+  }
+  ++stats_.list_builds;
+  phase_end(stats_.seconds_list);
+}
+
+void CudaBackend::enqueue_rebuild(bool wait) {
   cells_.build(particles_.pos(), n_, box_, grid_width_, stream_);
   particles_.renumber(cells_.order(), stream_);
   const CellGridView grid = cells_.view();
@@ -92,8 +120,21 @@ void CudaBackend::rebuild_lists(bool wait) {
     stats_.list_capacity_growths += t->list->growths() - growths;
     if (uses_slots(strategy_)) t->slots.resize(t->list->capacity());
   }
-  ++stats_.list_builds;
-  phase_end(stats_.seconds_list);
+}
+
+// Every buffer, size and setting a list build uses.
+std::vector<uintptr_t> CudaBackend::build_signature() const {
+  std::vector<uintptr_t> s;
+  particles_.append_signature(s);
+  cells_.append_signature(s);
+  for (const auto& t : pair_terms_) {
+    t->list->append_signature(s);
+    s.push_back(reinterpret_cast<uintptr_t>(t->exclusions.data()));
+    s.push_back(static_cast<uintptr_t>(t->exclusion_width));
+    s.push_back(reinterpret_cast<uintptr_t>(t->slots.data()));
+  }
+  s.push_back(reinterpret_cast<uintptr_t>(state_.data()));
+  return s;
 }
 
 bool CudaBackend::settle_lists() {

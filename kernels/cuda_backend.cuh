@@ -150,6 +150,8 @@ class CudaBackend final : public Backend {
   // Cells, renumbering and every list's search. With `wait` the lists are complete on return;
   // without, the searches are only enqueued (the step loop checks them at the chunk's end).
   void rebuild_lists(bool wait);
+  void enqueue_rebuild(bool wait);
+  std::vector<uintptr_t> build_signature() const;
   // After a synchronisation: reads what the enqueued searches found; false if one did not fit
   // (its buffers have grown, and the lists must be built again).
   bool settle_lists();
@@ -221,6 +223,8 @@ class CudaBackend final : public Backend {
   DeviceBuffer<long long> energy_;
   DeviceBuffer<double> parts_, sums_;
   StepGraphs graphs_;
+  StepGraphs build_graphs_;            // list builds, by starting position buffer
+  std::vector<uintptr_t> build_seen_;  // the signature of the last build launched directly
   bool use_graphs_ = true;
   int stride_blocks_ = 1;        // grid of the grid-stride kernels: a few blocks per multiprocessor
   int64_t halted_steps_ = 0;     // launched in chunks after a halt (they returned at once)

@@ -48,6 +48,18 @@ size_t DeviceParticles::bytes() const {
          tag_tmp_.bytes() + fixed_.bytes();
 }
 
+void DeviceParticles::append_signature(std::vector<uintptr_t>& s) const {
+  for (const void* p : {static_cast<const void*>(pos_[0].data()), static_cast<const void*>(pos_[1].data()),
+                        static_cast<const void*>(vel_.data()), static_cast<const void*>(pos_build_.data()),
+                        static_cast<const void*>(force_.data()), static_cast<const void*>(vel_tmp_.data()),
+                        static_cast<const void*>(image_.data()), static_cast<const void*>(image_tmp_.data()),
+                        static_cast<const void*>(charge_.data()), static_cast<const void*>(charge_tmp_.data()),
+                        static_cast<const void*>(tag_.data()), static_cast<const void*>(rank_.data()),
+                        static_cast<const void*>(tag_tmp_.data()), static_cast<const void*>(fixed_.data())})
+    s.push_back(reinterpret_cast<uintptr_t>(p));
+  s.push_back(static_cast<uintptr_t>(n_));
+}
+
 void DeviceParticles::upload(const SystemState& s) {
   n_ = static_cast<int>(s.size());
   std::vector<float4> pos(n_), vel(n_);

@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "base/system_state.h"
@@ -44,6 +45,8 @@ class DeviceParticles {
   float4* force() { return force_.data(); }          // float forces (float-atomic strategies, outputs)
   FixedVec* fixed_force() { return fixed_.data(); }  // fixed-point forces (atom_gather)
   size_t bytes() const;
+  // Every array (for captured list builds: kernels/cuda_backend.cu).
+  void append_signature(std::vector<uintptr_t>& s) const;
 
  private:
   int n_ = 0;

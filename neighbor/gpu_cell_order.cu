@@ -74,6 +74,17 @@ size_t GpuCellOrder::bytes() const {
          bbox_.bytes() + cub_temp_.bytes();
 }
 
+void GpuCellOrder::append_signature(std::vector<uintptr_t>& s) const {
+  for (const void* p : {static_cast<const void*>(cell_unsorted_.data()), static_cast<const void*>(index_.data()),
+                        static_cast<const void*>(cell_sorted_.data()), static_cast<const void*>(order_.data()),
+                        static_cast<const void*>(cell_start_.data()), static_cast<const void*>(cub_temp_.data())})
+    s.push_back(reinterpret_cast<uintptr_t>(p));
+  s.push_back(cub_temp_.capacity());
+  s.push_back(static_cast<uintptr_t>(dims_.nx));
+  s.push_back(static_cast<uintptr_t>(dims_.ny));
+  s.push_back(static_cast<uintptr_t>(dims_.nz));
+}
+
 CellGridView GpuCellOrder::view() const {
   return {dims_, {width_[0], width_[1], width_[2]}, cell_sorted_.data(), cell_start_.data()};
 }

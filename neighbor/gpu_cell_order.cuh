@@ -9,6 +9,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "base/box.h"
 #include "cuda/device_buffer.h"
 #include "neighbor/cell_runs.h"
@@ -37,6 +40,8 @@ class GpuCellOrder {
   const int* order() const { return order_.data(); }
   CellGridView view() const;
   size_t bytes() const;
+  // Every buffer and size the build uses (for a captured build: kernels/cuda_backend.cu).
+  void append_signature(std::vector<uintptr_t>& s) const;
 
  private:
   CellGridDims dims_{1, 1, 1, true};

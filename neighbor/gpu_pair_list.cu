@@ -196,6 +196,18 @@ size_t GpuPairList::bytes() const {
          counter_.bytes();
 }
 
+void GpuPairList::append_signature(std::vector<uintptr_t>& s) const {
+  for (const void* p : {static_cast<const void*>(i_.data()), static_cast<const void*>(j_.data()),
+                        static_cast<const void*>(row_start_.data()), static_cast<const void*>(row_count_.data()),
+                        static_cast<const void*>(col_count_.data()), static_cast<const void*>(cols_.data()),
+                        static_cast<const void*>(counter_.data()), static_cast<const void*>(host_counter_)})
+    s.push_back(reinterpret_cast<uintptr_t>(p));
+  s.push_back(static_cast<uintptr_t>(capacity_));
+  s.push_back(static_cast<uintptr_t>(staging_));
+  s.push_back(static_cast<uintptr_t>(col_width_));
+  s.push_back(static_cast<uintptr_t>(shared_set_));
+}
+
 void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream,
                                  int* short_flag) {
   const double rlist = static_cast<double>(cutoff_) + skin_;

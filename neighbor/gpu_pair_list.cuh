@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "base/box.h"
 #include "cuda/device_buffer.h"
@@ -69,6 +70,14 @@ class GpuPairList {
   // if it did not, in which case the buffers have grown and the list must be built again.
   bool settle();
   bool unsettled() const { return unsettled_; }
+  // Every buffer, size and launch setting the search uses: a captured search (a CUDA graph of a
+  // whole list build, kernels/cuda_backend.cu) stays valid while these do not change.
+  void append_signature(std::vector<uintptr_t>& s) const;
+  // What enqueue_build() does on the host, for a captured build that is replayed.
+  void replayed_build() {
+    ++builds_;
+    unsettled_ = true;
+  }
 
   // Pair k is (i()[k], j()[k]); particle p's row is [row_start(p), row_start(p) + row_count(p)),
   // ascending j.
