@@ -106,16 +106,11 @@ GsdWriter::GsdWriter(const std::string& path, const RunConfig& cfg, const System
       throw;
     }
   }
-  if (flush_seconds_ > 0) flusher_ = std::thread([this] { flusher_loop(); });
+  flusher_.start(flush_seconds_, mutex_, [this] { return timed_flush_locked(); });
 }
 
 GsdWriter::~GsdWriter() {
-  {
-    std::lock_guard<std::mutex> lk(wake_mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  if (flusher_.joinable()) flusher_.join();
+  flusher_.stop();
   std::lock_guard<std::mutex> lock(mutex_);
   try {
     close_locked();
@@ -123,6 +118,9 @@ GsdWriter::~GsdWriter() {
   }
 }
 
+// Not shared with H5mdWriter::open_existing, which checks the same things (run id, particle
+// count) through HDF5: a GSD file's index only grows, so the frames after the restart step go
+// by copying the others into a new file, where HDF5 shrinks each time series in place.
 void GsdWriter::open_existing(const SystemState& st, int64_t restart_step) {
   auto fail = [&](const std::string& what) {
     throw std::runtime_error("cannot continue the GSD trajectory '" + path_ + "': " + what);
@@ -282,12 +280,7 @@ void GsdWriter::write_frame(const RunContext& ctx, const Frame& frame) {
   ++frames_;
   last_step_ = st.step;
   (void)ctx;
-  {
-    std::lock_guard<std::mutex> lk(wake_mutex_);
-    if (!unflushed_) unflushed_since_ = std::chrono::steady_clock::now();
-    unflushed_ = true;
-  }
-  wake_.notify_all();
+  flusher_.mark_unflushed();
   bytes_since_flush_ += frame_bytes_;
   // Also flush before the frames since the last flush outgrow half the reserved space.
   if (flush_seconds_ <= 0 || 2 * bytes_since_flush_ > reserve_) flush_locked();
@@ -295,12 +288,10 @@ void GsdWriter::write_frame(const RunContext& ctx, const Frame& frame) {
 
 template <typename F>
 void GsdWriter::guarded(const char* what, F&& f) {
-  if (!timer_error_.empty()) {
-    const std::string e = timer_error_;
-    timer_error_.clear();
-    throw std::runtime_error("writing the GSD trajectory '" + path_ + "' failed in a timed flush: " + e +
+  const std::string timer_error = flusher_.take_error();
+  if (!timer_error.empty())
+    throw std::runtime_error("writing the GSD trajectory '" + path_ + "' failed in a timed flush: " + timer_error +
                              "; the file keeps the frames up to its last flush");
-  }
   if (failed_ || !open_) return;
   try {
     f();
@@ -321,12 +312,7 @@ void GsdWriter::observe(const RunContext& ctx, const Frame& frame) {
 }
 
 void GsdWriter::finish(const RunContext& ctx, const Frame& frame) {
-  {
-    std::lock_guard<std::mutex> lk(wake_mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  if (flusher_.joinable()) flusher_.join();
+  flusher_.stop();
   std::lock_guard<std::mutex> lock(mutex_);
   guarded("writing the last frame", [&] {
     // The last frame of a completed run, whatever the interval.
@@ -354,10 +340,7 @@ void GsdWriter::flush_locked() {
     throw std::runtime_error(std::string("cannot stat the file: ") + std::strerror(errno));
   flushed_size_ = s.st_size;
   bytes_since_flush_ = 0;
-  {
-    std::lock_guard<std::mutex> lk(wake_mutex_);
-    unflushed_ = false;
-  }
+  flusher_.flushed();
   // Reserve disk blocks past the end for what the next flush interval writes: the frames and,
   // should the index grow, its copy (GSD moves a full index to the end of the file). A full
   // disk is then found here, right after a complete flush, not in the middle of a flush, where
@@ -410,37 +393,17 @@ void GsdWriter::close_locked() {
   gsdio::check(gsd_close(&handle_), "cannot close the GSD trajectory '" + path_ + "'");
 }
 
-// The timer keeps flush_seconds on the clock: a frame is flushed at most flush_seconds after
-// it was written, however long the run takes to its next frame.
-void GsdWriter::flusher_loop() {
-  const auto interval =
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(flush_seconds_));
-  std::unique_lock<std::mutex> lk(wake_mutex_);
-  while (!stop_) {
-    if (!unflushed_) {
-      wake_.wait(lk);
-      continue;
-    }
-    const auto due = unflushed_since_ + interval;
-    if (std::chrono::steady_clock::now() < due) {
-      wake_.wait_until(lk, due);
-      continue;
-    }
-    lk.unlock();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!failed_ && open_) {
-        try {
-          flush_locked();
-        } catch (const std::exception& e) {
-          fail_locked();
-          timer_error_ = e.what();
-        }
-      }
-    }
-    lk.lock();
-    if (failed_) unflushed_ = false;
+// The flush timer's flush (io/timed_flusher.h), with mutex_ held. A failure leaves the file as
+// its last flush made it; the timer keeps the message, which the run's next write reports.
+bool GsdWriter::timed_flush_locked() {
+  if (failed_ || !open_) return false;
+  try {
+    flush_locked();
+  } catch (...) {
+    fail_locked();
+    throw;
   }
+  return !failed_;
 }
 
 }  // namespace pairmd

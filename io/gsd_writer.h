@@ -20,15 +20,13 @@
 
 #include <gsd/gsd.h>
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "engine/run_observer.h"
+#include "io/timed_flusher.h"
 
 namespace pairmd {
 
@@ -64,7 +62,7 @@ class GsdWriter final : public RunObserver {
   void flush_locked();
   void fail_locked();
   void close_locked();
-  void flusher_loop();
+  bool timed_flush_locked();
   template <typename F>
   void guarded(const char* what, F&& f);
 
@@ -89,16 +87,9 @@ class GsdWriter final : public RunObserver {
   std::vector<float> buf3_;  // position/velocity staging (float32)
   std::vector<int32_t> image_;
 
-  // The flush timer. `mutex_` guards the file; `wake_mutex_` the fields below it, and is taken
-  // after `mutex_`, never before.
+  // `mutex_` guards the file; the flush timer takes it to flush (and its own lock after it).
   mutable std::mutex mutex_;
-  std::thread flusher_;
-  std::mutex wake_mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  bool unflushed_ = false;
-  std::chrono::steady_clock::time_point unflushed_since_;
-  std::string timer_error_;
+  TimedFlusher flusher_;
 };
 
 }  // namespace pairmd

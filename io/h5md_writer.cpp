@@ -213,11 +213,11 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
     }
   }
   last_flush_ = std::chrono::steady_clock::now();
-  if (flush_seconds_ > 0) start_flusher();
+  flusher_.start(flush_seconds_, h5::library_mutex(), [this] { return timed_flush_locked(); });
 }
 
 H5mdWriter::~H5mdWriter() {
-  stop_flusher();
+  flusher_.stop();
   try {
     h5::LibraryLock lock(h5::library_mutex());
     close_locked();
@@ -225,61 +225,18 @@ H5mdWriter::~H5mdWriter() {
   }
 }
 
-void H5mdWriter::start_flusher() {
-  flusher_ = std::thread([this] { flusher_loop(); });
-}
-
-void H5mdWriter::stop_flusher() {
-  if (!flusher_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lk(wake_mutex_);
-    stop_ = true;
+// The flush timer's flush (io/timed_flusher.h), with the library lock held. A failure leaves
+// the file as its last flush made it; the timer keeps the message, which the run's next write
+// reports.
+bool H5mdWriter::timed_flush_locked() {
+  if (failed_ || file_ < 0) return false;
+  try {
+    flush_locked();
+  } catch (...) {
+    fail_locked();
+    throw;
   }
-  wake_.notify_all();
-  flusher_.join();
-}
-
-// The promise of flush_seconds kept on the clock, not at the next frame: a frame is flushed at
-// most flush_seconds after it was written (plus the time a frame write in progress holds the
-// library lock), however long the run then takes to reach its next frame.
-void H5mdWriter::flusher_loop() {
-  const auto interval =
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(flush_seconds_));
-  std::unique_lock<std::mutex> lk(wake_mutex_);
-  while (!stop_) {
-    if (!unflushed_) {
-      wake_.wait(lk);
-      continue;
-    }
-    const auto due = unflushed_since_ + interval;
-    if (std::chrono::steady_clock::now() < due) {
-      wake_.wait_until(lk, due);
-      continue;
-    }
-    lk.unlock();
-    {
-      h5::LibraryLock lock(h5::library_mutex());
-      if (!failed_ && file_ >= 0) {
-        try {
-          flush_locked();
-        } catch (const std::exception& e) {
-          // Reported by the next write of the run; the file stays as its last flush left it.
-          fail_locked();
-          timer_error_ = e.what();
-        }
-      }
-    }
-    lk.lock();
-    if (failed_) unflushed_ = false;  // nothing more will be flushed
-  }
-}
-
-void H5mdWriter::mark_unflushed() {
-  std::lock_guard<std::mutex> lk(wake_mutex_);
-  if (unflushed_) return;
-  unflushed_ = true;
-  unflushed_since_ = std::chrono::steady_clock::now();
-  wake_.notify_all();
+  return !failed_;
 }
 
 void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const Topology& topology) {
@@ -494,7 +451,7 @@ void H5mdWriter::append(Series& s, int64_t step, double time, const void* data, 
   size_t bytes = 16 + H5Tget_size(mem_type);
   for (hsize_t d : s.frame_dims) bytes *= d;
   bytes_since_flush_ += bytes;
-  mark_unflushed();
+  flusher_.mark_unflushed();
   append_rows(s.value, s.count, s.frame_dims, mem_type, data);
   if (!s.linked) {
     append_rows(s.step, s.count, {}, H5T_NATIVE_INT64, &step);
@@ -525,12 +482,10 @@ bool H5mdWriter::due(int64_t step, int64_t every, const RunContext& ctx) const {
 
 template <typename F>
 void H5mdWriter::guarded(const char* what, F&& f) {
-  if (!timer_error_.empty()) {
-    const std::string e = timer_error_;
-    timer_error_.clear();
-    throw std::runtime_error("writing the trajectory '" + path_ + "' failed in a timed flush: " + e +
+  const std::string timer_error = flusher_.take_error();
+  if (!timer_error.empty())
+    throw std::runtime_error("writing the trajectory '" + path_ + "' failed in a timed flush: " + timer_error +
                              "; the file keeps the frames up to its last flush");
-  }
   if (failed_ || file_ < 0) return;
   try {
     f();
@@ -605,7 +560,7 @@ void H5mdWriter::observe(const RunContext& ctx, const Frame& frame) {
 }
 
 void H5mdWriter::finish(const RunContext& ctx, const Frame& frame) {
-  stop_flusher();
+  flusher_.stop();
   h5::LibraryLock lock(h5::library_mutex());
   guarded("writing the last frame", [&] {
     if (frame.state.step == ctx.last_step) write_frame(ctx, frame, true);
@@ -633,10 +588,7 @@ void H5mdWriter::flush_locked() {
   h5::check(H5Fflush(f, H5F_SCOPE_LOCAL), "cannot flush");
   last_flush_ = std::chrono::steady_clock::now();
   bytes_since_flush_ = 0;
-  {
-    std::lock_guard<std::mutex> lk(wake_mutex_);
-    unflushed_ = false;
-  }
+  flusher_.flushed();
   // Reserve disk space past the end of the allocated file for what the next flush interval
   // writes (raw frames and the metadata of the next flush). A full disk is then found here,
   // right after a complete flush, and not half way through writing metadata, which would
@@ -677,7 +629,7 @@ void H5mdWriter::fail_locked() {
 }
 
 void H5mdWriter::close() {
-  stop_flusher();
+  flusher_.stop();
   h5::LibraryLock lock(h5::library_mutex());
   close_locked();
 }

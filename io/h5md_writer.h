@@ -13,17 +13,15 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/grid.h"
 #include "engine/run_observer.h"
+#include "io/timed_flusher.h"
 
 namespace pairmd {
 
@@ -85,10 +83,7 @@ class H5mdWriter final : public RunObserver {
   void flush_locked();
   void fail_locked();
   void close_locked();
-  void mark_unflushed();
-  void start_flusher();
-  void stop_flusher();
-  void flusher_loop();
+  bool timed_flush_locked();
   template <typename F>
   void guarded(const char* what, F&& f);
 
@@ -105,15 +100,9 @@ class H5mdWriter final : public RunObserver {
   int64_t file_ = -1;  // the hid_t of the open file
   std::map<std::string, std::unique_ptr<Series>> series_;
   std::chrono::steady_clock::time_point last_flush_;
-  // The flush timer: wakes when the oldest unflushed frame is flush_seconds old. `wake_mutex_`
-  // guards the fields below it; it is taken after the library lock, never before.
-  std::thread flusher_;
-  std::mutex wake_mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  bool unflushed_ = false;
-  std::chrono::steady_clock::time_point unflushed_since_;
-  std::string timer_error_;  // a failed timed flush, reported by the next write
+  // The flush timer: flushes, under the library lock, once the oldest unflushed frame is
+  // flush_seconds old; a failed timed flush is reported by the next write.
+  TimedFlusher flusher_;
   size_t bytes_since_flush_ = 0;
   size_t reserve_bytes_ = 0;
   std::string length_unit_, time_unit_, velocity_unit_, force_unit_, energy_unit_, temperature_unit_, pressure_unit_;
