@@ -109,7 +109,7 @@ int read_options(const Args& args, SopBuildOptions& o) {
   text("--temperature", o.temperature, "temperature (default 300 K)");
   text("--dt", o.dt, "time step in fs (default 40 fs brownian, 20 fs langevin)");
   text("--friction", o.friction, "friction gamma in 1/fs (default 0.0167/fs brownian, 0.001/fs langevin)");
-  text("--skin", o.skin, "neighbour-list skin (default 2 A)");
+  text("--skin", o.skin, "neighbour-list skin (default 4 A)");
   text("--steps", o.steps, "steps of the run (default 100000)");
   text("--thermo-every", o.thermo_every, "thermo output every so many steps (default 1000)");
   text("--trajectory-every", o.trajectory_every, "trajectory frames every so many steps (default 1000)");

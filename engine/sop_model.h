@@ -44,7 +44,7 @@ struct SopParameters {
   double dt_ps = 0.0;  // 0: 0.04 ps for brownian (stable under forced unfolding; 0.1 ps blows up), 0.02 ps for langevin
   double friction_per_ps =
       0.0;                // gamma; 0: 50 / 3 ps (SOP-GPU's zeta = 50 m / tau_L, tau_L = 3 ps) brownian, 1 langevin
-  double skin = 2.0;      // A
+  double skin = 4.0;      // A: fastest on the GPU for both dynamics at 100k beads (docs/benchmarks.md)
   double max_step = 2.0;  // A: a bead moving farther in one step stops the run (a blow-up)
   long steps = 100000;
   long thermo_every = 1000;

@@ -35,6 +35,8 @@
 #              (brownian, dt 40 fs) and underdamped (langevin, dt 20 fs), and the list rebuilds per
 #              step of overdamped dynamics for skins 1-4 A; sop_*.csv, sop.log (the systems
 #              themselves are built in a scratch directory, not in $OUT)
+#   sop_skin   sop-build's default skin: 100,352 SOP beads, overdamped and underdamped, skins
+#              1-5 A, the default strategy (sop_skin.log)
 #   python     the Python module (issue 19; device-bundle/python, built for the machine's
 #              python3 3.12 by build_device_bundle.sh): its pytest suite with the GPU tests
 #              (python_tests.log), then bench/python_overhead.py: a sim.run(1) loop, one
@@ -325,6 +327,25 @@ for stage in "${stages[@]}"; do
         done
       )
       summary+=("sop: $(grep -c 'exit 0' "$OUT/sop.log") of 13 compares exit 0; $(ls "$OUT"/sop_*.csv 2>/dev/null | wc -l) CSVs")
+      rm -rf "$w"
+      ;;
+    sop_skin)
+      # sop-build's default skin: the default strategy on 1,024 copies of 1TII chain D (100,352
+      # beads), overdamped (brownian) and underdamped (langevin), skins 1-5 A; sop_skin.log
+      w=$(mktemp -d /tmp/pairmd_sop.XXXXXX)
+      (
+        cd "$w" || exit 1
+        "$B/pairmd" sop-build "$B/1tii.pdb" --chains D --copies 1024 -o k1.yaml > /dev/null 2>&1
+        "$B/pairmd" sop-build "$B/1tii.pdb" --chains D --copies 1024 -o k1_langevin.yaml --integrator langevin > /dev/null 2>&1
+        for sys in k1 k1_langevin; do
+          for skin in 1 2 3 4 5; do
+            "$B/pairmd" compare $sys.yaml --strategies pair_slots_fused --steps 1000 --repeats 3 --warmup 1000 \
+              --no-reference --set output.progress=off --set output.trajectory.every=0 --set neighbor.skin=$skin \
+              --out "$w/skin_${sys}_$skin" 2>&1 | grep -E "^pair_slots_fused|lj list|steps per graph" | sed "s/^/$sys skin $skin: /"
+          done
+        done
+      ) | tee "$OUT/sop_skin.log"
+      summary+=("sop_skin: $(grep -c '^k1.*skin.*pair_slots_fused ' "$OUT/sop_skin.log") of 10 runs")
       rm -rf "$w"
       ;;
     multi_gpu)
