@@ -116,6 +116,14 @@ RunResult Simulation::settle() {
     backend_->wait();
   } catch (const SimulationBlowup& e) {
     return blew_up(e.what());
+  } catch (const std::exception& e) {
+    // Anything else the steps left running ran into (no GPU memory for a list that grew, a
+    // CUDA error): the run fails as it would have in advance(), with the last good state.
+    RunResult result;
+    result.outcome = RunOutcome::Failed;
+    result.message = e.what();
+    result.last_good_step = good_.step;
+    return finish(result);
   }
   RunResult result;
   result.last_good_step = step_;

@@ -122,9 +122,23 @@ void CudaBackend::enqueue_rebuild(bool wait) {
   }
 }
 
+namespace {
+// The box as signature words: captured kernels hold it by value, and the cell grid's sizes
+// (in the signature as the last build left them) follow from it.
+void append_box(std::vector<uintptr_t>& s, const BoxGeometry<float>& box) {
+  for (const float v : {box.lo.x, box.lo.y, box.lo.z, box.L.x, box.L.y, box.L.z}) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    s.push_back(bits);
+  }
+  s.push_back(box.periodic ? 1 : 0);
+}
+}  // namespace
+
 // Every buffer, size and setting a list build uses.
 std::vector<uintptr_t> CudaBackend::build_signature() const {
   std::vector<uintptr_t> s;
+  append_box(s, box_);
   particles_.append_signature(s);
   cells_.append_signature(s);
   for (const auto& t : pair_terms_) {
@@ -353,6 +367,7 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
                               reinterpret_cast<uintptr_t>(particles_.pos_at_build()),
                               static_cast<uintptr_t>(n_),
                               reinterpret_cast<uintptr_t>(tickets_.data())};
+  append_box(s, box_);
   // The step constants are kernel arguments held by value in the graphs: a new temperature
   // (replica exchange, set_temperature) needs new graphs.
   uint32_t kt_bits = 0;
@@ -457,7 +472,9 @@ int64_t CudaBackend::retire_chunks() {
     ensure_lists(true);
     return again;
   }
-  settle_lists();
+  // The search raises list_short exactly when settle() finds something short; were the two ever
+  // to disagree, a short list would be used silently.
+  if (!settle_lists()) throw std::logic_error("CudaBackend: a list search did not fit but did not halt the chunk");
   host_.step += done;
   steps_since_build_ += done;
   if (done & 1) particles_.flip();
@@ -574,7 +591,7 @@ Observables CudaBackend::observables() {
     const PairListView lv{t->list->i(), t->list->j(), t->list->device_count()};
     dispatch_pair<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);
-      pair_energy_kernel<Eval><<<blocks_for(t->list->capacity()), kBlockSize, 0, stream_>>>(
+      pair_energy_kernel<Eval><<<std::min(blocks_for(t->list->capacity()), stride_blocks_), kBlockSize, 0, stream_>>>(
           lv, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes,
           t->list->full() ? 0.5f : 1.0f, energy_.data() + kEnergyWords * k);
     });

@@ -15,6 +15,8 @@ namespace {
 
 // Parts of a cell's candidate sequence, one warp each: a block per (cell, 32 home particles).
 constexpr int kSearchParts = 4;
+// Staged pairs a lane copies out at once (their column claims in flight together).
+constexpr int kCopyBatch = 4;
 
 struct SearchArgs {
   PairListInput in;
@@ -49,10 +51,14 @@ struct SearchArgs {
 // integer atomicAdd on the column's count, in a column of fixed width (no scan, no second pass
 // over the pairs). A column longer than the width is reported and the host widens and searches
 // again, as for rows.
+// Five blocks per multiprocessor: the staging of long rows (38 KB at 1M particles) allows no
+// more, and the registers that leaves (up to 102) keep the walk free of spills; the compiler's
+// own choice, 64 registers, spilled in the candidate loop, to local memory that mostly missed
+// the small L1 beside the staging (Nsight: 12M local requests per 1M-particle search).
 template <bool kFull>
-__global__ void __launch_bounds__(kSearchParts * 32) search_kernel(SearchArgs a) {
+__global__ void __launch_bounds__(kSearchParts * 32, 5) search_kernel(SearchArgs a) {
   extern __shared__ int stage[];  // part w, entry m of home l at [(w * part_room + m) * (group + 1) + l]
-  __shared__ int count[kSearchParts][32], offset[kSearchParts][32];
+  __shared__ int count[kSearchParts][32], offset[kSearchParts][32], first_of[kSearchParts][32];
   __shared__ bool skip;
   const int lane = threadIdx.x & 31, part = threadIdx.x >> 5;
   const int c = blockIdx.x;
@@ -139,20 +145,51 @@ __global__ void __launch_bounds__(kSearchParts * 32) search_kernel(SearchArgs a)
     }
     __syncthreads();
     if (!skip) {
-      PAIRMD_NO_UNROLL
-      for (int i = 0; i < homes; ++i) {
-        const int n_i = count[part][i];
-        const size_t first = offset[part][i];
-        for (int m = lane; m < n_i; m += 32) {
-          const int j = stage[(part * a.part_room + m) * stride + i];
-          a.pj[first + m] = j;
-          a.pi[first + m] = g0 + i;
-          if (a.cols) {
-            const int place = atomicAdd(a.col_count + j, 1);
-            if (place < a.col_width)
-              a.cols[static_cast<size_t>(j) * a.col_width + place] = ColumnEntry{static_cast<int>(first + m), g0 + i};
+      // The copy-out, flattened: the part's staged pairs of all home particles are numbered f =
+      // first[i] + m (home i, its m-th partner in this part), and the lanes take kCopyBatch
+      // consecutive blocks of 32 of them at once. Every lane has work (a part of a row is about
+      // ten pairs, a third of a warp, so a loop over home particles left two thirds idle), and
+      // the column claims of kCopyBatch pairs per lane, returning atomics, are in flight together.
+      int* first = first_of[part];
+      const int n_l = lane < homes ? count[part][lane] : 0;
+      int incl = n_l;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const int y = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += y;
+      }
+      first[lane] = lane < homes ? incl - n_l : INT_MAX;  // homes past the cell's end: never found
+      const int total = __shfl_sync(0xffffffffu, incl, 31);
+      __syncwarp();
+      for (int f0 = 0; f0 < total; f0 += 32 * kCopyBatch) {
+        int j[kCopyBatch], at[kCopyBatch], home[kCopyBatch], place[kCopyBatch];
+#pragma unroll
+        for (int u = 0; u < kCopyBatch; ++u) {
+          const int f = f0 + 32 * u + lane;
+          at[u] = -1;
+          if (f >= total) continue;
+          // The home whose pairs hold f: the last i with first[i] <= f (homes without pairs
+          // share their first with the next one, so the last is one with pairs).
+          int i = 0;
+#pragma unroll
+          for (int s = 16; s > 0; s >>= 1)
+            if (first[i + s] <= f) i += s;
+          const int m = f - first[i];
+          home[u] = g0 + i;
+          j[u] = stage[(part * a.part_room + m) * stride + i];
+          at[u] = offset[part][i] + m;
+          a.pj[at[u]] = j[u];
+          a.pi[at[u]] = home[u];
+          if (a.cols) place[u] = atomicAdd(a.col_count + j[u], 1);
+        }
+        if (a.cols) {
+#pragma unroll
+          for (int u = 0; u < kCopyBatch; ++u) {
+            if (at[u] < 0) continue;
+            if (place[u] < a.col_width)
+              a.cols[static_cast<size_t>(j[u]) * a.col_width + place[u]] = ColumnEntry{at[u], home[u]};
             else {
-              atomicMax(a.counter + 2, static_cast<unsigned long long>(place + 1));
+              atomicMax(a.counter + 2, static_cast<unsigned long long>(place[u] + 1));
               atomicExch(a.short_flag, 1);
             }
           }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <stdexcept>
 #include <memory>
 #include <vector>
 
@@ -60,6 +61,7 @@ class LaggingBackend final : public Backend {
   }
 
   int64_t blow_up_at = -1;
+  int64_t fail_at = -1;  // taking steps past it throws something else than a blow-up
   int waits = 0;
 
  private:
@@ -71,6 +73,8 @@ class LaggingBackend final : public Backend {
     queued_ = 0;
     if (blow_up_at >= 0 && s.step + n >= blow_up_at)
       throw SimulationBlowup("step " + std::to_string(blow_up_at) + ": particle 0 moved too far (a test)");
+    if (fail_at >= 0 && s.step + n >= fail_at)
+      throw std::runtime_error("out of GPU memory growing a list (a test)");
     inner_.advance(n);
   }
 
@@ -190,6 +194,42 @@ TEST(Simulation, BlowUpFoundAtAnInterruptionEndsTheRun) {
   LateBlowUp t;
   EXPECT_EQ(t.sim->advance_to(25).outcome, RunOutcome::Completed);
   t.expect_blown_up(t.sim->interrupt("a test"));
+}
+
+// Any other error of the steps left running (no memory for a list that grew, a CUDA error)
+// fails the run where it is found, with the observers finished at the last good step: as it
+// would have in the advance that took the steps.
+void expect_failed(LateBlowUp& t, const RunResult& r) {
+  EXPECT_EQ(r.outcome, RunOutcome::Failed) << r.message;
+  EXPECT_NE(r.message.find("out of GPU memory"), std::string::npos) << r.message;
+  EXPECT_EQ(r.last_good_step, 20);
+  EXPECT_TRUE(t.sim->ended());
+  EXPECT_EQ(t.rec->finished_at, 20);
+}
+
+TEST(Simulation, FailureFoundBySettleFailsTheRun) {
+  LateBlowUp t;
+  t.backend->blow_up_at = -1;
+  t.backend->fail_at = 25;
+  EXPECT_EQ(t.sim->advance_to(25).outcome, RunOutcome::Completed);
+  expect_failed(t, t.sim->settle());
+  expect_failed(t, t.sim->end());  // the same result again
+}
+
+TEST(Simulation, FailureFoundAtTheEndFailsTheRun) {
+  LateBlowUp t;
+  t.backend->blow_up_at = -1;
+  t.backend->fail_at = 25;
+  EXPECT_EQ(t.sim->advance_to(25).outcome, RunOutcome::Completed);
+  expect_failed(t, t.sim->end());
+}
+
+TEST(Simulation, FailureFoundAtAnInterruptionFailsTheRun) {
+  LateBlowUp t;
+  t.backend->blow_up_at = -1;
+  t.backend->fail_at = 25;
+  EXPECT_EQ(t.sim->advance_to(25).outcome, RunOutcome::Completed);
+  expect_failed(t, t.sim->interrupt("a test"));
 }
 
 }  // namespace
