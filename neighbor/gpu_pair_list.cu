@@ -15,6 +15,8 @@ namespace {
 
 // Parts of a cell's candidate sequence, one warp each: a block per (cell, 32 home particles).
 constexpr int kSearchParts = 4;
+// Candidates whose positions a warp loads at once in the search.
+constexpr int kSearchBatch = 8;
 // Staged pairs a lane copies out at once (their column claims in flight together).
 constexpr int kCopyBatch = 4;
 
@@ -86,9 +88,7 @@ __global__ void __launch_bounds__(kSearchParts * 32, 5) search_kernel(SearchArgs
             const float oy = r.sy == kAnyImage ? xh.y : xh.y - static_cast<float>(r.sy) * L.y;
             const float oz = r.sz == kAnyImage ? xh.z : xh.z - static_cast<float>(r.sz) * L.z;
             const bool any = r.sx == kAnyImage || r.sy == kAnyImage || r.sz == kAnyImage;
-#pragma unroll 4
-            for (int k = r.begin; k < r.end; ++k) {
-              const float4 q = __ldg(a.in.pos + k);
+            const auto visit = [&](int k, float4 q) {
               float dx = ox - q.x, dy = oy - q.y, dz = oz - q.z;
               if (any) {
                 if (r.sx == kAnyImage) dx = shifted_separation(dx, 0.f, kAnyImage, L.x);
@@ -104,7 +104,19 @@ __global__ void __launch_bounds__(kSearchParts * 32, 5) search_kernel(SearchArgs
                 if (found < a.part_room) stage[(part * a.part_room + found) * stride + lane] = k;
                 ++found;
               }
+            };
+            // kSearchBatch candidates loaded before any is looked at: the body branches (the
+            // staging, exclusions), and unrolled the compiler issued each load just before its
+            // use, so every candidate waited out an L2 round trip on its own.
+            int k = r.begin;
+            for (; k + kSearchBatch <= r.end; k += kSearchBatch) {
+              float4 q[kSearchBatch];
+#pragma unroll
+              for (int u = 0; u < kSearchBatch; ++u) q[u] = __ldg(a.in.pos + k + u);
+#pragma unroll
+              for (int u = 0; u < kSearchBatch; ++u) visit(k + u, q[u]);
             }
+            for (; k < r.end; ++k) visit(k, __ldg(a.in.pos + k));
           });
     }
     count[part][lane] = found;
