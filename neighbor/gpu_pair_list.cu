@@ -53,12 +53,16 @@ struct SearchArgs {
 // integer atomicAdd on the column's count, in a column of fixed width (no scan, no second pass
 // over the pairs). A column longer than the width is reported and the host widens and searches
 // again, as for rows.
-// Five blocks per multiprocessor: the staging of long rows (38 KB at 1M particles) allows no
-// more, and the registers that leaves (up to 102) keep the walk free of spills; the compiler's
-// own choice, 64 registers, spilled in the candidate loop, to local memory that mostly missed
-// the small L1 beside the staging (Nsight: 12M local requests per 1M-particle search).
-template <bool kFull>
-__global__ void __launch_bounds__(kSearchParts * 32, 5) search_kernel(SearchArgs a) {
+// Blocks per multiprocessor, kMinBlocks: where the staging allows no more than five (long rows:
+// 38 KB at 1M particles of the LJ liquid), five, and the registers that leaves (up to 102)
+// keep the walk free of spills; the compiler's own choice, 64 registers, spilled in the
+// candidate loop, to local memory that mostly missed the small L1 beside the staging (Nsight:
+// 12M local requests per 1M-particle search). Where the staging is small (short rows: a
+// polymer melt's WCA), eight blocks with 64 registers and some spills are faster.
+constexpr int kLongRowBlocks = 5, kShortRowBlocks = 8;
+
+template <bool kFull, int kMinBlocks>
+__global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(SearchArgs a) {
   extern __shared__ int stage[];  // part w, entry m of home l at [(w * part_room + m) * (group + 1) + l]
   __shared__ int count[kSearchParts][32], offset[kSearchParts][32], first_of[kSearchParts][32];
   __shared__ bool skip;
@@ -108,13 +112,15 @@ __global__ void __launch_bounds__(kSearchParts * 32, 5) search_kernel(SearchArgs
             // kSearchBatch candidates loaded before any is looked at: the body branches (the
             // staging, exclusions), and unrolled the compiler issued each load just before its
             // use, so every candidate waited out an L2 round trip on its own.
+            // (Four in the short-row kernel: its 64 registers hold no more.)
+            constexpr int batch = kMinBlocks == kLongRowBlocks ? kSearchBatch : 4;
             int k = r.begin;
-            for (; k + kSearchBatch <= r.end; k += kSearchBatch) {
-              float4 q[kSearchBatch];
+            for (; k + batch <= r.end; k += batch) {
+              float4 q[batch];
 #pragma unroll
-              for (int u = 0; u < kSearchBatch; ++u) q[u] = __ldg(a.in.pos + k + u);
+              for (int u = 0; u < batch; ++u) q[u] = __ldg(a.in.pos + k + u);
 #pragma unroll
-              for (int u = 0; u < kSearchBatch; ++u) visit(k + u, q[u]);
+              for (int u = 0; u < batch; ++u) visit(k + u, q[u]);
             }
             for (; k < r.end; ++k) visit(k, __ldg(a.in.pos + k));
           });
@@ -215,9 +221,20 @@ __global__ void __launch_bounds__(kSearchParts * 32, 5) search_kernel(SearchArgs
 int round_up(int v, int m) { return (v + m - 1) / m * m; }
 
 template <bool kFull>
-void launch_search(const SearchArgs& a, int shared, int cells, cudaStream_t stream) {
-  search_kernel<kFull><<<cells, kSearchParts * 32, shared, stream>>>(a);
+void launch_search(const SearchArgs& a, int shared, bool short_rows, int cells, cudaStream_t stream) {
+  if (short_rows)
+    search_kernel<kFull, kShortRowBlocks><<<cells, kSearchParts * 32, shared, stream>>>(a);
+  else
+    search_kernel<kFull, kLongRowBlocks><<<cells, kSearchParts * 32, shared, stream>>>(a);
   PAIRMD_CHECK_LAUNCH();
+}
+
+template <bool kFull>
+void allow_shared(int bytes) {
+  PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<kFull, kShortRowBlocks>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  PAIRMD_CUDA_CHECK(
+      cudaFuncSetAttribute(search_kernel<kFull, kLongRowBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 }
 
 }  // namespace
@@ -233,6 +250,7 @@ GpuPairList::GpuPairList(float cutoff, float skin, bool full, bool columns, doub
   int device = 0;
   PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
   PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_shared_, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&sm_shared_, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
   PAIRMD_CUDA_CHECK(cudaMallocHost(&host_counter_, kCounters * sizeof(unsigned long long)));
   counter_.resize(kCounters);
   PAIRMD_CUDA_CHECK(cudaMemset(counter_.data(), 0, kCounters * sizeof(unsigned long long)));
@@ -284,12 +302,14 @@ void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& gr
                              "), more than the search can stage; use a shorter cutoff or skin");
   const size_t shared = shared_for(group);
   if (static_cast<int>(shared) > shared_set_) {
-    PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(limit)));
-    PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(limit)));
+    allow_shared<true>(static_cast<int>(limit));
+    allow_shared<false>(static_cast<int>(limit));
     shared_set_ = static_cast<int>(limit);
   }
+  // Room for kShortRowBlocks blocks' staging (with their static arrays and the driver's 1 KB)
+  // on a multiprocessor: the short-row kernel.
+  const bool short_rows =
+      static_cast<size_t>(kShortRowBlocks) * (shared + 2048 + 1024) <= static_cast<size_t>(sm_shared_);
   a.group = group;
   a.part_room = staging_;
   a.capacity = capacity_;
@@ -306,9 +326,9 @@ void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& gr
   }
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, kCounters * sizeof(unsigned long long), stream));
   if (full_)
-    launch_search<true>(a, static_cast<int>(shared), cells, stream);
+    launch_search<true>(a, static_cast<int>(shared), short_rows, cells, stream);
   else
-    launch_search<false>(a, static_cast<int>(shared), cells, stream);
+    launch_search<false>(a, static_cast<int>(shared), short_rows, cells, stream);
   PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), kCounters * sizeof(unsigned long long),
                                     cudaMemcpyDeviceToHost, stream));
   unsettled_ = true;

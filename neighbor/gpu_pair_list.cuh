@@ -118,6 +118,7 @@ class GpuPairList {
   bool unsettled_ = false;  // a search was enqueued and its counters not read yet
   int64_t builds_ = 0, growths_ = 0;
   int max_shared_ = 0;          // the device's largest dynamic shared memory per block
+  int sm_shared_ = 0;           // shared memory per multiprocessor
   int shared_set_ = 48 * 1024;  // what the search kernels may use now
   static constexpr int kCounters = 3;
 
