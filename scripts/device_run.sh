@@ -5,7 +5,8 @@
 #   tests      every test, GPU tests included (GoogleTest XML and logs into $OUT)
 #   gpu        the GPU backend, pair-list and physics tests (tests/test_physics.cpp, every
 #              strategy) alone (a check before timing)
-#   sanitize   the GPU tests under compute-sanitizer memcheck and racecheck
+#   sanitize   the GPU tests under compute-sanitizer memcheck and racecheck, launched one by one,
+#              and memcheck of the tests that compare graph launches with them, as graphs
 #   smoke      a quick look: the default strategy and atom_gather at N = 4k, 62.5k and 1M
 #   bench      LJ liquid scaling of the default strategy, N = 4k .. 4M (issues 3 and 12)
 #   compare    all strategies: LJ liquid at 64k and 1M, Kremer-Grest melt (issue 4)
@@ -119,6 +120,12 @@ for stage in "${stages[@]}"; do
         summary+=("compute-sanitizer $tool: exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)")
       done
       unset PAIRMD_SYNC_LAUNCHES
+      # The same launches as CUDA graphs (step chunks, list builds replayed), which the runs
+      # above, launched one by one, do not exercise.
+      compute-sanitizer --tool memcheck --error-exitcode 99 "$B/pairmd_gpu_tests" \
+        --gtest_filter='GpuBackend.GraphsChangeNoResult:GpuBackend.StepsLeftRunningChangeNothing:GpuBackend.ListsOutgrowing*' \
+        > "$OUT/sanitize_memcheck_graphs.log" 2>&1
+      summary+=("compute-sanitizer memcheck (graphs): exit $?, $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_memcheck_graphs.log" | tail -1)")
       ;;
     smoke)
       "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,atom_gather \
