@@ -138,6 +138,8 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  void construct(const SystemState& initial);  // the constructor's work (it frees what this made if it throws)
+  void release();                              // frees the stream, events, pinned slots and graphs
   struct LaunchedChunk {
     int steps;          // launched; fewer are taken if the chunk (or one before it) halted
     int slot;           // its pinned copy of the control block and its event

@@ -25,6 +25,15 @@ namespace pairmd {
 
 CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strategy strategy)
     : model_(model), strategy_(strategy) {
+  try {
+    construct(initial);
+  } catch (...) {  // a bad start state, no memory: the destructor will not run, so free here
+    release();
+    throw;
+  }
+}
+
+void CudaBackend::construct(const SystemState& initial) {
   PAIRMD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   // Mapped: with unified addressing the same pointer serves the device.
   PAIRMD_CUDA_CHECK(cudaHostAlloc(&host_state_, kChunksInFlight * sizeof(ChunkState), cudaHostAllocMapped));
@@ -189,13 +198,20 @@ void CudaBackend::make_bond_terms() {
   }
 }
 
-CudaBackend::~CudaBackend() {
-  cudaStreamSynchronize(stream_);
+CudaBackend::~CudaBackend() { release(); }
+
+// The handles that are not DeviceBuffers (those free themselves); any of them may be unset.
+void CudaBackend::release() {
+  if (stream_) cudaStreamSynchronize(stream_);
   graphs_.clear();
-  cudaFreeHost(host_state_);
-  for (cudaEvent_t e : chunk_done_) cudaEventDestroy(e);
+  if (host_state_) cudaFreeHost(host_state_);
+  host_state_ = nullptr;
+  for (cudaEvent_t& e : chunk_done_)
+    if (e) cudaEventDestroy(e), e = nullptr;
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
-  cudaStreamDestroy(stream_);
+  events_.clear();
+  if (stream_) cudaStreamDestroy(stream_);
+  stream_ = nullptr;
 }
 
 void CudaBackend::set_temperature(double temperature) {

@@ -233,7 +233,8 @@ __device__ __forceinline__ void add_energy_words(long long* acc, long long ew, l
   if (threadIdx.x < kEnergyWords) {
     long long total = 0;
     for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) total += warp_sums[w][threadIdx.x];
-    if (total) atomicAdd(reinterpret_cast<unsigned long long*>(acc + threadIdx.x), static_cast<unsigned long long>(total));
+    if (total)
+      atomicAdd(reinterpret_cast<unsigned long long*>(acc + threadIdx.x), static_cast<unsigned long long>(total));
   }
 }
 

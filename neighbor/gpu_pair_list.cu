@@ -231,8 +231,8 @@ void launch_search(const SearchArgs& a, int shared, bool short_rows, int cells, 
 
 template <bool kFull>
 void allow_shared(int bytes) {
-  PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<kFull, kShortRowBlocks>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  PAIRMD_CUDA_CHECK(
+      cudaFuncSetAttribute(search_kernel<kFull, kShortRowBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   PAIRMD_CUDA_CHECK(
       cudaFuncSetAttribute(search_kernel<kFull, kLongRowBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 }

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <stdexcept>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "backends/cpu_backend.h"
@@ -73,8 +73,7 @@ class LaggingBackend final : public Backend {
     queued_ = 0;
     if (blow_up_at >= 0 && s.step + n >= blow_up_at)
       throw SimulationBlowup("step " + std::to_string(blow_up_at) + ": particle 0 moved too far (a test)");
-    if (fail_at >= 0 && s.step + n >= fail_at)
-      throw std::runtime_error("out of GPU memory growing a list (a test)");
+    if (fail_at >= 0 && s.step + n >= fail_at) throw std::runtime_error("out of GPU memory growing a list (a test)");
     inner_.advance(n);
   }
 
