@@ -88,9 +88,7 @@ RunResult Simulation::begin(int64_t last_step) {
   try {
     show(step_, true);
   } catch (const std::exception& e) {
-    result.outcome = RunOutcome::Failed;
-    result.message = e.what();
-    return finish(result);
+    return end_at_last_good(RunOutcome::Failed, e.what());
   }
   return result;
 }
@@ -102,9 +100,9 @@ RunResult Simulation::advance_to(int64_t target, double max_seconds) {
 // The driver acts on the backend's state at `target` (an exchange): the steps must be done.
 RunResult Simulation::advance_to_unshown(int64_t target) { return advance(target, 0, false, false, false); }
 
-RunResult Simulation::blew_up(const std::string& why) {
+RunResult Simulation::end_at_last_good(RunOutcome outcome, const std::string& why) {
   RunResult result;
-  result.outcome = RunOutcome::BlewUp;
+  result.outcome = outcome;
   result.message = why;
   result.last_good_step = good_.step;
   return finish(result);
@@ -115,15 +113,11 @@ RunResult Simulation::settle() {
   try {
     backend_->wait();
   } catch (const SimulationBlowup& e) {
-    return blew_up(e.what());
+    return end_at_last_good(RunOutcome::BlewUp, e.what());
   } catch (const std::exception& e) {
     // Anything else the steps left running ran into (no GPU memory for a list that grew, a
     // CUDA error): the run fails as it would have in advance(), with the last good state.
-    RunResult result;
-    result.outcome = RunOutcome::Failed;
-    result.message = e.what();
-    result.last_good_step = good_.step;
-    return finish(result);
+    return end_at_last_good(RunOutcome::Failed, e.what());
   }
   RunResult result;
   result.last_good_step = step_;
@@ -155,7 +149,7 @@ RunResult Simulation::advance(int64_t target, double max_seconds, bool show_targ
         backend_->advance_async(chunk);
         if (observed || !leave_running) backend_->wait();
       } catch (const SimulationBlowup& e) {
-        return blew_up(e.what());
+        return end_at_last_good(RunOutcome::BlewUp, e.what());
       }
       const auto t1 = std::chrono::steady_clock::now();
       seconds_per_step_ = std::chrono::duration<double>(t1 - t0).count() / chunk;
@@ -170,10 +164,7 @@ RunResult Simulation::advance(int64_t target, double max_seconds, bool show_targ
   } catch (const std::exception& e) {
     // An observer could not write (disk full, file gone): stop with the last state every
     // observer has seen.
-    result.outcome = RunOutcome::Failed;
-    result.message = e.what();
-    result.last_good_step = good_.step;
-    return finish(result);
+    return end_at_last_good(RunOutcome::Failed, e.what());
   }
   result.last_good_step = step_;
   return result;
@@ -186,10 +177,7 @@ RunResult Simulation::interrupt(const std::string& why) {
   try {
     if (good_.step != step_) capture();  // the state at the finished step is good
   } catch (const std::exception& e) {
-    result.outcome = RunOutcome::Failed;
-    result.message = e.what();
-    result.last_good_step = good_.step;
-    return finish(result);
+    return end_at_last_good(RunOutcome::Failed, e.what());
   }
   result.outcome = RunOutcome::Interrupted;
   result.message = why;
@@ -204,10 +192,7 @@ RunResult Simulation::end() {
   try {
     if (good_.step != step_) capture();
   } catch (const std::exception& e) {
-    result.outcome = RunOutcome::Failed;
-    result.message = e.what();
-    result.last_good_step = good_.step;
-    return finish(result);
+    return end_at_last_good(RunOutcome::Failed, e.what());
   }
   result.last_good_step = step_;
   return finish(result);
@@ -227,10 +212,7 @@ RunResult Simulation::show_current(bool all) {
   try {
     show(step_, all);
   } catch (const std::exception& e) {
-    result.outcome = RunOutcome::Failed;
-    result.message = e.what();
-    result.last_good_step = good_.step;
-    return finish(result);
+    return end_at_last_good(RunOutcome::Failed, e.what());
   }
   result.last_good_step = step_;
   return result;

@@ -95,7 +95,8 @@ class Simulation {
 
  private:
   RunResult advance(int64_t target, double max_seconds, bool show_target, bool stop_on_signal, bool leave_running);
-  RunResult blew_up(const std::string& why);
+  // Ends the run (blow-up, failure) with the last state every observer has seen.
+  RunResult end_at_last_good(RunOutcome outcome, const std::string& why);
   void show(int64_t step, bool all);
   void capture();
   RunResult finish(RunResult result);

@@ -206,8 +206,10 @@ void CudaBackend::release() {
   graphs_.clear();
   if (host_state_) cudaFreeHost(host_state_);
   host_state_ = nullptr;
-  for (cudaEvent_t& e : chunk_done_)
-    if (e) cudaEventDestroy(e), e = nullptr;
+  for (cudaEvent_t& e : chunk_done_) {
+    if (e) cudaEventDestroy(e);
+    e = nullptr;
+  }
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
   events_.clear();
   if (stream_) cudaStreamDestroy(stream_);

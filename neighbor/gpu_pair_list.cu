@@ -20,6 +20,22 @@ constexpr int kSearchBatch = 8;
 // Staged pairs a lane copies out at once (their column claims in flight together).
 constexpr int kCopyBatch = 4;
 
+// The kernel's static shared arrays (count, offset, first_of, skip: 1.5 KB), rounded up: the
+// dynamic staging gets what the device allows beyond them.
+constexpr size_t kSearchStaticShared = 2048;
+// Shared memory the driver keeps per block.
+constexpr size_t kDriverSharedPerBlock = 1024;
+
+// Sum of v over lanes 0..lane of the warp (every lane calls it).
+__device__ __forceinline__ int warp_inclusive_sum(int v, int lane) {
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int y = __shfl_up_sync(0xffffffffu, v, o);
+    if (lane >= o) v += y;
+  }
+  return v;
+}
+
 struct SearchArgs {
   PairListInput in;
   CellGridDims dims;
@@ -136,12 +152,7 @@ __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(S
       }
       if (longest > a.part_room) atomicMax(a.counter + 1, static_cast<unsigned long long>(longest));
       const bool overflowed = __any_sync(0xffffffffu, longest > a.part_room);
-      int incl = row;
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const int y = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= o) incl += y;
-      }
+      const int incl = warp_inclusive_sum(row, lane);
       const int total = __shfl_sync(0xffffffffu, incl, 31);
       unsigned long long room = 0;
       if (lane == 31 && total > 0) room = atomicAdd(a.counter, static_cast<unsigned long long>(total));
@@ -170,12 +181,7 @@ __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(S
       // the column claims of kCopyBatch pairs per lane, returning atomics, are in flight together.
       int* first = first_of[part];
       const int n_l = lane < homes ? count[part][lane] : 0;
-      int incl = n_l;
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const int y = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= o) incl += y;
-      }
+      const int incl = warp_inclusive_sum(n_l, lane);
       first[lane] = lane < homes ? incl - n_l : INT_MAX;  // homes past the cell's end: never found
       const int total = __shfl_sync(0xffffffffu, incl, 31);
       __syncwarp();
@@ -292,7 +298,7 @@ void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& gr
   i_.resize(capacity_);
   j_.resize(capacity_);
   // The staging of a block: fewer home particles per pass where rows are long.
-  const size_t limit = static_cast<size_t>(max_shared_) - 2048;  // the kernel's static arrays
+  const size_t limit = static_cast<size_t>(max_shared_) - kSearchStaticShared;
   int group = 32;
   const auto shared_for = [&](int g) { return static_cast<size_t>(kSearchParts) * staging_ * (g + 1) * sizeof(int); };
   while (group > 1 && shared_for(group) > limit) group /= 2;
@@ -306,10 +312,10 @@ void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& gr
     allow_shared<false>(static_cast<int>(limit));
     shared_set_ = static_cast<int>(limit);
   }
-  // Room for kShortRowBlocks blocks' staging (with their static arrays and the driver's 1 KB)
-  // on a multiprocessor: the short-row kernel.
+  // Room for kShortRowBlocks blocks on a multiprocessor: the short-row kernel.
   const bool short_rows =
-      static_cast<size_t>(kShortRowBlocks) * (shared + 2048 + 1024) <= static_cast<size_t>(sm_shared_);
+      static_cast<size_t>(kShortRowBlocks) * (shared + kSearchStaticShared + kDriverSharedPerBlock) <=
+      static_cast<size_t>(sm_shared_);
   a.group = group;
   a.part_room = staging_;
   a.capacity = capacity_;

@@ -141,13 +141,14 @@ TEST(Simulation, StepsLeftRunningShowTheSameStates) {
     EXPECT_EQ(std::memcmp(lagged[k].data(), direct[k].data(), direct[k].size() * sizeof(Vec3d)), 0) << "frame " << k;
 }
 
-// Where the run stands after a blow-up that only wait() finds.
+// Where the run stands after a blow-up (or, with `failure`, another error) at step 25 that only
+// wait() finds.
 struct LateBlowUp {
   Fixture f;
   LaggingBackend* backend = nullptr;
   Recorder* rec = nullptr;
   std::unique_ptr<Simulation> sim;
-  LateBlowUp() {
+  explicit LateBlowUp(bool failure = false) {
     auto b = std::make_unique<LaggingBackend>(f.model, f.sys.state);
     backend = b.get();
     sim = std::make_unique<Simulation>(f.cfg, f.sys.topology, std::move(b));
@@ -155,7 +156,7 @@ struct LateBlowUp {
     rec = r.get();
     sim->add_observer(std::move(r));
     sim->begin(60);
-    backend->blow_up_at = 25;
+    (failure ? backend->fail_at : backend->blow_up_at) = 25;
     for (int64_t s = 1; s <= 22; ++s) EXPECT_EQ(sim->advance_to(s).outcome, RunOutcome::Completed);
   }
   void expect_blown_up(const RunResult& r) {
@@ -207,26 +208,20 @@ void expect_failed(LateBlowUp& t, const RunResult& r) {
 }
 
 TEST(Simulation, FailureFoundBySettleFailsTheRun) {
-  LateBlowUp t;
-  t.backend->blow_up_at = -1;
-  t.backend->fail_at = 25;
+  LateBlowUp t(/*failure=*/true);
   EXPECT_EQ(t.sim->advance_to(25).outcome, RunOutcome::Completed);
   expect_failed(t, t.sim->settle());
   expect_failed(t, t.sim->end());  // the same result again
 }
 
 TEST(Simulation, FailureFoundAtTheEndFailsTheRun) {
-  LateBlowUp t;
-  t.backend->blow_up_at = -1;
-  t.backend->fail_at = 25;
+  LateBlowUp t(/*failure=*/true);
   EXPECT_EQ(t.sim->advance_to(25).outcome, RunOutcome::Completed);
   expect_failed(t, t.sim->end());
 }
 
 TEST(Simulation, FailureFoundAtAnInterruptionFailsTheRun) {
-  LateBlowUp t;
-  t.backend->blow_up_at = -1;
-  t.backend->fail_at = 25;
+  LateBlowUp t(/*failure=*/true);
   EXPECT_EQ(t.sim->advance_to(25).outcome, RunOutcome::Completed);
   expect_failed(t, t.sim->interrupt("a test"));
 }
