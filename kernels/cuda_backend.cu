@@ -368,11 +368,8 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
                               static_cast<uintptr_t>(n_),
                               reinterpret_cast<uintptr_t>(tickets_.data())};
   append_box(s, box_);
-  // The step constants are kernel arguments held by value in the graphs: a new temperature
-  // (replica exchange, set_temperature) needs new graphs.
-  uint32_t kt_bits = 0;
-  std::memcpy(&kt_bits, &c_.kT_mvv, sizeof kt_bits);
-  s.push_back(static_cast<uintptr_t>(kt_bits));
+  // The step constants are kernel arguments held by value in the graphs; the temperature, the
+  // one that changes during a run (replica exchange), is read from the control block instead.
   for (auto& t : pair_terms_) {
     const GpuPairList& l = *t->list;
     for (const void* p :

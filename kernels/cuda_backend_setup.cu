@@ -220,7 +220,8 @@ void CudaBackend::set_temperature(double temperature) {
   wait();  // the steps asked for before run at the old temperature
   model_.integrator.temperature = temperature;
   c_ = make_step_constants<float>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
-  // The step graphs hold c_ by value: step_signature() includes kT, so they are captured again.
+  // The integrate kernels read k_B T from the control block, so the step graphs stay valid.
+  PAIRMD_CUDA_CHECK(cudaMemcpy(&ctrl()->kT_mvv, &c_.kT_mvv, sizeof c_.kT_mvv, cudaMemcpyHostToDevice));
 }
 
 void CudaBackend::set_state(const SystemState& s) {
@@ -236,6 +237,7 @@ void CudaBackend::set_state(const SystemState& s) {
   particles_.upload(s);
   ChunkState init{};
   init.ctrl.step = static_cast<unsigned long long>(s.step);
+  init.ctrl.kT_mvv = c_.kT_mvv;
   PAIRMD_CUDA_CHECK(cudaMemcpy(state_.data(), &init, sizeof init, cudaMemcpyHostToDevice));
   // Enough first-level tickets for the integrate kernel with the most blocks.
   const unsigned most_blocks =

@@ -39,7 +39,7 @@ struct IntegrateArgs {
   const float4* pos_at_build;  // positions at the last list build
   float4* force_out;           // if non-null, the force is stored (outputs, tests)
   int n;
-  StepConstants<float> c;
+  StepConstants<float> c;  // kT_mvv here is not used: the kernels read it from ctrl
   BoxGeometry<float> box;
   IntegratorKind kind;
   bool begin;          // begin the next step (else only end the pending one)
@@ -135,6 +135,8 @@ struct ParticleOutputs {
 // (and fences) the runaway flag itself; stores nothing (store_particle does, after the ticket).
 __device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a, const ParticleInputs& in, float3 f3) {
   ParticleOutputs out;
+  StepConstants<float> c = a.c;
+  c.kT_mvv = a.ctrl->kT_mvv;  // the current temperature (kernels/step_control.cuh)
   const float4 v4 = in.v4, x4 = in.x4;
   Vec3<float> f{f3.x, f3.y, f3.z};
   if (a.pull.mode != static_cast<int>(PullMode::None)) {
@@ -151,13 +153,13 @@ __device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a,
   out.disp_sq = 0.f;
   out.x4 = x4;
   out.image = in.image;
-  if (a.ctrl->pending) end_step(a.kind, v, f, inv_mass, a.c);
+  if (a.ctrl->pending) end_step(a.kind, v, f, inv_mass, c);
   if (a.begin) {
     const unsigned tag = in.tag;
     Vec3<float> x{x4.x, x4.y, x4.z};
     Int3 im{in.image.x, in.image.y, in.image.z};
     const Int3 im0 = im;
-    begin_step(a.kind, x, v, im, f, inv_mass, tag, a.ctrl->step, a.c, a.box);
+    begin_step(a.kind, x, v, im, f, inv_mass, tag, a.ctrl->step, c, a.box);
     const Vec3<float> moved{x.x - x4.x + (im.x - im0.x) * a.box.L.x, x.y - x4.y + (im.y - im0.y) * a.box.L.y,
                             x.z - x4.z + (im.z - im0.z) * a.box.L.z};
     if (!(dot(moved, moved) <= a.max_move_sq) || !(dot(v, v) < 3.0e38f)) {

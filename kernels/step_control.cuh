@@ -29,6 +29,9 @@ struct StepControl {
   unsigned blocks_done;     // last-block ticket of the integrate kernel
   int list_short;           // 1: a list search did not fit (the list is incomplete); set by the
                             // search, cleared by the host once it has grown and searched again
+  float kT_mvv;             // k_B T of the thermostat (m v^2 units): read here, not from the
+                            // kernels' arguments, so a temperature change (replica exchange)
+                            // keeps the captured step graphs
 };
 
 // Set by any thread, read by the integrate kernel's last block (and the host after a halt).

@@ -212,6 +212,60 @@ TEST(GpuBackend, RestartFromStateIsBitwiseIdentical) {
   }
 }
 
+// The step graphs a backend has captured so far, from its stats line ("(17 graphs captured").
+int graphs_captured(const BackendStats& s) {
+  const size_t at = s.detail.find(" graphs captured");
+  if (at == std::string::npos) return -1;
+  const size_t open = s.detail.rfind('(', at);
+  return std::atoi(s.detail.c_str() + open + 1);
+}
+
+// Replica exchange changes the temperature mid-run. The change must take effect at the next
+// step (a run continued after set_temperature is bitwise the run restarted at the new
+// temperature from the same state, and not the run left at the old one), and the step graphs
+// must survive it (kernels/step_control.cuh: the kernels read k_B T from the control block): a
+// run whose temperature changes by a hair captures no more graphs than one where it does not.
+TEST(GpuBackend, TemperatureChangeTakesEffectAndKeepsTheGraphs) {
+  PAIRMD_REQUIRE_GPU();
+  for (auto& sys : example_systems()) {
+    const Model cold = sys.model();
+    if (cold.integrator.kind == IntegratorKind::VelocityVerlet) continue;  // no thermostat
+    Model hot = cold;
+    hot.integrator.temperature *= 2;
+    for (const std::string& strategy : kDeterministicNames) {
+      SystemState half, changed, restarted, unchanged;
+      auto g = gpu(cold, sys.built.state, strategy);
+      g->advance(100);
+      g->get_state(half);
+      g->set_temperature(hot.integrator.temperature);
+      g->advance(100);
+      g->get_state(changed);
+      auto r = gpu(hot, half, strategy);
+      r->advance(100);
+      r->get_state(restarted);
+      auto u = gpu(cold, sys.built.state, strategy);
+      u->advance(100);
+      u->get_state(half);
+      u->advance(100);
+      u->get_state(unchanged);
+      EXPECT_TRUE(bitwise_equal(changed, restarted)) << sys.name << " " << strategy;
+      EXPECT_FALSE(bitwise_equal(changed, unchanged)) << sys.name << " " << strategy;
+
+      auto same = gpu(cold, sys.built.state, strategy);
+      auto nudged = gpu(cold, sys.built.state, strategy);
+      for (Backend* b : {same.get(), nudged.get()}) {
+        b->advance(100);
+        if (b == nudged.get()) b->set_temperature(cold.integrator.temperature * (1 + 1e-5));
+        b->advance(100);
+      }
+      const int captured = graphs_captured(same->stats());
+      EXPECT_GT(captured, 0) << same->stats().detail;
+      EXPECT_EQ(graphs_captured(nudged->stats()), captured)
+          << sys.name << " " << strategy << ": a temperature change made the backend capture its step graphs again";
+    }
+  }
+}
+
 TEST(GpuBackend, ListOverflowGrowsInsteadOfDroppingPairs) {
   PAIRMD_REQUIRE_GPU();
   auto sys = make_system(test::kLjLiquid, {"neighbor.initial_capacity_per_particle=1"}, "lj_liquid");
