@@ -15,7 +15,7 @@
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
 #   profile_1m the same on the 1,000,188-particle liquid (fewer steps; kernel_times_1m.txt)
-#   skin       the default strategy at N = 62,500 for skins 0.2 .. 0.5
+#   skin       the default, pair_slots and atom_gather at N = 4k .. 1M for skins 0.25 .. 0.45
 #   dcs        the potential-map kernels benchmark (issue 5), if built
 #   msm        multilevel-summation maps (issue 18): the MSM and DCS GPU tests (quick), then
 #              msm_bench: 10k/100k/1M atoms on 0.5 and 1.0 lattices, MSM against the exact sum
@@ -190,11 +190,31 @@ for stage in "${stages[@]}"; do
       python3 scripts/kernel_times.py "$OUT/ncu_raw_1m.csv" | tee "$OUT/kernel_times_1m.txt"
       ;;
     skin)
-      for skin in 0.2 0.3 0.4 0.5; do
-        "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,atom_gather --sizes 62500 --steps 200 \
-          --repeats 5 --warmup 500 --no-reference --set neighbor.skin=$skin --out "$OUT/skin_$skin" 2>&1 |
-          grep -E "^(pair|atom)" | sed "s/^/skin $skin: /"
-      done | tee "$OUT/skin.log"
+      # The list skin against speed: the default, pair_slots and atom_gather at 4,000 to 1M for
+      # skins 0.25 .. 0.45 (configs/lj_liquid.yaml takes the default's fastest); skin.log, skin.csv
+      echo "skin,N,strategy,ms_per_step,steps_per_s,steps_per_graph_launch" > "$OUT/skin.csv"
+      for skin in ${PAIRMD_SKINS:-0.25 0.3 0.35 0.4 0.45}; do
+        "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,pair_slots,atom_gather \
+          --sizes 4000,62500,256000,1000188 --steps 200 --repeats 3 --warmup 500 --no-reference \
+          --set neighbor.skin=$skin --out "$OUT/skin_$skin" > "$OUT/skin_$skin.log" 2>&1
+        summary+=("skin $skin: exit $?")
+        awk -v skin=$skin '/^N = /{n=$3} /^(pair|atom)/{s=$1; ms=$2; sps=$3} /steps per graph launch/{for(i=1;i<=NF;i++) if($i=="steps" && $(i+1)=="per" && $(i+2)=="graph") spb=$(i-1); print skin "," n "," s "," ms "," sps "," spb}' \
+          "$OUT/skin_$skin.log" >> "$OUT/skin.csv"
+      done
+      python3 - "$OUT/skin.csv" <<'PY' | tee "$OUT/skin.log"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+sizes = sorted({int(r["N"]) for r in rows}); strategies = ["pair_slots_fused", "pair_slots", "atom_gather"]
+for n in sizes:
+    print(f"N = {n}: timesteps/s (steps per graph launch, about the steps per list build)")
+    print("skin  " + "".join(f"{s:>24}" for s in strategies))
+    for skin in sorted({r["skin"] for r in rows}):
+        cells = []
+        for s in strategies:
+            m = [r for r in rows if int(r["N"]) == n and r["skin"] == skin and r["strategy"] == s]
+            cells.append(f'{m[0]["steps_per_s"]:>15} ({float(m[0]["steps_per_graph_launch"]):4.1f})' if m else f"{'-':>24}")
+        print(f"{skin:5} " + "".join(f"{c:>24}" for c in cells))
+PY
       ;;
     cpu)
       # The CPU reference backend on the GPU machine's idle cores (issue 2's benchmark).
