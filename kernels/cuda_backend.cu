@@ -88,10 +88,23 @@ void CudaBackend::rebuild_lists(bool wait) {
   const bool capturable = !wait && use_graphs_ && !profile_ && box_.periodic && n_ > 0;
   if (capturable && build_signature() == build_seen_) {
     bool captured = false;
-    build_graphs_.launch(1, particles_.current(), build_seen_, stream_, [&](int, int) {
-      enqueue_rebuild(false);
-      captured = true;
-    });
+    const int current = particles_.current();
+    std::vector<int64_t> builds;
+    for (auto& t : pair_terms_) builds.push_back(t->list->builds());
+    try {
+      build_graphs_.launch(1, current, build_seen_, stream_, [&](int, int) {
+        enqueue_rebuild(false);
+        captured = true;
+      });
+    } catch (...) {
+      // A capture that failed (ending or instantiating it) ran the build's host side, the
+      // renumbering's buffer flip and the lists' build counts, but nothing reached the GPU:
+      // take those back, so the backend is as it was before the build.
+      if (particles_.current() != current) particles_.flip();
+      for (size_t k = 0; k < pair_terms_.size(); ++k)
+        if (pair_terms_[k]->list->builds() != builds[k]) pair_terms_[k]->list->abandon_build();
+      throw;
+    }
     if (!captured) {
       particles_.flip();
       for (auto& t : pair_terms_) t->list->replayed_build();

@@ -78,6 +78,11 @@ class GpuPairList {
     ++builds_;
     unsettled_ = true;
   }
+  // An enqueued search that never ran (its graph capture failed): forget it.
+  void abandon_build() {
+    --builds_;
+    unsettled_ = false;
+  }
 
   // Pair k is (i()[k], j()[k]); particle p's row is [row_start(p), row_start(p) + row_count(p)),
   // ascending j.
