@@ -25,7 +25,8 @@ struct BackendStats {
   double seconds_integrate = 0;
   size_t device_bytes = 0;  // memory the backend holds on its device
   int64_t list_capacity_growths = 0;
-  std::string detail;  // anything backend-specific worth a log line
+  int64_t step_graph_resets = 0;  // captured step graphs dropped: a buffer or setting they use changed
+  std::string detail;             // anything backend-specific worth a log line
 };
 
 // A particle left the sane region or became NaN, or a bond broke: the run cannot go on.
@@ -46,7 +47,8 @@ class Backend {
 
   // Advance by n steps of the integrator. Throws SimulationBlowup on non-finite values, broken
   // bonds or runaway particles; the backend's state is then unusable and the caller goes back
-  // to the last state it saved.
+  // to the last state it saved. The same holds for any other exception (no memory for a grown
+  // list, a CUDA error): only set_state() makes the backend usable again.
   virtual void advance(int64_t nsteps) = 0;
   // Like advance(), but the backend may return while the last of these steps still run (the
   // CUDA backend leaves its last chunk in flight, so that the next call's launch overlaps its

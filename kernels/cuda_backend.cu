@@ -89,20 +89,23 @@ void CudaBackend::rebuild_lists(bool wait) {
   if (capturable && build_signature() == build_seen_) {
     bool captured = false;
     const int current = particles_.current();
-    std::vector<int64_t> builds;
-    for (auto& t : pair_terms_) builds.push_back(t->list->builds());
+    std::vector<std::pair<int64_t, bool>> lists;  // builds and unsettled, to take back
+    for (auto& t : pair_terms_) lists.emplace_back(t->list->builds(), t->list->unsettled());
     try {
       build_graphs_.launch(1, current, build_seen_, stream_, [&](int, int) {
         enqueue_rebuild(false);
         captured = true;
       });
     } catch (...) {
-      // A capture that failed (ending or instantiating it) ran the build's host side, the
-      // renumbering's buffer flip and the lists' build counts, but nothing reached the GPU:
-      // take those back, so the backend is as it was before the build.
+      // A capture that failed (the build's own enqueueing, ending the capture, instantiating or
+      // launching the graph) may have run the build's host side, the renumbering's buffer flip
+      // and the lists' build counts, with nothing reaching the GPU: take those back. The chunk
+      // that halted for this build is retired and no forces were computed for the new
+      // positions, so the backend needs set_state() before it steps again (Simulation ends the
+      // run at the last good state on any exception).
       if (particles_.current() != current) particles_.flip();
       for (size_t k = 0; k < pair_terms_.size(); ++k)
-        if (pair_terms_[k]->list->builds() != builds[k]) pair_terms_[k]->list->abandon_build();
+        if (pair_terms_[k]->list->builds() != lists[k].first) pair_terms_[k]->list->abandon_build(lists[k].second);
       throw;
     }
     if (!captured) {
@@ -322,6 +325,7 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
   a.force_out = nullptr;
   a.n = n_;
   a.c = c_;
+  a.c.kT_mvv = NAN;  // the kernels read k_B T from the control block: a use of this one shows
   a.box = box_;
   a.kind = model_.integrator.kind;
   a.begin = begin;

@@ -220,8 +220,10 @@ void CudaBackend::set_temperature(double temperature) {
   wait();  // the steps asked for before run at the old temperature
   model_.integrator.temperature = temperature;
   c_ = make_step_constants<float>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
-  // The integrate kernels read k_B T from the control block, so the step graphs stay valid.
-  PAIRMD_CUDA_CHECK(cudaMemcpy(&ctrl()->kT_mvv, &c_.kT_mvv, sizeof c_.kT_mvv, cudaMemcpyHostToDevice));
+  // The integrate kernels read k_B T from the control block, so the step graphs stay valid. On
+  // the backend's stream, so the next step's kernels see it (a plain cudaMemcpy runs on the
+  // legacy stream, which the non-blocking stream_ does not wait for). c_ outlives the copy.
+  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(&ctrl()->kT_mvv, &c_.kT_mvv, sizeof c_.kT_mvv, cudaMemcpyHostToDevice, stream_));
 }
 
 void CudaBackend::set_state(const SystemState& s) {

@@ -64,6 +64,7 @@ void CudaBackend::resolve_phases() {
 BackendStats CudaBackend::stats() const {
   BackendStats s = stats_;
   s.device_bytes = device_bytes_in_use();
+  s.step_graph_resets = graphs_.resets();
   std::ostringstream d;
   d << "strategy " << strategy_name(strategy_);
   for (const auto& t : pair_terms_) d << ", " << pair_kind_name(t->kind) << " list " << t->list->count() << " pairs";

@@ -31,6 +31,7 @@ class StepGraphs {
   template <typename Enqueue>
   void launch(int steps, int variant, const std::vector<uintptr_t>& signature, cudaStream_t stream, Enqueue&& enqueue) {
     if (signature != signature_) {
+      if (!execs_.empty()) ++resets_;
       clear();
       signature_ = signature;
     }
@@ -64,11 +65,14 @@ class StepGraphs {
     execs_.clear();
   }
   int64_t captures() const { return captures_; }
+  // Times the cached graphs were dropped because the signature changed.
+  int64_t resets() const { return resets_; }
 
  private:
   std::map<std::pair<int, int>, cudaGraphExec_t> execs_;
   std::vector<uintptr_t> signature_;
   int64_t captures_ = 0;
+  int64_t resets_ = 0;
 };
 
 }  // namespace pairmd

@@ -78,10 +78,11 @@ class GpuPairList {
     ++builds_;
     unsettled_ = true;
   }
-  // An enqueued search that never ran (its graph capture failed): forget it.
-  void abandon_build() {
+  // An enqueued search that never ran (its graph capture failed): forget it, back to the
+  // unsettled state from before it.
+  void abandon_build(bool was_unsettled) {
     --builds_;
-    unsettled_ = false;
+    unsettled_ = was_unsettled;
   }
 
   // Pair k is (i()[k], j()[k]); particle p's row is [row_start(p), row_start(p) + row_count(p)),

@@ -212,19 +212,12 @@ TEST(GpuBackend, RestartFromStateIsBitwiseIdentical) {
   }
 }
 
-// The step graphs a backend has captured so far, from its stats line ("(17 graphs captured").
-int graphs_captured(const BackendStats& s) {
-  const size_t at = s.detail.find(" graphs captured");
-  if (at == std::string::npos) return -1;
-  const size_t open = s.detail.rfind('(', at);
-  return std::atoi(s.detail.c_str() + open + 1);
-}
-
 // Replica exchange changes the temperature mid-run. The change must take effect at the next
 // step (a run continued after set_temperature is bitwise the run restarted at the new
 // temperature from the same state, and not the run left at the old one), and the step graphs
 // must survive it (kernels/step_control.cuh: the kernels read k_B T from the control block): a
-// run whose temperature changes by a hair captures no more graphs than one where it does not.
+// run whose temperature changes drops its graph cache no more often than one where it does not
+// (the count of captures would not do: chunk lengths follow the rebuilds and the host's timing).
 TEST(GpuBackend, TemperatureChangeTakesEffectAndKeepsTheGraphs) {
   PAIRMD_REQUIRE_GPU();
   for (auto& sys : example_systems()) {
@@ -258,10 +251,9 @@ TEST(GpuBackend, TemperatureChangeTakesEffectAndKeepsTheGraphs) {
         if (b == nudged.get()) b->set_temperature(cold.integrator.temperature * (1 + 1e-5));
         b->advance(100);
       }
-      const int captured = graphs_captured(same->stats());
-      EXPECT_GT(captured, 0) << same->stats().detail;
-      EXPECT_EQ(graphs_captured(nudged->stats()), captured)
-          << sys.name << " " << strategy << ": a temperature change made the backend capture its step graphs again";
+      EXPECT_EQ(same->stats().detail.find("(0 graphs captured"), std::string::npos) << same->stats().detail;
+      EXPECT_EQ(nudged->stats().step_graph_resets, same->stats().step_graph_resets)
+          << sys.name << " " << strategy << ": a temperature change dropped the captured step graphs";
     }
   }
 }
