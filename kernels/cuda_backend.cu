@@ -220,7 +220,7 @@ void CudaBackend::enqueue_forces(int buffer) {
     case Strategy::SlotsFused:
     case Strategy::Slots: {
       for (auto& t : pair_terms_) {
-        const PairListView lv{t->list->i(), t->list->j(), t->list->device_count()};
+        const PairListView lv = t->list->view();
         dispatch_pair<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
           slots_pair_kernel<Eval>
@@ -250,7 +250,7 @@ void CudaBackend::enqueue_forces(int buffer) {
     case Strategy::Warp: {
       PAIRMD_CUDA_CHECK(cudaMemsetAsync(particles_.force(), 0, n_ * sizeof(float4), stream_));
       for (auto& t : pair_terms_) {
-        const PairListView lv{t->list->i(), t->list->j(), t->list->device_count()};
+        const PairListView lv = t->list->view();
         dispatch_pair<float>(t->kind, [&](auto eval) {
           using Eval = decltype(eval);
           const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
@@ -310,6 +310,12 @@ void CudaBackend::enqueue_forces(int buffer) {
   phase_end(stats_.seconds_force);
 }
 
+int fused_blocks_per_sm() {
+  int blocks = 0;
+  PAIRMD_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, integrate_slots_kernel, kSumBlock, 0));
+  return std::max(1, blocks);
+}
+
 // The integrate kernel on the positions in `buffer` (x_n); with `begin`, x_{n+1} goes to the
 // other buffer.
 void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
@@ -336,11 +342,21 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
   a.ctrl = ctrl();
   a.tickets = tickets();
   a.pull = pull_;
+  a.last_block_decides = true;
   switch (strategy_) {
     case Strategy::SlotsFused:
       // The summation of the slots happens inside the integrate kernel.
       if (write_force) a.force_out = particles_.force();
+      // More blocks than the GPU holds at once: each block's ticket (the last one decides the
+      // step) would keep the block, and the room it takes, waiting at its end; a one-thread
+      // kernel after it decides instead (1M particles: 4 % faster; docs/benchmarks.md). In one
+      // wave that tail delays nothing, and the extra launch would cost more.
+      a.last_block_decides = !decide_after_summation();
       integrate_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(a, slot_source(buffer));
+      if (!a.last_block_decides) {
+        PAIRMD_CHECK_LAUNCH();
+        decide_step_kernel<<<1, 1, 0, stream_>>>(a);
+      }
       break;
     case Strategy::Gather:
       integrate_kernel<FixedArrayForce>
@@ -389,10 +405,10 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
   // one that changes during a run (replica exchange), is read from the control block instead.
   for (auto& t : pair_terms_) {
     const GpuPairList& l = *t->list;
-    for (const void* p :
-         {static_cast<const void*>(l.i()), static_cast<const void*>(l.j()), static_cast<const void*>(l.row_start()),
-          static_cast<const void*>(l.row_count()), static_cast<const void*>(l.col_count()),
-          static_cast<const void*>(l.cols()), static_cast<const void*>(t->slots.data())})
+    for (const void* p : {static_cast<const void*>(l.j()), static_cast<const void*>(l.home()),
+                          static_cast<const void*>(l.chunk_first()), static_cast<const void*>(l.row_start()),
+                          static_cast<const void*>(l.row_count()), static_cast<const void*>(l.col_count()),
+                          static_cast<const void*>(l.cols()), static_cast<const void*>(t->slots.data())})
       s.push_back(reinterpret_cast<uintptr_t>(p));
     s.push_back(static_cast<uintptr_t>(l.capacity()));
     s.push_back(static_cast<uintptr_t>(l.col_width()));
@@ -602,7 +618,7 @@ Observables CudaBackend::observables() {
   PAIRMD_CUDA_CHECK(cudaMemsetAsync(energy_.data(), 0, energy_.size() * sizeof(long long), stream_));
   for (size_t k = 0; k < pair_terms_.size(); ++k) {
     auto& t = pair_terms_[k];
-    const PairListView lv{t->list->i(), t->list->j(), t->list->device_count()};
+    const PairListView lv = t->list->view();
     dispatch_pair<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);
       pair_energy_kernel<Eval><<<std::min(blocks_for(t->list->capacity()), stride_blocks_), kBlockSize, 0, stream_>>>(

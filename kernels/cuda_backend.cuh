@@ -69,6 +69,10 @@ struct ChunkState {
   DeviceFlags flags;
 };
 
+// integrate_slots_kernel's blocks that fit on one multiprocessor (defined beside it, in
+// cuda_backend.cu).
+int fused_blocks_per_sm();
+
 // The longest chunk, in steps: a longer one would only add halted steps when a rebuild comes.
 constexpr int kMaxChunk = 32;
 
@@ -228,7 +232,10 @@ class CudaBackend final : public Backend {
   StepGraphs build_graphs_;            // list builds, by starting position buffer
   std::vector<uintptr_t> build_seen_;  // the signature of the last build launched directly
   bool use_graphs_ = true;
-  int stride_blocks_ = 1;        // grid of the grid-stride kernels: a few blocks per multiprocessor
+  int stride_blocks_ = 1;      // grid of the grid-stride kernels: a few blocks per multiprocessor
+  int fused_wave_blocks_ = 1;  // integrate_slots_kernel blocks the GPU holds at once
+  // pair_slots_fused with more blocks than that: the step is decided by a kernel after it.
+  bool decide_after_summation() const { return (n_ + kSumParticles - 1) / kSumParticles > fused_wave_blocks_; }
   int64_t halted_steps_ = 0;     // launched in chunks after a halt (they returned at once)
   double seconds_chunks_ = 0;    // host time launching chunks and waiting for them
   double seconds_rebuilds_ = 0;  // host time in list builds and the forces after them

@@ -46,6 +46,7 @@ void CudaBackend::construct(const SystemState& initial) {
   PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
   PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   stride_blocks_ = 8 * sms;
+  fused_wave_blocks_ = fused_blocks_per_sm() * sms;
 
   n_ = static_cast<int>(initial.size());
   c_ = make_step_constants<float>(model_.integrator, model_.units.kB, model_.units.force_to_accel);

@@ -67,7 +67,9 @@ BackendStats CudaBackend::stats() const {
   s.step_graph_resets = graphs_.resets();
   std::ostringstream d;
   d << "strategy " << strategy_name(strategy_);
-  for (const auto& t : pair_terms_) d << ", " << pair_kind_name(t->kind) << " list " << t->list->count() << " pairs";
+  for (const auto& t : pair_terms_)
+    d << ", " << pair_kind_name(t->kind) << " list " << t->list->count_pairs() << " pairs";
+  if (strategy_ == Strategy::SlotsFused && decide_after_summation()) d << ", the step decided after the summation";
   if (stats_.steps > 0 && chunks_ > 0)
     d << ", " << std::fixed << std::setprecision(1) << static_cast<double>(stats_.steps) / chunks_ << " steps per "
       << (use_graphs_ ? "graph launch" : "host sync") << " (" << graphs_.captures() << " graphs captured, "

@@ -24,16 +24,10 @@
 #include "kernels/fixed_point.h"
 #include "kernels/pair_physics.cuh"
 #include "kernels/step_control.cuh"
+#include "neighbor/gpu_pair_list.cuh"
 #include "potentials/pulling.h"
 
 namespace pairmd {
-
-// A pair list as the per-pair kernels read it.
-struct PairListView {
-  const int* pi;
-  const int* pj;
-  const unsigned long long* count;  // on the device
-};
 
 // Bonds of one kind (static, by tag): bond b joins the particles of tags bi[b] < bj[b].
 struct BondListView {
@@ -46,17 +40,19 @@ struct BondListView {
 
 // ---- pair_slots ----------------------------------------------------------------------------
 
-// Pair k = (i, j) writes its F/r into slot k: one coalesced 4-byte store per pair. A grid of
-// a few blocks per multiprocessor strides over the pairs, so the launch costs little when the
-// chunk has halted.
+// Pair k = (i, j) writes its F/r into slot k: one coalesced 4-byte store per pair (pads are
+// skipped: their slots are never read). A grid of a few blocks per multiprocessor strides over
+// the entries, so the launch costs little when the chunk has halted. The kernel is bound by
+// DRAM: it reads 5 bytes of list per pair (neighbor/gpu_pair_list.cuh) and writes 4.
 template <typename Eval>
 __global__ void slots_pair_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
                                   int ntypes, float* __restrict__ slots, const StepControl* ctrl) {
   if (halted(ctrl)) return;
-  const long long count = static_cast<long long>(*list.count);
+  const long long count = static_cast<long long>(*list.entries);
   for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; k < count;
        k += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const int i = list.pi[k], j = list.pj[k];
+    const int j = __ldg(list.j + k), i = list.i(k);
+    if (j < 0) continue;
     const float4 xi = __ldg(pd.pos + i), xj = __ldg(pd.pos + j);
     const Vec3<float> d = separation(xi, xj, pd.box);
     float e;
@@ -91,8 +87,10 @@ __global__ void atomic_pair_kernel(PairListView list, ParticleData pd, const typ
                                    int ntypes, float4* force, const StepControl* ctrl) {
   if (halted(ctrl)) return;
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= static_cast<long long>(*list.count)) return;
-  const int i = list.pi[k], j = list.pj[k];
+  if (k >= static_cast<long long>(*list.entries)) return;
+  const int j = list.j[k];
+  if (j < 0) return;  // a pad
+  const int i = list.i(k);
   const PairResult p = eval_pair<Eval>(__ldg(pd.pos + i), __ldg(pd.pos + j), Eval::kUsesCharge ? pd.charge[i] : 0.f,
                                        Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box);
   if (p.f.x == 0.f && p.f.y == 0.f && p.f.z == 0.f) return;  // beyond the cutoff: nothing to add
@@ -122,12 +120,12 @@ __global__ void warp_pair_kernel(PairListView list, ParticleData pd, const typen
   if (halted(ctrl)) return;
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
-  const long long count = static_cast<long long>(*list.count);
+  const long long count = static_cast<long long>(*list.entries);
   int i = -1, j = -1;
   float3 f = make_float3(0.f, 0.f, 0.f);
-  if (k < count) {
-    i = list.pi[k];
-    j = list.pj[k];
+  if (k < count) j = list.j[k];
+  if (j >= 0) {  // a pair, not a pad: pads (i = -1) end a claim, a run of their own
+    i = list.i(k);
     f = eval_pair<Eval>(__ldg(pd.pos + i), __ldg(pd.pos + j), Eval::kUsesCharge ? pd.charge[i] : 0.f,
                         Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box)
             .f;
@@ -245,10 +243,11 @@ template <typename Eval>
 __global__ void pair_energy_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
                                    int ntypes, float scale, long long* acc) {
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
-  const long long count = static_cast<long long>(*list.count);
+  const long long count = static_cast<long long>(*list.entries);
   for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; k < count;
        k += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const int i = list.pi[k], j = list.pj[k];
+    const int j = __ldg(list.j + k), i = list.i(k);  // both loads in flight before the branch
+    if (j < 0) continue;                             // a pad
     const PairResult p = eval_pair<Eval>(pd.pos[i], pd.pos[j], Eval::kUsesCharge ? pd.charge[i] : 0.f,
                                          Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box);
     split_add(scale * p.e, ew, ef, bad);

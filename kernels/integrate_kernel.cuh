@@ -16,7 +16,8 @@
 // The kernel also decides, on the GPU, what the step means for the run (kernels/step_control.cuh):
 // each block reports the largest squared displacement since the list build (one integer
 // atomicMax) and any runaway particle or huge force; the last block to finish reads the flags,
-// counts the step, and halts the chunk when a list rebuild is due or the run blew up.
+// counts the step, and halts the chunk when a list rebuild is due or the run blew up (or, for
+// integrate_slots_kernel beyond one wave of blocks, decide_step_kernel does, after it).
 #pragma once
 
 #include <cuda_pipeline_primitives.h>
@@ -47,8 +48,10 @@ struct IntegrateArgs {
   float half_skin_sq;  // a list rebuild is due beyond this squared displacement
   DeviceFlags* flags;
   StepControl* ctrl;
-  unsigned* tickets;       // kTicketStride-spaced counters, one per kTicketGroup blocks (zero between launches)
-  PullParams<float> pull;  // external forces of a pulling experiment (mode None: none)
+  unsigned* tickets;        // kTicketStride-spaced counters, one per kTicketGroup blocks (zero between launches)
+  PullParams<float> pull;   // external forces of a pulling experiment (mode None: none)
+  bool last_block_decides;  // false (integrate_slots_kernel only): decide_step_kernel, launched
+                            // after it, decides the step
 };
 
 // The last block's reading of the step: counts it or halts the chunk.
@@ -250,10 +253,17 @@ __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(Integrate
     // shuffles. Then the ticket, and only then the stores, which the ticket's fence need not wait for.
     if (threadIdx.x == 0) {
       if (a.begin) report_displacement(a, disp_sq);
-      block_done(a);
+      if (a.last_block_decides) block_done(a);
     }
     if (p < a.n) store_particle(a, p, o);
   }
+}
+
+// The step's decision in a kernel of its own, after integrate_slots_kernel in large systems
+// (kernels/cuda_backend.cu says why). The integrate kernel's flags are all in: it has ended.
+__global__ void decide_step_kernel(IntegrateArgs a) {
+  if (halted(a.ctrl)) return;
+  decide_step(a);
 }
 
 // pair_slots (unfused): the same summation as integrate_slots_kernel, as a kernel of its own

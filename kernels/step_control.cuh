@@ -1,5 +1,6 @@
 // What the GPU decides by itself during a chunk of steps (kernels/cuda_backend.cu): the
-// integrate kernel's last block reads the step's flags and either counts the step or halts the
+// integrate kernel's last block (or, for pair_slots_fused beyond one wave of blocks, a
+// one-thread kernel after it) reads the step's flags and either counts the step or halts the
 // chunk (a list rebuild is due, or the run blew up); every later kernel of the chunk then
 // returns at once. The host reads this block once per chunk, not once per step.
 #pragma once
@@ -34,7 +35,7 @@ struct StepControl {
                             // keeps the captured step graphs
 };
 
-// Set by any thread, read by the integrate kernel's last block (and the host after a halt).
+// Set by any thread, read by whoever decides the step (and the host after a halt).
 // All zero means "nothing to report".
 struct DeviceFlags {
   unsigned max_disp_sq;  // float bits of the largest squared displacement since the list build

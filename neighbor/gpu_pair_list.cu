@@ -6,6 +6,9 @@
 #include <stdexcept>
 #include <string>
 
+#include <thrust/execution_policy.h>
+#include <thrust/reduce.h>
+
 #include "cuda/block_reduce.cuh"
 #include "neighbor/cell_runs.h"
 
@@ -44,16 +47,17 @@ struct SearchArgs {
   float rlist_sq;
   int part_room;                // partners one part can stage for one home particle
   int group;                    // home particles per block pass: 32, fewer where rows are long
-  unsigned long long capacity;  // pairs the output arrays hold
-  int* pi;
+  unsigned long long capacity;  // entries the output arrays hold (a multiple of kPairChunk)
   int* pj;
+  unsigned char* home;  // i - chunk_first of each entry
+  int* chunk_first;
   int* row_start;
   int* row_count;
   ColumnEntry* cols;  // null: no columns (full lists, non-slot strategies)
   int* col_count;
   int col_width;                // column p is cols[p * col_width, + col_count[p])
-  unsigned long long* counter;  // [0] pairs claimed, [1] the most partners a part found beyond its
-                                // staging, [2] the longest column beyond col_width
+  unsigned long long* counter;  // [0] entries claimed, [1] the most partners a part found beyond
+                                // its staging, [2] the longest column beyond col_width
   int* short_flag;              // set to 1 when anything did not fit (the list is then incomplete)
 };
 
@@ -154,8 +158,10 @@ __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(S
       const bool overflowed = __any_sync(0xffffffffu, longest > a.part_room);
       const int incl = warp_inclusive_sum(row, lane);
       const int total = __shfl_sync(0xffffffffu, incl, 31);
+      // Whole chunks: the group's rows then fill chunks of their own, whose i are g0 + a byte.
+      const int padded = (total + kPairChunk - 1) / kPairChunk * kPairChunk;
       unsigned long long room = 0;
-      if (lane == 31 && total > 0) room = atomicAdd(a.counter, static_cast<unsigned long long>(total));
+      if (lane == 31 && total > 0) room = atomicAdd(a.counter, static_cast<unsigned long long>(padded));
       room = __shfl_sync(0xffffffffu, room, 31);
       int next = static_cast<int>(room) + incl - row;
       if (lane < homes) {
@@ -167,9 +173,17 @@ __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(S
         offset[w][lane] = next;
         next += count[w][lane];
       }
+      const bool fits = !overflowed && room + padded <= a.capacity;  // else the host grows and searches again
       if (lane == 0) {
-        skip = overflowed || room + total > a.capacity;  // the host grows and searches again
+        skip = !fits;
         if (skip) atomicExch(a.short_flag, 1);
+      }
+      if (fits && total > 0) {  // the chunks' first particle, and the pads after the last row
+        for (int c = lane; c < padded / kPairChunk; c += 32) a.chunk_first[room / kPairChunk + c] = g0;
+        if (lane < padded - total) {
+          a.pj[room + total + lane] = -1;
+          a.home[room + total + lane] = 0;
+        }
       }
     }
     __syncthreads();
@@ -203,7 +217,7 @@ __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(S
           j[u] = stage[(part * a.part_room + m) * stride + i];
           at[u] = offset[part][i] + m;
           a.pj[at[u]] = j[u];
-          a.pi[at[u]] = home[u];
+          a.home[at[u]] = static_cast<unsigned char>(i);  // home[u] - g0: under 32
           if (a.cols) place[u] = atomicAdd(a.col_count + j[u], 1);
         }
         if (a.cols) {
@@ -225,6 +239,7 @@ __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(S
 }
 
 int round_up(int v, int m) { return (v + m - 1) / m * m; }
+size_t chunk_round_up(size_t v) { return (v + kPairChunk - 1) / kPairChunk * kPairChunk; }
 
 template <bool kFull>
 void launch_search(const SearchArgs& a, int shared, bool short_rows, int cells, cudaStream_t stream) {
@@ -248,7 +263,7 @@ void allow_shared(int bytes) {
 GpuPairList::GpuPairList(float cutoff, float skin, bool full, bool columns, double expected_per_particle, int n)
     : cutoff_(cutoff), skin_(skin), full_(full), columns_(columns) {
   const double per = std::max(1.0, expected_per_particle);
-  capacity_ = static_cast<size_t>(per * std::max(n, 1)) + 1;
+  capacity_ = chunk_round_up(static_cast<size_t>(per * std::max(n, 1)) + 1);
   // A part's share of a row, with room for fluctuations.
   staging_ = round_up(static_cast<int>(std::ceil(1.5 * per / kSearchParts)) + 8, 8);
   // A column holds a particle's partners of lower index: about half of a full row.
@@ -265,15 +280,16 @@ GpuPairList::GpuPairList(float cutoff, float skin, bool full, bool columns, doub
 GpuPairList::~GpuPairList() { cudaFreeHost(host_counter_); }
 
 size_t GpuPairList::bytes() const {
-  return i_.bytes() + j_.bytes() + row_start_.bytes() + row_count_.bytes() + col_count_.bytes() + cols_.bytes() +
-         counter_.bytes();
+  return j_.bytes() + home_.bytes() + chunk_first_.bytes() + row_start_.bytes() + row_count_.bytes() +
+         col_count_.bytes() + cols_.bytes() + counter_.bytes();
 }
 
 void GpuPairList::append_signature(std::vector<uintptr_t>& s) const {
-  for (const void* p : {static_cast<const void*>(i_.data()), static_cast<const void*>(j_.data()),
-                        static_cast<const void*>(row_start_.data()), static_cast<const void*>(row_count_.data()),
-                        static_cast<const void*>(col_count_.data()), static_cast<const void*>(cols_.data()),
-                        static_cast<const void*>(counter_.data()), static_cast<const void*>(host_counter_)})
+  for (const void* p : {static_cast<const void*>(j_.data()), static_cast<const void*>(home_.data()),
+                        static_cast<const void*>(chunk_first_.data()), static_cast<const void*>(row_start_.data()),
+                        static_cast<const void*>(row_count_.data()), static_cast<const void*>(col_count_.data()),
+                        static_cast<const void*>(cols_.data()), static_cast<const void*>(counter_.data()),
+                        static_cast<const void*>(host_counter_)})
     s.push_back(reinterpret_cast<uintptr_t>(p));
   s.push_back(static_cast<uintptr_t>(capacity_));
   s.push_back(static_cast<uintptr_t>(staging_));
@@ -295,8 +311,9 @@ void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& gr
   a.counter = counter_.data();
   a.short_flag = short_flag;
   const int cells = grid.dims.cells();
-  i_.resize(capacity_);
   j_.resize(capacity_);
+  home_.resize(capacity_);
+  chunk_first_.resize(capacity_ / kPairChunk);
   // The staging of a block: fewer home particles per pass where rows are long.
   const size_t limit = static_cast<size_t>(max_shared_) - kSearchStaticShared;
   int group = 32;
@@ -319,8 +336,9 @@ void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& gr
   a.group = group;
   a.part_room = staging_;
   a.capacity = capacity_;
-  a.pi = i_.data();
   a.pj = j_.data();
+  a.home = home_.data();
+  a.chunk_first = chunk_first_.data();
   a.row_start = row_start_.data();
   a.row_count = row_count_.data();
   if (columns_) {
@@ -347,7 +365,7 @@ bool GpuPairList::settle() {
   if (total > static_cast<unsigned long long>(INT_MAX))
     throw std::runtime_error(
         "GPU pair list: " + std::to_string(total) +
-        " pairs exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
+        " entries exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
   bool fits = true;
   if (longest > static_cast<unsigned long long>(staging_)) {  // a part did not fit: more room
     staging_ = round_up(static_cast<int>(longest + longest / 4) + 8, 8);
@@ -361,15 +379,22 @@ bool GpuPairList::settle() {
     fits = false;
   }
   if (total > capacity_) {  // the claims beyond the buffer wrote nothing: grow, so no pair is ever dropped
-    capacity_ = static_cast<size_t>(total * 1.25) + 1;
+    capacity_ = chunk_round_up(static_cast<size_t>(total * 1.25) + 1);
     ++growths_;
     fits = false;
   }
-  if (fits) count_ = static_cast<int>(total);
+  if (fits) entries_ = static_cast<int>(total);
   return fits;
 }
 
+long long GpuPairList::count_pairs() const {
+  if (n_ == 0) return 0;
+  PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
+  return thrust::reduce(thrust::device, row_count_.data(), row_count_.data() + n_, 0LL);
+}
+
 void GpuPairList::prepare(int n) {
+  n_ = n;
   row_start_.resize(std::max(n, 1));
   row_count_.resize(std::max(n, 1));
   if (columns_) col_count_.resize(std::max(n, 1));
@@ -381,7 +406,7 @@ bool GpuPairList::enqueue_build(const PairListInput& in, const CellGridView& gri
   prepare(in.n);
   ++builds_;
   if (in.n == 0) {
-    count_ = 0;
+    entries_ = 0;
     PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), stream));
     return false;
   }
@@ -393,7 +418,7 @@ void GpuPairList::build(const PairListInput& in, const CellGridView& grid, cudaS
   prepare(in.n);
   ++builds_;
   if (in.n == 0) {
-    count_ = 0;
+    entries_ = 0;
     PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), stream));
     return;
   }

@@ -9,7 +9,11 @@
 //   2. Claim: the block claims room for all its cell's rows with one integer atomicAdd on a
 //      global counter; each row is its four parts in order, so it is sorted by partner index,
 //      with no sort. The cells' rows lie wherever their claims landed (row_start says where);
-//      a cell's rows are consecutive, in particle order.
+//      a cell's rows are consecutive, in particle order. Claims come in whole chunks of
+//      kPairChunk entries (the last one padded), so every chunk holds the rows of at most 32
+//      consecutive particles, and an entry's i is stored as one byte, its offset from the
+//      chunk's first particle (PairListView::i): 5 bytes per pair instead of 8, which is most
+//      of what the per-pair kernels read.
 //   3. Grow, never drop: when the claims exceed the buffer, or a row is longer than its
 //      staging, nothing is written; the host grows what was short and searches again. Growths
 //      are counted and reported. The step loop does not wait for the search
@@ -36,10 +40,26 @@
 
 namespace pairmd {
 
-// A column entry: the pair (index into i(), j()) and its i.
+// A column entry: the pair (its entry in the list) and its i.
 struct alignas(8) ColumnEntry {
   int pair;
   int partner;
+};
+
+// Entries per chunk of the list's storage (see 2. above).
+constexpr int kPairChunk = 16;
+
+// The list as the per-pair kernels read it: entries [0, *entries) are pairs and pads. Entry k
+// is the pair (i(k), j[k]), or a pad when j[k] < 0 (the end of a claim: skip it).
+struct PairListView {
+  const int* j;
+  const unsigned char* home;          // i(k) - chunk_first[k / kPairChunk]
+  const int* chunk_first;             // the first particle of each chunk's rows
+  const unsigned long long* entries;  // on the device
+
+  __device__ __forceinline__ int i(long long k) const {
+    return __ldg(chunk_first + k / kPairChunk) + static_cast<int>(__ldg(home + k));
+  }
 };
 
 struct PairListInput {
@@ -66,7 +86,7 @@ class GpuPairList {
   // stream has been synchronised, before the next build. Returns false when there was
   // nothing to search (no particles).
   bool enqueue_build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream, int* short_flag);
-  // After a synchronisation: true if the last enqueued search fit (count() is then valid); false
+  // After a synchronisation: true if the last enqueued search fit (entries() is then valid); false
   // if it did not, in which case the buffers have grown and the list must be built again.
   bool settle();
   bool unsettled() const { return unsettled_; }
@@ -85,10 +105,12 @@ class GpuPairList {
     unsettled_ = was_unsettled;
   }
 
-  // Pair k is (i()[k], j()[k]); particle p's row is [row_start(p), row_start(p) + row_count(p)),
-  // ascending j.
-  const int* i() const { return i_.data(); }
+  // Entry k is pair (view().i(k), j()[k]), or a pad (j()[k] < 0); particle p's row is entries
+  // [row_start(p), row_start(p) + row_count(p)), ascending j (never a pad).
+  PairListView view() const { return {j_.data(), home_.data(), chunk_first_.data(), counter_.data()}; }
   const int* j() const { return j_.data(); }
+  const unsigned char* home() const { return home_.data(); }
+  const int* chunk_first() const { return chunk_first_.data(); }
   const int* row_start() const { return row_start_.data(); }
   const int* row_count() const { return row_count_.data(); }
   // Columns: entries [p * col_width(), p * col_width() + col_count(p)) of cols() are the pairs
@@ -97,11 +119,14 @@ class GpuPairList {
   const int* col_count() const { return col_count_.data(); }
   const ColumnEntry* cols() const { return cols_.data(); }
 
-  int count() const { return count_; }
-  // The pair count on the device, for kernels launched over capacity() (CUDA graphs keep their
+  // The pairs of the last complete build: a reduction on the device, which waits for it (for
+  // tests and statistics; the step loop never needs it).
+  long long count_pairs() const;
+  int entries() const { return entries_; }  // pairs and pads
+  // The entry count on the device, for kernels launched over capacity() (CUDA graphs keep their
   // launch sizes between builds).
-  const unsigned long long* device_count() const { return counter_.data(); }
-  size_t capacity() const { return capacity_; }
+  const unsigned long long* device_entries() const { return counter_.data(); }
+  size_t capacity() const { return capacity_; }  // entries, a multiple of kPairChunk
   bool full() const { return full_; }
   float cutoff() const { return cutoff_; }
   float skin() const { return skin_; }
@@ -120,7 +145,8 @@ class GpuPairList {
   size_t capacity_;
   int staging_;
   int col_width_;
-  int count_ = 0;
+  int entries_ = 0;
+  int n_ = 0;               // particles of the last build
   bool unsettled_ = false;  // a search was enqueued and its counters not read yet
   int64_t builds_ = 0, growths_ = 0;
   int max_shared_ = 0;          // the device's largest dynamic shared memory per block
@@ -128,11 +154,12 @@ class GpuPairList {
   int shared_set_ = 48 * 1024;  // what the search kernels may use now
   static constexpr int kCounters = 3;
 
-  DeviceBuffer<int> i_, j_, row_start_, row_count_;
+  DeviceBuffer<int> j_, chunk_first_, row_start_, row_count_;
+  DeviceBuffer<unsigned char> home_;
   DeviceBuffer<int> col_count_, short_flag_;
   DeviceBuffer<ColumnEntry> cols_;
-  DeviceBuffer<unsigned long long> counter_;    // [0] pairs claimed, [1] the longest row part beyond its
-                                                // staging, [2] the longest column beyond col_width_
+  DeviceBuffer<unsigned long long> counter_;    // [0] entries claimed, [1] the longest row part beyond
+                                                // its staging, [2] the longest column beyond col_width_
   unsigned long long* host_counter_ = nullptr;  // pinned, kCounters entries
 };
 

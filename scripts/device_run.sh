@@ -6,7 +6,8 @@
 #   gpu        the GPU backend, pair-list and physics tests (tests/test_physics.cpp, every
 #              strategy) alone (a check before timing)
 #   sanitize   the GPU tests under compute-sanitizer memcheck and racecheck, launched one by one,
-#              and memcheck of the tests that compare graph launches with them, as graphs
+#              and memcheck of the tests that compare graph launches with them, as graphs (and of
+#              the step decided after the fused kernel, 62,500 particles)
 #   smoke      a quick look: the default strategy and atom_gather at N = 4k, 62.5k and 1M
 #   bench      LJ liquid scaling of the default strategy, N = 4k .. 4M (issues 3 and 12)
 #   compare    all strategies: LJ liquid at 64k and 1M, Kremer-Grest melt (issue 4)
@@ -16,6 +17,13 @@
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
 #   profile_1m the same on the 1,000,188-particle liquid (fewer steps; kernel_times_1m.txt)
 #   skin       the default, pair_slots and atom_gather at N = 4k .. 1M for skins 0.25 .. 0.45
+#   ab         an A/B of two builds in one job: device-bundle-a/pairmd (a baseline, built by
+#              scripts/build_device_bundle.sh into device-bundle and renamed, carried too) and
+#              device-bundle/pairmd, run alternately (PAIRMD_AB_ROUNDS, default 2): the default,
+#              pair_slots and atom_gather on the LJ liquid at 4k .. 1M and the default and
+#              atom_gather on the Kremer-Grest melt at 64,000; ab.log, ab.csv. With
+#              PAIRMD_AB_C_ENV="VAR=value ...", a third build c: device-bundle/pairmd under that
+#              environment (a development switch)
 #   dcs        the potential-map kernels benchmark (issue 5), if built
 #   msm        multilevel-summation maps (issue 18): the MSM and DCS GPU tests (quick), then
 #              msm_bench: 10k/100k/1M atoms on 0.5 and 1.0 lattices, MSM against the exact sum
@@ -123,7 +131,7 @@ for stage in "${stages[@]}"; do
       # The same launches as CUDA graphs (step chunks, list builds replayed), which the runs
       # above, launched one by one, do not exercise.
       compute-sanitizer --tool memcheck --error-exitcode 99 "$B/pairmd_gpu_tests" \
-        --gtest_filter='GpuBackend.GraphsChangeNoResult:GpuBackend.StepsLeftRunningChangeNothing:GpuBackend.ListsOutgrowing*' \
+        --gtest_filter='GpuBackend.GraphsChangeNoResult:GpuBackend.StepsLeftRunningChangeNothing:GpuBackend.ListsOutgrowing*:GpuBackend.LargeSystemsDecide*' \
         > "$OUT/sanitize_memcheck_graphs.log" 2>&1
       summary+=("compute-sanitizer memcheck (graphs): exit $?, $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_memcheck_graphs.log" | tail -1)")
       ;;
@@ -188,6 +196,34 @@ for stage in "${stages[@]}"; do
         --set output.progress=off --set output.trajectory.every=0 --output "$OUT/profile_1m" --overwrite > "$OUT/ncu_raw_1m.csv" 2> "$OUT/ncu_1m.log"
       summary+=("profile 1M: exit $?")
       python3 scripts/kernel_times.py "$OUT/ncu_raw_1m.csv" | tee "$OUT/kernel_times_1m.txt"
+      ;;
+    ab)
+      if [[ ! -x device-bundle-a/pairmd ]]; then summary+=("ab: no device-bundle-a/pairmd"); continue; fi
+      echo "round,build,system,N,strategy,ms_per_step,steps_per_s,repeat_spread,gpu_bytes_per_particle" > "$OUT/ab.csv"
+      for round in $(seq 1 "${PAIRMD_AB_ROUNDS:-2}"); do
+        for build in a b ${PAIRMD_AB_C_ENV:+c}; do
+          bin=$B/pairmd
+          [[ $build == a ]] && bin=$PWD/device-bundle-a/pairmd
+          [[ $build == c ]] && bin="env $PAIRMD_AB_C_ENV $B/pairmd"
+          for sys in lj kg; do
+            if [[ $sys == lj ]]; then
+              args=(configs/lj_liquid.yaml --strategies pair_slots_fused,pair_slots,atom_gather
+                    --sizes 4000,62500,256000,1000188)
+            else
+              args=(configs/kremer_grest.yaml --strategies pair_slots_fused,atom_gather --sizes 64000)
+            fi
+            $bin compare "${args[@]}" --steps 200 --repeats 5 --warmup 500 --no-reference \
+              --out "/tmp/ab_${round}_${build}_$sys" >> "$OUT/ab.log" 2>&1
+            summary+=("ab round $round build $build $sys: exit $?")
+            awk -F, -v r="$round" -v b="$build" -v s="$sys" \
+              'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i; next}
+               {print r "," b "," s "," $c["n"] "," $c["strategy"] "," $c["ms_per_step"] "," $c["timesteps_per_s"] "," \
+                      $c["repeat_spread"] "," $c["gpu_bytes_per_particle"]}' \
+              "/tmp/ab_${round}_${build}_$sys.csv" >> "$OUT/ab.csv"
+          done
+        done
+      done
+      cat "$OUT/ab.csv"
       ;;
     skin)
       # The list skin against speed: the default, pair_slots and atom_gather at 4,000 to 1M for

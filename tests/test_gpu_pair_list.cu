@@ -102,11 +102,19 @@ void run_case(const Case& c) {
   GpuPairList list(cutoff, skin, c.full, columns, 0.05, c.n);  // tiny first buffers: they must grow
   list.build({dsorted.data(), dtag.data(), c.n, fbox, width ? dexcl.data() : nullptr, width}, cells.view(), nullptr);
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
-  if (list.count() > c.n + 1) EXPECT_GT(list.growths(), 0) << "the list outgrew its first buffer without growing";
+  if (list.entries() > c.n + 1) EXPECT_GT(list.growths(), 0) << "the list outgrew its first buffer without growing";
 
-  const int count = list.count();
-  EXPECT_EQ(download(list.device_count(), 1)[0], static_cast<unsigned long long>(count));
-  const std::vector<int> gi = download(list.i(), count), gj = download(list.j(), count);
+  // Entries: pairs and pads, in whole chunks; entry k's i is its chunk's first particle + a byte.
+  const int count = list.entries();
+  EXPECT_EQ(count % kPairChunk, 0) << "the claims are not whole chunks";
+  EXPECT_EQ(download(list.device_entries(), 1)[0], static_cast<unsigned long long>(count));
+  const std::vector<int> gj = download(list.j(), count), first = download(list.chunk_first(), count / kPairChunk);
+  const std::vector<unsigned char> home = download(list.home(), count);
+  std::vector<int> gi(count);
+  for (int k = 0; k < count; ++k) {
+    ASSERT_LT(home[k], 32) << "entry " << k << ": its i is not among its chunk's 32 particles";
+    gi[k] = first[k / kPairChunk] + home[k];
+  }
   const std::vector<int> rs = download(list.row_start(), c.n), rc = download(list.row_count(), c.n);
   std::set<std::pair<int, int>> got;
   std::vector<int> seen(count, 0);
@@ -123,8 +131,18 @@ void run_case(const Case& c) {
       got.insert({std::min(a, b), std::max(a, b)});
     }
   }
-  for (int k = 0; k < count; ++k) ASSERT_EQ(seen[k], 1) << "pair " << k << " in " << seen[k] << " rows";
-  EXPECT_EQ(static_cast<size_t>(count), (c.full ? 2 : 1) * got.size()) << "a pair listed more than once";
+  int pads = 0;
+  for (int k = 0; k < count; ++k) {
+    if (gj[k] < 0) {  // a pad: in no row, and only at the end of a claim (a pair of the same chunk before it)
+      ++pads;
+      ASSERT_EQ(seen[k], 0) << "pad " << k << " in a row";
+      ASSERT_NE(k % kPairChunk, 0) << "chunk " << k / kPairChunk << " begins with a pad";
+      continue;
+    }
+    ASSERT_EQ(seen[k], 1) << "pair " << k << " in " << seen[k] << " rows";
+  }
+  EXPECT_EQ(list.count_pairs(), count - pads);
+  EXPECT_EQ(static_cast<size_t>(list.count_pairs()), (c.full ? 2 : 1) * got.size()) << "a pair listed more than once";
 
   if (columns) {  // every pair once in its j's column, with its i
     const int width = list.col_width();
@@ -144,8 +162,8 @@ void run_case(const Case& c) {
         EXPECT_EQ(cols[e].partner, gi[k]);
       }
     }
-    EXPECT_EQ(entries, count);
-    for (int k = 0; k < count; ++k) ASSERT_EQ(in_column[k], 1) << "pair " << k;
+    EXPECT_EQ(entries, list.count_pairs());
+    for (int k = 0; k < count; ++k) ASSERT_EQ(in_column[k], gj[k] < 0 ? 0 : 1) << "entry " << k;
   }
   int missing = 0, extra = 0;
   for (const auto& p : want)
@@ -153,7 +171,7 @@ void run_case(const Case& c) {
   for (const auto& p : got)
     if (!allowed.count(p)) ++extra;
   if (c.expect_pairs)
-    EXPECT_GT(count, 0) << "a case meant to have pairs has none";
+    EXPECT_GT(list.count_pairs(), 0) << "a case meant to have pairs has none";
   else
     EXPECT_EQ(count, 0);
   EXPECT_EQ(missing, 0) << "pairs of the CPU list missing on the GPU";
