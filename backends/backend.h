@@ -91,10 +91,10 @@ struct MemoryEstimate {
 
 // `backend` is "cpu" or "cuda" (the one the run will use, not "auto"). The CPU figure counts the
 // state, forces, per-thread buffers, exclusions and each pair term's Verlet list and cell grid.
-// The CUDA figure is the measured ~4 kB per particle of the default strategy at ~43 pairs per
-// particle (docs/benchmarks.md), as 1 kB per particle plus 70 bytes per pair of the half lists;
-// the CUDA backend may refine it here (it stays outside kernels/ so that the engine can ask
-// before a device is touched).
+// The CUDA figure is the default strategy's, ~1.6 kB per particle at ~43 pairs per particle as
+// measured (docs/benchmarks.md): ~220 bytes per particle plus ~29 bytes per pair of the half
+// lists (their buffers' headroom included); the CUDA backend may refine it here (it stays
+// outside kernels/ so that the engine can ask before a device is touched).
 MemoryEstimate estimate_backend_memory(const std::string& backend, const Model& model, const SystemSize& size);
 
 // Half-list pairs per particle of one pair term (list radius = cutoff + skin) at the system's
