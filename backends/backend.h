@@ -92,7 +92,7 @@ struct MemoryEstimate {
 // `backend` is "cpu" or "cuda" (the one the run will use, not "auto"). The CPU figure counts the
 // state, forces, per-thread buffers, exclusions and each pair term's Verlet list and cell grid.
 // The CUDA figure is the default strategy's, ~1.6 kB per particle at ~43 pairs per particle as
-// measured (docs/benchmarks.md): ~220 bytes per particle plus ~29 bytes per pair of the half
+// measured (docs/benchmarks.md): ~400 bytes per particle plus ~29 bytes per pair of the half
 // lists (their buffers' headroom included); the CUDA backend may refine it here (it stays
 // outside kernels/ so that the engine can ask before a device is touched).
 MemoryEstimate estimate_backend_memory(const std::string& backend, const Model& model, const SystemSize& size);

@@ -356,6 +356,7 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
       if (!a.last_block_decides) {
         PAIRMD_CHECK_LAUNCH();
         decide_step_kernel<<<1, 1, 0, stream_>>>(a);
+        ++decide_launches_;
       }
       break;
     case Strategy::Gather:
@@ -502,6 +503,11 @@ int64_t CudaBackend::retire_chunks() {
     ensure_lists(true);
     return again;
   }
+  // A chunk that neither halted nor took all its steps: nobody decided its steps (a launch
+  // missing from the step); taking it again would loop forever.
+  if (c.halt == kRunning && done != chunk.steps)
+    throw std::logic_error("CudaBackend: a chunk took " + std::to_string(done) + " of its " +
+                           std::to_string(chunk.steps) + " steps without halting");
   // The search raises list_short exactly when settle() finds something short; were the two ever
   // to disagree, a short list would be used silently.
   if (!settle_lists()) throw std::logic_error("CudaBackend: a list search did not fit but did not halt the chunk");

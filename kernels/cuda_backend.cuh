@@ -232,8 +232,9 @@ class CudaBackend final : public Backend {
   StepGraphs build_graphs_;            // list builds, by starting position buffer
   std::vector<uintptr_t> build_seen_;  // the signature of the last build launched directly
   bool use_graphs_ = true;
-  int stride_blocks_ = 1;      // grid of the grid-stride kernels: a few blocks per multiprocessor
-  int fused_wave_blocks_ = 1;  // integrate_slots_kernel blocks the GPU holds at once
+  int stride_blocks_ = 1;        // grid of the grid-stride kernels: a few blocks per multiprocessor
+  int fused_wave_blocks_ = 1;    // integrate_slots_kernel blocks the GPU holds at once
+  int64_t decide_launches_ = 0;  // decide_step_kernel launches enqueued (captured ones once)
   // pair_slots_fused with more blocks than that: the step is decided by a kernel after it.
   bool decide_after_summation() const { return (n_ + kSumParticles - 1) / kSumParticles > fused_wave_blocks_; }
   int64_t halted_steps_ = 0;     // launched in chunks after a halt (they returned at once)

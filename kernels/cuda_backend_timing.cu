@@ -67,9 +67,19 @@ BackendStats CudaBackend::stats() const {
   s.step_graph_resets = graphs_.resets();
   std::ostringstream d;
   d << "strategy " << strategy_name(strategy_);
-  for (const auto& t : pair_terms_)
-    d << ", " << pair_kind_name(t->kind) << " list " << t->list->count_pairs() << " pairs";
-  if (strategy_ == Strategy::SlotsFused && decide_after_summation()) d << ", the step decided after the summation";
+  for (const auto& t : pair_terms_) {
+    // The pair count waits for the device: after a CUDA error (a failed run's report) it is
+    // left out rather than thrown, so the report still says where the last good state went.
+    d << ", " << pair_kind_name(t->kind) << " list ";
+    try {
+      d << t->list->count_pairs() << " pairs";
+    } catch (const std::exception&) {
+      d << "(pairs unknown)";
+    }
+    d << " in " << t->list->entries() << " entries";
+  }
+  if (decide_launches_ > 0)
+    d << ", the step decided after the summation (" << decide_launches_ << " launches enqueued)";
   if (stats_.steps > 0 && chunks_ > 0)
     d << ", " << std::fixed << std::setprecision(1) << static_cast<double>(stats_.steps) / chunks_ << " steps per "
       << (use_graphs_ ? "graph launch" : "host sync") << " (" << graphs_.captures() << " graphs captured, "

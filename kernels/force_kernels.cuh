@@ -42,8 +42,8 @@ struct BondListView {
 
 // Pair k = (i, j) writes its F/r into slot k: one coalesced 4-byte store per pair (pads are
 // skipped: their slots are never read). A grid of a few blocks per multiprocessor strides over
-// the entries, so the launch costs little when the chunk has halted. The kernel is bound by
-// DRAM: it reads 5 bytes of list per pair (neighbor/gpu_pair_list.cuh) and writes 4.
+// the entries, so the launch costs little when the chunk has halted. Most of its traffic is
+// the list, 5 bytes and a chunk's share per entry (neighbor/gpu_pair_list.cuh), and the slot.
 template <typename Eval>
 __global__ void slots_pair_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
                                   int ntypes, float* __restrict__ slots, const StepControl* ctrl) {

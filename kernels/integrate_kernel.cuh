@@ -50,11 +50,12 @@ struct IntegrateArgs {
   StepControl* ctrl;
   unsigned* tickets;        // kTicketStride-spaced counters, one per kTicketGroup blocks (zero between launches)
   PullParams<float> pull;   // external forces of a pulling experiment (mode None: none)
-  bool last_block_decides;  // false (integrate_slots_kernel only): decide_step_kernel, launched
-                            // after it, decides the step
+  bool last_block_decides;  // false: decide_step_kernel, launched after it, decides the step
+                            // (integrate_slots_kernel only; integrate_kernel always decides)
 };
 
-// The last block's reading of the step: counts it or halts the chunk.
+// The reading of the step (by the last block, or by decide_step_kernel): counts it or halts the
+// chunk.
 __device__ __forceinline__ void decide_step(const IntegrateArgs& a) {
   StepControl* c = a.ctrl;
   DeviceFlags* f = a.flags;

@@ -47,10 +47,11 @@ struct SearchArgs {
   float rlist_sq;
   int part_room;                // partners one part can stage for one home particle
   int group;                    // home particles per block pass: 32, fewer where rows are long
-  unsigned long long capacity;  // entries the output arrays hold (a multiple of kPairChunk)
+  unsigned long long capacity;  // entries the output arrays hold (a multiple of the chunk)
   int* pj;
   unsigned char* home;  // i - chunk_first of each entry
   int* chunk_first;
+  int chunk_shift;  // log2 of the entries per chunk
   int* row_start;
   int* row_count;
   ColumnEntry* cols;  // null: no columns (full lists, non-slot strategies)
@@ -159,7 +160,7 @@ __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(S
       const int incl = warp_inclusive_sum(row, lane);
       const int total = __shfl_sync(0xffffffffu, incl, 31);
       // Whole chunks: the group's rows then fill chunks of their own, whose i are g0 + a byte.
-      const int padded = (total + kPairChunk - 1) / kPairChunk * kPairChunk;
+      const int chunk = 1 << a.chunk_shift, padded = (total + chunk - 1) >> a.chunk_shift << a.chunk_shift;
       unsigned long long room = 0;
       if (lane == 31 && total > 0) room = atomicAdd(a.counter, static_cast<unsigned long long>(padded));
       room = __shfl_sync(0xffffffffu, room, 31);
@@ -179,7 +180,7 @@ __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(S
         if (skip) atomicExch(a.short_flag, 1);
       }
       if (fits && total > 0) {  // the chunks' first particle, and the pads after the last row
-        for (int c = lane; c < padded / kPairChunk; c += 32) a.chunk_first[room / kPairChunk + c] = g0;
+        for (int q = lane; q < padded >> a.chunk_shift; q += 32) a.chunk_first[(room >> a.chunk_shift) + q] = g0;
         if (lane < padded - total) {
           a.pj[room + total + lane] = -1;
           a.home[room + total + lane] = 0;
@@ -239,7 +240,13 @@ __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(S
 }
 
 int round_up(int v, int m) { return (v + m - 1) / m * m; }
-size_t chunk_round_up(size_t v) { return (v + kPairChunk - 1) / kPairChunk * kPairChunk; }
+size_t chunk_round_up(size_t v) { return (v + kMaxPairChunk - 1) / kMaxPairChunk * kMaxPairChunk; }
+// The entries a search may claim: the output arrays' capacity, but below 2^31 (the kernels index
+// entries with int), so a list that would pass it grows instead and settle() reports the limit.
+unsigned long long claimable(size_t capacity) {
+  return std::min<unsigned long long>(capacity,
+                                      static_cast<unsigned long long>(INT_MAX) / kMaxPairChunk * kMaxPairChunk);
+}
 
 template <bool kFull>
 void launch_search(const SearchArgs& a, int shared, bool short_rows, int cells, cudaStream_t stream) {
@@ -259,6 +266,20 @@ void allow_shared(int bytes) {
 }
 
 }  // namespace
+
+int choose_chunk_shift(double pairs_per_claim) {
+  int best = 2;
+  double best_bytes = 1e300;
+  for (int shift = 2; (1 << shift) <= kMaxPairChunk; ++shift) {
+    const double chunk = 1 << shift;
+    const double bytes = (5.0 + 4.0 / chunk) * (1.0 + 0.5 * (chunk - 1.0) / std::max(1.0, pairs_per_claim));
+    if (bytes < best_bytes) {
+      best_bytes = bytes;
+      best = shift;
+    }
+  }
+  return best;
+}
 
 GpuPairList::GpuPairList(float cutoff, float skin, bool full, bool columns, double expected_per_particle, int n)
     : cutoff_(cutoff), skin_(skin), full_(full), columns_(columns) {
@@ -294,6 +315,7 @@ void GpuPairList::append_signature(std::vector<uintptr_t>& s) const {
   s.push_back(static_cast<uintptr_t>(capacity_));
   s.push_back(static_cast<uintptr_t>(staging_));
   s.push_back(static_cast<uintptr_t>(col_width_));
+  s.push_back(static_cast<uintptr_t>(chunk_shift_));
   s.push_back(static_cast<uintptr_t>(shared_set_));
 }
 
@@ -313,7 +335,13 @@ void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& gr
   const int cells = grid.dims.cells();
   j_.resize(capacity_);
   home_.resize(capacity_);
-  chunk_first_.resize(capacity_ / kPairChunk);
+  // A claim holds the rows of a cell's particles, at most 32 of them at a time, each with the
+  // partners of a sphere of radius rlist at the cells' mean density (half of them in a half list).
+  const double per_cell = static_cast<double>(in.n) / cells;
+  const double partners = (4.0 / 3.0) * M_PI * rlist * rlist * rlist * (full_ ? 1.0 : 0.5) * per_cell /
+                          (grid.cell_width[0] * grid.cell_width[1] * grid.cell_width[2]);
+  chunk_shift_ = choose_chunk_shift(std::min(32.0, per_cell) * partners);
+  chunk_first_.resize(capacity_ >> chunk_shift_);
   // The staging of a block: fewer home particles per pass where rows are long.
   const size_t limit = static_cast<size_t>(max_shared_) - kSearchStaticShared;
   int group = 32;
@@ -335,10 +363,11 @@ void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& gr
       static_cast<size_t>(sm_shared_);
   a.group = group;
   a.part_room = staging_;
-  a.capacity = capacity_;
+  a.capacity = claimable(capacity_);
   a.pj = j_.data();
   a.home = home_.data();
   a.chunk_first = chunk_first_.data();
+  a.chunk_shift = chunk_shift_;
   a.row_start = row_start_.data();
   a.row_count = row_count_.data();
   if (columns_) {

@@ -9,11 +9,14 @@
 //   2. Claim: the block claims room for all its cell's rows with one integer atomicAdd on a
 //      global counter; each row is its four parts in order, so it is sorted by partner index,
 //      with no sort. The cells' rows lie wherever their claims landed (row_start says where);
-//      a cell's rows are consecutive, in particle order. Claims come in whole chunks of
-//      kPairChunk entries (the last one padded), so every chunk holds the rows of at most 32
+//      a cell's rows are consecutive, in particle order. Claims come in whole chunks of 4 to
+//      32 entries (the last one padded), so every chunk holds the rows of at most 32
 //      consecutive particles, and an entry's i is stored as one byte, its offset from the
-//      chunk's first particle (PairListView::i): 5 bytes per pair instead of 8, which is most
-//      of what the per-pair kernels read.
+//      chunk's first particle (PairListView::i): 5 bytes and a chunk's share per entry instead
+//      of 8, which is most of what the per-pair kernels read. The chunk size follows the pairs
+//      a claim is expected to hold at the cells' mean density (choose_chunk_shift): long claims
+//      (a dense liquid's ~900 pairs) take 32, where the pads are few; short ones (a polymer
+//      melt's ~20 WCA pairs per cell) take 4, where padding to 16 would add ~40 % more entries.
 //   3. Grow, never drop: when the claims exceed the buffer, or a row is longer than its
 //      staging, nothing is written; the host grows what was short and searches again. Growths
 //      are counted and reported. The step loop does not wait for the search
@@ -46,19 +49,25 @@ struct alignas(8) ColumnEntry {
   int partner;
 };
 
-// Entries per chunk of the list's storage (see 2. above).
-constexpr int kPairChunk = 16;
+// Entries per chunk of the list's storage (see 2. above): a power of two up to kMaxPairChunk.
+constexpr int kMaxPairChunk = 32;
+
+// The chunk size (log2) for claims of about `pairs_per_claim` pairs: the one with the fewest
+// bytes of list per pair, (5 + 4 / chunk) bytes per entry times the entries per pair with half a
+// chunk of pads per claim.
+int choose_chunk_shift(double pairs_per_claim);
 
 // The list as the per-pair kernels read it: entries [0, *entries) are pairs and pads. Entry k
 // is the pair (i(k), j[k]), or a pad when j[k] < 0 (the end of a claim: skip it).
 struct PairListView {
   const int* j;
-  const unsigned char* home;          // i(k) - chunk_first[k / kPairChunk]
+  const unsigned char* home;          // i(k) - chunk_first[k >> chunk_shift]
   const int* chunk_first;             // the first particle of each chunk's rows
   const unsigned long long* entries;  // on the device
+  int chunk_shift;                    // log2 of the entries per chunk
 
   __device__ __forceinline__ int i(long long k) const {
-    return __ldg(chunk_first + k / kPairChunk) + static_cast<int>(__ldg(home + k));
+    return __ldg(chunk_first + (k >> chunk_shift)) + static_cast<int>(__ldg(home + k));
   }
 };
 
@@ -107,7 +116,8 @@ class GpuPairList {
 
   // Entry k is pair (view().i(k), j()[k]), or a pad (j()[k] < 0); particle p's row is entries
   // [row_start(p), row_start(p) + row_count(p)), ascending j (never a pad).
-  PairListView view() const { return {j_.data(), home_.data(), chunk_first_.data(), counter_.data()}; }
+  PairListView view() const { return {j_.data(), home_.data(), chunk_first_.data(), counter_.data(), chunk_shift_}; }
+  int chunk() const { return 1 << chunk_shift_; }  // entries per chunk (of the last search)
   const int* j() const { return j_.data(); }
   const unsigned char* home() const { return home_.data(); }
   const int* chunk_first() const { return chunk_first_.data(); }
@@ -119,14 +129,14 @@ class GpuPairList {
   const int* col_count() const { return col_count_.data(); }
   const ColumnEntry* cols() const { return cols_.data(); }
 
-  // The pairs of the last complete build: a reduction on the device, which waits for it (for
-  // tests and statistics; the step loop never needs it).
+  // The pairs of the last search (the sum of its row lengths): a reduction on the device after
+  // waiting for the whole device, for tests and statistics; the step loop never needs it.
   long long count_pairs() const;
   int entries() const { return entries_; }  // pairs and pads
   // The entry count on the device, for kernels launched over capacity() (CUDA graphs keep their
   // launch sizes between builds).
   const unsigned long long* device_entries() const { return counter_.data(); }
-  size_t capacity() const { return capacity_; }  // entries, a multiple of kPairChunk
+  size_t capacity() const { return capacity_; }  // entries, a multiple of kMaxPairChunk
   bool full() const { return full_; }
   float cutoff() const { return cutoff_; }
   float skin() const { return skin_; }
@@ -146,7 +156,8 @@ class GpuPairList {
   int staging_;
   int col_width_;
   int entries_ = 0;
-  int n_ = 0;               // particles of the last build
+  int n_ = 0;  // particles of the last build
+  int chunk_shift_ = 4;
   bool unsettled_ = false;  // a search was enqueued and its counters not read yet
   int64_t builds_ = 0, growths_ = 0;
   int max_shared_ = 0;          // the device's largest dynamic shared memory per block

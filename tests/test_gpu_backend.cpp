@@ -178,28 +178,43 @@ TEST(GpuBackend, DeterministicStrategiesAgreeBitForBit) {
 // Beyond one wave of blocks the fused kernel leaves the step's decision (count it, or halt the
 // chunk for a rebuild or a blow-up) to a one-thread kernel after it (kernels/cuda_backend.cu).
 // The trajectory must not notice: bit for bit that of pair_slots, whose integrate kernel still
-// decides in its last block, across list rebuilds; a blow-up is still caught at its step.
+// decides in its last block, across list rebuilds and an output in between (a launch that only
+// ends a step), and a blow-up is reported with the same particle and step.
 TEST(GpuBackend, LargeSystemsDecideTheStepAfterTheFusedKernelAndNothingChanges) {
   PAIRMD_REQUIRE_GPU();
   const auto sys = make_system(test::lj_yaml(25, 0.8442, "langevin", 1.2), {}, "lj_62500");  // 62,500 particles
   SystemState fused, unfused;
   const BackendStats st = run_300(sys, "pair_slots_fused", fused);
   EXPECT_NE(st.detail.find("the step decided after the summation"), std::string::npos)
-      << "62,500 particles fit in one wave of the fused kernel's blocks: " << st.detail;
+      << "no decide_step_kernel was launched for 62,500 particles: " << st.detail;
   run_300(sys, "pair_slots", unfused);
   EXPECT_EQ(fused.step, unfused.step);
   EXPECT_TRUE(bitwise_equal(fused, unfused)) << "pair_slots_fused, step decided after it, against pair_slots";
+  for (const std::string& strategy : {"pair_slots_fused", "pair_slots"}) {
+    auto g = gpu(sys.model(), sys.built.state, strategy);
+    g->advance(150);
+    g->observables();  // ends the pending step only
+    g->advance(150);
+    g->get_state(strategy == "pair_slots" ? unfused : fused);
+  }
+  EXPECT_TRUE(bitwise_equal(fused, unfused)) << "with an output after 150 steps";
+
   SystemState s = sys.built.state;
   s.position[40000] = s.position[40001] + Vec3d{0.3, 0.0, 0.0};
   Model m = sys.model();
   m.integrator.dt = 0.05;
-  auto g = gpu(m, s, "pair_slots_fused");
-  try {
-    g->advance(50);
-    ADD_FAILURE() << "no blow-up detected";
-  } catch (const SimulationBlowup& e) {
-    EXPECT_NE(std::string(e.what()).find("particle"), std::string::npos) << e.what();
+  std::string messages[2];
+  for (int k = 0; k < 2; ++k) {
+    auto g = gpu(m, s, k == 0 ? "pair_slots_fused" : "pair_slots");
+    try {
+      g->advance(50);
+      ADD_FAILURE() << "no blow-up detected";
+    } catch (const SimulationBlowup& e) {
+      messages[k] = e.what();
+    }
   }
+  EXPECT_NE(messages[0].find("particle"), std::string::npos) << messages[0];
+  EXPECT_EQ(messages[0], messages[1]) << "the same blow-up, the same report (particle and step)";
 }
 
 // Chunks of steps replayed as CUDA graphs are a way of launching, not of computing: kernel by

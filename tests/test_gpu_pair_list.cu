@@ -38,7 +38,8 @@ std::vector<T> download(const T* p, size_t n) {
   return h;
 }
 
-void run_case(const Case& c) {
+// Sets *chunk to the list's chunk size.
+void run_case(const Case& c, int* chunk_out) {
   std::mt19937_64 rng(c.n * 7 + c.full);
   std::uniform_real_distribution<double> u(0.0, c.L);
   Box box;
@@ -102,18 +103,22 @@ void run_case(const Case& c) {
   GpuPairList list(cutoff, skin, c.full, columns, 0.05, c.n);  // tiny first buffers: they must grow
   list.build({dsorted.data(), dtag.data(), c.n, fbox, width ? dexcl.data() : nullptr, width}, cells.view(), nullptr);
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
-  if (list.entries() > c.n + 1) EXPECT_GT(list.growths(), 0) << "the list outgrew its first buffer without growing";
+  const int first_capacity = (c.n + 1 + kMaxPairChunk - 1) / kMaxPairChunk * kMaxPairChunk;  // 1 per particle
+  if (list.entries() > first_capacity)
+    EXPECT_GT(list.growths(), 0) << "the list outgrew its first buffer without growing";
 
   // Entries: pairs and pads, in whole chunks; entry k's i is its chunk's first particle + a byte.
-  const int count = list.entries();
-  EXPECT_EQ(count % kPairChunk, 0) << "the claims are not whole chunks";
+  const int count = list.entries(), chunk = list.chunk();
+  *chunk_out = chunk;
+  EXPECT_EQ(list.capacity() % kMaxPairChunk, 0u);
+  EXPECT_EQ(count % chunk, 0) << "the claims are not whole chunks";
   EXPECT_EQ(download(list.device_entries(), 1)[0], static_cast<unsigned long long>(count));
-  const std::vector<int> gj = download(list.j(), count), first = download(list.chunk_first(), count / kPairChunk);
+  const std::vector<int> gj = download(list.j(), count), first = download(list.chunk_first(), count / chunk);
   const std::vector<unsigned char> home = download(list.home(), count);
   std::vector<int> gi(count);
   for (int k = 0; k < count; ++k) {
     ASSERT_LT(home[k], 32) << "entry " << k << ": its i is not among its chunk's 32 particles";
-    gi[k] = first[k / kPairChunk] + home[k];
+    gi[k] = first[k / chunk] + home[k];
   }
   const std::vector<int> rs = download(list.row_start(), c.n), rc = download(list.row_count(), c.n);
   std::set<std::pair<int, int>> got;
@@ -136,7 +141,7 @@ void run_case(const Case& c) {
     if (gj[k] < 0) {  // a pad: in no row, and only at the end of a claim (a pair of the same chunk before it)
       ++pads;
       ASSERT_EQ(seen[k], 0) << "pad " << k << " in a row";
-      ASSERT_NE(k % kPairChunk, 0) << "chunk " << k / kPairChunk << " begins with a pad";
+      ASSERT_NE(k % chunk, 0) << "chunk " << k / chunk << " begins with a pad";
       continue;
     }
     ASSERT_EQ(seen[k], 1) << "pair " << k << " in " << seen[k] << " rows";
@@ -181,6 +186,7 @@ void run_case(const Case& c) {
 TEST(GpuPairList, EqualsCpuListAsASet) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  std::set<int> chunks;
   for (const Case& c : {Case{2000, 14.0, true, false, false}, Case{2000, 14.0, true, true, false},
                         Case{800, 6.0, true, false, true} /* 2 cells per direction */, Case{800, 6.0, true, true, true},
                         Case{1500, 20.0, false, false, false}, Case{1500, 20.0, false, true, true},
@@ -195,7 +201,30 @@ TEST(GpuPairList, EqualsCpuListAsASet) {
     SCOPED_TRACE(::testing::Message() << "n " << c.n << " L " << c.L << (c.periodic ? " periodic" : " open")
                                       << (c.full ? " full" : " half") << (c.exclusions ? " exclusions" : "") << " grid "
                                       << c.grid);
-    run_case(c);
+    int chunk = 0;
+    run_case(c, &chunk);
+    chunks.insert(chunk);
+  }
+  // The cases span claims short and long enough for chunks of 4 (open, dilute), 8 and 32.
+  for (int c : {4, 8, 32}) EXPECT_EQ(chunks.count(c), 1u) << "no case made chunks of " << c;
+}
+
+// The chunk size follows the pairs a claim is expected to hold: few pads where claims are long,
+// small chunks where they are short (bytes of list per pair, neighbor/gpu_pair_list.cuh).
+TEST(GpuPairList, ChunkSizeFollowsTheClaims) {
+  EXPECT_EQ(1 << choose_chunk_shift(900.0), 32) << "an LJ liquid's claim (~21 particles x 43 pairs)";
+  EXPECT_EQ(1 << choose_chunk_shift(20.0), 4) << "a polymer melt's claim (~3 beads x 6 WCA pairs)";
+  EXPECT_EQ(1 << choose_chunk_shift(0.01), 4) << "a dilute gas";
+  for (double p : {1.0, 10.0, 100.0, 1e4, 1e7}) {
+    const int c = 1 << choose_chunk_shift(p);
+    EXPECT_GE(c, 4);
+    EXPECT_LE(c, kMaxPairChunk);
+  }
+  int last = 0;
+  for (double p = 1; p < 1e6; p *= 1.5) {  // longer claims never take smaller chunks
+    const int c = 1 << choose_chunk_shift(p);
+    EXPECT_GE(c, last) << p;
+    last = c;
   }
 }
 
