@@ -57,8 +57,9 @@ MemoryEstimate estimate_backend_memory(const std::string& backend, const Model& 
     // The default strategy (docs/gpu.md): ~220 bytes per particle (positions twice, velocities,
     // images, tags and ranks, cell order, forces), and per list entry 22 bytes (j, i as a byte
     // and its chunk's share, the slot, the column place and entry), the list allocated for 1.3
-    // times the estimated pairs plus 8 per particle (room for the claims' pads too). Measured: 1,627 bytes per
-    // particle on the LJ benchmark (docs/benchmarks.md, issue #12's sixth round).
+    // times the estimated pairs plus 8 per particle (room for the claims' pads too). Measured:
+    // 1,619-1,627 bytes per particle on the LJ benchmark (docs/benchmarks.md, issue #12's sixth
+    // round).
     e.device_bytes = n * (220.0 + 22.0 * (1.3 * pairs + 8.0)) + bonds * 48.0;
     e.host_bytes = n * 512.0 + bonds * per_bond;
     return e;

@@ -405,14 +405,8 @@ std::vector<uintptr_t> CudaBackend::step_signature() {
   // The step constants are kernel arguments held by value in the graphs; the temperature, the
   // one that changes during a run (replica exchange), is read from the control block instead.
   for (auto& t : pair_terms_) {
-    const GpuPairList& l = *t->list;
-    for (const void* p : {static_cast<const void*>(l.j()), static_cast<const void*>(l.home()),
-                          static_cast<const void*>(l.chunk_first()), static_cast<const void*>(l.row_start()),
-                          static_cast<const void*>(l.row_count()), static_cast<const void*>(l.col_count()),
-                          static_cast<const void*>(l.cols()), static_cast<const void*>(t->slots.data())})
-      s.push_back(reinterpret_cast<uintptr_t>(p));
-    s.push_back(static_cast<uintptr_t>(l.capacity()));
-    s.push_back(static_cast<uintptr_t>(l.col_width()));
+    t->list->append_view_signature(s);  // with the chunk size, which the pair kernels take by value
+    s.push_back(reinterpret_cast<uintptr_t>(t->slots.data()));
   }
   return s;
 }

@@ -236,7 +236,7 @@ class CudaBackend final : public Backend {
   int fused_wave_blocks_ = 1;    // integrate_slots_kernel blocks the GPU holds at once
   int64_t decide_launches_ = 0;  // decide_step_kernel launches enqueued (captured ones once)
   // pair_slots_fused with more blocks than that: the step is decided by a kernel after it.
-  bool decide_after_summation() const { return (n_ + kSumParticles - 1) / kSumParticles > fused_wave_blocks_; }
+  bool decide_after_summation() const { return slot_blocks(n_) > fused_wave_blocks_; }
   int64_t halted_steps_ = 0;     // launched in chunks after a halt (they returned at once)
   double seconds_chunks_ = 0;    // host time launching chunks and waiting for them
   double seconds_rebuilds_ = 0;  // host time in list builds and the forces after them

@@ -33,6 +33,9 @@ constexpr int kSumLanes = 8;                          // threads per particle in
 constexpr int kSumParticles = 32;                     // particles per block: one warp integrates them
 constexpr int kSumBlock = kSumLanes * kSumParticles;  // threads per block
 
+// Slot-summation blocks for n particles.
+inline int slot_blocks(int n) { return (n + kSumParticles - 1) / kSumParticles; }
+
 // One nonbonded term: the slots and the list's rows and columns (current numbering).
 struct PairSlots {
   const float* slot;  // F/r of pair k

@@ -283,9 +283,6 @@ __global__ void __launch_bounds__(kSumBlock)
   }
 }
 
-// Slot-summation blocks for n particles.
-inline int slot_blocks(int n) { return (n + kSumParticles - 1) / kSumParticles; }
-
 // Forces as floats from the fixed-point array (atom_gather's outputs and tests).
 __global__ void fixed_to_float_kernel(const FixedVec* fixed, int n, float4* force) {
   const int p = blockIdx.x * blockDim.x + threadIdx.x;

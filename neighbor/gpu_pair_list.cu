@@ -305,17 +305,21 @@ size_t GpuPairList::bytes() const {
          col_count_.bytes() + cols_.bytes() + counter_.bytes();
 }
 
-void GpuPairList::append_signature(std::vector<uintptr_t>& s) const {
+void GpuPairList::append_view_signature(std::vector<uintptr_t>& s) const {
   for (const void* p : {static_cast<const void*>(j_.data()), static_cast<const void*>(home_.data()),
                         static_cast<const void*>(chunk_first_.data()), static_cast<const void*>(row_start_.data()),
                         static_cast<const void*>(row_count_.data()), static_cast<const void*>(col_count_.data()),
-                        static_cast<const void*>(cols_.data()), static_cast<const void*>(counter_.data()),
-                        static_cast<const void*>(host_counter_)})
+                        static_cast<const void*>(cols_.data()), static_cast<const void*>(counter_.data())})
     s.push_back(reinterpret_cast<uintptr_t>(p));
   s.push_back(static_cast<uintptr_t>(capacity_));
-  s.push_back(static_cast<uintptr_t>(staging_));
   s.push_back(static_cast<uintptr_t>(col_width_));
   s.push_back(static_cast<uintptr_t>(chunk_shift_));
+}
+
+void GpuPairList::append_signature(std::vector<uintptr_t>& s) const {
+  append_view_signature(s);
+  s.push_back(reinterpret_cast<uintptr_t>(host_counter_));
+  s.push_back(static_cast<uintptr_t>(staging_));
   s.push_back(static_cast<uintptr_t>(shared_set_));
 }
 

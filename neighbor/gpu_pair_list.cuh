@@ -102,6 +102,9 @@ class GpuPairList {
   // Every buffer, size and launch setting the search uses: a captured search (a CUDA graph of a
   // whole list build, kernels/cuda_backend.cu) stays valid while these do not change.
   void append_signature(std::vector<uintptr_t>& s) const;
+  // What the kernels that read the list capture (view(), rows, columns, capacity): a captured
+  // step stays valid while these do not change. Part of append_signature().
+  void append_view_signature(std::vector<uintptr_t>& s) const;
   // What enqueue_build() does on the host, for a captured build that is replayed.
   void replayed_build() {
     ++builds_;
