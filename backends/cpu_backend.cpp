@@ -333,12 +333,29 @@ void CpuBackend::compute_forces(Observables* obs) {
   }
 }
 
+namespace {
+
+// Wrapped positions lie in [lo, lo + L) of a periodic box; open boxes have no inside.
+bool inside_box(const Vec3d& x, const Box& b) {
+  if (!b.periodic) return true;
+  return x.x >= b.lo.x && x.x < b.lo.x + b.L.x && x.y >= b.lo.y && x.y < b.lo.y + b.L.y && x.z >= b.lo.z &&
+         x.z < b.lo.z + b.L.z;
+}
+
+}  // namespace
+
 void CpuBackend::check_sane(int64_t step) const {
   // Runaway moves are caught in advance(); this catches forces or velocities that are no
   // longer finite after the last step.
   for (size_t i = 0; i < state_.size(); ++i) {
     const Vec3d v = state_.velocity[i], f = force_[i], x = state_.position[i];
-    if (std::isfinite(dot(v, v)) && std::isfinite(dot(f, f)) && std::isfinite(dot(x, x))) continue;
+    if (std::isfinite(dot(v, v)) && std::isfinite(dot(f, f)) && std::isfinite(dot(x, x))) {
+      if (inside_box(x, state_.box)) continue;
+      std::ostringstream msg;
+      msg << "step " << step << ": particle " << i << " is outside the box (x = (" << x.x << ", " << x.y << ", " << x.z
+          << ")): it moved a box length or more in one step. Is the time step too large?";
+      throw SimulationBlowup(msg.str());
+    }
     std::ostringstream msg;
     msg << "step " << step << ": particle " << i << " has a non-finite position, velocity or force "
         << "(x = (" << x.x << ", " << x.y << ", " << x.z << "), v = (" << v.x << ", " << v.y << ", " << v.z

@@ -793,6 +793,8 @@ void read_integrator(const Map& root, RunConfig& cfg) {
   s.friction = m.number("friction", 1.0, 0.0, kInf, true);
   s.seed = static_cast<uint64_t>(m.integer("seed", 1, 0, kMaxInt));
   cfg.model.max_step_displacement = m.number("max_step_displacement", 0.5, 0.0, kInf, true);
+  if (m.has("max_step_displacement"))
+    cfg.locations["integrator.max_step_displacement"] = m.where("max_step_displacement");
 }
 
 void read_output(const Map& root, RunConfig& cfg) {
