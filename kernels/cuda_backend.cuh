@@ -42,8 +42,10 @@
 
 #include "backends/backend.h"
 #include "backends/strategies.h"
+#include "base/work_key.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/launcher.cuh"
 #include "kernels/device_particles.cuh"
 #include "kernels/force_kernels.cuh"
 #include "kernels/force_sources.cuh"
@@ -156,18 +158,21 @@ class CudaBackend final : public Backend {
   // Cells, renumbering and every list's search. With `wait` the lists are complete on return;
   // without, the searches are only enqueued (the step loop checks them at the chunk's end).
   void rebuild_lists(bool wait);
-  void enqueue_rebuild(bool wait);
-  std::vector<uintptr_t> build_signature() const;
+  void enqueue_rebuild(Launcher& launcher, bool wait);
   // After a synchronisation: reads what the enqueued searches found; false if one did not fit
   // (its buffers have grown, and the lists must be built again).
   bool settle_lists();
   // Makes sure the lists are complete: settles them and, if one did not fit, builds them again.
   void ensure_lists(bool synchronised);
-  void enqueue_forces(int buffer);
-  void enqueue_integrate(int buffer, bool begin, bool write_force);
+  void enqueue_forces(Launcher& launcher, int buffer);
+  void enqueue_slot_forces(Launcher& launcher, int buffer);
+  void enqueue_atomic_forces(Launcher& launcher, int buffer);
+  void enqueue_gather_forces(Launcher& launcher, int buffer);
+  void enqueue_integrate(Launcher& launcher, int buffer, bool begin, bool write_force);
   // `steps` steps from position buffer `parity`, then the control block into read-back `slot`.
-  void enqueue_steps(int steps, int parity, int slot);
-  void enqueue_publish(int slot);
+  void enqueue_steps(Launcher& launcher, int steps, int parity, int slot);
+  void enqueue_step(Launcher& launcher, int buffer);
+  void enqueue_publish(Launcher& launcher, int slot);
   // Queues `steps` more steps and launches them; with `leave_running`, returns without waiting
   // for the GPU (steps may still be queued or running), else once all are taken.
   void run_steps(int64_t steps, bool leave_running);
@@ -182,7 +187,6 @@ class CudaBackend final : public Backend {
   void clear_halt();
   [[noreturn]] void throw_blowup(const DeviceFlags& f, int64_t step) const;
   void complete_step();
-  std::vector<uintptr_t> step_signature();
   ParticleData particles(int buffer) { return {particles_.pos(buffer), particles_.charge(), n_, box_}; }
   SlotForce slot_source(int buffer);
   BondListView bond_view(GpuBondTerm& t) {
@@ -229,8 +233,9 @@ class CudaBackend final : public Backend {
   DeviceBuffer<long long> energy_;
   DeviceBuffer<double> parts_, sums_;
   StepGraphs graphs_;
-  StepGraphs build_graphs_;            // list builds, by starting position buffer
-  std::vector<uintptr_t> build_seen_;  // the signature of the last build launched directly
+  WorkKey chunk_key_;        // the key of the chunk being launched (kept to reuse its memory)
+  StepGraphs build_graphs_;  // list builds, by starting position buffer
+  WorkKey build_seen_[2];    // the key of the last build from each position buffer
   bool use_graphs_ = true;
   int stride_blocks_ = 1;        // grid of the grid-stride kernels: a few blocks per multiprocessor
   int fused_wave_blocks_ = 1;    // integrate_slots_kernel blocks the GPU holds at once

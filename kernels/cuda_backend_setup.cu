@@ -224,7 +224,7 @@ void CudaBackend::set_temperature(double temperature) {
   // The integrate kernels read k_B T from the control block, so the step graphs stay valid. On
   // the backend's stream, so the next step's kernels see it (a plain cudaMemcpy runs on the
   // legacy stream, which the non-blocking stream_ does not wait for). c_ outlives the copy.
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(&ctrl()->kT_mvv, &c_.kT_mvv, sizeof c_.kT_mvv, cudaMemcpyHostToDevice, stream_));
+  Launcher(stream_).copy(PAIRMD_HERE, &ctrl()->kT_mvv, &c_.kT_mvv, sizeof c_.kT_mvv, cudaMemcpyHostToDevice);
 }
 
 void CudaBackend::set_state(const SystemState& s) {
@@ -251,7 +251,8 @@ void CudaBackend::set_state(const SystemState& s) {
   pending_finish_ = false;
   steps_since_build_ = 0;
   rebuild_lists(true);
-  enqueue_forces(particles_.current());
+  Launcher now(stream_);
+  enqueue_forces(now, particles_.current());
   read_chunk_state();
   // A huge force is reported by the first step (every strategy alike); a broken bond now.
   const DeviceFlags f = host_state_->flags;

@@ -77,7 +77,8 @@ void run_case(const Case& c, int* chunk_out) {
   dpos.upload(pos);
   BoxGeometry<float> fbox{{0.f, 0.f, 0.f}, {float(c.L), float(c.L), float(c.L)}, c.periodic};
   GpuCellOrder cells;
-  cells.build(dpos.data(), c.n, fbox, c.grid > 0 ? c.grid : cutoff + skin, nullptr);
+  Launcher launcher(nullptr);
+  cells.build(launcher, dpos.data(), c.n, fbox, c.grid > 0 ? c.grid : cutoff + skin);
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<int> order = download(cells.order(), c.n);
   const std::vector<int> cell_of = download(cells.view().cell_of, c.n);
@@ -101,7 +102,7 @@ void run_case(const Case& c, int* chunk_out) {
 
   const bool columns = !c.full;
   GpuPairList list(cutoff, skin, c.full, columns, 0.05, c.n);  // tiny first buffers: they must grow
-  list.build({dsorted.data(), dtag.data(), c.n, fbox, width ? dexcl.data() : nullptr, width}, cells.view(), nullptr);
+  list.build(launcher, {dsorted.data(), dtag.data(), c.n, fbox, width ? dexcl.data() : nullptr, width}, cells.view());
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
   const int first_capacity = (c.n + 1 + kMaxPairChunk - 1) / kMaxPairChunk * kMaxPairChunk;  // 1 per particle
   if (list.entries() > first_capacity)
