@@ -76,7 +76,7 @@ def test_output_md_trajectory_blocks_run_as_written(tmp_path):
     binary = os.environ.get("PAIRMD_BINARY")
     if not binary:
         pytest.skip("PAIRMD_BINARY (the pairmd program) is not set")
-    subprocess.run([binary, "run", "configs/lj_liquid.yaml", "--backend", "cpu", "--steps", "300"], cwd=cwd,
+    subprocess.run([binary, "run", "configs/lj_liquid.yaml", "--backend", "cpu", "--steps", "100"], cwd=cwd,
                    check=True, capture_output=True, timeout=600)
     for code in blocks:
         run_block(code, cwd)
