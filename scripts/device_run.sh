@@ -102,7 +102,7 @@ for stage in "${stages[@]}"; do
       export PYTHONPATH=$B/python${PYTHONPATH:+:$PYTHONPATH}
       export LD_LIBRARY_PATH=$B/python/lib:$LD_LIBRARY_PATH  # the module's shared yaml-cpp and HDF5
       ldd "$B"/python/pairmd*.so | grep 'not found' | tee "$OUT/python_ldd_missing.log"
-      python3 -c "import sys, numpy, pairmd; print('python', sys.version.split()[0], 'numpy', numpy.__version__, 'pairmd', pairmd.__version__, pairmd.cuda_available())" \
+      python3 -c "import sys, numpy, pairmd; print('python', sys.version.split()[0], 'numpy', numpy.__version__, 'pairmd', pairmd.__version__, pairmd.cuda_available(), pairmd.cuda_status())" \
         2>&1 | tee "$OUT/python_import.log"
       PAIRMD_BINARY=$B/pairmd python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_module.py \
         > "$OUT/python_tests.log" 2>&1
