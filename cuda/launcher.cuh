@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "cuda/cuda_check.h"
 #include "base/work_key.h"
+#include "cuda/cuda_check.h"
 
 namespace pairmd {
 
