@@ -45,10 +45,10 @@ struct SopParameters {
   // The run.
   std::string integrator = "brownian";  // brownian (overdamped) or langevin (underdamped)
   double temperature = 300.0;           // K
-  double dt_ps = 0.0;  // 0: 0.04 ps for brownian (stable under forced unfolding; 0.1 ps blows up), 0.02 ps for langevin
-  double friction_per_ps =
-      0.0;                // gamma; 0: 50 / 3 ps (SOP-GPU's zeta = 50 m / tau_L, tau_L = 3 ps) brownian, 1 langevin
-  double skin = 4.0;      // A: fastest on the GPU for both dynamics at 100k beads (docs/benchmarks.md)
+  double dt_ps = 0.0;  // 0: 0.04 ps brownian (stable through unfolding; 0.08 ps blows up at rest), 0.02 ps langevin
+  // gamma; 0: 50/3 per ps brownian (SOP-GPU's zeta / tau_L, zeta = 50, tau_L = 3 ps), 1 per ps langevin
+  double friction_per_ps = 0.0;
+  double skin = 4.0;      // A: fastest on the GPU for both dynamics at 100k beads, 8 A cutoff (docs/benchmarks.md)
   double max_step = 2.0;  // A: a bead moving farther in one step stops the run (a blow-up)
   long steps = 100000;
   long thermo_every = 1000;
