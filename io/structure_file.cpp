@@ -217,6 +217,7 @@ void refuse_overlapping_calphas(const CalphaStructure& out) {
       if (r >= closest) continue;
       auto [ca, ra] = all[i];
       auto [cb, rb] = all[j];
+      // The later residue in the file is where it goes wrong: its line is the one to name.
       if (rb->line > 0 && (ra->line == 0 || rb->line < ra->line)) std::swap(ca, cb), std::swap(ra, rb);
       std::ostringstream m;
       m << residue_where(out.path, *rb) << "the C-alpha atoms of " << residue_name(*ca, *ra) << " and "

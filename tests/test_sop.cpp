@@ -670,6 +670,33 @@ std::string ssbond(int serial, char chain1, int residue1, char chain2, int resid
   return line;
 }
 
+// The chain of helix_pdb() as mmCIF text, with one disulfide bridge in _struct_conn between
+// residues `a` and `b`.
+std::string helix_cif(int a, int b) {
+  std::string text =
+      "data_helix\nloop_\n_atom_site.group_PDB\n_atom_site.id\n_atom_site.type_symbol\n_atom_site.label_atom_id\n"
+      "_atom_site.label_alt_id\n_atom_site.label_comp_id\n_atom_site.label_asym_id\n_atom_site.label_entity_id\n"
+      "_atom_site.label_seq_id\n_atom_site.pdbx_PDB_ins_code\n_atom_site.Cartn_x\n_atom_site.Cartn_y\n"
+      "_atom_site.Cartn_z\n_atom_site.occupancy\n_atom_site.B_iso_or_equiv\n_atom_site.auth_seq_id\n"
+      "_atom_site.auth_asym_id\n_atom_site.pdbx_PDB_model_num\n";
+  const std::vector<Vec3d> x = helix(8, 0, 0, 0);
+  int serial = 0;
+  for (size_t k = 0; k < x.size(); ++k)
+    for (const char* atom : {"N", "CA", "C"}) {
+      const double dx = std::string(atom) == "CA" ? 0.0 : (atom[0] == 'N' ? -0.8 : 0.8);
+      char line[160];
+      std::snprintf(line, sizeof line, "ATOM %d %c %s . CYS A 1 %d ? %.3f %.3f %.3f 1.00 0.00 %d A 1\n", ++serial,
+                    atom[0], atom, static_cast<int>(k + 1), x[k].x + dx, x[k].y, x[k].z, static_cast<int>(k + 1));
+      text += line;
+    }
+  text +=
+      "loop_\n_struct_conn.id\n_struct_conn.conn_type_id\n_struct_conn.ptnr1_auth_asym_id\n"
+      "_struct_conn.ptnr1_label_comp_id\n_struct_conn.ptnr1_label_atom_id\n_struct_conn.ptnr1_auth_seq_id\n"
+      "_struct_conn.ptnr2_auth_asym_id\n_struct_conn.ptnr2_label_comp_id\n_struct_conn.ptnr2_label_atom_id\n"
+      "_struct_conn.ptnr2_auth_seq_id\n";
+  return text + "disulf1 disulf A CYS SG " + std::to_string(a) + " A CYS SG " + std::to_string(b) + "\n";
+}
+
 // The covalent bonds of sop-build's model of `pdb`, as "i-j" (the covalent pair list's file).
 std::vector<std::string> covalent_pairs(const std::string& dir) {
   std::ifstream in(dir + "/m.backbone.pairs");
@@ -684,9 +711,10 @@ std::vector<std::string> covalent_pairs(const std::string& dir) {
   return pairs;
 }
 
-// SSBOND records become covalent bonds (within a chain and between chains); --disulfides none
-// leaves them out; a bridge that cannot be taken is left out with a note saying why: a chain
-// not taken, its residues already bonded, its C-alpha atoms too far apart (more than 10 A).
+// SSBOND records (and an mmCIF file's _struct_conn) become covalent bonds (within a chain and
+// between chains); --disulfides none leaves them out; a bridge that cannot be taken is left out
+// with a note saying why: a chain not taken, its residues already bonded, its C-alpha atoms too
+// far apart (more than 10 A).
 TEST(Sop, DisulfideBridgesAreCovalentBondsOrLeftOutWithANote) {
   test::ScratchDir dir("sop_ssbond");
   auto build = [&](const std::string& pdb, std::vector<std::string> extra = {}) {
@@ -730,6 +758,13 @@ TEST(Sop, DisulfideBridgesAreCovalentBondsOrLeftOutWithANote) {
   EXPECT_NE(r.out.find("chain A CYS 1 - chain A CYS 8: disulfide bridge left out: its C-alpha atoms are"),
             std::string::npos)
       << r.out;
+  // An mmCIF file's bridge (_struct_conn of type disulf).
+  test::write_text(dir / "m.cif", helix_cif(1, 5));
+  r = sop_build(dir.path, {"m.cif", "-o", "m.yaml", "--overwrite"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  bonds = covalent_pairs(dir.path);
+  ASSERT_EQ(bonds.size(), 8u) << r.out;
+  EXPECT_EQ(bonds.back(), "0-4");
   // A bad value of the option.
   test::write_text(dir / "m.pdb", helix_pdb(""));
   const test::ChildResult bad = sop_build(dir.path, {"m.pdb", "-o", "n.yaml", "--disulfides", "yes"});
