@@ -54,11 +54,14 @@ int read_options(const Args& args, RunOptions& o) {
   add_config_options(app, o.config);
   app.add_option("--restart", o.restart,
                  "continue the run of CHECKPOINT: its state, prefix, --set overrides and end step (CONFIG may be "
-                 "left out: the checkpoint holds it)")
+                 "left out: the checkpoint holds it, and no start file is read); files moved with the checkpoint "
+                 "are continued where they are")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--output", o.output, "output file stem (instead of output.prefix)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_flag("--overwrite", o.overwrite, "replace the files of an earlier run with the same prefix");
+  app.add_flag("--overwrite", o.overwrite,
+               "replace the files of an earlier run with the same prefix (never a directory, an input of the run, "
+               "a file of another run, or the file this command's output is redirected to)");
   app.footer("exit codes: 0 success, 1 the run failed, 2 bad input (nothing written), 130 interrupted");
   if (const int rc = parse_command_line(app, args, {"run", "", ""}); rc != kParsed) return rc;
   if (o.config.config_path.empty() && o.restart.empty()) {
@@ -292,6 +295,9 @@ int cmd_run(const Args& args) {
   // Each replica of an ensemble restarts from its own checkpoint: PREFIX.r{replica}.checkpoint.h5.
   if (!o.restart.empty() && comm.size() > 1) o.restart = replica_path(o.restart, comm.rank(), comm.size());
 
+  // A stop signal from here on ends the run cleanly: before the run began (in system.relax, or
+  // before the outputs are opened) with the claim removed and nothing written.
+  install_stop_handlers();
   // Everything that can be wrong with the input is found before any output file is touched, on
   // every rank; the ranks agree on the outcome before any of them goes on.
   RunRequest request = request_of(o);
@@ -312,6 +318,9 @@ int cmd_run(const Args& args) {
       }
       check_existing_ensemble_files(fe, o.overwrite, run.plan, rp, false, std::cout);
     }
+  } catch (const StoppedBeforeRun& e) {
+    code = kExitInterrupted;
+    message = std::string("pairmd run: ") + e.what() + "; nothing was written";
   } catch (const ConfigError& e) {
     code = kExitUsage;
     message = e.what();
@@ -347,6 +356,11 @@ int cmd_run(const Args& args) {
       message = std::string("pairmd run: analysis.potential_map: ") + e.what();
     }
   }
+  if (code == kParsed && g_stop_signal.load() != 0) {
+    code = kExitInterrupted;
+    message = "pairmd run: interrupted (signal " + std::to_string(g_stop_signal.load()) +
+              ") before the run began; nothing was written";
+  }
   if ((code = agree(comm, code, message, rp)) != kParsed) return code;
 
   Outputs out;
@@ -368,7 +382,6 @@ int cmd_run(const Args& args) {
   }
   if ((code = agree(comm, code, message, rp)) != kParsed) return code;
 
-  install_stop_handlers();
   // Exceeding a file-size limit must be a write error we report, not a silent kill.
   std::signal(SIGXFSZ, SIG_IGN);
   if (rp.replica < 0) {

@@ -11,6 +11,7 @@
 
 #include "base/version.h"
 #include "io/hdf5_util.h"
+#include "io/output_files.h"
 
 namespace pairmd {
 
@@ -116,9 +117,41 @@ std::vector<T> read_array(hid_t loc, const char* name, size_t count, hid_t mem_t
   return v;
 }
 
+void write_pulling(hid_t run, const PullSettings& p) {
+  Handle g = h5::create_group(run, "pulling");
+  attr<int32_t>(g, "mode", H5T_STD_I32LE, static_cast<int32_t>(p.mode));
+  attr<int64_t>(g, "pulled", H5T_STD_I64LE, p.pulled);
+  attr<int64_t>(g, "tethered", H5T_STD_I64LE, p.tethered);
+  h5::write_attr<double>(g, "anchor", H5T_IEEE_F64LE, {p.anchor.x, p.anchor.y, p.anchor.z});
+  h5::write_attr<double>(g, "direction", H5T_IEEE_F64LE, {p.direction.x, p.direction.y, p.direction.z});
+  h5::write_attr<double>(g, "tether", H5T_IEEE_F64LE, {p.tether.x, p.tether.y, p.tether.z});
+}
+
+// The points of the run's pulling (run/pulling); the rest of its settings come from the config.
+PullSettings read_pulling(hid_t run, int64_t n) {
+  PullSettings p;
+  Handle g = h5::open_group(run, "pulling");
+  const int32_t mode = read_attr<int32_t>(g, "mode", H5T_NATIVE_INT32);
+  if (mode != static_cast<int32_t>(PullMode::Ramp) && mode != static_cast<int32_t>(PullMode::Constant))
+    throw std::runtime_error("run/pulling has an unknown mode");
+  p.mode = static_cast<PullMode>(mode);
+  p.pulled = read_attr<int64_t>(g, "pulled", H5T_NATIVE_INT64);
+  p.tethered = read_attr<int64_t>(g, "tethered", H5T_NATIVE_INT64);
+  if (p.pulled < 0 || p.pulled >= n || p.tethered < -1 || p.tethered >= n)
+    throw std::runtime_error("run/pulling names particles the state does not have");
+  const auto a = read_attr3(g, "anchor"), d = read_attr3(g, "direction"), t = read_attr3(g, "tether");
+  for (int k = 0; k < 3; ++k)
+    if (!std::isfinite(a[k]) || !std::isfinite(d[k]) || !std::isfinite(t[k]))
+      throw std::runtime_error("run/pulling holds a non-finite point");
+  p.anchor = {a[0], a[1], a[2]};
+  p.direction = {d[0], d[1], d[2]};
+  p.tether = {t[0], t[1], t[2]};
+  return p;
+}
+
 void write_file(const std::string& tmp, const SystemState& s, const Topology& topology, const RunConfig& cfg,
                 int64_t first_step, const std::string& backend, const std::string& prefix, int64_t last_step,
-                const std::string& ensemble) {
+                const std::string& ensemble, const PullSettings& pulling) {
   h5::quiet();
   const hid_t fid = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (fid < 0) throw std::runtime_error("cannot create '" + tmp + "' (" + h5::last_error() + ")");
@@ -176,6 +209,7 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
   for (const std::string& spec : cfg.override_specs) ov += spec + "\n";
   h5::write_string_dataset(run, "overrides", ov);
   if (!ensemble.empty()) h5::write_string_dataset(run, "ensemble", ensemble);
+  if (pulling.active()) write_pulling(run, pulling);
   h5::check(H5Fflush(f, H5F_SCOPE_LOCAL), "cannot flush '" + tmp + "'");
   f.reset();
 }
@@ -184,11 +218,16 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
 
 void write_checkpoint(const std::string& path, const SystemState& state, const Topology& topology,
                       const RunConfig& config, int64_t first_step, const std::string& backend,
-                      const std::string& prefix, int64_t last_step, const std::string& ensemble) {
+                      const std::string& prefix, int64_t last_step, const std::string& ensemble,
+                      const PullSettings& pulling) {
   h5::LibraryLock lock(h5::library_mutex());
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  bool created = false;
   try {
-    write_file(tmp, state, topology, config, first_step, backend, prefix, last_step, ensemble);
+    // Created exclusively first (HDF5 would follow a link of that name and truncate its target).
+    ::close(create_new_file(tmp));
+    created = true;
+    write_file(tmp, state, topology, config, first_step, backend, prefix, last_step, ensemble, pulling);
     // Trailer: lets the reader reject truncated or damaged files before HDF5 parses them
     // (HDF5 ignores bytes past its end-of-file address).
     std::vector<unsigned char> payload = read_all(tmp);
@@ -216,7 +255,7 @@ void write_checkpoint(const std::string& path, const SystemState& state, const T
     if (std::rename(tmp.c_str(), path.c_str()) != 0)
       throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + errno_text());
   } catch (const std::runtime_error& e) {
-    ::unlink(tmp.c_str());
+    if (created) ::unlink(tmp.c_str());
     throw std::runtime_error(std::string("writing checkpoint '") + path + "' failed: " + e.what() +
                              " (an earlier checkpoint there is unchanged)");
   }
@@ -353,6 +392,7 @@ Checkpoint read_checkpoint(const std::string& path) {
     }
     ck.config_text = read_string_ds(run, "config");
     if (H5Lexists(run, "ensemble", H5P_DEFAULT) > 0) ck.ensemble = read_string_ds(run, "ensemble");
+    if (H5Lexists(run, "pulling", H5P_DEFAULT) > 0) ck.pulling = read_pulling(run, n);
     ck.config_path = read_string_ds(run, "config_path");
     const std::string ov = read_string_ds(run, "overrides");
     size_t start = 0;
@@ -380,7 +420,7 @@ CheckpointWriter::CheckpointWriter(std::string path, int64_t every, int64_t firs
 void CheckpointWriter::write(const RunContext& ctx, const SystemState& state) {
   for (auto& f : before_) f();
   write_checkpoint(path_, state, ctx.topology, ctx.config, first_step_, backend_, prefix_, ctx.last_step,
-                   ensemble_ ? ensemble_() : std::string());
+                   ensemble_ ? ensemble_() : std::string(), pulling_);
   last_step_ = state.step;
 }
 
