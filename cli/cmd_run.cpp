@@ -15,9 +15,17 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <filesystem>
 #include <sstream>
+#include <thread>
+#include <vector>
+
+#include <omp.h>
 
 #include "cli/run_setup.h"
+#include "io/checkpoint.h"
+#include "replicas/local_ensemble.h"
+#include "replicas/thread_communicator.h"
 #include "engine/simulation.h"
 #include "replicas/communicator.h"
 #include "replicas/ensemble.h"
@@ -277,11 +285,10 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
   return exit_code;
 }
 
-}  // namespace
-
-int cmd_run(const Args& args) {
+// One run of the command: a single run, or replica comm.rank() of an ensemble (an MPI rank, or a
+// thread of this process with `rendezvous` for a GPU ensemble).
+int run_replica(const Args& args, Communicator& comm, EnsembleRendezvous* rendezvous) {
   RunLog log;  // copies everything printed, into PREFIX.log once the outputs are opened
-  Communicator& comm = world();
   // In an ensemble, only replica 0 prints its table on the terminal; every replica's is in its log.
   if (comm.rank() > 0) log.quiet_stdout();
   std::string command = "pairmd run";
@@ -304,6 +311,13 @@ int cmd_run(const Args& args) {
   const FrontEnd fe = front_end(o);
   ReplicaPlan rp;
   plan_replicas(request, fe, comm, rp);
+  if (rendezvous)
+    request.backend_hook = [rendezvous, &comm](const RunPlan& p, const Model& model,
+                                               std::string* why) -> std::unique_ptr<Backend> {
+      const std::string backend = planned_backend(p.cfg);
+      if (backend != "cuda") return nullptr;  // each replica its own CPU backend
+      return rendezvous->join(comm.rank(), backend, model, p.sys.state, why);
+    };
   PreparedRun run;
   std::unique_ptr<OutputClaim> ensemble_claim;
   int code = kParsed;
@@ -329,6 +343,8 @@ int cmd_run(const Args& args) {
     code = kExitFailure;
     message = std::string("pairmd run: error: ") + e.what();
   }
+  // The other replicas of a GPU ensemble must not wait for this one's system.
+  if (code != kParsed && rendezvous) rendezvous->cancel("replica " + std::to_string(comm.rank()) + " could not start");
   if ((code = agree(comm, code, message, rp)) != kParsed) return code;
   if (rp.replica >= 0) {
     message = check_same_start(comm, run.plan.first, rp, fe);
@@ -398,6 +414,70 @@ int cmd_run(const Args& args) {
   eo.log = ensemble_log.get();
   const EnsembleOutcome outcome = run_ensemble(sim, p.last, eo);
   return report_ensemble(o, p, rp, outcome, sim, out, ensemble_log.get());
+}
+
+// The number of replicas a run without an MPI launcher runs in this process: the config's
+// replicas.count (a restart's from its replica 0 checkpoint); 0 for a single run, or where the
+// options or the config are wrong (the run itself then says what is wrong).
+int replicas_in_process(const Args& args) {
+  RunOptions o;
+  std::ostringstream quiet;
+  std::streambuf* out = std::cout.rdbuf(quiet.rdbuf());
+  std::streambuf* err = std::cerr.rdbuf(quiet.rdbuf());
+  const int rc = read_options(args, o);
+  std::cout.rdbuf(out);
+  std::cerr.rdbuf(err);
+  if (rc != kParsed) return 0;
+  try {
+    if (o.restart.empty()) return load_config(o.config.config_path, command_line_overrides(o.config)).replicas.count;
+    // PREFIX.r{replica}.checkpoint.h5: replica 0's, whichever number of digits the run used.
+    if (o.restart.find("{replica}") == std::string::npos) return 0;
+    for (const char* zero : {"0", "00", "000", "0000"}) {
+      std::string path = o.restart;
+      path.replace(path.find("{replica}"), 9, zero);
+      if (!std::filesystem::exists(path)) continue;
+      const Checkpoint ck = read_checkpoint(path);
+      return ck.ensemble.empty() ? 0 : ReplicaCheckpoint::parse(ck.ensemble).count;
+    }
+  } catch (const std::exception&) {
+  }
+  return 0;
+}
+
+// K replicas as threads of this process, each running what an MPI rank runs (its own files,
+// meetings and exchanges through a ThreadCommunicator); on a GPU they share one ensemble backend.
+// The CPU threads are shared out among them. The exit code is replica 0's, or the first other
+// replica's that is not 0.
+int run_replicas_in_threads(const Args& args, int count) {
+  ThreadGroup group(count);
+  EnsembleRendezvous rendezvous(count);
+  std::vector<int> codes(count, kExitOk);
+  const int threads = std::max(1, omp_get_max_threads() / count);
+  std::vector<std::thread> replicas;
+  for (int k = 0; k < count; ++k)
+    replicas.emplace_back([&, k] {
+      omp_set_num_threads(threads);
+      ThreadCommunicator comm(group, k);
+      try {
+        codes[k] = run_replica(args, comm, &rendezvous);
+      } catch (const std::exception& e) {
+        std::cerr << "pairmd run: replica " << k << ": error: " << e.what() << "\n";
+        codes[k] = kExitFailure;
+      }
+    });
+  for (std::thread& t : replicas) t.join();
+  for (int c : codes)
+    if (codes[0] == kExitOk && c != kExitOk) return c;
+  return codes[0];
+}
+
+}  // namespace
+
+int cmd_run(const Args& args) {
+  Communicator& comm = world();
+  if (comm.size() == 1)
+    if (const int count = replicas_in_process(args); count > 1) return run_replicas_in_threads(args, count);
+  return run_replica(args, comm, nullptr);
 }
 
 }  // namespace pairmd::cli

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -106,6 +107,41 @@ class Tee final : public std::streambuf {
 
 }  // namespace
 
+// The standard streams of a process whose runs print from threads of their own (the replicas of
+// an ensemble in one process, replicas/thread_communicator.h): std::cout and std::cerr pass each
+// thread's text to that thread's log (its Tee), and text of a thread without one to the terminal.
+// Installed by the first RunLog that copies the standard streams, removed by the last.
+class StreamRouter final : public std::streambuf {
+ public:
+  std::streambuf* terminal = nullptr;
+  static thread_local std::streambuf* out_target;
+  static thread_local std::streambuf* err_target;
+  explicit StreamRouter(bool is_out) : is_out_(is_out) {}
+
+ protected:
+  int overflow(int c) override {
+    if (c == traits_type::eof()) return traits_type::not_eof(c);
+    return target()->sputc(static_cast<char>(c));
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override { return target()->sputn(s, n); }
+  int sync() override { return target()->pubsync(); }
+
+ private:
+  std::streambuf* target() const {
+    std::streambuf* t = is_out_ ? out_target : err_target;
+    return t ? t : terminal;
+  }
+  bool is_out_;
+};
+thread_local std::streambuf* StreamRouter::out_target = nullptr;
+thread_local std::streambuf* StreamRouter::err_target = nullptr;
+
+namespace {
+std::mutex g_router_mutex;
+int g_router_users = 0;
+StreamRouter g_out_router(true), g_err_router(false);
+}  // namespace
+
 RunLog::RunLog(bool copy_std_streams, bool echo) : sink_(std::make_unique<Sink>()) {
   if (!copy_std_streams) {
     stdout_ = std::cout.rdbuf();
@@ -114,12 +150,23 @@ RunLog::RunLog(bool copy_std_streams, bool echo) : sink_(std::make_unique<Sink>(
     own_ = std::make_unique<std::ostream>(out_.get());
     return;
   }
-  old_out_ = stdout_ = std::cout.rdbuf();
-  old_err_ = stderr_ = std::cerr.rdbuf();
+  {
+    std::lock_guard<std::mutex> l(g_router_mutex);
+    if (g_router_users++ == 0) {
+      g_out_router.terminal = std::cout.rdbuf();
+      g_err_router.terminal = std::cerr.rdbuf();
+      std::cout.rdbuf(&g_out_router);
+      std::cerr.rdbuf(&g_err_router);
+    }
+    old_out_ = stdout_ = g_out_router.terminal;
+    old_err_ = stderr_ = g_err_router.terminal;
+  }
   out_ = std::make_unique<Tee>(old_out_, STDOUT_FILENO, sink_.get());
   err_ = std::make_unique<Tee>(old_err_, STDERR_FILENO, sink_.get());
-  std::cout.rdbuf(out_.get());
-  std::cerr.rdbuf(err_.get());
+  previous_out_ = StreamRouter::out_target;
+  previous_err_ = StreamRouter::err_target;
+  StreamRouter::out_target = out_.get();
+  StreamRouter::err_target = err_.get();
 }
 
 void RunLog::quiet_stdout() {
@@ -133,8 +180,13 @@ RunLog::~RunLog() {
   } else {
     std::cout.flush();
     std::cerr.flush();
-    std::cout.rdbuf(old_out_);
-    std::cerr.rdbuf(old_err_);
+    StreamRouter::out_target = previous_out_;
+    StreamRouter::err_target = previous_err_;
+    std::lock_guard<std::mutex> l(g_router_mutex);
+    if (--g_router_users == 0) {
+      std::cout.rdbuf(old_out_);
+      std::cerr.rdbuf(old_err_);
+    }
   }
   sink_->flush();
 }

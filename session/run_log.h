@@ -50,6 +50,8 @@ class RunLog {
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<std::streambuf> out_, err_;
   std::unique_ptr<std::ostream> own_;
+  std::streambuf* previous_out_ = nullptr;  // this thread's log before this one (standard streams)
+  std::streambuf* previous_err_ = nullptr;
   std::streambuf* old_out_ = nullptr;  // restored at the end (copy_std_streams)
   std::streambuf* old_err_ = nullptr;
   std::streambuf* stdout_ = nullptr;  // the terminal's buffers, where a log that is one of them goes

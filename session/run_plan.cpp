@@ -404,7 +404,8 @@ void prepare_run(const RunRequest& r, const FrontEnd& fe, PreparedRun& run, std:
   run.need = check_run_memory(p.cfg, kind, p.sys);
   const Model model = make_model(p.cfg, p.sys);
   try {
-    run.backend = make_backend(p.cfg.backend, model, p.sys.state, &run.why);
+    if (r.backend_hook) run.backend = r.backend_hook(p, model, &run.why);
+    if (!run.backend) run.backend = make_backend(p.cfg.backend, model, p.sys.state, &run.why);
   } catch (const std::exception& e) {
     throw ConfigError(fe.who + ": " + e.what());
   }

@@ -45,6 +45,9 @@ struct RunRequest {
   // for the prefix that the config or `output` names (unchanged for a single run).
   std::function<std::string(const std::string& base)> replica_prefix;
   std::function<void(RunPlan& plan)> replica_setup;
+  // Makes the run's backend instead of make_backend (the replicas of an ensemble in one process
+  // share one GPU ensemble: replicas/local_ensemble.h); may return null for make_backend's.
+  std::function<std::unique_ptr<Backend>(const RunPlan& plan, const Model& model, std::string* why)> backend_hook;
 };
 
 // How a front end names its options in messages.
