@@ -8,8 +8,9 @@
 // decides for the others and nothing but those scalars crosses the network. Rank 0 also writes
 // the ensemble's own files: the exchange log and the walk of each replica through the ladder.
 //
-// Stops: a signal on any rank stops every rank at the next meeting, with every file written and
-// a checkpoint of that step (so the ensemble restarts from one step); a rank that fails (blow-up,
+// Stops: a signal on any rank stops every rank at the next meeting, after its exchange, with every
+// file written and a checkpoint of that step (so the ensemble restarts from one step and goes on
+// as if it had not stopped); a rank that fails (blow-up,
 // a write error) finishes its files with its last good state and stops the others at the next
 // meeting, each with its files closed and a checkpoint.
 #pragma once

@@ -15,8 +15,9 @@ TEST is one of
   demux       `pairmd demux` writes per-temperature trajectories: each frame is the frame of the
               replica the walk puts at that temperature, and the kinetic temperature of each
               file is its ladder temperature
-  signal      SIGINT to one rank (not to mpirun) stops every rank at one step, with checkpoints
-              of that step, exit 130; the ensemble restarts from them
+  signal      SIGINT to one rank (not to mpirun) stops every rank at one meeting, with checkpoints
+              of that step, exit 130; the ensemble restarts from them and ends bitwise where a
+              run that was not interrupted does (positions, exchange log, walk)
   kill        SIGKILL of one rank: mpirun ends the job, every replica's files stay readable
               (trajectories, checkpoints, thermo) and the ensemble restarts from its checkpoints
   failure     a replica that blows up stops the ensemble, the message names it, the others
@@ -285,8 +286,37 @@ def readable(prefix, k):
         check(len(rows(p + ".thermo.csv")) > 0, f"{p}.thermo.csv parses")
 
 
+def thermo_rows(path, every):
+    """The thermo rows at multiples of `every`, without the timing column (steps/s)."""
+    out = []
+    for line in open(path).readlines()[1:]:
+        cells = line.split(",")
+        if int(cells[0]) % every == 0:
+            out.append(",".join(cells[:7]))
+    return out
+
+
+def same_as_straight_run(prefix, cfg, end, thermo_every):
+    """The ensemble `prefix`, continued to step `end`, is bitwise the straight run of `end` steps:
+    positions, velocities, exchange state, thermo rows, exchange log and walk."""
+    rc, _, err = mpirun(2, ["run", cfg, "--output", prefix + "_ref", "--steps", str(end)], timeout=600)
+    check(rc == 0, f"the straight run to step {end} (rc {rc}) {err[-1500:]}")
+    for r in range(2):
+        a, b = checkpoint_state(f"{prefix}.r{r}.checkpoint.h5"), checkpoint_state(f"{prefix}_ref.r{r}.checkpoint.h5")
+        check(a[0] == b[0] == end, f"replica {r}: both end at step {end} ({a[0]}, {b[0]})")
+        check(np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2]),
+              f"replica {r}: positions and velocities bitwise those of the straight run")
+        check(a[3] == b[3], f"replica {r}: exchange state (ladder, assignment, counter, statistics) equal")
+        check(thermo_rows(f"{prefix}.r{r}.thermo.csv", thermo_every) == thermo_rows(f"{prefix}_ref.r{r}.thermo.csv", thermo_every),
+              f"replica {r}: thermo rows equal")
+    for f in ("exchange.csv", "walk.csv"):
+        check(open(f"{prefix}.{f}").read() == open(f"{prefix}_ref.{f}").read(), f"the {f} files are identical")
+
+
 def test_signal():
-    cfg = config("sg.yaml", 10 ** 7, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", checkpoint=10 ** 6)
+    # Meetings every 40 steps, thermo rows every 20: the stop (always at a meeting) has its row.
+    cfg = config("sg.yaml", 10 ** 7, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 40",
+                 checkpoint=10 ** 6)
     p = start_ensemble("sg", cfg)
     pids = rank_pids(p)
     check(len(pids) == 2, f"two ranks run ({pids})")
@@ -296,10 +326,15 @@ def test_signal():
     check("interrupted" in err and "--restart sg.r{replica}.checkpoint.h5" in err, "the message says how to continue")
     steps = [checkpoint_state(f"sg.r{r}.checkpoint.h5")[0] for r in range(2)]
     check(steps[0] == steps[1] and steps[0] > 0, f"both replicas wrote a checkpoint of one step ({steps})")
+    check(steps[0] % 40 == 0, f"the stop is at a meeting (step {steps[0]})")
     readable("sg", 2)
-    rc, out, err = mpirun(2, ["run", cfg, "--restart", "sg.r{replica}.checkpoint.h5", "--steps", str(steps[0] + 200)],
+    end = steps[0] + 200
+    rc, out, err = mpirun(2, ["run", cfg, "--restart", "sg.r{replica}.checkpoint.h5", "--steps", str(end)],
                           timeout=300)
     check(rc == 0, f"the ensemble restarts from them (rc {rc}) {err[-1500:]}")
+    # The interruption lands on a meeting: its exchange happens before the stop, as in a run that
+    # was not interrupted, so the restart goes on bitwise.
+    same_as_straight_run("sg", cfg, end, 20)
 
 
 def test_kill():
