@@ -192,8 +192,7 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
     for (int r = 0; r < k; ++r) worst = std::max(worst, static_cast<int>(all[2 * r]));
     // A stop (a signal) still exchanges: the restart goes on after this meeting, as a run that
     // was not stopped would. A failure does not (a failed replica has no energy of this step).
-    if (worst != kReplicaFailed && o.exchange && target % o.every == 0 &&
-        target > o.exchange->last_exchange_step()) {
+    if (worst != kReplicaFailed && o.exchange && target % o.every == 0 && target > o.exchange->last_exchange_step()) {
       std::vector<double> energies(k);
       for (int r = 0; r < k; ++r) energies[r] = all[2 * r + 1];
       const auto t2 = Clock::now();
