@@ -53,6 +53,7 @@ std::string ReplicaCheckpoint::serialize() const {
   std::ostringstream s;
   s << kCheckpointHeader << "\nreplica " << replica << "\ncount " << count << "\nprefix " << base_prefix << "\nmode "
     << (exchange ? "exchange" : "independent") << "\n";
+  if (!ensemble_id.empty()) s << "ensemble " << ensemble_id << "\n";
   if (exchange) s << state.serialize();
   return s.str();
 }
@@ -74,6 +75,14 @@ ReplicaCheckpoint ReplicaCheckpoint::parse(const std::string& text) {
   const std::string mode = value("mode");
   if (mode != "exchange" && mode != "independent") throw fail("unknown mode '" + mode + "'");
   c.exchange = mode == "exchange";
+  // The ensemble id (absent from checkpoints written before it was stored).
+  const std::streampos at = in.tellg();
+  if (std::getline(in, line) && line.rfind("ensemble ", 0) == 0) {
+    c.ensemble_id = line.substr(std::strlen("ensemble "));
+  } else {
+    in.clear();
+    in.seekg(at);
+  }
   if (c.replica < 0 || c.count < 1 || c.replica >= c.count)
     throw fail("replica " + std::to_string(c.replica) + " of " + std::to_string(c.count));
   if (c.exchange) {

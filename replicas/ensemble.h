@@ -48,11 +48,14 @@ struct EnsembleFiles {
 };
 
 // What a replica's checkpoint holds of the ensemble (run/ensemble): which replica it is, of how
-// many, the ensemble's prefix, and with exchange the whole exchange state (ladder, assignment,
-// exchange counter, statistics), identical in every replica's checkpoint of one step.
+// many, the ensemble's prefix and id, and with exchange the whole exchange state (ladder,
+// assignment, exchange counter, statistics), identical in every replica's checkpoint of one step.
 struct ReplicaCheckpoint {
   int replica = 0, count = 1;
   std::string base_prefix;
+  // 64 random bits in hex, the same in every replica's checkpoints: what ties the files of one
+  // ensemble together ("" in checkpoints written before it was stored).
+  std::string ensemble_id;
   bool exchange = false;
   ExchangeState state;  // with exchange
   std::string serialize() const;

@@ -11,10 +11,14 @@ TEST is one of
   pe          <PE> at each temperature of a 4-replica exchange run equals <PE> of plain runs at
               that temperature, within the statistical error (block averages)
   restart     a run of 2 x 1000 steps with a restart in between ends bitwise where a straight
-              run of 2000 steps does: positions, velocities, exchange state, exchange log, walk
+              run of 2000 steps does: positions, velocities, exchange state, exchange log, walk;
+              checkpoints of two ensembles are refused as a restart's set
   demux       `pairmd demux` writes per-temperature trajectories: each frame is the frame of the
               replica the walk puts at that temperature, and the kinetic temperature of each
               file is its ladder temperature
+  demux_inputs  `pairmd demux` refuses, with exit 2 naming the file, trajectories and checkpoints
+              of another run or ensemble (another particle count too) and walks that end early,
+              hold no permutation or an exchange that could not have happened
   signal      SIGINT to one rank (not to mpirun) stops every rank at one meeting, with checkpoints
               of that step, exit 130; the ensemble restarts from them and ends bitwise where a
               run that was not interrupted does (positions, exchange log, walk)
@@ -196,7 +200,7 @@ def checkpoint_state(path):
     with h5py.File(path, "r") as f:
         ens = f["run/ensemble"][()].decode()
         return (int(f["state"].attrs["step"]), f["state/position"][()], f["state/velocity"][()],
-                "\n".join(l for l in ens.splitlines() if not l.startswith("prefix")))
+                "\n".join(l for l in ens.splitlines() if not l.startswith(("prefix", "ensemble "))))
 
 
 def test_restart():
@@ -219,6 +223,13 @@ def test_restart():
         check(strip(ta) == strip(tb), f"replica {r}: thermo rows equal")
     for f in ("exchange.csv", "walk.csv"):
         check(open("rs." + f).read() == open("rb." + f).read(), f"the {f} files are identical")
+    # Checkpoints of two ensembles, even of one config and one step, are not one ensemble's.
+    shutil.copy("rs.r0.checkpoint.h5", "mix.r0.checkpoint.h5")
+    shutil.copy("rb.r1.checkpoint.h5", "mix.r1.checkpoint.h5")
+    before = open("rs.r0.thermo.csv").read(), open("rb.r1.thermo.csv").read()
+    rc, out, err = mpirun(2, ["run", cfg, "--restart", "mix.r{replica}.checkpoint.h5", "--steps", "2100"], timeout=600)
+    check(rc == 2 and "different ensembles" in err, f"a restart from checkpoints of two ensembles is refused (rc {rc}) {err[-500:]}")
+    check((open("rs.r0.thermo.csv").read(), open("rb.r1.thermo.csv").read()) == before, "and changes nothing")
 
 
 def test_demux():
@@ -253,6 +264,97 @@ def test_demux():
         check(True, f"{prefix}: every frame is the one the walk names")
         if prefix == "dm2":
             check(moved > 0, "dm2: the demuxed files take frames from both replicas")
+
+
+def demux_case(name, change, words):
+    """A copy of the ensemble di with one thing changed: demux refuses it with exit 2, a message
+    that names the file and has `words`, and writes nothing."""
+    os.makedirs(name)
+    for f in os.listdir("."):
+        if f.startswith("di.") and os.path.isfile(f):
+            shutil.copy(f, os.path.join(name, f))
+    os.chdir(name)
+    try:
+        bad = change()
+        rc, out, err = run([PAIRMD, "demux", "di"])
+        check(rc == 2 and bad in err and all(w in err for w in words),
+              f"{name}: exit 2 naming {bad} ({rc}: {err.strip()[:300]})")
+        check(not any(".T" in f for f in os.listdir(".")), f"{name}: nothing was written")
+    finally:
+        os.chdir("..")
+
+
+def replace_file(target, source):
+    def change():
+        shutil.copy(os.path.join("..", source), target)
+        return target
+    return change
+
+
+def edit_walk(edit):
+    def change():
+        lines = open("di.walk.csv").read().splitlines()
+        open("di.walk.csv", "w").write("\n".join(edit(lines)) + "\n")
+        return "di.walk.csv"
+    return change
+
+
+def shift_steps(path):
+    def change():
+        import h5py
+        with h5py.File(path, "r+") as f:
+            d = f["particles/all/position/step"]
+            d[-1] = d[-1] + 10
+        return path
+    return change
+
+
+def test_demux_inputs():
+    ladder = "count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50"
+    cfg = config("di.yaml", 600, replicas=ladder, traj=50, checkpoint=200)
+    rc, _, err = mpirun(2, ["run", cfg], timeout=600)
+    check(rc == 0, f"the ensemble di (rc {rc}) {err[-1500:]}")
+    rc, _, err = mpirun(2, ["run", cfg, "--output", "dj", "--set", "replicas.exchange_every=40", "--set",
+                            "integrator.seed=12"], timeout=600)
+    check(rc == 0, f"another ensemble dj of the same system (rc {rc}) {err[-1500:]}")
+    single = config("single.yaml", 600, traj=50)
+    rc, _, err = run([PAIRMD, "run", single, "--output", "same"])
+    check(rc == 0, f"a single run of the same system (rc {rc}) {err[-1500:]}")
+    rc, _, err = run([PAIRMD, "run", single, "--output", "small", "--set", "system.lattice.cells=3",
+                      "--set", "force_field.pair.0.cutoff=2.0"])
+    check(rc == 0, f"a single run of 108 particles (rc {rc}) {err[-1500:]}")
+    rc, out, err = run([PAIRMD, "demux", "di"])
+    check(rc == 0, f"demux of the ensemble as it was written (rc {rc}) {err}")
+    for f in ("di.T0.h5", "di.T1.h5"):
+        os.remove(f)
+    # Files that are not of this ensemble.
+    demux_case("fewer_particles", replace_file("di.r1.h5", "small.h5"), ["another run"])
+    demux_case("another_run", replace_file("di.r1.h5", "same.h5"), ["another run"])
+    def forged(source):
+        def change():
+            import h5py
+            with h5py.File("di.r1.h5", "r") as f:
+                run_id = f["parameters"].attrs["run_id"]
+            shutil.copy(os.path.join("..", source), "di.r1.h5")
+            with h5py.File("di.r1.h5", "r+") as f:
+                f["parameters"].attrs["run_id"] = run_id
+            return "di.r1.h5"
+        return change
+    demux_case("fewer_particles_same_run_id", forged("small.h5"), ["108 particles", "has 256"])
+    demux_case("another_ensemble", replace_file("di.r1.checkpoint.h5", "dj.r1.checkpoint.h5"), ["another ensemble"])
+    demux_case("another_ensembles_walk", replace_file("di.walk.csv", "dj.walk.csv"), ["checkpoint"])
+    # A walk that ends early, one whose rows are not permutations, one with an exchange that
+    # could not have happened (odd exchanges of a ladder of two try no pair).
+    demux_case("walk_ends_early", edit_walk(lambda l: l[:-4]), ["exchange"])
+    demux_case("walk_not_a_permutation", edit_walk(lambda l: l[:5] + [l[5].rsplit(",", 2)[0] + ",0,0"] + l[6:]),
+               ["permutation"])
+    def odd_swap(lines):
+        row = lines[3].split(",")  # exchange 1 (odd): no pair is tried
+        row[2], row[3] = row[3], row[2]
+        return lines[:3] + [",".join(row)] + lines[4:]
+    demux_case("walk_impossible_swap", edit_walk(odd_swap), ["exchange 1"])
+    # Trajectories whose frames are not of the same steps.
+    demux_case("frame_steps", shift_steps("di.r1.h5"), ["step"])
 
 
 def start_ensemble(prefix, cfg, k=2):
@@ -396,7 +498,7 @@ def test_nompi():
     check(p.returncode == 0 and os.path.exists("nm1.r0.checkpoint.h5"), f"K = 1 runs without mpirun ({p.stderr[-500:]})")
 
 
-TESTS = {"acceptance": test_acceptance, "pe": test_pe, "restart": test_restart, "demux": test_demux,
+TESTS = {"acceptance": test_acceptance, "pe": test_pe, "restart": test_restart, "demux": test_demux, "demux_inputs": test_demux_inputs,
          "signal": test_signal, "kill": test_kill, "failure": test_failure, "config": test_config, "nompi": test_nompi}
 
 if __name__ == "__main__":
