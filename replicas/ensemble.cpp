@@ -169,6 +169,29 @@ void EnsembleLog::write_plot(const std::vector<double>& temperatures, const std:
 
 // ---- the run --------------------------------------------------------------------------------
 
+namespace {
+
+// This replica's newest checkpoint, for a meeting (-1: none, or no common checkpoints kept).
+double newest_checkpoint(const EnsembleOptions& o) {
+  return o.newest_checkpoint && o.common ? static_cast<double>(o.newest_checkpoint()) : -1.0;
+}
+
+// Where every replica's newest checkpoint (value `at` of each rank's `stride` values in `all`)
+// is of one step, newer than the common one, it becomes the common one. Before this replica
+// writes a newer checkpoint: the step stays in one of its two files until the next is common.
+void keep_common_checkpoint(const std::vector<double>& all, size_t stride, size_t at, const EnsembleOptions& o,
+                            EnsembleOutcome& out) {
+  if (!o.common) return;
+  const double step = all[at];
+  for (size_t r = 0; r < all.size() / stride; ++r)
+    if (all[r * stride + at] != step) return;
+  if (step < 0 || static_cast<int64_t>(step) <= o.common->step()) return;
+  const std::string why = o.common->keep(static_cast<int64_t>(step));
+  if (!why.empty() && out.common_error.empty()) out.common_error = why;
+}
+
+}  // namespace
+
 EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleOptions& o) {
   Communicator& comm = *o.comm;
   const int k = comm.size();
@@ -194,16 +217,17 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
     const double energy = failed ? std::numeric_limits<double>::quiet_NaN() : sim.observables_now().potential;
     out.energy_seconds += since(t0);
     const auto t1 = Clock::now();
-    const std::vector<double> all = comm.allgather({static_cast<double>(status), energy});
+    const std::vector<double> all = comm.allgather({static_cast<double>(status), energy, newest_checkpoint(o)});
     out.gather_seconds += since(t1);
     ++out.meetings;
+    keep_common_checkpoint(all, 3, 2, o, out);
     worst = 0;
-    for (int r = 0; r < k; ++r) worst = std::max(worst, static_cast<int>(all[2 * r]));
+    for (int r = 0; r < k; ++r) worst = std::max(worst, static_cast<int>(all[3 * r]));
     // A stop (a signal) still exchanges: the restart goes on after this meeting, as a run that
     // was not stopped would. A failure does not (a failed replica has no energy of this step).
     if (worst != kReplicaFailed && o.exchange && target % o.every == 0 && target > o.exchange->last_exchange_step()) {
       std::vector<double> energies(k);
-      for (int r = 0; r < k; ++r) energies[r] = all[2 * r + 1];
+      for (int r = 0; r < k; ++r) energies[r] = all[3 * r + 1];
       const auto t2 = Clock::now();
       const double t_old = o.exchange->temperature_of(o.replica);
       const std::vector<ExchangeAttempt> attempts = o.exchange->exchange(target, energies);
@@ -241,13 +265,15 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
   const int mine = out.result.outcome == RunOutcome::Completed     ? kReplicaCompleted
                    : out.result.outcome == RunOutcome::Interrupted ? kReplicaStopped
                                                                    : kReplicaFailed;
-  const std::vector<double> end = comm.allgather(
-      {static_cast<double>(mine), static_cast<double>(out.result.last_good_step), seconds, out.signalled ? 1.0 : 0.0});
+  const std::vector<double> end =
+      comm.allgather({static_cast<double>(mine), static_cast<double>(out.result.last_good_step), seconds,
+                      out.signalled ? 1.0 : 0.0, newest_checkpoint(o)});
+  keep_common_checkpoint(end, 5, 4, o, out);
   for (int r = 0; r < k; ++r) {
-    out.status.push_back(static_cast<int>(end[4 * r]));
-    out.last_step.push_back(static_cast<int64_t>(end[4 * r + 1]));
-    out.seconds.push_back(end[4 * r + 2]);
-    out.signalled = out.signalled || end[4 * r + 3] != 0;
+    out.status.push_back(static_cast<int>(end[5 * r]));
+    out.last_step.push_back(static_cast<int64_t>(end[5 * r + 1]));
+    out.seconds.push_back(end[5 * r + 2]);
+    out.signalled = out.signalled || end[5 * r + 3] != 0;
     if (out.first_failed < 0 && out.status.back() == kReplicaFailed) out.first_failed = r;
   }
   return out;

@@ -16,11 +16,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/simulation.h"
+#include "replicas/checkpoint_set.h"
 #include "replicas/communicator.h"
 #include "replicas/exchange.h"
 
@@ -90,6 +92,11 @@ struct EnsembleOptions {
   int64_t every = 1000;               // steps between meetings (and exchanges)
   ExchangeState* exchange = nullptr;  // null: independent replicas
   EnsembleLog* log = nullptr;         // rank 0 with exchange
+  // The step of this replica's newest checkpoint (-1: none yet), and its common checkpoint
+  // (replicas/checkpoint_set.h): at each meeting, and at the end, a step that every replica's
+  // newest checkpoint is of becomes the common one. Both or neither.
+  std::function<int64_t()> newest_checkpoint;
+  CommonCheckpoint* common = nullptr;
 };
 
 // Status of a replica when the ensemble ended.
@@ -108,6 +115,7 @@ struct EnsembleOutcome {
   double decide_seconds = 0;       //   the exchange decisions and (rank 0) the exchange log
   double rescale_seconds = 0;      //   a new temperature: velocities scaled, state set again
   int64_t meetings = 0;
+  std::string common_error;  // the first common checkpoint this replica could not keep
 };
 
 // Runs this rank's replica to `last_step` in step with the others. Collective: every rank of

@@ -1,5 +1,7 @@
 #include "replicas/ensemble_plan.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -7,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "replicas/checkpoint_set.h"
 #include "replicas/ensemble.h"
 #include "session/run_setup.h"
 
@@ -158,6 +161,24 @@ void check_existing_ensemble_files(const FrontEnd& fe, bool overwrite, const Run
                     "' holds the ensemble files of an earlier run (" + list +
                     "); nothing was written\n  to replace them:  add " + fe.overwrite +
                     "\n  to keep them:     choose another prefix with " + fe.output_example);
+}
+
+void check_existing_common_checkpoint(const FrontEnd& fe, bool overwrite, const RunPlan& p, bool remove,
+                                      std::ostream& out) {
+  const std::string common = common_checkpoint_path(p.files.checkpoint());
+  // A link left by a run killed while it renamed one: only runs on this prefix write it.
+  if (remove) std::remove((common + ".tmp").c_str());
+  if (access(common.c_str(), F_OK) != 0 || (p.restart && p.continues_files)) return;
+  if (overwrite) {
+    if (!remove) return;
+    if (std::remove(common.c_str()) != 0)
+      throw std::runtime_error(fe.overwrite + ": cannot remove '" + common + "': " + std::strerror(errno));
+    out << "overwrite: removed " << common << " (" << fe.overwrite << ")\n";
+    return;
+  }
+  throw ConfigError(fe.who + ": the output prefix '" + p.files.prefix + "' holds a file of an earlier run (" + common +
+                    "); nothing was written\n  to replace it:  add " + fe.overwrite +
+                    "\n  to keep it:     choose another prefix with " + fe.output_example);
 }
 
 std::string check_same_start(Communicator& comm, int64_t first, const ReplicaPlan& rp, const FrontEnd& fe) {

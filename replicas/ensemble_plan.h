@@ -35,6 +35,12 @@ void plan_replicas(RunRequest& r, const FrontEnd& fe, Communicator& comm, Replic
 void check_existing_ensemble_files(const FrontEnd& fe, bool overwrite, const RunPlan& p, const ReplicaPlan& rp,
                                    bool remove, std::ostream& out);
 
+// Each replica's common checkpoint (PREFIX.rNN.checkpoint.common.h5, replicas/checkpoint_set.h)
+// is one of its run's files: a new run refuses one left by an earlier run (ConfigError) unless
+// `overwrite`, which removes it with `remove` (once every check has passed), saying so on `out`.
+void check_existing_common_checkpoint(const FrontEnd& fe, bool overwrite, const RunPlan& p, bool remove,
+                                      std::ostream& out);
+
 // The replicas of a restart must all start from one step with one exchange state, of one
 // ensemble: checkpoints of one meeting (a rank killed while it wrote its checkpoint leaves an older
 // one). Collective. Returns "" when they do, else the message (the same on every rank).

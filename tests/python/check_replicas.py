@@ -24,6 +24,11 @@ TEST is one of
               run that was not interrupted does (positions, exchange log, walk)
   kill        SIGKILL of one rank: mpirun ends the job, every replica's files stay readable
               (trajectories, checkpoints, thermo) and the ensemble restarts from its checkpoints
+  fulldisk    a full disk that stops replica 0 between checkpoints while replica 1 goes on to the
+              next meeting: the checkpoints are of different steps, and the restart goes on from
+              the common checkpoints, bitwise as if nothing had stopped
+  killrandom  SIGKILL of a random rank at random times (PAIRMD_REPLICA_KILLS, default 3): every
+              kill leaves a set the ensemble restarts from; the end is bitwise a straight run's
   failure     a replica that blows up stops the ensemble, the message names it, the others
               close their files with checkpoints
   config      bad ladders and K != ranks are config errors (exit 2), with file:line:key
@@ -459,6 +464,97 @@ def test_kill():
         check(rc == 2 and "not of one step" in err, f"checkpoints of different steps {steps} are refused, exit 2")
 
 
+def common_steps(prefix, k=2):
+    """The steps of each replica's checkpoint and common checkpoint (None where there is none)."""
+    import h5py
+    out = []
+    for r in range(k):
+        pair = []
+        for f in (f"{prefix}.r{r}.checkpoint.h5", f"{prefix}.r{r}.checkpoint.common.h5"):
+            try:
+                with h5py.File(f, "r") as h:
+                    pair.append(int(h["state"].attrs["step"]))
+            except (OSError, KeyError):
+                pair.append(None)
+        out.append(tuple(pair))
+    return out
+
+
+def test_fulldisk():
+    lib = os.environ.get("PAIRMD_SMALL_DISK_LIBRARY", "")
+    if not os.path.exists(lib):
+        print("SKIP: no small-disk library (PAIRMD_SMALL_DISK_LIBRARY; tests/small_disk_preload.c)")
+        sys.exit(77)
+    os.makedirs("disk")
+    os.chdir("disk")
+    cfg = config("fd.yaml", 2000, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", thermo=10,
+                 checkpoint=100, traj=10)
+    with open(cfg) as f:
+        text = f.read().replace("flush_seconds: 0.2", "flush_seconds: 0")
+    with open(cfg, "w") as f:
+        f.write(text)
+    # The disk is full for replica 0 only (its trajectory fills it first); replica 1 writes on to
+    # the next meeting and its checkpoint there.
+    small = dict(ENV, LD_PRELOAD=lib, PAIRMD_TEST_DISK_DIR=".", PAIRMD_TEST_DISK_BYTES=str(5 * 10 ** 6),
+                 PAIRMD_TEST_DISK_RANK="0")
+    p = subprocess.run(MPIRUN + ["-np", "2", PAIRMD, "run", cfg], env=small, capture_output=True, text=True, timeout=600)
+    check(p.returncode == 1 and "replica 0 (fd.r0.*) failed" in p.stderr and "No space left" in p.stderr,
+          f"the full disk stops the ensemble, exit 1 naming replica 0 (rc {p.returncode}) {p.stderr[-800:]}")
+    steps = common_steps("fd")
+    print("checkpoint, common checkpoint steps of each replica:", steps)
+    check(steps[0][0] != steps[1][0], f"the replicas' newest checkpoints are of different steps ({steps})")
+    check("goes on from" in p.stderr and "common" in p.stderr, "the message says the restart goes on from the common step")
+    # With room again, the command it printed continues the ensemble, bitwise as if it had not stopped.
+    rc, out, err = mpirun(2, ["run", cfg, "--restart", "fd.r{replica}.checkpoint.h5"], timeout=600)
+    check(rc == 0 and "goes on from there" in out, f"the restart goes on from the common step (rc {rc}) {err[-1500:]}")
+    same_as_straight_run("fd", cfg, 2000, 10)
+
+
+def test_killrandom():
+    """SIGKILL of a random rank at a random time, again and again (PAIRMD_REPLICA_KILLS times;
+    3 here, a long loop by hand): each time, the ensemble restarts from what the kill left, and
+    the last restart runs to the end bitwise as a run that was never killed."""
+    import random
+    kills = int(os.environ.get("PAIRMD_REPLICA_KILLS", "3"))
+    rng = random.Random(int(os.environ.get("PAIRMD_REPLICA_KILL_SEED", "1")))
+    end = 10 ** 7
+    # A checkpoint at every meeting: as many chances as can be for a kill to land between two
+    # replicas' checkpoints of one step.
+    cfg = config("kr.yaml", end, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 20",
+                 checkpoint=20, traj=20)
+    args = ["run", cfg]
+    stops = []
+    for n in range(kills):
+        p = subprocess.Popen(MPIRUN + ["-np", "2", PAIRMD] + args, env=ENV, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        # The first run is killed once a set of checkpoints exists; restarts at any time.
+        while n == 0 and not all(s[1] is not None for s in common_steps("kr")):
+            if p.poll() is not None:
+                fail("the ensemble ended early: " + p.stderr.read()[-2000:])
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, 2.0))
+        pids = rank_pids(p)
+        while len(pids) < 2 and p.poll() is None:  # mpirun has not started both ranks yet
+            time.sleep(0.01)
+            pids = rank_pids(p)
+        if p.poll() is None:
+            os.kill(rng.choice(pids), signal.SIGKILL)
+        out, err = p.communicate(timeout=120)
+        if p.returncode == 2 or "Traceback" in err:
+            fail(f"kill {n}: the restart refused the files the last kill left (rc {p.returncode}): {err[-2000:]}")
+        steps = common_steps("kr")
+        stops.append(steps)
+        print(f"kill {n}: rc {p.returncode}, checkpoint and common checkpoint steps {steps}")
+        args = ["run", cfg, "--restart", "kr.r{replica}.checkpoint.h5"]
+    # The last restart runs to 200 steps past the newest checkpoint and must match a straight run.
+    last = max(s for pair in common_steps("kr") for s in pair if s is not None) + 200
+    rc, out, err = mpirun(2, args + ["--steps", str(last)], timeout=600)
+    check(rc == 0, f"after {kills} kills the ensemble restarts and runs to step {last} (rc {rc}) {err[-1500:]}")
+    differ = sum(1 for s in stops if s[0][0] != s[1][0])
+    print(f"{kills} kills; {differ} left the replicas' newest checkpoints at different steps")
+    same_as_straight_run("kr", cfg, last, 20)
+
+
 def test_failure():
     cfg = config("fl.yaml", 3000, replicas="count: 2\ntemperatures: [1.2, 50000]\nexchange_every: 50")
     rc, out, err = mpirun(2, ["run", cfg], timeout=300)
@@ -499,7 +595,7 @@ def test_nompi():
 
 
 TESTS = {"acceptance": test_acceptance, "pe": test_pe, "restart": test_restart, "demux": test_demux, "demux_inputs": test_demux_inputs,
-         "signal": test_signal, "kill": test_kill, "failure": test_failure, "config": test_config, "nompi": test_nompi}
+         "signal": test_signal, "fulldisk": test_fulldisk, "killrandom": test_killrandom, "kill": test_kill, "failure": test_failure, "config": test_config, "nompi": test_nompi}
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[1] not in TESTS:
