@@ -103,9 +103,17 @@ RunRequest request_of(const RunOptions& o) {
   return r;
 }
 
-FrontEnd front_end(const RunOptions& o) {
+// `ranks` > 1: an ensemble, whose replicas' checkpoints are BASE.rNN.checkpoint.h5, continued under
+// mpirun with BASE.r{replica}.checkpoint.h5.
+FrontEnd front_end(const RunOptions& o, int ranks) {
   FrontEnd fe;
-  fe.continue_with = [o](const std::string& checkpoint) { return continue_command(o, checkpoint); };
+  fe.continue_with = [o, ranks](const std::string& checkpoint) {
+    const std::string end = ".checkpoint.h5";
+    const size_t tag = checkpoint.rfind(".r", checkpoint.size() >= end.size() ? checkpoint.size() - end.size() : 0);
+    if (ranks <= 1 || tag == std::string::npos) return continue_command(o, checkpoint);
+    return "mpirun -np " + std::to_string(ranks) + " " +
+           continue_command(o, checkpoint.substr(0, tag) + ".r{replica}" + end);
+  };
   return fe;
 }
 
@@ -308,7 +316,7 @@ int cmd_run(const Args& args) {
   // Everything that can be wrong with the input is found before any output file is touched, on
   // every rank; the ranks agree on the outcome before any of them goes on.
   RunRequest request = request_of(o);
-  const FrontEnd fe = front_end(o);
+  const FrontEnd fe = front_end(o, comm.size());
   ReplicaPlan rp;
   plan_replicas(request, fe, comm, rp);
   PreparedRun run;

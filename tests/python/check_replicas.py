@@ -581,6 +581,14 @@ def test_config():
         check(not any(f.startswith(f"bad{n}.") and not f.endswith(".yaml") for f in os.listdir(".")), "nothing was written")
     rc, out, err = mpirun(2, ["run", config("none.yaml", 100)], timeout=120)
     check(rc == 2 and "no replicas section" in err, "2 ranks without a replicas section: exit 2")
+    # A second ensemble on the prefix of an earlier one is refused; the way to continue that one
+    # is the ensemble's restart.
+    again = config("again.yaml", 100, replicas="count: 2\ntemperatures: [1.2, 1.3]")
+    rc, out, err = mpirun(2, ["run", again], timeout=120)
+    check(rc == 0, f"an ensemble of 100 steps (rc {rc}) {err[-800:]}")
+    rc, out, err = mpirun(2, ["run", again], timeout=120)
+    check(rc == 2 and "mpirun -np 2 pairmd run again.yaml --restart 'again.r{replica}.checkpoint.h5'" in err,
+          f"the same again is refused, and told how to continue the ensemble ({err.strip().splitlines()[:2]})")
 
 
 def test_nompi():
