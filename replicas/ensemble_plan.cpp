@@ -199,12 +199,12 @@ std::string check_same_start(Communicator& comm, int64_t first, const ReplicaPla
   }
   if (same) return "";
   std::ostringstream s;
-  s << fe.who << ": " << fe.restart
-    << ": the replicas' checkpoints are not of one step (a rank was killed while it wrote "
-    << "one?):";
+  s << fe.who << ": " << fe.restart << ": the replicas' checkpoints are not of one step:";
   for (int r = 0; r < comm.size(); ++r)
     s << " " << replica_tag(r, comm.size()) << " step " << static_cast<int64_t>(all[4 * r]);
-  s << "; nothing was written. Restart from checkpoints of one step (copies kept elsewhere), or start again";
+  s << ", and their common checkpoints (.checkpoint.common.h5) hold no step that every replica has (the ensemble "
+    << "stopped before its first checkpoint that all replicas wrote?); nothing was written. Restart from checkpoints "
+    << "of one step (copies kept elsewhere), or start again";
   return s.str();
 }
 

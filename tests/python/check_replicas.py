@@ -418,6 +418,8 @@ def same_as_straight_run(prefix, cfg, end, thermo_every):
               f"replica {r}: thermo rows equal")
     for f in ("exchange.csv", "walk.csv"):
         check(open(f"{prefix}.{f}").read() == open(f"{prefix}_ref.{f}").read(), f"the {f} files are identical")
+    rc, out, err = run([PAIRMD, "demux", prefix])
+    check(rc == 0, f"pairmd demux {prefix} takes the files the restarts continued (rc {rc}) {err[-500:]}")
 
 
 def test_signal():
@@ -447,7 +449,10 @@ def test_signal():
 def test_kill():
     cfg = config("kl.yaml", 10 ** 7, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", checkpoint=500)
     p = start_ensemble("kl", cfg)
-    time.sleep(1.5)  # past a checkpoint
+    while not all(c is not None for _, c in common_steps("kl")):  # past a checkpoint every replica wrote
+        if p.poll() is not None:
+            fail("the ensemble ended early: " + p.stderr.read()[-2000:])
+        time.sleep(0.05)
     pids = rank_pids(p)
     check(len(pids) == 2, f"two ranks run ({pids})")
     os.kill(pids[-1], signal.SIGKILL)
@@ -458,10 +463,8 @@ def test_kill():
     steps = [checkpoint_state(f"kl.r{r}.checkpoint.h5")[0] for r in range(2)]
     rc, out, err = mpirun(2, ["run", cfg, "--restart", "kl.r{replica}.checkpoint.h5", "--steps", str(max(steps) + 200)],
                           timeout=300)
-    if steps[0] == steps[1]:
-        check(rc == 0, f"the ensemble restarts from the checkpoints of step {steps[0]} (rc {rc}) {err[-1500:]}")
-    else:
-        check(rc == 2 and "not of one step" in err, f"checkpoints of different steps {steps} are refused, exit 2")
+    # From the checkpoints, or the common checkpoints where the kill left them of different steps.
+    check(rc == 0, f"the ensemble restarts from the checkpoints of steps {steps} (rc {rc}) {err[-1500:]}")
 
 
 def common_steps(prefix, k=2):
@@ -524,6 +527,7 @@ def test_killrandom():
                  checkpoint=20, traj=20)
     args = ["run", cfg]
     stops = []
+    hung = 0
     for n in range(kills):
         p = subprocess.Popen(MPIRUN + ["-np", "2", PAIRMD] + args, env=ENV, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -539,7 +543,15 @@ def test_killrandom():
             pids = rank_pids(p)
         if p.poll() is None:
             os.kill(rng.choice(pids), signal.SIGKILL)
-        out, err = p.communicate(timeout=120)
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            # Open MPI's mpirun can hang when a rank dies while MPI starts: end the job here.
+            hung += 1
+            for pid in rank_pids(p):
+                os.kill(pid, signal.SIGKILL)
+            p.kill()
+            out, err = p.communicate()
         if p.returncode == 2 or "Traceback" in err:
             fail(f"kill {n}: the restart refused the files the last kill left (rc {p.returncode}): {err[-2000:]}")
         steps = common_steps("kr")
@@ -551,7 +563,8 @@ def test_killrandom():
     rc, out, err = mpirun(2, args + ["--steps", str(last)], timeout=600)
     check(rc == 0, f"after {kills} kills the ensemble restarts and runs to step {last} (rc {rc}) {err[-1500:]}")
     differ = sum(1 for s in stops if s[0][0] != s[1][0])
-    print(f"{kills} kills; {differ} left the replicas' newest checkpoints at different steps")
+    print(f"{kills} kills; {differ} left the replicas' newest checkpoints at different steps; mpirun hung after "
+          f"{hung} (ended by the test)")
     same_as_straight_run("kr", cfg, last, 20)
 
 
