@@ -289,6 +289,29 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
   return exit_code;
 }
 
+// This rank's replica of the ensemble, run in step with the others, and its report.
+int run_replica(const RunOptions& o, const RunPlan& p, ReplicaPlan& rp, Communicator& comm, Simulation& sim,
+                const Outputs& out, EnsembleLog* log) {
+  out.checkpoints->set_ensemble([&rp] { return replica_checkpoint_text(rp); });
+  // Every replica starts from one step (check_same_start): the start is a common checkpoint.
+  CommonCheckpoint common(out.checkpoints->path());
+  if (p.restart) {
+    const std::string why = common.start(o.restart, p.first);
+    if (!why.empty()) std::cerr << "pairmd run: replica " << rp.replica << ": warning: " << why << "\n";
+  }
+  EnsembleOptions eo;
+  eo.comm = &comm;
+  eo.replica = rp.replica;
+  eo.count = rp.count;
+  eo.every = p.cfg.replicas.exchange_every;
+  eo.exchange = rp.exchange ? &rp.exchange_state : nullptr;
+  eo.log = log;
+  eo.newest_checkpoint = [&out] { return out.checkpoints->last_written_step(); };
+  eo.common = &common;
+  const EnsembleOutcome outcome = run_ensemble(sim, p.last, eo);
+  return report_ensemble(o, p, rp, outcome, sim, out, log, common);
+}
+
 }  // namespace
 
 int cmd_run(const Args& args) {
@@ -399,24 +422,7 @@ int cmd_run(const Args& args) {
     const RunResult result = sim.run(p.last);
     return report(o, result, sim, out);
   }
-  out.checkpoints->set_ensemble([&rp] { return replica_checkpoint_text(rp); });
-  // Every replica starts from one step (check_same_start): the start is a common checkpoint.
-  CommonCheckpoint common(out.checkpoints->path());
-  if (p.restart) {
-    const std::string why = common.start(o.restart, p.first);
-    if (!why.empty()) std::cerr << "pairmd run: replica " << rp.replica << ": warning: " << why << "\n";
-  }
-  EnsembleOptions eo;
-  eo.comm = &comm;
-  eo.replica = rp.replica;
-  eo.count = rp.count;
-  eo.every = cfg.replicas.exchange_every;
-  eo.exchange = rp.exchange ? &rp.exchange_state : nullptr;
-  eo.log = ensemble_log.get();
-  eo.newest_checkpoint = [&out] { return out.checkpoints->last_written_step(); };
-  eo.common = &common;
-  const EnsembleOutcome outcome = run_ensemble(sim, p.last, eo);
-  return report_ensemble(o, p, rp, outcome, sim, out, ensemble_log.get(), common);
+  return run_replica(o, p, rp, comm, sim, out, ensemble_log.get());
 }
 
 }  // namespace pairmd::cli

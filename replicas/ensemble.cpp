@@ -190,6 +190,25 @@ void keep_common_checkpoint(const std::vector<double>& all, size_t stride, size_
   if (!why.empty() && out.common_error.empty()) out.common_error = why;
 }
 
+// Every replica's end, and everyone knows it: its status, last good step and time, whether it
+// got a signal; and the final checkpoints, where all are of one step, become the common ones.
+void gather_ends(double seconds, const EnsembleOptions& o, EnsembleOutcome& out) {
+  const int mine = out.result.outcome == RunOutcome::Completed     ? kReplicaCompleted
+                   : out.result.outcome == RunOutcome::Interrupted ? kReplicaStopped
+                                                                   : kReplicaFailed;
+  const std::vector<double> end =
+      o.comm->allgather({static_cast<double>(mine), static_cast<double>(out.result.last_good_step), seconds,
+                         out.signalled ? 1.0 : 0.0, newest_checkpoint(o)});
+  keep_common_checkpoint(end, 5, 4, o, out);
+  for (int r = 0; r < o.comm->size(); ++r) {
+    out.status.push_back(static_cast<int>(end[5 * r]));
+    out.last_step.push_back(static_cast<int64_t>(end[5 * r + 1]));
+    out.seconds.push_back(end[5 * r + 2]);
+    out.signalled = out.signalled || end[5 * r + 3] != 0;
+    if (out.first_failed < 0 && out.status.back() == kReplicaFailed) out.first_failed = r;
+  }
+}
+
 }  // namespace
 
 EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleOptions& o) {
@@ -249,7 +268,7 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
     if (!sim.ended() && worst != kReplicaFailed) out.result = sim.show_current();
     if (worst != 0 || sim.step() >= last_step) break;
   }
-  // Every replica's end, and everyone knows it.
+  // This replica's end.
   out.signalled = g_stop_signal.load() != 0;
   if (sim.ended())
     out.result = sim.end();  // the result of the failure
@@ -261,21 +280,7 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
     out.result.outcome = RunOutcome::Failed;
     out.result.message = log_error;
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  const int mine = out.result.outcome == RunOutcome::Completed     ? kReplicaCompleted
-                   : out.result.outcome == RunOutcome::Interrupted ? kReplicaStopped
-                                                                   : kReplicaFailed;
-  const std::vector<double> end =
-      comm.allgather({static_cast<double>(mine), static_cast<double>(out.result.last_good_step), seconds,
-                      out.signalled ? 1.0 : 0.0, newest_checkpoint(o)});
-  keep_common_checkpoint(end, 5, 4, o, out);
-  for (int r = 0; r < k; ++r) {
-    out.status.push_back(static_cast<int>(end[5 * r]));
-    out.last_step.push_back(static_cast<int64_t>(end[5 * r + 1]));
-    out.seconds.push_back(end[5 * r + 2]);
-    out.signalled = out.signalled || end[5 * r + 3] != 0;
-    if (out.first_failed < 0 && out.status.back() == kReplicaFailed) out.first_failed = r;
-  }
+  gather_ends(std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(), o, out);
   return out;
 }
 
