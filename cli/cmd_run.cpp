@@ -295,7 +295,7 @@ int run_replica(const RunOptions& o, const RunPlan& p, ReplicaPlan& rp, Communic
   out.checkpoints->set_ensemble([&rp] { return replica_checkpoint_text(rp); });
   // Every replica starts from one step (check_same_start): the start is a common checkpoint.
   CommonCheckpoint common(out.checkpoints->path());
-  if (p.restart) {
+  if (p.restart && p.continues_files) {
     const std::string why = common.start(o.restart, p.first);
     if (!why.empty()) std::cerr << "pairmd run: replica " << rp.replica << ": warning: " << why << "\n";
   }

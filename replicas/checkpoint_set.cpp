@@ -63,26 +63,29 @@ CommonCheckpoint::CommonCheckpoint(std::string checkpoint)
     : checkpoint_(std::move(checkpoint)), common_(common_checkpoint_path(checkpoint_)) {}
 
 std::string CommonCheckpoint::start(const std::string& restart, int64_t step) {
-  if (same_file(restart, checkpoint_)) return keep(step);
-  if (same_file(restart, common_)) step_ = step;
-  return "";
+  if (same_file(restart, common_)) {
+    step_ = step;
+    return "";
+  }
+  return keep(step, restart);
 }
 
-std::string CommonCheckpoint::keep(int64_t step) {
+std::string CommonCheckpoint::keep(int64_t step, const std::string& source) {
+  const std::string& from = source.empty() ? checkpoint_ : source;
   // A link under a temporary name, renamed over the common file: the old one stays whole until
   // the new one is there. Only this run (it holds the prefix's claim) uses the temporary name.
   const std::string tmp = common_ + ".tmp";
   ::unlink(tmp.c_str());
-  if (::link(checkpoint_.c_str(), tmp.c_str()) != 0) {
+  if (::link(from.c_str(), tmp.c_str()) != 0) {
     const int why = errno;
     if (why != EPERM && why != EOPNOTSUPP && why != ENOSYS && why != EMLINK && why != EXDEV)
-      return "cannot link '" + checkpoint_ + "' to '" + tmp + "': " + std::strerror(why);
+      return "cannot link '" + from + "' to '" + tmp + "': " + std::strerror(why);
     // A file system without hard links: a copy.
     std::error_code ec;
-    std::filesystem::copy_file(checkpoint_, tmp, std::filesystem::copy_options::overwrite_existing, ec);
+    std::filesystem::copy_file(from, tmp, std::filesystem::copy_options::overwrite_existing, ec);
     if (ec) {
       ::unlink(tmp.c_str());
-      return "cannot copy '" + checkpoint_ + "' to '" + tmp + "': " + ec.message();
+      return "cannot copy '" + from + "' to '" + tmp + "': " + ec.message();
     }
   }
   if (std::rename(tmp.c_str(), common_.c_str()) != 0) {

@@ -32,12 +32,13 @@ class CommonCheckpoint {
   const std::string& path() const { return common_; }
   // The step of the common checkpoint this run kept or started from (-1: none).
   int64_t step() const { return step_; }
-  // The run starts from `restart` at `step`, a step every replica starts from: its own checkpoint
-  // file becomes the common one; a start from the common file keeps it.
+  // The run continues its files from `restart` at `step`, a step every replica starts from: that
+  // file becomes the common one (a common checkpoint of a later step, from a timeline the restart
+  // leaves, would otherwise stay). Returns "" or why it could not.
   std::string start(const std::string& restart, int64_t step);
-  // Every replica's newest checkpoint is of `step`: keep this replica's as the common one.
-  // Returns "" or why it could not (the previous common checkpoint is then unchanged).
-  std::string keep(int64_t step);
+  // Every replica's newest checkpoint is of `step`: keep this replica's (or `source`) as the
+  // common one. Returns "" or why it could not (the previous common checkpoint is then unchanged).
+  std::string keep(int64_t step, const std::string& source = "");
 
  private:
   std::string checkpoint_, common_;
