@@ -27,6 +27,7 @@
 #include "replicas/local_ensemble.h"
 #include "replicas/thread_communicator.h"
 #include "engine/simulation.h"
+#include "replicas/checkpoint_set.h"
 #include "replicas/communicator.h"
 #include "replicas/ensemble.h"
 #include "replicas/ensemble_plan.h"
@@ -113,9 +114,17 @@ RunRequest request_of(const RunOptions& o) {
   return r;
 }
 
-FrontEnd front_end(const RunOptions& o) {
+// `ranks` > 1: an ensemble, whose replicas' checkpoints are BASE.rNN.checkpoint.h5, continued under
+// mpirun with BASE.r{replica}.checkpoint.h5.
+FrontEnd front_end(const RunOptions& o, int ranks) {
   FrontEnd fe;
-  fe.continue_with = [o](const std::string& checkpoint) { return continue_command(o, checkpoint); };
+  fe.continue_with = [o, ranks](const std::string& checkpoint) {
+    const std::string end = ".checkpoint.h5";
+    const size_t tag = checkpoint.rfind(".r", checkpoint.size() >= end.size() ? checkpoint.size() - end.size() : 0);
+    if (ranks <= 1 || tag == std::string::npos) return continue_command(o, checkpoint);
+    return "mpirun -np " + std::to_string(ranks) + " " +
+           continue_command(o, checkpoint.substr(0, tag) + ".r{replica}" + end);
+  };
   return fe;
 }
 
@@ -188,7 +197,7 @@ int agree(Communicator& comm, int code, const std::string& message, const Replic
 // The end of an ensemble: each replica's own lines (its log), and replica 0's report of the whole
 // ensemble: each replica's end, the acceptance and round trips, the walk plot, how to go on.
 int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp, const EnsembleOutcome& e,
-                    Simulation& sim, const Outputs& out, EnsembleLog* log) {
+                    Simulation& sim, const Outputs& out, EnsembleLog* log, const CommonCheckpoint& common) {
   const BackendStats st = sim.backend().stats();
   const RunResult& r = e.result;
   std::cout << "performance: " << st.steps << " steps in " << st.seconds_total << " s";
@@ -205,6 +214,8 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
   else
     saved << "no checkpoint of step " << r.last_good_step;
   const std::string who = "replica " + std::to_string(rp.replica) + " (" + p.files.prefix + ".*)";
+  if (!e.common_error.empty())
+    std::cerr << "pairmd run: " << who << ": warning: no common checkpoint: " << e.common_error << "\n";
   for (const std::string& f : r.finish_errors)
     if (r.outcome != RunOutcome::Failed || f != r.message)
       std::cerr << "pairmd run: " << who << ": error: " << f << "\n";
@@ -275,6 +286,10 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
     if (same)
       std::cerr << "  every replica has a checkpoint of step " << e.last_step[0]
                 << "; once the cause is fixed: " << again << "\n";
+    else if (common.step() >= 0)
+      std::cerr << "  the replicas stopped at different steps; every replica has a checkpoint of step " << common.step()
+                << " (" << common.path() << " and the others' .checkpoint.common.h5), which the restart goes on from"
+                << " once the cause is fixed: " << again << "\n";
   } else if (exit_code == kExitInterrupted) {
     std::cerr << "pairmd run: interrupted (signal) at step " << e.last_step[0]
               << "; every replica wrote its files and a checkpoint of that step\n  continue with: " << again << "\n";
@@ -285,9 +300,33 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
   return exit_code;
 }
 
+// This rank's replica of the ensemble, run in step with the others, and its report.
+int run_replica(const RunOptions& o, const RunPlan& p, ReplicaPlan& rp, Communicator& comm, Simulation& sim,
+                const Outputs& out, EnsembleLog* log) {
+  out.checkpoints->set_ensemble([&rp] { return replica_checkpoint_text(rp); });
+  // Every replica starts from one step (check_same_start): the start is a common checkpoint.
+  CommonCheckpoint common(out.checkpoints->path());
+  if (p.restart && p.continues_files) {
+    const std::string why = common.start(o.restart, p.first);
+    if (!why.empty()) std::cerr << "pairmd run: replica " << rp.replica << ": warning: " << why << "\n";
+  }
+  EnsembleOptions eo;
+  eo.comm = &comm;
+  eo.replica = rp.replica;
+  eo.count = rp.count;
+  eo.every = p.cfg.replicas.exchange_every;
+  eo.exchange = rp.exchange ? &rp.exchange_state : nullptr;
+  eo.log = log;
+  eo.newest_checkpoint = [&out] { return out.checkpoints->last_written_step(); };
+  eo.common = &common;
+  const EnsembleOutcome outcome = run_ensemble(sim, p.last, eo);
+  return report_ensemble(o, p, rp, outcome, sim, out, log, common);
+}
+
+
 // One run of the command: a single run, or replica comm.rank() of an ensemble (an MPI rank, or a
 // thread of this process with `rendezvous` for a GPU ensemble).
-int run_replica(const Args& args, Communicator& comm, EnsembleRendezvous* rendezvous) {
+int run_command(const Args& args, Communicator& comm, EnsembleRendezvous* rendezvous) {
   RunLog log;  // copies everything printed, into PREFIX.log once the outputs are opened
   // In an ensemble, only replica 0 prints its table on the terminal; every replica's is in its log.
   if (comm.rank() > 0) log.quiet_stdout();
@@ -299,8 +338,14 @@ int run_replica(const Args& args, Communicator& comm, EnsembleRendezvous* rendez
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   RunOptions o;
   if (const int rc = read_options(args, o); rc != kParsed) return rc;
-  // Each replica of an ensemble restarts from its own checkpoint: PREFIX.r{replica}.checkpoint.h5.
-  if (!o.restart.empty() && comm.size() > 1) o.restart = replica_path(o.restart, comm.rank(), comm.size());
+  // Each replica of an ensemble restarts from its own checkpoint: PREFIX.r{replica}.checkpoint.h5,
+  // or its common checkpoint where the replicas' newest are of different steps.
+  std::string restart_note;
+  if (!o.restart.empty() && comm.size() > 1) {
+    const RestartSet set = choose_restart_set(comm, replica_path(o.restart, comm.rank(), comm.size()));
+    o.restart = set.path;
+    restart_note = set.note;
+  }
 
   // A stop signal from here on ends the run cleanly: before the run began (in system.relax, or
   // before the outputs are opened) with the claim removed and nothing written.
@@ -308,7 +353,7 @@ int run_replica(const Args& args, Communicator& comm, EnsembleRendezvous* rendez
   // Everything that can be wrong with the input is found before any output file is touched, on
   // every rank; the ranks agree on the outcome before any of them goes on.
   RunRequest request = request_of(o);
-  const FrontEnd fe = front_end(o);
+  const FrontEnd fe = front_end(o, comm.size());
   ReplicaPlan rp;
   plan_replicas(request, fe, comm, rp);
   if (rendezvous)
@@ -332,6 +377,7 @@ int run_replica(const Args& args, Communicator& comm, EnsembleRendezvous* rendez
       }
       check_existing_ensemble_files(fe, o.overwrite, run.plan, rp, false, std::cout);
     }
+    if (rp.replica >= 0) check_existing_common_checkpoint(fe, o.overwrite, run.plan, false, std::cout);
   } catch (const StoppedBeforeRun& e) {
     code = kExitInterrupted;
     message = std::string("pairmd run: ") + e.what() + "; nothing was written";
@@ -352,6 +398,7 @@ int run_replica(const Args& args, Communicator& comm, EnsembleRendezvous* rendez
       if (comm.rank() == 0) std::cerr << message << "\n";
       return kExitUsage;
     }
+    if (comm.rank() == 0 && !restart_note.empty()) std::cout << restart_note << "\n";
   }
 
   code = describe_start(request, fe, run, std::cout, std::cerr) ? kParsed : kExitOk;
@@ -385,6 +432,7 @@ int run_replica(const Args& args, Communicator& comm, EnsembleRendezvous* rendez
   try {
     open_outputs(request, fe, p, std::move(potential_map), sim, out, log, command);
     if (rp.replica == 0) check_existing_ensemble_files(fe, o.overwrite, p, rp, true, std::cout);
+    if (rp.replica >= 0) check_existing_common_checkpoint(fe, o.overwrite, p, true, std::cout);
     if (rp.replica == 0 && rp.exchange) {
       ensemble_log = std::make_unique<EnsembleLog>(EnsembleFiles{rp.base_prefix}, rp.exchange_state, p.first,
                                                    p.restart && p.continues_files);
@@ -404,16 +452,7 @@ int run_replica(const Args& args, Communicator& comm, EnsembleRendezvous* rendez
     const RunResult result = sim.run(p.last);
     return report(o, result, sim, out);
   }
-  out.checkpoints->set_ensemble([&rp] { return replica_checkpoint_text(rp); });
-  EnsembleOptions eo;
-  eo.comm = &comm;
-  eo.replica = rp.replica;
-  eo.count = rp.count;
-  eo.every = cfg.replicas.exchange_every;
-  eo.exchange = rp.exchange ? &rp.exchange_state : nullptr;
-  eo.log = ensemble_log.get();
-  const EnsembleOutcome outcome = run_ensemble(sim, p.last, eo);
-  return report_ensemble(o, p, rp, outcome, sim, out, ensemble_log.get());
+  return run_replica(o, p, rp, comm, sim, out, ensemble_log.get());
 }
 
 // The number of replicas a run without an MPI launcher runs in this process: the config's
@@ -459,7 +498,7 @@ int run_replicas_in_threads(const Args& args, int count) {
       omp_set_num_threads(threads);
       ThreadCommunicator comm(group, k);
       try {
-        codes[k] = run_replica(args, comm, &rendezvous);
+        codes[k] = run_command(args, comm, &rendezvous);
       } catch (const std::exception& e) {
         std::cerr << "pairmd run: replica " << k << ": error: " << e.what() << "\n";
         codes[k] = kExitFailure;
@@ -477,7 +516,7 @@ int cmd_run(const Args& args) {
   Communicator& comm = world();
   if (comm.size() == 1)
     if (const int count = replicas_in_process(args); count > 1) return run_replicas_in_threads(args, count);
-  return run_replica(args, comm, nullptr);
+  return run_command(args, comm, nullptr);
 }
 
 }  // namespace pairmd::cli
