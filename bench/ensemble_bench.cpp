@@ -57,13 +57,20 @@ int main(int argc, char** argv) {
   int repeats = 3;
   for (int a = 2; a + 1 < argc; a += 2) {
     const std::string k = argv[a], v = argv[a + 1];
-    if (k == "--copies") copies = parse_list(v);
-    else if (k == "--steps") steps = std::stoll(v);
-    else if (k == "--warmup") warmup = std::stoll(v);
-    else if (k == "--repeats") repeats = std::stoi(v);
-    else if (k == "--backend") backend = v;
-    else if (k == "--set") sets.push_back(v);
-    else if (k == "--csv") csv = v;
+    if (k == "--copies")
+      copies = parse_list(v);
+    else if (k == "--steps")
+      steps = std::stoll(v);
+    else if (k == "--warmup")
+      warmup = std::stoll(v);
+    else if (k == "--repeats")
+      repeats = std::stoi(v);
+    else if (k == "--backend")
+      backend = v;
+    else if (k == "--set")
+      sets.push_back(v);
+    else if (k == "--csv")
+      csv = v;
     else {
       std::cerr << "ensemble_bench: unknown option " << k << "\n";
       return 2;

@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <iostream>
 #include <filesystem>
+#include <iostream>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -23,14 +23,14 @@
 #include <omp.h>
 
 #include "cli/run_setup.h"
-#include "io/checkpoint.h"
-#include "replicas/local_ensemble.h"
-#include "replicas/thread_communicator.h"
 #include "engine/simulation.h"
+#include "io/checkpoint.h"
 #include "replicas/checkpoint_set.h"
 #include "replicas/communicator.h"
 #include "replicas/ensemble.h"
 #include "replicas/ensemble_plan.h"
+#include "replicas/local_ensemble.h"
+#include "replicas/thread_communicator.h"
 #include "session/run_log.h"
 #include "session/run_outputs.h"
 #include "session/run_plan.h"
@@ -322,7 +322,6 @@ int run_replica(const RunOptions& o, const RunPlan& p, ReplicaPlan& rp, Communic
   const EnsembleOutcome outcome = run_ensemble(sim, p.last, eo);
   return report_ensemble(o, p, rp, outcome, sim, out, log, common);
 }
-
 
 // One run of the command: a single run, or replica comm.rank() of an ensemble (an MPI rank, or a
 // thread of this process with `rendezvous` for a GPU ensemble).

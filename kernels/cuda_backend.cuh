@@ -225,7 +225,7 @@ class CudaBackend final : public Backend {
   Model model_;
   Strategy strategy_;
   int systems_ = 1;
-  int system_size_ = 0;                    // particles per system
+  int system_size_ = 0;                      // particles per system
   std::vector<SystemParams> system_params_;  // per system: k_B T (m v^2 units) and seed
   DeviceBuffer<SystemParams> device_params_;
   cudaStream_t stream_ = nullptr;

@@ -17,10 +17,10 @@ class CudaEnsemble final : public Ensemble {
   CudaEnsemble(const Model& model, const std::vector<SystemState>& states, const std::vector<EnsembleSystem>& systems)
       : n_(static_cast<int>(states[0].size())) {
     const Model all = replicate_model(model, static_cast<int>(states.size()), n_);
-    const Strategy strategy = parse_strategy(model.strategy == kAutoStrategy ? strategy_name(kDefaultStrategy)
-                                                                             : model.strategy);
-    backend_ = std::make_unique<CudaBackend>(all, concatenate_states(states), strategy,
-                                             static_cast<int>(states.size()));
+    const Strategy strategy =
+        parse_strategy(model.strategy == kAutoStrategy ? strategy_name(kDefaultStrategy) : model.strategy);
+    backend_ =
+        std::make_unique<CudaBackend>(all, concatenate_states(states), strategy, static_cast<int>(states.size()));
     for (size_t k = 0; k < systems.size(); ++k) {
       backend_->set_system_temperature(static_cast<int>(k), systems[k].temperature);
       backend_->set_system_seed(static_cast<int>(k), systems[k].seed);

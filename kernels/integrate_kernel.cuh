@@ -143,7 +143,7 @@ struct ParticleOutputs {
 // Particle p (current numbering) is of system p / system_size; the noise and the pulling know it
 // by its tag within its system, so system k of an ensemble steps as it would alone.
 __device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a, int p, const ParticleInputs& in,
-                                                        float3 f3) {
+                                                         float3 f3) {
   ParticleOutputs out;
   const int system = p / a.system_size;
   const SystemParams sp = a.systems[system];

@@ -104,8 +104,7 @@ TEST_P(Ensembles, EverySystemRunsAsItWouldAlone) {
       }
       const std::vector<Vec3d> fa = single->forces(), fb = e->forces(k);
       ASSERT_EQ(fa.size(), fb.size());
-      if (t.deterministic)
-        EXPECT_EQ(std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(Vec3d)), 0) << "system " << k;
+      if (t.deterministic) EXPECT_EQ(std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(Vec3d)), 0) << "system " << k;
     }
   }
 }

@@ -33,8 +33,9 @@ TEST is one of
   failure     a replica that blows up stops the ensemble, the message names it, the others
               close their files with checkpoints
   config      bad ladders and K != ranks are config errors (exit 2), with file:line:key
-  nompi       without mpirun, a replicas section with K > 1 is a config error naming the reason
-              (runs in every build)
+  nompi       without mpirun, the K replicas run as threads of one process: an MPI ensemble's files
+              and, on the CPU backend, bit for bit the ensemble mpirun gives; its restart (runs in
+              every build; the comparison with mpirun where there is MPI)
 Exit 77: skipped (this pairmd has no MPI, or mpirun is missing), with the reason.
 """
 import csv
@@ -611,10 +612,34 @@ def test_config():
 
 
 def test_nompi():
-    cfg = config("nm.yaml", 100, replicas="count: 2\ntemperatures: [1.2, 1.3]")
+    """Without mpirun the K replicas run as threads of this one process (docs/ensembles.md): the
+    files of an MPI ensemble, and on the CPU backend (each replica a CPU backend of its own) the
+    very ensemble mpirun gives, bit for bit: states, exchange log and walk; and the restart."""
+    cfg = config("nm.yaml", 400, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", checkpoint=200)
     env = {k: v for k, v in ENV.items() if not k.startswith(("OMPI_", "PMI", "PMIX"))}
-    p = subprocess.run([PAIRMD, "run", cfg], env=env, capture_output=True, text=True)
-    check(p.returncode == 2 and "need 2 MPI ranks" in p.stderr, f"K = 2 without mpirun: exit 2 ({p.stderr.strip()})")
+    p = subprocess.run([PAIRMD, "run", cfg, "--output", "th"], env=env, capture_output=True, text=True)
+    check(p.returncode == 0, f"K = 2 without mpirun runs in one process (exit {p.returncode}: {p.stderr[-800:]})")
+    check("threads of one process" in p.stdout, "the log says the replicas are threads of one process")
+    for r in (0, 1):
+        check(os.path.exists(f"th.r{r}.checkpoint.h5") and os.path.exists(f"th.r{r}.log"), f"replica {r}'s files")
+    exchanges = rows("th.exchange.csv")
+    # 8 meetings; with two replicas only the even ones have a pair to try.
+    check(len(exchanges) == 4, f"the exchanges are logged ({len(exchanges)} rows)")
+    if shutil.which("mpirun") and "mpi: yes" in subprocess.run([PAIRMD, "--version"], capture_output=True,
+                                                                 text=True).stdout:
+        rc, _, err = mpirun(2, ["run", cfg, "--output", "mp"], timeout=600)
+        check(rc == 0, f"the same ensemble under mpirun ({err[-400:]})")
+        for r in (0, 1):
+            a, b = checkpoint_state(f"th.r{r}.checkpoint.h5"), checkpoint_state(f"mp.r{r}.checkpoint.h5")
+            check(a[0] == b[0] and (a[1] == b[1]).all() and (a[2] == b[2]).all() and a[3] == b[3],
+                  f"replica {r}: threads and MPI ranks end bit for bit alike (step {a[0]})")
+        check(rows("th.exchange.csv") == rows("mp.exchange.csv"), "the exchange logs are the same")
+        check(rows("th.walk.csv") == rows("mp.walk.csv"), "the walks are the same")
+    # The restart of the threads' ensemble, in threads again.
+    p = subprocess.run([PAIRMD, "run", cfg, "--restart", "th.r{replica}.checkpoint.h5", "--steps", "600"], env=env,
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and checkpoint_state("th.r0.checkpoint.h5")[0] == 600,
+          f"the ensemble in threads restarts ({p.stderr[-500:]})")
     # One replica runs anywhere, like a plain run (its files are nm1.r0.*).
     cfg = config("nm1.yaml", 100, replicas="count: 1\ntemperatures: [1.2]")
     p = subprocess.run([PAIRMD, "run", cfg], env=env, capture_output=True, text=True)
