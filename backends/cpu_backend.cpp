@@ -97,7 +97,17 @@ void CpuBackend::set_state(const SystemState& state) {
   inv_mass_.resize(state_.size());
   for (size_t i = 0; i < state_.size(); ++i) inv_mass_[i] = 1.0 / state_.mass[i];
   for (auto& t : pair_terms_) t->list.build(state_.position, state_.box, t->exclusions);
+  make_pme();
   compute_forces(nullptr);
+}
+
+void CpuBackend::make_pme() {
+  if (!model_.electrostatics.enabled) return;
+  const Box& b = state_.box;
+  if (pme_ && pme_->box().L.x == b.L.x && pme_->box().L.y == b.L.y && pme_->box().L.z == b.L.z &&
+      pme_->charges() == state_.charge)
+    return;
+  pme_ = std::make_unique<PmeCpu>(resolve_pme(model_.electrostatics, b), b, state_.charge);
 }
 
 void CpuBackend::get_state(SystemState& state) { state = state_; }
@@ -233,6 +243,7 @@ void CpuBackend::compute_forces(Observables* obs) {
   long broken_bond = -1;
   force_.resize(n);
   int broken_term = -1;
+  double pme_energy = 0.0, pme_virial = 0.0;
 
 #pragma omp parallel
   {
@@ -257,6 +268,7 @@ void CpuBackend::compute_forces(Observables* obs) {
                                         close);
       });
     }
+    if (pme_) pme_->add_forces(state_.position, buf.data(), obs ? &pme_energy : nullptr, obs ? &pme_virial : nullptr);
     for (size_t t = 0; t < bond_terms_.size(); ++t) {
       const BondData& d = *bond_terms_[t];
       const size_t slot = pair_terms_.size() + t;
@@ -291,6 +303,10 @@ void CpuBackend::compute_forces(Observables* obs) {
   for (int k = 0; k < nthreads; ++k) {
     for (size_t t = 0; t < nterms; ++t) energy[t] += energy_parts[static_cast<size_t>(k) * nterms + t];
     virial += virial_parts[k];
+  }
+  if (pme_) {  // the reciprocal, self and background terms belong to the coulomb_long term
+    energy[model_.electrostatics.term] += pme_energy;
+    virial += pme_virial;
   }
   if (model_.pulling.active()) {
     // The pulled and the tethered particle (potentials/pulling.h), after the pair sums.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/pme_cpu.h"
 #include "neighbor/verlet_list.h"
 
 namespace pairmd {
@@ -47,6 +48,7 @@ class CpuBackend final : public Backend {
   // Recomputes force_ (and, if `obs` is given, energies and virial) at the current positions.
   void compute_forces(Observables* obs);
   void check_sane(int64_t step) const;
+  void make_pme();  // the reciprocal-space solver for the state's box and charges (electrostatics)
 
   Model model_;
   SystemState state_;
@@ -58,6 +60,7 @@ class CpuBackend final : public Backend {
   std::vector<std::vector<CloseNeighbour>> thread_close_;  // per-thread scratch of the pair loop
   BackendStats stats_;
   double max_step_displacement_;
+  std::unique_ptr<PmeCpu> pme_;  // null without electrostatics
 };
 
 }  // namespace pairmd

@@ -9,6 +9,7 @@
 #include "base/units.h"
 #include "integrators/registry.h"
 #include "potentials/force_field.h"
+#include "potentials/pme.h"
 #include "potentials/pulling.h"
 
 namespace pairmd {
@@ -25,6 +26,8 @@ struct Model {
   // External forces of a pulling experiment (config `pulling`), resolved against the start
   // state by engine/pulling.h; off by default.
   PullSettings pulling;
+  // Particle-mesh Ewald for the coulomb_long term (config `electrostatics`); off by default.
+  PmeSettings electrostatics;
 };
 
 }  // namespace pairmd

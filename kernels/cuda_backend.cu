@@ -56,6 +56,17 @@ __global__ void pull_force_kernel(const float4* pos, const int3* image, const un
   }
 }
 
+// The float strategies' forces() with the extra force added as their integrate kernel adds it
+// (outputs, tests).
+__global__ void add_extra_force_kernel(const FixedVec* extra, int n, float4* force) {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= n) return;
+  const FixedVec f = extra[p];
+  force[p].x += fixed_to_float(f.x);
+  force[p].y += fixed_to_float(f.y);
+  force[p].z += fixed_to_float(f.z);
+}
+
 // The chunk's last kernel: its control block and flags into its read-back slot, host memory
 // mapped into the device's address space (a kernel in the chunk's graph, not a copy after it:
 // a copy-engine transfer between two graphs costs the stream several microseconds).
@@ -181,6 +192,7 @@ SlotForce CudaBackend::slot_source(int buffer) {
   s.tag = particles_.tag();
   s.rank = particles_.rank();
   s.box = box_;
+  s.extra = extra_force();
   return s;
 }
 
@@ -189,6 +201,7 @@ SlotForce CudaBackend::slot_source(int buffer) {
 void CudaBackend::enqueue_forces(Launcher& launcher, int buffer) {
   if (n_ == 0) return;
   phase_begin();
+  enqueue_extra_forces(launcher, buffer);
   switch (strategy_) {
     case Strategy::SlotsFused:
     case Strategy::Slots:
@@ -277,6 +290,13 @@ void CudaBackend::enqueue_gather_forces(Launcher& launcher, int buffer) {
   }
 }
 
+void CudaBackend::enqueue_extra_forces(Launcher& launcher, int buffer) {
+  FixedVec* extra = extra_force();
+  if (!extra) return;
+  launcher.memset(PAIRMD_HERE, extra, 0, n_ * sizeof(FixedVec));
+  if (pme_) pme_->enqueue_forces(launcher, particles(buffer), particles_.tag(), extra, flags());
+}
+
 int fused_blocks_per_sm() {
   int blocks = 0;
   PAIRMD_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, integrate_slots_kernel, kSumBlock, 0));
@@ -330,11 +350,11 @@ void CudaBackend::enqueue_integrate(Launcher& launcher, int buffer, bool begin, 
       break;
     case Strategy::Gather:
       launcher.kernel(PAIRMD_HERE, integrate_kernel<FixedArrayForce>, blocks_for(n_), kBlockSize, 0, a,
-                      FixedArrayForce{particles_.fixed_force()});
+                      FixedArrayForce{particles_.fixed_force(), extra_force()});
       break;
     default:
       launcher.kernel(PAIRMD_HERE, integrate_kernel<ArrayForce>, blocks_for(n_), kBlockSize, 0, a,
-                      ArrayForce{particles_.force()});
+                      ArrayForce{particles_.force(), extra_force()});
   }
   phase_end(stats_.seconds_integrate);
 }
@@ -546,14 +566,21 @@ std::vector<Vec3d> CudaBackend::forces() {
     now.kernel(PAIRMD_HERE, sum_slots_kernel, slot_blocks(n_), kSumBlock, 0, slot_source(cur), n_, particles_.force(),
                flags(), ctrl());
   else if (strategy_ == Strategy::Gather)
-    now.kernel(PAIRMD_HERE, fixed_to_float_kernel, blocks_for(n_), kBlockSize, 0, particles_.fixed_force(), n_,
-               particles_.force());
+    now.kernel(PAIRMD_HERE, fixed_to_float_kernel, blocks_for(n_), kBlockSize, 0, particles_.fixed_force(),
+               static_cast<const FixedVec*>(extra_force()), n_, particles_.force());
   float4* forces = particles_.force();
-  if (pull_.mode != static_cast<int>(PullMode::None)) {
-    // A copy with the pulling added: the float-atomic strategies integrate from force() itself.
+  const bool float_extra = extra_force() && !uses_slots(strategy_) && strategy_ != Strategy::Gather;
+  if (pull_.mode != static_cast<int>(PullMode::None) || float_extra) {
+    // A copy with the pulling (and the float strategies' extra force) added: those integrate
+    // from force() itself.
     force_out_.reserve_grow(n_);
     now.copy(PAIRMD_HERE, force_out_.data(), forces, n_ * sizeof(float4), cudaMemcpyDeviceToDevice);
     forces = force_out_.data();
+    if (float_extra)
+      now.kernel(PAIRMD_HERE, add_extra_force_kernel, blocks_for(n_), kBlockSize, 0,
+                 static_cast<const FixedVec*>(extra_force()), n_, forces);
+  }
+  if (pull_.mode != static_cast<int>(PullMode::None)) {
     now.kernel(PAIRMD_HERE, pull_force_kernel, blocks_for(2 * systems_), kBlockSize, 0, particles_.pos(cur),
                particles_.image(), particles_.rank(), system_size_, systems_, box_, pull_, host_.step, forces,
                static_cast<long long*>(nullptr), 0);
@@ -619,6 +646,11 @@ std::vector<Observables> CudaBackend::system_observables() {
       o.potential += energy.value();
       o.virial += virial.value();
     }
+    if (pme_) {  // E_self and E_background: constants of the run (the reciprocal sum is in the term's words)
+      o.potential_by_term[model_.electrostatics.term] += pme_->constant_energy();
+      o.potential += pme_->constant_energy();
+      o.virial += pme_->constant_virial();
+    }
     o.kinetic = kin[s] / model_.units.force_to_accel;
     for (int d = 0; d < 3; ++d) o.momentum[d] = kin[(1 + d) * systems_ + s];
   }
@@ -646,6 +678,7 @@ void CudaBackend::enqueue_energies(Launcher& now, int stride) {
                    stride);
     });
   }
+  if (pme_) pme_->enqueue_energy(now, pd, energy_.data() + kEnergyWords * model_.electrostatics.term);
   for (size_t k = 0; k < bond_terms_.size(); ++k) {
     auto& t = bond_terms_[k];
     dispatch_bond<float>(t->kind, [&](auto eval) {

@@ -49,6 +49,7 @@
 #include "kernels/device_particles.cuh"
 #include "kernels/force_kernels.cuh"
 #include "kernels/force_sources.cuh"
+#include "kernels/pme_gpu.cuh"
 #include "kernels/step_control.cuh"
 #include "kernels/step_graphs.cuh"
 #include "neighbor/gpu_cell_order.cuh"
@@ -165,6 +166,7 @@ class CudaBackend final : public Backend {
 
   void make_pair_terms(const SystemState& initial);
   void make_bond_terms();
+  void make_pme(const SystemState& s);  // the reciprocal-space solver and the extra-force buffer
 
   // Cells, renumbering and every list's search. With `wait` the lists are complete on return;
   // without, the searches are only enqueued (the step loop checks them at the chunk's end).
@@ -179,6 +181,10 @@ class CudaBackend final : public Backend {
   void enqueue_slot_forces(Launcher& launcher, int buffer);
   void enqueue_atomic_forces(Launcher& launcher, int buffer);
   void enqueue_gather_forces(Launcher& launcher, int buffer);
+  // The extra force (cleared, then PME's reciprocal-space forces), before the strategy's forces.
+  void enqueue_extra_forces(Launcher& launcher, int buffer);
+  // The per-particle extra force that every integrate kernel adds (null without PME: nothing added).
+  FixedVec* extra_force() { return pme_ ? extra_force_.data() : nullptr; }
   void enqueue_integrate(Launcher& launcher, int buffer, bool begin, bool write_force);
   // `steps` steps from position buffer `parity`, then the control block into read-back `slot`.
   void enqueue_steps(Launcher& launcher, int steps, int parity, int slot);
@@ -239,6 +245,8 @@ class CudaBackend final : public Backend {
   GpuCellOrder cells_;
   std::vector<std::unique_ptr<GpuPairTerm>> pair_terms_;
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
+  std::unique_ptr<PmeGpu> pme_;  // particle-mesh Ewald (null without electrostatics)
+  DeviceBuffer<FixedVec> extra_force_;
   DeviceBuffer<ChunkState> state_;
   DeviceBuffer<unsigned> tickets_;        // the integrate kernels' first-level block tickets
   ChunkState* host_state_ = nullptr;      // read-back slots, one per chunk in flight: pinned host

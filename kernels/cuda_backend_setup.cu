@@ -255,6 +255,21 @@ void CudaBackend::upload_system_params() {
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
+// PME for the state's box and charges (a new solver when either changed). One system only: the
+// grid is the box's; fp32 interpolation and transforms cannot meet accuracies below 1e-6.
+void CudaBackend::make_pme(const SystemState& s) {
+  const PmeSettings& e = model_.electrostatics;
+  if (!e.enabled) return;
+  if (systems_ != 1)
+    throw std::invalid_argument("particle-mesh Ewald runs one system per CUDA backend, not an ensemble of " +
+                                std::to_string(systems_));
+  if (e.accuracy < 1e-6)
+    throw std::invalid_argument("electrostatics.accuracy " + std::to_string(e.accuracy) +
+                                " is below what the CUDA backend's fp32 PME meets (1e-6); use backend: cpu");
+  pme_ = std::make_unique<PmeGpu>(resolve_pme(e, s.box), s.box, s.charge);
+  extra_force_.resize(std::max(n_, 1));
+}
+
 void CudaBackend::set_state(const SystemState& s) {
   host_ = s;
   n_ = static_cast<int>(s.size());
@@ -284,6 +299,7 @@ void CudaBackend::set_state(const SystemState& s) {
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());  // the uploads above ran on the default stream
   pending_finish_ = false;
   steps_since_build_ = 0;
+  make_pme(s);
   rebuild_lists(true);
   Launcher now(stream_);
   enqueue_forces(now, particles_.current());

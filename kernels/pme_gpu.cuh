@@ -1,0 +1,64 @@
+// The reciprocal-space part of particle-mesh Ewald on the GPU (potentials/pme.h has the method;
+// backends/pme_cpu.cpp is its fp64 reference). Per force evaluation:
+//   spread    one thread per particle adds q M_x M_y M_z to the n^3 grid points of its stencil,
+//             in 64-bit fixed point (2^-32 units) with integer atomics: integer addition is
+//             exact and associative, so the grid is the same bits whatever the order in which
+//             particles arrive (and whatever their numbering); no float atomics
+//   convert   the fixed-point grid to floats
+//   forward   cuFFT real-to-complex
+//   multiply  by the influence function G (precomputed in double, stored as float)
+//   backward  cuFFT complex-to-real: the potential on the grid
+//   gather    one thread per particle interpolates the potential's gradient and adds its force
+//             to the particle's extra force (fixed point, current numbering), which every
+//             integrate kernel adds (kernels/force_sources.cuh)
+// Every step is a kernel or cuFFT call through the Launcher, so it is captured in the chunk's
+// graph and keyed like any other launch (cuFFT calls by plan and buffers). cuFFT is
+// deterministic for a fixed plan and input, so the whole path is bitwise reproducible.
+#pragma once
+
+#include <cufft.h>
+
+#include <vector>
+
+#include "cuda/device_buffer.h"
+#include "cuda/launcher.cuh"
+#include "kernels/fixed_point.h"
+#include "kernels/pair_physics.cuh"
+#include "kernels/step_control.cuh"
+#include "potentials/pme.h"
+
+namespace pairmd {
+
+class PmeGpu {
+ public:
+  // `charge` in any order (the self and background energies need only their sums).
+  PmeGpu(const PmeParams& params, const Box& box, const std::vector<double>& charge);
+  ~PmeGpu();
+  PmeGpu(const PmeGpu&) = delete;
+  PmeGpu& operator=(const PmeGpu&) = delete;
+
+  // Adds the reciprocal-space forces at pd's positions to extra (current numbering).
+  void enqueue_forces(Launcher& launcher, const ParticleData& pd, const unsigned* tag, FixedVec* extra,
+                      DeviceFlags* flags);
+  // The reciprocal energy and virial into one term's accumulator words (kEnergyWords).
+  void enqueue_energy(Launcher& launcher, const ParticleData& pd, long long* acc);
+  // E_self + E_background and their virial (3 E_background): constants of the run, added on the host.
+  double constant_energy() const { return constant_energy_; }
+  double constant_virial() const { return constant_virial_; }
+  size_t device_bytes() const;
+  const PmeParams& params() const { return params_; }
+
+ private:
+  void enqueue_transform(Launcher& launcher, const ParticleData& pd);  // spread, convert, forward
+
+  PmeParams params_;
+  BoxGeometry<float> box_{};
+  int points_ = 0, half_ = 0;  // real grid points, half-spectrum entries
+  DeviceBuffer<long long> fixed_;
+  DeviceBuffer<float> real_, g_, virial_factor_;
+  DeviceBuffer<cufftComplex> spectrum_;
+  cufftHandle forward_ = 0, backward_ = 0;
+  double constant_energy_ = 0.0, constant_virial_ = 0.0;
+};
+
+}  // namespace pairmd

@@ -1,0 +1,128 @@
+#include "potentials/pme.h"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <sstream>
+#include <stdexcept>
+
+namespace pairmd {
+
+double ewald_alpha(double cutoff, double accuracy) { return std::sqrt(-std::log(2.0 * accuracy)) / cutoff; }
+
+int fft_friendly_size(int minimum) {
+  for (int n = std::max(minimum, 1);; ++n) {
+    int rest = n;
+    for (int f : {2, 3, 5, 7})
+      while (rest % f == 0) rest /= f;
+    if (rest == 1) return n;
+  }
+}
+
+double pme_grid_factor(int order) { return order <= 4 ? 1.0 : 0.9; }
+double pme_grid_exponent(int order) { return order <= 4 ? 1.0 / 3.0 : 1.0 / order; }
+
+int pme_grid_points(double alpha, double length, double accuracy, int order) {
+  const double k = std::ceil(pme_grid_factor(order) * alpha * length / std::pow(accuracy, pme_grid_exponent(order)));
+  if (!(k < 1e6)) return kPmeMaxGrid + 1;
+  return fft_friendly_size(std::max(static_cast<int>(k), 2 * order));
+}
+
+PmeParams resolve_pme(const PmeSettings& s, const Box& box) {
+  if (!box.periodic)
+    throw std::invalid_argument(
+        "particle-mesh Ewald needs a periodic box (system.periodic: true); an open system has no Ewald sum");
+  const double edges[3] = {box.L.x, box.L.y, box.L.z};
+  const double shortest = std::min({edges[0], edges[1], edges[2]});
+  if (!(2.0 * s.cutoff <= shortest)) {
+    std::ostringstream m;
+    m << "the box's shortest edge (" << shortest << ") is shorter than twice the real-space cutoff (" << s.cutoff
+      << "): the erfc term would reach a particle's own images; use a larger box or a shorter cutoff";
+    throw std::invalid_argument(m.str());
+  }
+  PmeParams p;
+  p.alpha = s.alpha;
+  p.order = s.order;
+  p.prefactor = s.prefactor;
+  p.accuracy = s.accuracy;
+  p.cutoff = s.cutoff;
+  for (int d = 0; d < 3; ++d) {
+    p.grid[d] = s.grid[d] > 0 ? s.grid[d] : pme_grid_points(s.alpha, edges[d], s.accuracy, s.order);
+    if (p.grid[d] > kPmeMaxGrid) {
+      std::ostringstream m;
+      m << "electrostatics.accuracy " << s.accuracy << " needs more than " << kPmeMaxGrid
+        << " grid points along a box edge of " << edges[d]
+        << ": it cannot be met here; ask for a larger accuracy (e.g. 1e-5) or a longer cutoff";
+      throw std::invalid_argument(m.str());
+    }
+    if (p.grid[d] < 2 * s.order) {
+      std::ostringstream m;
+      m << "electrostatics.grid: " << p.grid[d] << " points along an edge is fewer than twice the order (" << s.order
+        << ")";
+      throw std::invalid_argument(m.str());
+    }
+  }
+  return p;
+}
+
+std::string describe_pme(const PmeParams& p, const char* length_unit) {
+  std::ostringstream m;
+  m << "electrostatics: particle-mesh Ewald, accuracy " << p.accuracy << ": alpha " << p.alpha << " / " << length_unit
+    << ", real-space cutoff " << p.cutoff << ", grid " << p.grid[0] << " x " << p.grid[1] << " x " << p.grid[2]
+    << ", B-spline order " << p.order;
+  return m.str();
+}
+
+double pme_self_energy(const PmeParams& p, double sum_q2) { return -p.prefactor * p.alpha / std::sqrt(M_PI) * sum_q2; }
+
+double pme_background_energy(const PmeParams& p, double total, double volume) {
+  return -p.prefactor * M_PI * total * total / (2.0 * volume * p.alpha * p.alpha);
+}
+
+namespace {
+
+// |b(k)|^2 of one edge: 1 / |sum_t M_n(t) exp(2 pi i k t / K)|^2 (t = 1..n-1). Odd orders
+// have a zero at the Nyquist frequency; there (and wherever the sum vanishes) the neighbours'
+// mean stands in, as is usual.
+std::vector<double> bspline_moduli(int K, int order) {
+  double m[kPmeMaxOrder], dm[kPmeMaxOrder];
+  bspline_weights(0.0, order, m, dm);  // m[t] = M_n(t)
+  std::vector<double> mod(K);
+  for (int k = 0; k < K; ++k) {
+    std::complex<double> s = 0;
+    for (int t = 1; t < order; ++t) s += m[t] * std::polar(1.0, 2.0 * M_PI * k * t / K);
+    mod[k] = std::norm(s);
+  }
+  for (int k = 0; k < K; ++k)
+    if (mod[k] < 1e-10) mod[k] = 0.5 * (mod[(k + K - 1) % K] + mod[(k + 1) % K]);
+  for (double& v : mod) v = 1.0 / v;
+  return mod;
+}
+
+}  // namespace
+
+PmeInfluence pme_influence(const PmeParams& p, const Box& box) {
+  const int nx = p.grid[0], ny = p.grid[1], nz = p.grid[2], nzh = nz / 2 + 1;
+  const std::vector<double> bx = bspline_moduli(nx, p.order), by = bspline_moduli(ny, p.order),
+                            bz = bspline_moduli(nz, p.order);
+  PmeInfluence f;
+  f.g.assign(static_cast<size_t>(nx) * ny * nzh, 0.0);
+  f.virial_factor.assign(f.g.size(), 0.0);
+  const double volume = box.L.x * box.L.y * box.L.z;
+  const double pi2_a2 = M_PI * M_PI / (p.alpha * p.alpha);
+  for (int kx = 0; kx < nx; ++kx)
+    for (int ky = 0; ky < ny; ++ky)
+      for (int kz = 0; kz < nzh; ++kz) {
+        if (kx == 0 && ky == 0 && kz == 0) continue;
+        const double mx = (kx <= nx / 2 ? kx : kx - nx) / box.L.x;
+        const double my = (ky <= ny / 2 ? ky : ky - ny) / box.L.y;
+        const double mz = kz / box.L.z;
+        const double m2 = mx * mx + my * my + mz * mz;
+        const size_t i = (static_cast<size_t>(kx) * ny + ky) * nzh + kz;
+        f.g[i] = p.prefactor * std::exp(-pi2_a2 * m2) / (M_PI * volume * m2) * bx[kx] * by[ky] * bz[kz];
+        f.virial_factor[i] = 1.0 - 2.0 * pi2_a2 * m2;
+      }
+  return f;
+}
+
+}  // namespace pairmd
