@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <exception>
+#include <sstream>
 #include <stdexcept>
 
 #include "backends/cpu_backend.h"
@@ -134,6 +135,24 @@ class CpuEnsemble final : public Ensemble {
 
 }  // namespace
 
+std::string ensemble_memory_problem(const Model& model, const SystemState& one, int64_t systems) {
+  double free_bytes = 0, total_bytes = 0;
+  if (!cuda_device_memory(&free_bytes, &total_bytes)) return "";
+  SystemSize size;
+  size.particles = static_cast<int64_t>(one.size());
+  size.bonds = static_cast<int64_t>(model.topology.bonds.size());
+  size.volume = one.box.periodic ? one.box.volume() : 0.0;
+  const MemoryEstimate e = estimate_backend_memory("cuda", model, size);
+  const double need = e.device_bytes * static_cast<double>(systems);
+  if (e.device_bytes <= 0 || need <= free_bytes) return "";
+  std::ostringstream m;
+  m.precision(3);
+  m << "an ensemble of " << systems << " systems of " << one.size() << " particles needs about " << need / 1e9
+    << " GB of GPU memory (" << e.device_bytes / 1e6 << " MB each), more than the " << free_bytes / 1e9
+    << " GB free; at most " << static_cast<long long>(free_bytes / e.device_bytes) << " such systems fit";
+  return m.str();
+}
+
 std::unique_ptr<Ensemble> make_ensemble(const std::string& backend, const Model& model,
                                         const std::vector<SystemState>& states,
                                         const std::vector<EnsembleSystem>& systems, std::string* why) {
@@ -151,6 +170,8 @@ std::unique_ptr<Ensemble> make_ensemble(const std::string& backend, const Model&
     throw std::runtime_error("unknown backend '" + backend + "' (cpu, cuda, auto)");
 #ifdef PAIRMD_HAVE_CUDA
   if (gpu) {
+    const std::string problem = ensemble_memory_problem(model, states[0], static_cast<int64_t>(states.size()));
+    if (!problem.empty()) throw std::runtime_error(problem);
     if (why) *why = "cuda (" + reason + "): " + std::to_string(states.size()) + " systems in one set of kernels";
     return make_cuda_ensemble(model, states, systems);
   }

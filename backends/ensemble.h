@@ -54,6 +54,11 @@ class Ensemble {
   virtual BackendStats stats() const = 0;
 };
 
+// Why `systems` copies of `one` cannot fit in the GPU's free memory (the estimate per system of
+// backends/backend.h times the copies, and the largest number that fits); "" when they fit or the
+// GPU's memory is not known. make_ensemble refuses such an ensemble before it allocates anything.
+std::string ensemble_memory_problem(const Model& model, const SystemState& one, int64_t systems);
+
 // "cpu", "cuda" or "auto", as make_backend. All states have the same particles, box and step;
 // `systems` gives each its temperature and seed (the model's integrator settings are the rest).
 std::unique_ptr<Ensemble> make_ensemble(const std::string& backend, const Model& model,

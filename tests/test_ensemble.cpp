@@ -175,6 +175,17 @@ TEST_P(Ensembles, LockstepMembersRunInThreadsAndMayLeaveEarly) {
   }
 }
 
+// K x N that cannot fit in the GPU's memory is refused before anything is allocated, with the
+// estimate and the largest K that fits (ten million copies of 4,000 particles: ~60 TB).
+TEST(EnsembleModel, AnEnsembleTooBigForTheGpuIsRefusedWithTheLargestThatFits) {
+  PAIRMD_REQUIRE_GPU();
+  const test::TestSystem s = test::make_system(test::lj_yaml(10, 0.8442, "langevin", 1.2), {}, "lj");
+  const std::string why = ensemble_memory_problem(s.model(), s.built.state, 10000000);
+  EXPECT_NE(why.find("at most"), std::string::npos) << why;
+  EXPECT_NE(why.find("GB of GPU memory"), std::string::npos) << why;
+  EXPECT_EQ(ensemble_memory_problem(s.model(), s.built.state, 4), "");
+}
+
 TEST(EnsembleModel, ReplicatedBondsAndPairListsStayInTheirSystem) {
   const test::TestSystem s = test::make_system(test::kKremerGrest, {}, "kg");
   const int n = static_cast<int>(s.built.state.size());
