@@ -129,45 +129,42 @@ std::string start_file_format(const std::string& path, const std::string& format
       "' from its name (.h5, .gsd, .data/.lmp, .xyz): give system.file.format (h5md, gsd, lammps, xyz)");
 }
 
-StartStructure load_start_file(const RunConfig& cfg) {
-  const FileSpec& fs = cfg.system.file;
-  auto it = cfg.locations.find("system.file.path");
-  const std::string where = it != cfg.locations.end() ? it->second : cfg.path;
-  // Messages as every config error: where the key is, the key, then the file's own problem
-  // ("run.yaml:8:9: system.file.path: start.data:12: Atoms: expected ...").
-  auto fail = [&](const std::string& what) -> ConfigError {
-    return ConfigError(where + ": system.file.path: " + what);
-  };
-  StartStructure out;
+namespace {
+
+// Messages as every config error: where the key is, the key, then the file's own problem
+// ("run.yaml:8:9: system.file.path: start.data:12: Atoms: expected ...").
+struct StartFile {
+  std::string where;  // of system.file.path in the config
+  std::string path;
   std::string format;
+  ConfigError fail(const std::string& what) const { return ConfigError(where + ": system.file.path: " + what); }
+  ConfigError fail_here(const std::string& what) const { return fail("'" + path + "'" + what); }
+};
+
+StartStructure read_start(const RunConfig& cfg, StartFile& f) {
+  const FileSpec& fs = cfg.system.file;
   try {
-    format = start_file_format(fs.path, fs.format);
-    if (format == "h5md") {
-      out = from_h5md(read_h5md_frame(fs.path, fs.frame), cfg.model.units, fs.path);
-    } else if (format == "gsd") {
-      out = read_gsd_frame(fs.path, fs.frame);
-    } else if (format == "lammps") {
+    f.format = start_file_format(fs.path, fs.format);
+    if (f.format == "h5md") return from_h5md(read_h5md_frame(fs.path, fs.frame), cfg.model.units, fs.path);
+    if (f.format == "gsd") return read_gsd_frame(fs.path, fs.frame);
+    if (f.format == "lammps") {
       if (fs.frame > 0)
         throw StartFileError("'" + fs.path + "': a LAMMPS data file has one frame (system.file.frame " +
                              std::to_string(fs.frame) + ")");
-      out = read_lammps_data(fs.path, fs.atom_style);
-    } else {
-      out = read_xyz(fs.path, fs.frame, fs.box, cfg.system.periodic);
+      return read_lammps_data(fs.path, fs.atom_style);
     }
+    return read_xyz(fs.path, fs.frame, fs.box, cfg.system.periodic);
   } catch (const StartFileError& e) {
-    throw fail(e.what());
+    throw f.fail(e.what());
   } catch (const std::runtime_error& e) {
     // The H5MD reader's messages name the file already.
-    throw fail(std::string(e.what()));
+    throw f.fail(std::string(e.what()));
   }
-  SystemState& s = out.state;
-  if (s.size() == 0) throw fail("'" + fs.path + "' holds no particles");
-  if (s.size() > static_cast<size_t>(kMaxParticles))
-    throw fail("'" + fs.path + "' holds " + std::to_string(s.size()) + " particles, more than the " +
-               std::to_string(kMaxParticles) + " pairmd can hold");
+}
 
-  // Types onto system.types: by name, or (H5MD, LAMMPS without labels) by order.
-  const std::vector<TypeSpec>& types = cfg.system.types;
+// Particle types onto system.types: by name, or (H5MD, LAMMPS without labels) by order.
+std::vector<int> type_map(const StartFile& f, const std::vector<TypeSpec>& types, StartStructure& out) {
+  const SystemState& s = out.state;
   std::vector<int> map(s.type_names.size(), -1);
   if (out.types_by_name) {
     for (size_t t = 0; t < s.type_names.size(); ++t) {
@@ -175,36 +172,46 @@ StartStructure load_start_file(const RunConfig& cfg) {
         if (types[c].name == s.type_names[t]) map[t] = static_cast<int>(c);
       const bool used = std::find(s.type.begin(), s.type.end(), static_cast<int>(t)) != s.type.end();
       if (map[t] < 0 && used)
-        throw fail("'" + fs.path + "': particle type '" + s.type_names[t] + "' is not in system.types (" +
-                   names_of(types) + ")");
+        throw f.fail_here(": particle type '" + s.type_names[t] + "' is not in system.types (" + names_of(types) + ")");
     }
-  } else {
-    if (s.type_names.size() > types.size())
-      throw fail("'" + fs.path + "': the file has " + std::to_string(s.type_names.size()) +
-                 " particle types but system.types lists " + std::to_string(types.size()) +
-                 " (types are matched by order)");
-    const bool numbered = format == "lammps";
-    for (size_t t = 0; t < s.type_names.size(); ++t) {
-      if (!numbered && s.type_names[t] != types[t].name)
-        throw fail("'" + fs.path + "': particle type " + std::to_string(t) + " is '" + s.type_names[t] +
-                   "' in the file but '" + types[t].name + "' in system.types");
-      map[t] = static_cast<int>(t);
-    }
-    if (numbered && !s.type_names.empty()) {
-      std::string m;
-      for (size_t t = 0; t < s.type_names.size(); ++t) m += (t ? ", " : "") + s.type_names[t] + " -> " + types[t].name;
-      out.notes.push_back("atom types by order: " + m);
-    }
+    return map;
   }
+  if (s.type_names.size() > types.size())
+    throw f.fail_here(": the file has " + std::to_string(s.type_names.size()) +
+                      " particle types but system.types lists " + std::to_string(types.size()) +
+                      " (types are matched by order)");
+  const bool numbered = f.format == "lammps";
+  for (size_t t = 0; t < s.type_names.size(); ++t) {
+    if (!numbered && s.type_names[t] != types[t].name)
+      throw f.fail_here(": particle type " + std::to_string(t) + " is '" + s.type_names[t] + "' in the file but '" +
+                        types[t].name + "' in system.types");
+    map[t] = static_cast<int>(t);
+  }
+  if (numbered && !s.type_names.empty()) {
+    std::string m;
+    for (size_t t = 0; t < s.type_names.size(); ++t) m += (t ? ", " : "") + s.type_names[t] + " -> " + types[t].name;
+    out.notes.push_back("atom types by order: " + m);
+  }
+  return map;
+}
+
+void map_types(const StartFile& f, const std::vector<TypeSpec>& types, StartStructure& out) {
+  const std::vector<int> map = type_map(f, types, out);
+  SystemState& s = out.state;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s.type[i] < 0 || (!map.empty() && s.type[i] >= static_cast<int>(map.size())) ||
         (map.empty() && s.type[i] >= static_cast<int>(types.size())))
-      throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has type " + std::to_string(s.type[i]) +
-                 ", which system.types does not have");
+      throw f.fail_here(": particle " + std::to_string(i) + " has type " + std::to_string(s.type[i]) +
+                        ", which system.types does not have");
     if (!map.empty()) s.type[i] = map[s.type[i]];
   }
   s.type_names.clear();
   for (const TypeSpec& t : types) s.type_names.push_back(t.name);
+}
+
+// Masses and charges from the config's types where the file has none; all checked finite.
+void complete_particles(const StartFile& f, const std::vector<TypeSpec>& types, const StartStructure& out,
+                        SystemState& s) {
   s.mass.resize(s.size(), 0.0);
   s.charge.resize(s.size(), 0.0);
   s.velocity.resize(s.size(), Vec3d{0, 0, 0});
@@ -215,44 +222,60 @@ StartStructure load_start_file(const RunConfig& cfg) {
     for (size_t i = 0; i < s.size(); ++i) s.charge[i] = types[s.type[i]].charge;
   for (size_t i = 0; i < s.size(); ++i) {
     if (!(std::isfinite(s.mass[i]) && s.mass[i] > 0))
-      throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has mass " + std::to_string(s.mass[i]));
-    if (!std::isfinite(s.charge[i]))
-      throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has a non-finite charge");
+      throw f.fail_here(": particle " + std::to_string(i) + " has mass " + std::to_string(s.mass[i]));
+    if (!std::isfinite(s.charge[i])) throw f.fail_here(": particle " + std::to_string(i) + " has a non-finite charge");
     const Vec3d v = s.velocity[i];
     if (!(std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z)))
-      throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has a non-finite velocity");
+      throw f.fail_here(": particle " + std::to_string(i) + " has a non-finite velocity");
   }
+}
 
-  // Bond types onto force_field.bonds: by name where the file names them, else by order.
-  const std::vector<BondType>& bt = cfg.model.force_field.bond_types;
-  if (!out.bond_type_names.empty()) {
-    std::vector<int> bmap(out.bond_type_names.size(), -1);
-    for (size_t t = 0; t < out.bond_type_names.size(); ++t)
-      for (size_t c = 0; c < bt.size(); ++c)
-        if (bt[c].name == out.bond_type_names[t]) bmap[t] = static_cast<int>(c);
-    for (Bond& b : out.topology.bonds) {
-      if (bmap[b.type] < 0) {
-        std::string names;
-        for (const BondType& x : bt) names += (names.empty() ? "" : ", ") + x.name;
-        throw fail("'" + fs.path + "': bond type '" + out.bond_type_names[b.type] + "' is not in force_field.bonds (" +
-                   (names.empty() ? std::string("none defined") : names) + ")");
-      }
-      b.type = bmap[b.type];
-    }
-  } else {
+// Bond types onto force_field.bonds: by name where the file names them, else by order.
+void map_bond_types(const StartFile& f, const std::vector<BondType>& bt, StartStructure& out) {
+  if (out.bond_type_names.empty()) {
     for (const Bond& b : out.topology.bonds)
       if (b.type < 0 || b.type >= static_cast<int>(bt.size()))
-        throw fail("'" + fs.path + "': the file's bonds use bond type " +
-                   std::to_string(b.type + (format == "lammps" ? 1 : 0)) +
-                   ", which force_field.bonds does not define (bond types are matched by order)");
+        throw f.fail_here(": the file's bonds use bond type " +
+                          std::to_string(b.type + (f.format == "lammps" ? 1 : 0)) +
+                          ", which force_field.bonds does not define (bond types are matched by order)");
+    return;
   }
+  std::vector<int> bmap(out.bond_type_names.size(), -1);
+  for (size_t t = 0; t < out.bond_type_names.size(); ++t)
+    for (size_t c = 0; c < bt.size(); ++c)
+      if (bt[c].name == out.bond_type_names[t]) bmap[t] = static_cast<int>(c);
+  for (Bond& b : out.topology.bonds) {
+    if (bmap[b.type] < 0) {
+      std::string names;
+      for (const BondType& x : bt) names += (names.empty() ? "" : ", ") + x.name;
+      throw f.fail_here(": bond type '" + out.bond_type_names[b.type] + "' is not in force_field.bonds (" +
+                        (names.empty() ? std::string("none defined") : names) + ")");
+    }
+    b.type = bmap[b.type];
+  }
+}
+
+}  // namespace
+
+StartStructure load_start_file(const RunConfig& cfg) {
+  auto it = cfg.locations.find("system.file.path");
+  StartFile f{it != cfg.locations.end() ? it->second : cfg.path, cfg.system.file.path, ""};
+  StartStructure out = read_start(cfg, f);
+  SystemState& s = out.state;
+  if (s.size() == 0) throw f.fail_here(" holds no particles");
+  if (s.size() > static_cast<size_t>(kMaxParticles))
+    throw f.fail_here(" holds " + std::to_string(s.size()) + " particles, more than the " +
+                      std::to_string(kMaxParticles) + " pairmd can hold");
+  map_types(f, cfg.system.types, out);
+  complete_particles(f, cfg.system.types, out, s);
+  map_bond_types(f, cfg.model.force_field.bond_types, out);
   if (!cfg.system.periodic) s.box.periodic = false;
   try {
-    wrap_into_box(s, fs.path);
+    wrap_into_box(s, f.path);
   } catch (const StartFileError& e) {
-    throw fail(e.what());
+    throw f.fail(e.what());
   }
-  if (format == "lammps" && out.has_masses) out.notes.push_back("masses from the file's Masses section");
+  if (f.format == "lammps" && out.has_masses) out.notes.push_back("masses from the file's Masses section");
   return out;
 }
 
