@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/text.h"
 #include "engine/ladder.h"
 #include "engine/pair_list_file.h"
 #include "kernels/dcs/map_registry.h"
@@ -44,7 +45,7 @@ struct Context {
 
 std::string describe(const YAML::Node& n) {
   if (!n.IsDefined() || n.IsNull()) return "nothing";
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsScalar()) return "'" + printable(n.Scalar()) + "'";
   if (n.IsSequence()) return "a list";
   return "a mapping";
 }
@@ -75,6 +76,8 @@ std::vector<std::string> names_of(const Registry& registry) {
   return names_of(registry, [](const auto&) { return true; });
 }
 
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
 // A mapping being read: knows its allowed keys (anything else is an error, reported first),
 // and reads typed, range-checked values with defaults.
 class Map {
@@ -87,10 +90,11 @@ class Map {
     // down would be silently ignored, so it is an error here.
     std::map<std::string, int> line_of;
     for (auto it = node_.begin(); it != node_.end(); ++it) {
-      const std::string k = it->first.as<std::string>();
+      if (!it->first.IsScalar()) ctx_.fail(it->first, path_, "expected a key name, got " + describe(it->first));
+      const std::string k = it->first.Scalar();
       bool ok = false;
       for (const char* a : keys) ok = ok || k == a;
-      if (!ok) ctx_.fail(it->first, sub(k), "unknown key (expected one of: " + join(keys) + ")");
+      if (!ok) ctx_.fail(it->first, sub(printable(k)), "unknown key (expected one of: " + join(keys) + ")");
       const auto [first, fresh] = line_of.emplace(k, it->first.Mark().line + 1);
       if (!fresh)
         ctx_.fail(it->first, sub(k), "duplicate key (already given at line " + std::to_string(first->second) + ")");
@@ -172,9 +176,11 @@ class Map {
       want << expected;
     else {
       want << "a number";
-      if (hi == std::numeric_limits<double>::infinity())
+      if (hi == kInfinity && lo != -kInfinity)
         want << (lo_open ? " > " : " >= ") << lo;
-      else
+      else if (lo == -kInfinity && hi != kInfinity)
+        want << " <= " << hi;
+      else if (lo != -kInfinity)
         want << " in " << (lo_open ? "(" : "[") << lo << ", " << hi << "]";
     }
     double v;
@@ -912,6 +918,47 @@ void read_analysis(const Map& root, RunConfig& cfg) {
                     "the exact sum counts no periodic images; boundary periodic needs method msm or auto");
 }
 
+// yaml-cpp shares an aliased node (*name) instead of copying it, so a few lines of anchors can
+// stand for billions of nodes, and every walk over the document would visit them all. Documents
+// are walked once first, counting nodes as aliases expand them: a document without aliases has
+// at most one node per byte of its text; aliases may add a million.
+constexpr size_t kAliasNodes = 1000000;
+
+// Counts the nodes of `n` (aliases expanded) against `left`; false when they run out.
+bool count_nodes(const YAML::Node& n, size_t& left) {
+  if (left == 0) return false;
+  --left;
+  if (n.IsSequence())
+    for (const YAML::Node& item : n)
+      if (!count_nodes(item, left)) return false;
+  if (n.IsMap())
+    for (auto it = n.begin(); it != n.end(); ++it)
+      if (!count_nodes(it->first, left) || !count_nodes(it->second, left)) return false;
+  return true;
+}
+
+// The message when `root` (of `bytes` of text) expands past the bound: "" when it does not, else
+// "LINE:COLUMN: KEY: ..." of the top-level key where the count ran out (`what`: "document").
+std::string alias_expansion(const YAML::Node& root, size_t bytes, const char* what) {
+  const size_t limit = bytes + kAliasNodes;
+  size_t left = limit;
+  std::ostringstream s;
+  const std::string why = std::string("YAML aliases (*name) expand the ") + what + " past " + std::to_string(limit) +
+                          " nodes, more than a config has; pairmd refuses it (an alias bomb?)";
+  if (!root.IsMap()) {
+    if (count_nodes(root, left)) return "";
+    s << root.Mark().line + 1 << ":" << root.Mark().column + 1 << ": " << why;
+    return s.str();
+  }
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (count_nodes(it->first, left) && count_nodes(it->second, left)) continue;
+    s << it->first.Mark().line + 1 << ":" << it->first.Mark().column + 1 << ": "
+      << (it->first.IsScalar() ? printable(it->first.Scalar()) + ": " : "") << why;
+    return s.str();
+  }
+  return "";
+}
+
 // Applies "a.b.c=value" to the document: maps are created on the way, list items are named by
 // their index ("force_field.pair.0.cutoff=3").
 void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
@@ -924,6 +971,11 @@ void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
   } catch (const YAML::Exception& e) {
     throw ConfigError("--set " + spec + ": the value is not valid YAML: " + e.msg);
   }
+  size_t left = value.size() + kAliasNodes;
+  if (!count_nodes(parsed, left))
+    throw ConfigError("--set " + spec + ": YAML aliases (*name) expand the value past " +
+                      std::to_string(value.size() + kAliasNodes) +
+                      " nodes, more than a config has; pairmd refuses it (an alias bomb?)");
   std::vector<std::string> parts;
   std::stringstream ss(path);
   for (std::string p; std::getline(ss, p, '.');) {
@@ -939,8 +991,13 @@ void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
     if (cur.IsSequence()) {
       char* end = nullptr;
       const long idx = std::strtol(p.c_str(), &end, 10);
-      if (*end || idx < 0 || static_cast<size_t>(idx) >= cur.size())
-        throw ConfigError("--set " + spec + ": '" + p + "' is not an index of the list at " + display);
+      const std::string here = display.empty() ? "the document" : display;
+      if (*end)
+        throw ConfigError("--set " + spec + ": " + here + " is a list, not a mapping: it has no key '" + printable(p) +
+                          "'");
+      if (idx < 0 || static_cast<size_t>(idx) >= cur.size())
+        throw ConfigError("--set " + spec + ": " + here + " is a list of " + std::to_string(cur.size()) +
+                          " items: it has no item " + p);
       display += "[" + p + "]";
       if (last)
         cur[idx] = parsed;
@@ -950,7 +1007,8 @@ void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
       }
     } else {
       if (cur.IsDefined() && !cur.IsNull() && !cur.IsMap())
-        throw ConfigError("--set " + spec + ": " + display + " is not a mapping");
+        throw ConfigError("--set " + spec + ": " + (display.empty() ? "the document" : display) + " is " +
+                          describe(cur) + ", not a mapping: it has no key '" + printable(p) + "'");
       display += (display.empty() ? "" : ".") + p;
       if (last)
         cur[p] = parsed;
@@ -1000,6 +1058,8 @@ YAML::Node document(const std::string& text, const std::vector<std::string>& ove
   } catch (const YAML::Exception& e) {
     throw ConfigError(std::string("YAML syntax error: ") + e.msg);
   }
+  const std::string bomb = alias_expansion(root, text.size(), "document");
+  if (!bomb.empty()) throw ConfigError("line " + bomb);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   RunConfig scratch;
   for (const std::string& o : overrides) apply_override(root, o, scratch);
@@ -1060,6 +1120,8 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
     s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": YAML syntax error: " << e.msg;
     throw ConfigError(s.str());
   }
+  const std::string bomb = alias_expansion(root, text.size(), "document");
+  if (!bomb.empty()) throw ConfigError(name + ":" + bomb);
   check_quotes_closed(root, text, name);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   for (const std::string& o : overrides) apply_override(root, o, cfg);
