@@ -9,8 +9,11 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "base/text.h"
 #include "base/version.h"
+#include "engine/resources.h"
 #include "io/hdf5_util.h"
+#include "io/start_readers.h"
 
 namespace pairmd {
 
@@ -271,13 +274,16 @@ void read_format(hid_t f, Checkpoint& ck) {
 int64_t read_box(hid_t st, SystemState& s) {
   s.step = read_attr<int64_t>(st, "step", H5T_NATIVE_INT64);
   const int64_t n = read_attr<int64_t>(st, "particles", H5T_NATIVE_INT64);
-  if (n < 0 || n > (int64_t(1) << 31)) throw std::runtime_error("implausible particle count");
+  if (n < 0) throw std::runtime_error("state/particles is " + std::to_string(n));
+  // The arrays as read and as state, before they are allocated.
+  const std::string room = room_for(static_cast<double>(n), static_cast<double>(kMaxParticles), 200, "particles");
+  if (!room.empty()) throw std::runtime_error("state/particles: " + room);
   const auto lo = read_attr3(st, "box_lo"), L = read_attr3(st, "box_L");
   s.box.lo = {lo[0], lo[1], lo[2]};
   s.box.L = {L[0], L[1], L[2]};
   s.box.periodic = read_attr<int32_t>(st, "periodic", H5T_NATIVE_INT32) != 0;
-  for (int d = 0; d < 3; ++d)
-    if (!std::isfinite(lo[d]) || !(std::isfinite(L[d]) && L[d] > 0)) throw std::runtime_error("invalid box");
+  const std::string problem = box_problem(s.box.lo, s.box.L);
+  if (!problem.empty()) throw std::runtime_error(problem);
   return n;
 }
 
@@ -302,15 +308,19 @@ void read_particles(hid_t st, size_t un, SystemState& s) {
     s.velocity[i] = {v[3 * i], v[3 * i + 1], v[3 * i + 2]};
     s.image[i] = {im[3 * i], im[3 * i + 1], im[3 * i + 2]};
     s.type[i] = ty[i];
+    auto fail = [&](const std::string& what) {
+      throw std::runtime_error("particle " + std::to_string(i) + ": " + what);
+    };
     if (ty[i] < 0 || ty[i] >= ntypes)
-      throw std::runtime_error("particle " + std::to_string(i) + " has an invalid type");
-    if (!(s.mass[i] > 0) || !std::isfinite(s.mass[i]) || !std::isfinite(s.charge[i]))
-      throw std::runtime_error("particle " + std::to_string(i) + " has an invalid mass or charge");
-    const Vec3d& p = s.position[i];
+      fail("type " + std::to_string(ty[i]) + " is not one of its " + std::to_string(ntypes));
+    if (!(s.mass[i] > 0) || !std::isfinite(s.mass[i]))
+      fail("the mass " + number_text(s.mass[i]) + " is not a number > 0");
+    if (!std::isfinite(s.charge[i])) fail("the charge " + number_text(s.charge[i]) + " is not finite");
+    const std::string problem = position_problem(s.position[i], s.box);
+    if (!problem.empty()) fail(problem);
     const Vec3d& u = s.velocity[i];
-    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) || !std::isfinite(u.x) ||
-        !std::isfinite(u.y) || !std::isfinite(u.z))
-      throw std::runtime_error("particle " + std::to_string(i) + " has a non-finite position or velocity");
+    if (!(std::isfinite(u.x) && std::isfinite(u.y) && std::isfinite(u.z)))
+      fail("the velocity (" + number_text(u.x) + ", " + number_text(u.y) + ", " + number_text(u.z) + ") is not finite");
   }
 }
 
@@ -319,6 +329,8 @@ void read_topology(hid_t f, int64_t n, Topology& topology) {
   Handle d(h5::check_id(H5Dopen2(topo, "bonds", H5P_DEFAULT), "cannot open topology/bonds"));
   const auto dims = h5::dims_of(d);
   if (dims.size() != 2 || dims[1] != 3) throw std::runtime_error("topology/bonds is not shaped [bonds, 3]");
+  const std::string room = room_for(static_cast<double>(dims[0]), 2147483647.0, 48, "bonds");
+  if (!room.empty()) throw std::runtime_error("topology/bonds: " + room);
   std::vector<int32_t> b(dims[0] * 3);
   if (!b.empty()) h5::check(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, b.data()), "cannot read bonds");
   for (size_t k = 0; k < dims[0]; ++k) {

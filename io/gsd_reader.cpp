@@ -1,6 +1,5 @@
 // A frame of a GSD file (HOOMD schema) as a start structure, read with GSD's reference library.
-#include <cmath>
-
+#include "engine/resources.h"
 #include "io/gsd_util.h"
 #include "io/start_readers.h"
 
@@ -47,11 +46,10 @@ void read_configuration(const GsdFrame& g, SystemState& s) {
     box = gsdio::read_chunk<float>(g.h, e, GSD_TYPE_FLOAT, 6, 1, "configuration/box");
   if (box[3] != 0 || box[4] != 0 || box[5] != 0)
     g.fail("the box is triclinic (tilt factors not zero); pairmd supports orthorhombic boxes only");
-  for (int d = 0; d < 3; ++d)
-    if (!(std::isfinite(box[d]) && box[d] > 0))
-      g.fail("box edge " + std::to_string(box[d]) + " is not a positive number");
   s.box.L = {box[0], box[1], box[2]};
   s.box.lo = {-0.5 * box[0], -0.5 * box[1], -0.5 * box[2]};
+  const std::string problem = box_problem(s.box.lo, s.box.L);
+  if (!problem.empty()) g.fail("configuration/box: " + problem);
   s.box.periodic = true;
 }
 
@@ -144,6 +142,10 @@ StartStructure read_frame(const GsdFrame& g) {
   if (!e) g.fail("it has no particles/N");
   const uint32_t n = gsdio::read_chunk<uint32_t>(g.h, e, GSD_TYPE_UINT32, 1, 1, "particles/N")[0];
   if (n == 0) g.fail("its frame " + std::to_string(g.frame) + " has no particles");
+  // Each particle's chunks as read (float) and as state, before they are allocated.
+  const std::string room = room_for(n, static_cast<double>(kMaxParticles), 160, "particles");
+  if (!room.empty()) g.fail("particles/N: " + room);
+  out.frame = g.frame;
   read_configuration(g, s);
   read_types(g, n, s);
   out.has_masses = read_scalars(g, "particles/mass", n, 1.0, s.mass);

@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/text.h"
+#include "engine/resources.h"
 #include "io/start_readers.h"
 
 namespace pairmd {
@@ -59,16 +61,24 @@ class Parser {
     const std::string& w = l.words.at(k);
     char* end = nullptr;
     const double v = std::strtod(w.c_str(), &end);
-    if (end == w.c_str() || *end || !std::isfinite(v))
-      fail(l, std::string("expected a number for ") + what + ", got '" + w + "'");
+    if (end == w.c_str() || *end)
+      fail(l, std::string("expected a number for ") + what + ", got '" + printable(w) + "'");
+    if (!std::isfinite(v)) fail(l, std::string(what) + " is '" + printable(w) + "', not a finite number");
     return v;
   }
   int64_t integer(const Line& l, size_t k, const char* what) const {
     const std::string& w = l.words.at(k);
     char* end = nullptr;
     const long long v = std::strtoll(w.c_str(), &end, 10);
-    if (end == w.c_str() || *end) fail(l, std::string("expected an integer for ") + what + ", got '" + w + "'");
+    if (end == w.c_str() || *end)
+      fail(l, std::string("expected an integer for ") + what + ", got '" + printable(w) + "'");
     return v;
+  }
+
+  // A box bound or edge of line l, within the range pairmd takes for coordinates.
+  void require_coordinate(const Line& l, double v, const std::string& what) const {
+    const std::string problem = coordinate_problem(v, what);
+    if (!problem.empty()) fail(l, problem);
   }
 
   const std::vector<Line>& lines() const { return lines_; }
@@ -143,6 +153,7 @@ std::string style_names() {
 // The header: counts, box, and where the first section starts.
 struct Header {
   std::map<std::string, int64_t> count;
+  std::map<std::string, const Line*> count_line;
   double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
   bool have_box[3] = {false, false, false};
   size_t first_section = 0;  // index into the lines
@@ -163,6 +174,8 @@ bool read_box_line(const Parser& p, const Line& l, Header& h) {
     const int d = w[2][0] - 'x';
     h.lo[d] = p.number(l, 0, "the box's lower bound");
     h.hi[d] = p.number(l, 1, "the box's upper bound");
+    p.require_coordinate(l, h.lo[d], w[2] + " " + w[3] + ": the box's bound");
+    p.require_coordinate(l, h.hi[d], w[2] + " " + w[3] + ": the box's bound");
     if (!(h.hi[d] > h.lo[d])) p.fail(l, w[2] + " " + w[3] + ": the upper bound must be above the lower");
     h.have_box[d] = true;
     return true;
@@ -178,6 +191,7 @@ bool read_box_line(const Parser& p, const Line& l, Header& h) {
                       " axis: the box is triclinic; pairmd supports orthorhombic boxes only");
       if (t == d) {
         if (!(v > 0)) p.fail(l, w[3] + ": the edge must be > 0");
+        p.require_coordinate(l, v, w[3] + ": the box's edge");
         h.hi[d] = h.lo[d] + v;
       }
     }
@@ -189,6 +203,8 @@ bool read_box_line(const Parser& p, const Line& l, Header& h) {
       const double edge = h.hi[d] - h.lo[d];
       h.lo[d] = p.number(l, d, "the origin");
       h.hi[d] = h.lo[d] + edge;
+      p.require_coordinate(l, h.lo[d], "abc origin: the box's bound");
+      p.require_coordinate(l, h.hi[d], "abc origin: the box's bound");
     }
     return true;
   }
@@ -237,9 +253,10 @@ Header read_header(const Parser& p) {
       const int64_t v = p.integer(l, 0, key.c_str());
       if (v < 0) p.fail(l, key + ": expected a count >= 0, got " + l.words[0]);
       h.count[key] = v;
+      h.count_line[key] = &l;
       continue;
     }
-    p.fail(l, "not a header line pairmd knows: '" + l.text +
+    p.fail(l, "not a header line pairmd knows: '" + printable(l.text) +
                   "' (expected 'N atoms', 'N atom types', 'xlo xhi', ... or a section name such as Atoms)");
   }
   if (k >= lines.size()) p.fail_at_end("no Atoms section");
@@ -259,6 +276,7 @@ int64_t count_of(const Header& h, const std::string& key) {
 struct Sections {
   int64_t natoms = 0, ntypes = 0, nbonds = 0, nbtypes = 0;
   std::vector<int64_t> ids;  // file atom ids in file order
+  std::vector<int> lines;    // their lines
   std::vector<Vec3d> pos, vel;
   std::vector<Int3> img;
   std::vector<int> type;
@@ -284,10 +302,15 @@ Sections check_counts(const Parser& p, const Header& h) {
   s.nbtypes = count_of(h, "bond types");
   if (s.natoms <= 0) p.fail(lines[0], "the header gives no atoms ('N atoms')");
   if (s.natoms > kMaxParticles)
-    p.fail(lines[0],
+    p.fail(*h.count_line.at("atoms"),
            std::to_string(s.natoms) + " atoms, more than the " + std::to_string(kMaxParticles) + " pairmd can hold");
   if (s.ntypes <= 0) p.fail(lines[0], "the header gives no atom types ('N atom types')");
   if (s.nbonds > 0 && s.nbtypes <= 0) p.fail(lines[0], "the file has bonds but no 'N bond types' line");
+  // The tables per type (mass, label, name, the map onto the config's) before they are made.
+  for (const auto& [key, bytes] : {std::pair<const char*, double>{"atom types", 96}, {"bond types", 80}}) {
+    const std::string room = room_for(static_cast<double>(count_of(h, key)), kMaxParticles, bytes, key);
+    if (!room.empty()) p.fail(*h.count_line.at(key), room);
+  }
   s.type_mass.assign(s.ntypes, 0.0);
   s.type_mass_given.assign(s.ntypes, 0);
   s.type_label.assign(s.ntypes, "");
@@ -322,7 +345,7 @@ int type_index(const Parser& p, const Line& l, size_t col, const std::vector<std
   for (size_t t = 0; t < labels.size(); ++t)
     if (!labels[t].empty() && labels[t] == w) return static_cast<int>(t);
   const int64_t t = p.integer(l, col, kind);
-  if (t < 1 || t > ntype) p.fail(l, std::string(kind) + " " + w + " is not in 1.." + std::to_string(ntype));
+  if (t < 1 || t > ntype) p.fail(l, std::string(kind) + " " + printable(w) + " is not in 1.." + std::to_string(ntype));
   return static_cast<int>(t - 1);
 }
 
@@ -337,12 +360,13 @@ const Style* atoms_style(const Parser& p, const Line& head, const std::vector<co
     c >> hint;
   }
   if (chosen.empty() && !hint.empty()) {
-    if (!find_style(hint)) p.fail(head, "atom style '" + hint + "' is not one pairmd reads (" + style_names() + ")");
+    if (!find_style(hint))
+      p.fail(head, "atom style '" + printable(hint) + "' is not one pairmd reads (" + style_names() + ")");
     chosen = hint;
   } else if (!chosen.empty() && !hint.empty() && hint != chosen &&
              !(find_style(hint) && find_style(hint)->columns == find_style(chosen)->columns &&
                find_style(hint)->q == find_style(chosen)->q)) {
-    p.fail(head, "the file says atom style " + hint + ", system.file.atom_style says " + chosen);
+    p.fail(head, "the file says atom style " + printable(hint) + ", system.file.atom_style says " + chosen);
   }
   if (chosen.empty()) {
     const size_t cols = body.empty() ? 0 : body[0]->words.size();
@@ -377,6 +401,7 @@ void read_atom_line(const Parser& p, const Line& l, Sections& s) {
   const int64_t id = p.integer(l, 0, "the atom id");
   if (id < 1) p.fail(l, "atom id " + l.words[0] + " is not >= 1");
   s.ids.push_back(id);
+  s.lines.push_back(l.number);
   s.type.push_back(type_index(p, l, style.type, s.type_label, s.ntypes, "atom type"));
   s.charge.push_back(style.q >= 0 ? p.number(l, style.q, "the charge") : 0.0);
   s.pos.push_back({p.number(l, style.x, "x"), p.number(l, style.x + 1, "y"), p.number(l, style.x + 2, "z")});
@@ -474,7 +499,7 @@ void read_sections(const Parser& p, const Header& h, size_t k, const std::string
       ++k;
       continue;
     }
-    if (!is_section(head)) p.fail(head, "not a section pairmd knows: '" + head.text + "'");
+    if (!is_section(head)) p.fail(head, "not a section pairmd knows: '" + printable(head.text) + "'");
     const std::string& name = head.text;
     if (!s.seen.insert(name).second) p.fail(head, "a second " + name + " section");
     const std::string& what = sections().at(name);
@@ -486,7 +511,8 @@ void read_sections(const Parser& p, const Header& h, size_t k, const std::string
 }
 
 // Atoms in the order of their ids into `st`; the index of each file id.
-std::map<int64_t, int> place_atoms(const std::string& path, const Sections& s, SystemState& st) {
+std::map<int64_t, int> place_atoms(const std::string& path, const Sections& s, StartStructure& out) {
+  SystemState& st = out.state;
   std::vector<size_t> order(s.ids.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.ids[a] < s.ids[b]; });
@@ -504,8 +530,10 @@ std::map<int64_t, int> place_atoms(const std::string& path, const Sections& s, S
   st.type.resize(n);
   st.charge.resize(n);
   st.mass.resize(n);
+  out.lines.resize(n);
   for (size_t r = 0; r < n; ++r) {
     const size_t i = order[r];
+    out.lines[r] = s.lines[i];
     st.position[r] = s.pos[i];
     st.image[r] = s.img[i];
     st.type[r] = s.type[i];
@@ -573,7 +601,7 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
   box.L = {h.hi[0] - h.lo[0], h.hi[1] - h.lo[1], h.hi[2] - h.lo[2]};
   box.periodic = true;
   read_sections(p, h, h.first_section, atom_style, s, out);
-  const std::map<int64_t, int> index_of = place_atoms(path, s, out.state);
+  const std::map<int64_t, int> index_of = place_atoms(path, s, out);
   place_velocities(path, s, index_of, out);
   take_types(path, s, out);
   take_bonds(path, s, index_of, out);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/text.h"
 #include "io/start_readers.h"
 
 namespace pairmd {
@@ -64,8 +65,9 @@ struct XyzFile {
   double number(int line, const std::string& w, const char* what) const {
     char* end = nullptr;
     const double v = std::strtod(w.c_str(), &end);
-    if (end == w.c_str() || *end || !std::isfinite(v))
-      fail(line, std::string("expected a number for ") + what + ", got '" + w + "'");
+    if (end == w.c_str() || *end)
+      fail(line, std::string("expected a number for ") + what + ", got '" + printable(w) + "'");
+    if (!std::isfinite(v)) fail(line, std::string(what) + " is '" + printable(w) + "', not a finite number");
     return v;
   }
 };
@@ -75,7 +77,7 @@ XyzFile read_lines(const std::string& path) {
   if (!in) throw StartFileError("cannot open '" + path + "'");
   XyzFile f{path, {}};
   for (std::string l; std::getline(in, l);) {
-    if (!l.empty() && l.back() == '\r') l.pop_back();
+    drop_cr(l);
     f.lines.push_back(l);
   }
   return f;
@@ -95,7 +97,7 @@ std::vector<size_t> frame_starts(const XyzFile& f) {
     char* end = nullptr;
     const long long n = std::strtoll(w[0].c_str(), &end, 10);
     if (w.size() != 1 || *end || n < 1)
-      f.fail(static_cast<int>(at + 1), "expected the number of atoms of a frame, got '" + lines[at] + "'");
+      f.fail(static_cast<int>(at + 1), "expected the number of atoms of a frame, got '" + printable(lines[at]) + "'");
     if (n > kMaxParticles) f.fail(static_cast<int>(at + 1), std::to_string(n) + " atoms, more than pairmd can hold");
     if (at + 2 + static_cast<size_t>(n) > lines.size())
       f.fail(static_cast<int>(lines.size()), "the frame starting at line " + std::to_string(at + 1) + " promises " +
@@ -116,6 +118,10 @@ Vec3d read_lattice(const XyzFile& f, int line, const std::string& value) {
   if (m[1] != 0 || m[2] != 0 || m[3] != 0 || m[5] != 0 || m[6] != 0 || m[7] != 0)
     f.fail(line, "the Lattice is not orthorhombic; pairmd supports orthorhombic boxes only");
   if (!(m[0] > 0 && m[4] > 0 && m[8] > 0)) f.fail(line, "the Lattice's edges are not > 0");
+  for (int d = 0; d < 9; d += 4) {
+    const std::string problem = coordinate_problem(m[d], "the box's edge");
+    if (!problem.empty()) f.fail(line, "Lattice=: " + problem);
+  }
   return {m[0], m[4], m[8]};
 }
 
@@ -130,15 +136,18 @@ Columns read_properties(const XyzFile& f, int line, const std::string& value) {
   int col = 0;
   for (size_t i = 0; i < parts.size(); i += 3) {
     const std::string& name = parts[i];
-    const int c = std::atoi(parts[i + 2].c_str());
-    if (c < 1) f.fail(line, "Properties=: property " + name + " has no columns");
+    char* end = nullptr;
+    const long c = std::strtol(parts[i + 2].c_str(), &end, 10);
+    if (parts[i + 2].empty() || *end || c < 1 || c > 1000)
+      f.fail(line, "Properties=: the column count of property " + printable(name) + " is '" + printable(parts[i + 2]) +
+                       "', not a whole number from 1 to 1000");
     if ((name == "species" || name == "type_name" || name == "element") && c == 1 && cols.species < 0)
       cols.species = col;
     else if (name == "pos" && c == 3)
       cols.pos = col;
     else if ((name == "vel" || name == "velo" || name == "velocities") && c == 3)
       cols.vel = col;
-    col += c;
+    col += static_cast<int>(c);
   }
   cols.count = static_cast<size_t>(col);
   if (cols.species < 0 || cols.pos < 0) f.fail(line, "Properties= has no species:S:1 or no pos:R:3");
@@ -159,6 +168,10 @@ Columns read_comment(const XyzFile& f, size_t at, Box& box, bool& have_lattice) 
       const std::vector<std::string> v = words(value);
       if (v.size() != 3) f.fail(line, "Origin= needs 3 numbers");
       box.lo = {f.number(line, v[0], "Origin"), f.number(line, v[1], "Origin"), f.number(line, v[2], "Origin")};
+      for (const double c : {box.lo.x, box.lo.y, box.lo.z}) {
+        const std::string problem = coordinate_problem(c, "the box's bound");
+        if (!problem.empty()) f.fail(line, "Origin=: " + problem);
+      }
     } else if (k == "properties") {
       cols = read_properties(f, line, value);
     }
@@ -168,14 +181,16 @@ Columns read_comment(const XyzFile& f, size_t at, Box& box, bool& have_lattice) 
 
 // The n atom lines from index `first`: types (in the order their names appear), positions,
 // velocities.
-void read_atoms(const XyzFile& f, size_t first, size_t n, const Columns& cols, SystemState& s) {
+void read_atoms(const XyzFile& f, size_t first, size_t n, const Columns& cols, StartStructure& out) {
+  SystemState& s = out.state;
   std::vector<std::string> names;
+  out.lines.resize(n);
   s.position.resize(n);
   s.velocity.assign(n, Vec3d{0, 0, 0});
   s.image.assign(n, Int3{0, 0, 0});
   s.type.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    const int line = static_cast<int>(first + i + 1);
+    const int line = out.lines[i] = static_cast<int>(first + i + 1);
     const std::vector<std::string> w = words(f.lines[first + i]);
     if (w.size() < cols.count)
       f.fail(line, "expected " + std::to_string(cols.count) + " columns (" +
@@ -237,7 +252,7 @@ StartStructure read_xyz(const std::string& path, int64_t frame, const Vec3d& box
   s.box.lo = {0, 0, 0};
   bool have_lattice = false;
   const Columns cols = read_comment(f, first + 1, s.box, have_lattice);
-  read_atoms(f, first + 2, n, cols, s);
+  read_atoms(f, first + 2, n, cols, out);
   out.has_velocities = cols.vel >= 0;
   if (!have_lattice) default_box(f, static_cast<int>(first + 2), box, periodic, out);
   return out;
