@@ -22,6 +22,7 @@
 #include "backends/cpu_backend.h"
 #include "cli/commands.h"
 #include "engine/config.h"
+#include "engine/resources.h"
 #include "engine/sop_model.h"
 #include "engine/system_builder.h"
 #include "io/sop_files.h"
@@ -229,6 +230,16 @@ void plan(const SopBuildOptions& o, SopPlan& s) {
     chains.emplace_back();
     for (const CalphaResidue& r : c.residues) chains.back().push_back(r.x);
   }
+  // Every copy's beads, bonds and contacts, and the system and backend the report builds, before
+  // they are allocated: about 600 bytes a bead.
+  size_t beads = 0;
+  for (const auto& c : chains) beads += c.size();
+  const std::string room = room_for(static_cast<double>(beads) * s.p.copies, kMaxParticles, 600, "beads");
+  if (!room.empty())
+    throw std::invalid_argument(
+        (s.p.copies > 1 ? "--copies " + std::to_string(s.p.copies) + " of " + std::to_string(beads) + " beads"
+                        : o.structure) +
+        ": " + room);
   s.model = build_sop_model(chains, names, s.p);
   pull_beads(o.pull, s.model, s.p);
   if (!o.overwrite)

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/text.h"
 #include "io/csv_rows.h"
 #include "io/svg_plot.h"
 
@@ -57,6 +58,7 @@ Walk read_walk_csv(const std::string& path) {
   size_t columns = 0;
   while (std::getline(in, line)) {
     ++number;
+    drop_cr(line);
     std::vector<std::string> cells;
     std::stringstream ss(line);
     for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
