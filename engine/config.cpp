@@ -969,7 +969,7 @@ void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
   try {
     parsed = YAML::Load(value);
   } catch (const YAML::Exception& e) {
-    throw ConfigError("--set " + spec + ": the value is not valid YAML: " + e.msg);
+    throw ConfigError("--set " + spec + ": the value is not valid YAML: " + printable(e.msg));
   }
   size_t left = value.size() + kAliasNodes;
   if (!count_nodes(parsed, left))
@@ -1056,7 +1056,7 @@ YAML::Node document(const std::string& text, const std::vector<std::string>& ove
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(std::string("YAML syntax error: ") + e.msg);
+    throw ConfigError(std::string("YAML syntax error: ") + printable(e.msg));
   }
   const std::string bomb = alias_expansion(root, text.size(), "document");
   if (!bomb.empty()) throw ConfigError("line " + bomb);
@@ -1117,7 +1117,7 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
     root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     std::ostringstream s;
-    s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": YAML syntax error: " << e.msg;
+    s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": YAML syntax error: " << printable(e.msg);
     throw ConfigError(s.str());
   }
   const std::string bomb = alias_expansion(root, text.size(), "document");
@@ -1161,7 +1161,7 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
   } catch (const YAML::Exception& e) {
     // yaml-cpp conversion errors that slipped past the checks above still get a location.
     std::ostringstream s;
-    s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": " << e.msg;
+    s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": " << printable(e.msg);
     throw ConfigError(s.str());
   }
   return cfg;
