@@ -12,6 +12,7 @@
 #include "base/text.h"
 #include "base/version.h"
 #include "engine/resources.h"
+#include "io/child_read.h"
 #include "io/hdf5_util.h"
 #include "io/start_readers.h"
 
@@ -382,10 +383,10 @@ void read_run_texts(hid_t f, Checkpoint& ck) {
   }
 }
 
-}  // namespace
-
-Checkpoint read_checkpoint(const std::string& path) {
-  h5::LibraryLock lock(h5::library_mutex());
+// Reads in this process without the library lock: for the reading child of read_checkpoint,
+// which has one thread (and a copy of the lock as the parent held it at fork, owned by a thread
+// the child does not have), or for a caller that holds the lock.
+Checkpoint read_unlocked(const std::string& path) {
   h5::quiet();
   auto fail = [&](const std::string& what) -> std::runtime_error {
     return std::runtime_error("checkpoint '" + path + "': " + what);
@@ -412,6 +413,56 @@ Checkpoint read_checkpoint(const std::string& path) {
     throw fail(e.what());
   }
   return ck;
+}
+
+std::string encode(const Checkpoint& ck) {
+  ByteWriter o;
+  o.put_state(ck.state);
+  o.put_vec(ck.topology.bonds);
+  for (const int64_t v : {ck.first_step, ck.last_step}) o.put(v);
+  o.put(ck.seed);
+  o.put(ck.dt);
+  for (const std::string* t : {&ck.prefix, &ck.run_id, &ck.integrator, &ck.backend, &ck.config_text, &ck.config_path,
+                               &ck.pairmd_version, &ck.time_unit, &ck.ensemble})
+    o.put_str(*t);
+  o.put<uint64_t>(ck.overrides.size());
+  for (const std::string& ov : ck.overrides) o.put_str(ov);
+  return o.b;
+}
+
+Checkpoint decode(const std::string& bytes) {
+  ByteReader in{bytes};
+  Checkpoint ck;
+  ck.state = in.get_state();
+  ck.topology.bonds = in.get_vec<Bond>();
+  ck.first_step = in.get<int64_t>();
+  ck.last_step = in.get<int64_t>();
+  ck.seed = in.get<uint64_t>();
+  ck.dt = in.get<double>();
+  for (std::string* t : {&ck.prefix, &ck.run_id, &ck.integrator, &ck.backend, &ck.config_text, &ck.config_path,
+                         &ck.pairmd_version, &ck.time_unit, &ck.ensemble})
+    *t = in.get_str();
+  const uint64_t n = in.get<uint64_t>();
+  for (uint64_t k = 0; k < n; ++k) ck.overrides.push_back(in.get_str());
+  return ck;
+}
+
+}  // namespace
+
+Checkpoint read_checkpoint(const std::string& path) {
+  // HDF5 may crash on a damaged file that still carries a valid checksum (written so on purpose,
+  // or by a faulty writer): read in a child, as H5MD trajectories are.
+  const std::optional<std::string> bytes =
+      read_in_child("checkpoint '" + path + "'", [&] { return encode(read_unlocked(path)); });
+  if (!bytes) {
+    h5::LibraryLock lock(h5::library_mutex());
+    return read_unlocked(path);
+  }
+  try {
+    return decode(*bytes);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("checkpoint '" + path + "': " + e.what());
+  }
 }
 
 CheckpointWriter::CheckpointWriter(std::string path, int64_t every, int64_t first_step, std::string backend,

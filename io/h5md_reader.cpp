@@ -1,14 +1,8 @@
 // Reading one frame of an H5MD file: the files pairmd writes (docs/output.md) and, as far as
 // they go, other H5MD files with particles/<group>/position. Every problem becomes one
 // std::runtime_error naming the file; HDF5's own error printing is off.
-#include <poll.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#include <chrono>
-#include <cstdio>
 
 #include <cerrno>
 #include <cmath>
@@ -17,6 +11,7 @@
 
 #include "base/text.h"
 #include "engine/resources.h"
+#include "io/child_read.h"
 #include "io/h5md.h"
 #include "io/hdf5_util.h"
 #include "io/start_readers.h"
@@ -458,72 +453,11 @@ H5mdFrame read_h5md_frame_inprocess(const std::string& path, int64_t frame) {
 
 namespace {
 
-// The frame crosses a pipe from the reading child as a flat byte stream.
-struct Out {
-  std::string b;
-  template <typename T>
-  void put(const T& v) {
-    b.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  template <typename T>
-  void put_vec(const std::vector<T>& v) {
-    put<uint64_t>(v.size());
-    if (!v.empty()) b.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  }
-  void put_str(const std::string& s) {
-    put<uint64_t>(s.size());
-    b.append(s);
-  }
-};
-struct In {
-  const std::string& b;
-  size_t at = 0;
-  void need(size_t n) {
-    if (n > b.size() - at) throw std::runtime_error("short message from the reading process");
-  }
-  template <typename T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, b.data() + at, sizeof v);
-    at += sizeof v;
-    return v;
-  }
-  template <typename T>
-  std::vector<T> get_vec() {
-    const uint64_t n = get<uint64_t>();
-    if (n > (b.size() - at) / sizeof(T)) throw std::runtime_error("short message from the reading process");
-    std::vector<T> v(n);
-    if (n) std::memcpy(v.data(), b.data() + at, n * sizeof(T));
-    at += n * sizeof(T);
-    return v;
-  }
-  std::string get_str() {
-    const uint64_t n = get<uint64_t>();
-    need(n);
-    std::string s = b.substr(at, n);
-    at += n;
-    return s;
-  }
-};
-
 std::string encode(const H5mdFrame& f) {
-  Out o;
-  const SystemState& s = f.state;
-  o.put(s.step);
+  ByteWriter o;
+  o.put_state(f.state);
   o.put(f.time);
   o.put(f.frame);
-  o.put(s.box.lo);
-  o.put(s.box.L);
-  o.put<int32_t>(s.box.periodic ? 1 : 0);
-  o.put_vec(s.position);
-  o.put_vec(s.velocity);
-  o.put_vec(s.image);
-  o.put_vec(s.type);
-  o.put_vec(s.mass);
-  o.put_vec(s.charge);
-  o.put<uint64_t>(s.type_names.size());
-  for (const std::string& n : s.type_names) o.put_str(n);
   o.put_vec(f.topology.bonds);
   o.put<int32_t>(f.has_velocity ? 1 : 0);
   o.put_str(f.length_unit);
@@ -533,23 +467,11 @@ std::string encode(const H5mdFrame& f) {
 }
 
 H5mdFrame decode(const std::string& bytes) {
-  In in{bytes};
+  ByteReader in{bytes};
   H5mdFrame f;
-  SystemState& s = f.state;
-  s.step = in.get<int64_t>();
+  f.state = in.get_state();
   f.time = in.get<double>();
   f.frame = in.get<int64_t>();
-  s.box.lo = in.get<Vec3d>();
-  s.box.L = in.get<Vec3d>();
-  s.box.periodic = in.get<int32_t>() != 0;
-  s.position = in.get_vec<Vec3d>();
-  s.velocity = in.get_vec<Vec3d>();
-  s.image = in.get_vec<Int3>();
-  s.type = in.get_vec<int>();
-  s.mass = in.get_vec<double>();
-  s.charge = in.get_vec<double>();
-  const uint64_t nt = in.get<uint64_t>();
-  for (uint64_t k = 0; k < nt; ++k) s.type_names.push_back(in.get_str());
   f.topology.bonds = in.get_vec<Bond>();
   f.has_velocity = in.get<int32_t>() != 0;
   f.length_unit = in.get_str();
@@ -558,86 +480,14 @@ H5mdFrame decode(const std::string& bytes) {
   return f;
 }
 
-bool write_fully(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t w = ::write(fd, data.data() + done, data.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    done += static_cast<size_t>(w);
-  }
-  return true;
-}
-
 }  // namespace
 
 H5mdFrame read_h5md_frame(const std::string& path, int64_t frame) {
-  // HDF5 1.10 can crash (or loop) on a damaged file. The file is read by a child process: a
-  // crash there becomes an error message here, and a reader stuck for too long is stopped.
-  int fds[2];
-  if (pipe(fds) != 0) return read_h5md_frame_inprocess(path, frame);
-  std::fflush(nullptr);
-  // Forked while holding the library lock: no other thread of this process is inside HDF5 at
-  // that moment, so the child's copy of the library is in a consistent state.
-  std::unique_lock<std::recursive_mutex> lock(h5::library_mutex());
-  const pid_t pid = fork();
-  if (pid < 0) {
-    lock.unlock();
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return read_h5md_frame_inprocess(path, frame);
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    std::string msg;
-    char status = 0;
-    try {
-      msg = encode(read_unlocked(path, frame));
-    } catch (const std::exception& e) {
-      status = 1;
-      msg = e.what();
-    }
-    const bool ok = write_fully(fds[1], std::string(1, status)) && write_fully(fds[1], msg);
-    _exit(ok ? 0 : 3);
-  }
-  lock.unlock();
-  ::close(fds[1]);
-  std::string bytes;
-  char buf[1 << 16];
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  bool timed_out = false;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    struct pollfd p {
-      fds[0], POLLIN, 0
-    };
-    const int r = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
-    if (r < 0 && errno == EINTR) continue;
-    if (r == 0) continue;
-    const ssize_t got = ::read(fds[0], buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    bytes.append(buf, static_cast<size_t>(got));
-  }
-  ::close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int wstatus = 0;
-  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) throw std::runtime_error("'" + path + "': reading it did not finish within 120 s (a damaged file?)");
-  if (WIFSIGNALED(wstatus))
-    throw std::runtime_error("'" + path + "' is damaged: the HDF5 library crashed reading it (signal " +
-                             std::to_string(WTERMSIG(wstatus)) + ")");
-  if (bytes.empty() || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
-    throw std::runtime_error("'" + path + "': the reading process failed");
-  if (bytes[0] != 0) throw std::runtime_error(bytes.substr(1));
+  const std::optional<std::string> bytes =
+      read_in_child("'" + path + "'", [&] { return encode(read_unlocked(path, frame)); });
+  if (!bytes) return read_h5md_frame_inprocess(path, frame);
   try {
-    return decode(bytes.substr(1));
+    return decode(*bytes);
   } catch (const std::exception& e) {
     throw std::runtime_error("'" + path + "': " + e.what());
   }
