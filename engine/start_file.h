@@ -27,6 +27,8 @@ struct StartFileError : std::runtime_error {
 // double resolves a time step's move (~0.005 sigma) to worse than a few percent, and squares of
 // coordinates (1e154) would overflow.
 constexpr double kMaxCoordinate = 1e12;
+// The largest step a start file may be at (a run adds its steps to it).
+constexpr int64_t kMaxStartStep = int64_t(1) << 62;
 
 struct StartStructure {
   // Positions (wrapped into a periodic box, images counting the crossings), images, velocities

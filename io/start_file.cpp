@@ -329,6 +329,11 @@ StartStructure load_start_file(const RunConfig& cfg) {
   StartStructure out = read_start(cfg, f);
   SystemState& s = out.state;
   if (s.size() == 0) throw f.fail_here(" holds no particles");
+  // A run goes on from the file's step: a negative one would give it checkpoints no restart
+  // takes (their first step after their step), a huge one would overflow with the run's steps.
+  if (s.step < 0 || s.step > kMaxStartStep)
+    throw f.fail_here(": its step " + std::to_string(s.step) + " is not one a run starts from (0 to 2^62)");
+  if (!std::isfinite(out.time)) throw f.fail_here(": its time " + number_text(out.time) + " is not finite");
   if (s.size() > static_cast<size_t>(kMaxParticles))
     throw f.fail_here(" holds " + std::to_string(s.size()) + " particles, more than the " +
                       std::to_string(kMaxParticles) + " pairmd can hold");

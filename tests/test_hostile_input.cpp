@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <regex>
 
 #include "io/dx_writer.h"
@@ -58,7 +59,8 @@ void expect_start_refused(const test::ScratchDir& dir, const std::string& file, 
 }
 
 // A GSD frame of `n` particles (the count alone when `position` is empty).
-void write_gsd(const std::string& path, uint32_t n, const std::vector<float>& position) {
+void write_gsd(const std::string& path, uint32_t n, const std::vector<float>& position,
+               const std::function<void(gsd_handle&)>& more = nullptr) {
   gsd_handle h{};
   ASSERT_EQ(gsd_create_and_open(&h, path.c_str(), "test", "hoomd", gsd_make_version(1, 4), GSD_OPEN_APPEND, 0),
             GSD_SUCCESS);
@@ -67,6 +69,7 @@ void write_gsd(const std::string& path, uint32_t n, const std::vector<float>& po
   gsd_write_chunk(&h, "particles/N", GSD_TYPE_UINT32, 1, 1, 0, &n);
   if (!position.empty())
     gsd_write_chunk(&h, "particles/position", GSD_TYPE_FLOAT, position.size() / 3, 3, 0, position.data());
+  if (more) more(h);
   gsd_end_frame(&h);
   gsd_close(&h);
 }
@@ -226,6 +229,29 @@ TEST(HostileInput, NonFiniteValuesAreRefusedNamingFileAndParticle) {
   const test::ChildResult r = test::run_pairmd({"run", "cfg.yaml", "--backend", "cpu"}, dir.path);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_FALSE(test::file_exists(dir / "cfg.checkpoint.h5"));
+}
+
+// A negative step started a run whose checkpoints no restart took ("its run's first step is
+// not before its step").
+TEST(HostileInput, StepsAndTimesOfStartFilesAreChecked) {
+  test::ScratchDir dir("hostile");
+  write_h5md(dir / "s.h5", 1, {1, 1, 1});
+  {
+    h5::LibraryLock lock(h5::library_mutex());
+    h5::Handle f(H5Fopen((dir / "s.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    h5::Handle d(H5Dopen2(f, "particles/all/position/step", H5P_DEFAULT));
+    const int64_t step = -5;
+    H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &step);
+  }
+  expect_start_refused(dir, "s.h5", R"('s\.h5': its step -5 is not one a run starts from \(0 to 2\^62\))");
+  const uint64_t step = ~0ull;
+  write_gsd(dir / "s.gsd", 1, {1, 1, 1},
+            [&](gsd_handle& h) { gsd_write_chunk(&h, "configuration/step", GSD_TYPE_UINT64, 1, 1, 0, &step); });
+  expect_start_refused(dir, "s.gsd", R"('s\.gsd': its step -1 is not one a run starts from)");
+  const double time = NAN;
+  write_gsd(dir / "s.gsd", 1, {1, 1, 1},
+            [&](gsd_handle& h) { gsd_write_chunk(&h, "log/time", GSD_TYPE_DOUBLE, 1, 1, 0, &time); });
+  expect_start_refused(dir, "s.gsd", R"('s\.gsd': its time nan is not finite)");
 }
 
 TEST(HostileInput, BoxesWithOverflowingEdgesAreRefused) {
