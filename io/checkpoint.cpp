@@ -319,6 +319,10 @@ void read_particles(hid_t st, size_t un, SystemState& s) {
     if (!std::isfinite(s.charge[i])) fail("the charge " + number_text(s.charge[i]) + " is not finite");
     const std::string problem = position_problem(s.position[i], s.box);
     if (!problem.empty()) fail(problem);
+    // A checkpoint's positions are in its box; a damaged one's are put there (the backends'
+    // cell lists take nothing else). A no-op for every position pairmd writes.
+    if (s.box.periodic && !wrap_into_box(s.position[i], s.image[i], s.box))
+      fail("its image and the box crossings of its position overflow a 32-bit image counter");
     const Vec3d& u = s.velocity[i];
     if (!(std::isfinite(u.x) && std::isfinite(u.y) && std::isfinite(u.z)))
       fail("the velocity (" + number_text(u.x) + ", " + number_text(u.y) + ", " + number_text(u.z) + ") is not finite");
