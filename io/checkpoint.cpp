@@ -340,7 +340,7 @@ void read_topology(hid_t f, int64_t n, Topology& topology) {
   if (!b.empty()) h5::check(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, b.data()), "cannot read bonds");
   for (size_t k = 0; k < dims[0]; ++k) {
     const Bond bond{b[3 * k], b[3 * k + 1], b[3 * k + 2]};
-    if (bond.i < 0 || bond.j < 0 || bond.i >= n || bond.j >= n || bond.type < 0)
+    if (bond.i < 0 || bond.j < 0 || bond.i >= n || bond.j >= n || bond.i == bond.j || bond.type < 0)
       throw std::runtime_error("bond " + std::to_string(k) + " is invalid");
     topology.bonds.push_back(bond);
   }

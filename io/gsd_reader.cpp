@@ -1,4 +1,7 @@
 // A frame of a GSD file (HOOMD schema) as a start structure, read with GSD's reference library.
+#include <cstring>
+
+#include "base/text.h"
 #include "engine/resources.h"
 #include "io/gsd_util.h"
 #include "io/start_readers.h"
@@ -22,8 +25,9 @@ struct GsdFrame {
 // The frame to read (-1: the last), checked against the file's frames.
 int64_t resolve_frame(gsd_handle& h, const std::string& path, int64_t frame) {
   auto fail = [&](const std::string& what) { throw StartFileError("'" + path + "': " + what); };
-  if (std::string(h.header.schema) != "hoomd")
-    fail("not a HOOMD-schema GSD file (schema '" + std::string(h.header.schema) + "')");
+  // The header's schema as stored: a damaged file's may lack its NUL.
+  const std::string schema(h.header.schema, strnlen(h.header.schema, sizeof h.header.schema));
+  if (schema != "hoomd") fail("not a HOOMD-schema GSD file (schema '" + printable(schema) + "')");
   const int64_t frames = static_cast<int64_t>(gsd_get_nframes(&h));
   if (frames == 0) fail("it holds no frames");
   if (frame < 0) frame = frames - 1;
