@@ -25,6 +25,7 @@
 #include "backends/cpu_backend.h"
 #include "cli/commands.h"
 #include "engine/config.h"
+#include "engine/resources.h"
 #include "engine/sop_model.h"
 #include "engine/system_builder.h"
 #include "io/sop_files.h"
@@ -262,6 +263,14 @@ void plan(const SopBuildOptions& o, SopPlan& s) {
     for (const CalphaResidue& r : c.residues) chains.back().push_back(r.x);
     beads += static_cast<int>(c.residues.size());
   }
+  // Every copy's beads, bonds and contacts, and the system and backend the report builds, before
+  // they are allocated: about 600 bytes a bead.
+  const std::string room = room_for(static_cast<double>(beads) * s.p.copies, kMaxParticles, 600, "beads");
+  if (!room.empty())
+    throw std::invalid_argument(
+        (s.p.copies > 1 ? "--copies " + std::to_string(s.p.copies) + " of " + std::to_string(beads) + " beads"
+                        : o.structure) +
+        ": " + room);
   std::vector<SopBridge> bridges;
   for (const CalphaBridge& b : s.structure.disulfides)
     bridges.push_back({first_bead[b.a.chain] + b.a.residue, first_bead[b.b.chain] + b.b.residue});
