@@ -58,30 +58,31 @@ double lowest_quota_up_the_path(const std::string& mount, std::string path, bool
   return lowest;
 }
 
-// The CPU quota of this process's cgroup (v2's unified hierarchy or v1's cpu controller).
-double own_cgroup_quota() {
-  std::ifstream in("/proc/self/cgroup");
+}  // namespace
+
+double cgroup_cpu_quota(const std::string& proc_self_cgroup, const std::string& root) {
+  std::istringstream in(proc_self_cgroup);
   std::string line;
   while (std::getline(in, line)) {
     // "0::/path" (v2) or "N:cpu,cpuacct:/path" (v1).
     const size_t a = line.find(':'), b = line.find(':', a + 1);
     if (a == std::string::npos || b == std::string::npos) continue;
+    // A hybrid system lists both; the first that holds a quota counts.
     const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
-    if (line.compare(0, a, "0") == 0 && controllers.empty())
-      return lowest_quota_up_the_path("/sys/fs/cgroup", path, true);
+    double q = 0;
+    if (line.compare(0, a, "0") == 0 && controllers.empty()) q = lowest_quota_up_the_path(root, path, true);
     std::stringstream names(controllers);
     std::string name;
     while (std::getline(names, name, ','))
-      if (name == "cpu") {
-        for (const char* mount : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"}) {
-          const double q = lowest_quota_up_the_path(mount, path, false);
-          if (q > 0) return q;
-        }
-        return 0;
-      }
+      if (name == "cpu")
+        for (const char* mount : {"/cpu", "/cpu,cpuacct"})
+          if (q == 0) q = lowest_quota_up_the_path(root + mount, path, false);
+    if (q > 0) return q;
   }
   return 0;
 }
+
+namespace {
 
 }  // namespace
 
@@ -109,7 +110,10 @@ HostCpuLimits read_host_cpu_limits() {
   cpu_set_t mask;
   CPU_ZERO(&mask);
   limits.affinity_cpus = sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : openmp_max_threads();
-  limits.quota_cpus = own_cgroup_quota();
+  std::ifstream in("/proc/self/cgroup");
+  std::stringstream text;
+  text << in.rdbuf();
+  limits.quota_cpus = cgroup_cpu_quota(text.str(), "/sys/fs/cgroup");
   return limits;
 }
 

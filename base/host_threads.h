@@ -34,8 +34,14 @@ int automatic_host_threads(const HostCpuLimits& limits);
 double cpu_quota_from_cgroup_v2(const std::string& cpu_max);
 double cpu_quota_from_cgroup_v1(const std::string& quota_us, const std::string& period_us);
 
-// This process's limits: sched_getaffinity and the CPU quota of its cgroup
-// (/proc/self/cgroup, then /sys/fs/cgroup; the lowest quota on the path up to the root).
+// The CPU quota of the cgroup that `proc_self_cgroup` (the text of /proc/self/cgroup) names,
+// under the cgroup file system mounted at `root`: v2's unified hierarchy ("0::/path") or v1's
+// cpu controller (ROOT/cpu or ROOT/cpu,cpuacct); the lowest quota on the path up to the root
+// (each level limits its children; a container sees its own cgroup as the root). 0: none.
+double cgroup_cpu_quota(const std::string& proc_self_cgroup, const std::string& root);
+
+// This process's limits: sched_getaffinity, and cgroup_cpu_quota(/proc/self/cgroup,
+// /sys/fs/cgroup).
 HostCpuLimits read_host_cpu_limits();
 
 // The automatic choice for this process (read_host_cpu_limits() once), made OpenMP's default

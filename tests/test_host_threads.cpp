@@ -7,6 +7,7 @@
 #include <sched.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,26 @@ TEST(HostThreads, CgroupQuotaFiles) {
   EXPECT_DOUBLE_EQ(cpu_quota_from_cgroup_v1("400000", "100000"), 4.0);
   EXPECT_EQ(cpu_quota_from_cgroup_v1("-1", "100000"), 0);
   EXPECT_EQ(cpu_quota_from_cgroup_v1("", ""), 0);
+}
+
+// A cgroup tree as /sys/fs/cgroup holds it: the lowest quota on the process's path counts.
+TEST(HostThreads, CgroupQuotaOfTheProcessesPath) {
+  test::ScratchDir root("cgroup");
+  std::filesystem::create_directories(root / "ci/job");
+  test::write_text(root / "ci/cpu.max", "300000 100000\n");
+  test::write_text(root / "ci/job/cpu.max", "max 100000\n");
+  EXPECT_DOUBLE_EQ(cgroup_cpu_quota("0::/ci/job\n", root.path), 3.0);  // the parent's
+  test::write_text(root / "ci/job/cpu.max", "150000 100000\n");
+  EXPECT_DOUBLE_EQ(cgroup_cpu_quota("0::/ci/job\n", root.path), 1.5);  // the lower
+  EXPECT_EQ(cgroup_cpu_quota("0::/\n", root.path), 0);                 // none at the root
+  EXPECT_EQ(cgroup_cpu_quota("", root.path), 0);
+  // v1: the cpu controller's own hierarchy; a hybrid system lists the unified one too.
+  std::filesystem::create_directories(root / "cpu,cpuacct/docker/abc");
+  test::write_text(root / "cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "200000\n");
+  test::write_text(root / "cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
+  EXPECT_DOUBLE_EQ(cgroup_cpu_quota("0::/\n4:cpu,cpuacct:/docker/abc\n1:memory:/docker/abc\n", root.path), 2.0);
+  test::write_text(root / "cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "-1\n");
+  EXPECT_EQ(cgroup_cpu_quota("4:cpu,cpuacct:/docker/abc\n", root.path), 0);
 }
 
 TEST(HostThreads, ThisProcessesLimitsAreTheAffinityMask) {
