@@ -82,9 +82,7 @@ double cgroup_cpu_quota(const std::string& proc_self_cgroup, const std::string& 
   return 0;
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 int automatic_host_threads(const HostCpuLimits& limits) {
   int threads = std::max(1, limits.affinity_cpus);

@@ -20,8 +20,8 @@ inline constexpr size_t kParticlesPerThread = 1000;
 
 // What the automatic choice looks at.
 struct HostCpuLimits {
-  int affinity_cpus = 1;         // CPUs in the process's affinity mask
-  double quota_cpus = 0;         // the cgroup's CPU quota in CPUs (quota / period); 0: none
+  int affinity_cpus = 1;  // CPUs in the process's affinity mask
+  double quota_cpus = 0;  // the cgroup's CPU quota in CPUs (quota / period); 0: none
 };
 
 // The automatic thread count: the affinity's CPUs, no more than the quota (rounded down:

@@ -170,8 +170,7 @@ TEST(HostThreadsProgram, TheAffinityMaskAndOmpNumThreadsSetTheCount) {
   EXPECT_NE(set.find("cpu threads: 3 OpenMP thread(s) (OMP_NUM_THREADS)"), std::string::npos) << set;
   if (std::system("taskset -c 0 true > /dev/null 2>&1") != 0) GTEST_SKIP() << "no taskset (util-linux)";
   const std::string one = run_unset("taskset -c 0", "--version", dir.path);
-  EXPECT_NE(one.find("cpu threads: up to 1 OpenMP thread(s): 1 CPU(s) in the affinity mask"), std::string::npos)
-      << one;
+  EXPECT_NE(one.find("cpu threads: up to 1 OpenMP thread(s): 1 CPU(s) in the affinity mask"), std::string::npos) << one;
   EXPECT_NE(one.find("idle threads wait: no thread waits (one thread)"), std::string::npos) << one;
 }
 
