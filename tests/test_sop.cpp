@@ -829,9 +829,6 @@ TEST(Sop, PulledRunWritesCsvAndPlot) {
   EXPECT_NE(svg.find("extension (A)"), std::string::npos);
 }
 
-#endif  // PAIRMD_PHYSICS_ON_GPU
-
-
 // Pulling statistics: `sop-build --independent K --pull` writes K independent runs of the protein
 // (a replicas section; without mpirun the runs are threads of one process, docs/ensembles.md),
 // each with its own force-extension log, and the run ends with each run's rupture force in
@@ -839,10 +836,9 @@ TEST(Sop, PulledRunWritesCsvAndPlot) {
 TEST(Sop, IndependentPulledRunsGiveTheirRuptureForces) {
   if (!test::file_exists(kStructure)) GTEST_SKIP() << "no " << kStructure << " (Debian's pymol-data)";
   test::ScratchDir dir("sop_independent");
-  const test::ChildResult b =
-      sop_build(dir.path, {kStructure, "--chains", "D", "--pull", "--integrator", "langevin", "--independent", "3",
-                           "--steps", "600", "--pull-every", "50", "--thermo-every", "200", "--trajectory-every", "0",
-                           "-o", "ind.yaml"});
+  const test::ChildResult b = sop_build(
+      dir.path, {kStructure, "--chains", "D", "--pull", "--integrator", "langevin", "--independent", "3", "--steps",
+                 "600", "--pull-every", "50", "--thermo-every", "200", "--trajectory-every", "0", "-o", "ind.yaml"});
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_NE(test::read_text(dir / "ind.yaml").find("mode: independent"), std::string::npos);
   const test::ChildResult r =
@@ -860,6 +856,8 @@ TEST(Sop, IndependentPulledRunsGiveTheirRuptureForces) {
   EXPECT_NE(forces[0], forces[1]) << "independent runs: seed + k";
   for (int k = 0; k < 3; ++k) EXPECT_TRUE(test::file_exists(dir / ("ind.r" + std::to_string(k) + ".pull.csv")));
 }
+
+#endif  // PAIRMD_PHYSICS_ON_GPU
 
 }  // namespace
 }  // namespace pairmd
