@@ -414,8 +414,7 @@ void read_run_texts(hid_t f, Checkpoint& ck) {
   Handle run = h5::open_group(f, "run");
   ck.config_text = read_string_ds(run, "config");
   if (H5Lexists(run, "ensemble", H5P_DEFAULT) > 0) ck.ensemble = read_string_ds(run, "ensemble");
-  if (H5Lexists(run, "pulling", H5P_DEFAULT) > 0)
-    ck.pulling = read_pulling(run, static_cast<int64_t>(ck.state.size()));
+  if (H5Lexists(run, "pulling", H5P_DEFAULT) > 0) ck.pulling = read_pulling(run, static_cast<int64_t>(ck.state.size()));
   ck.config_path = read_string_ds(run, "config_path");
   const std::string ov = read_string_ds(run, "overrides");
   size_t start = 0;

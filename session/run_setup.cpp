@@ -91,8 +91,8 @@ std::string planned_backend(const RunConfig& cfg) {
 }
 
 double potential_map_points(const RunConfig& cfg, const SystemState& s) {
-  const PotentialMapSpec& m = cfg.potential_map;
-  if (m.every <= 0) return 0;
+  if (cfg.potential_map.every <= 0) return 0;
+  const MapSettings& m = cfg.potential_map.settings;
   double lo[3] = {s.box.lo.x, s.box.lo.y, s.box.lo.z},
          hi[3] = {lo[0] + s.box.L.x, lo[1] + s.box.L.y, lo[2] + s.box.L.z};
   if (m.region == "particles" && s.size() > 0) {
