@@ -51,13 +51,12 @@ py::array_t<T> stacked(const std::vector<SystemState>& states, size_t n, Get get
 // K arrays of shape (N, 3) from one of shape (K, N, 3).
 std::vector<std::vector<Vec3d>> unstacked(const py::object& obj, size_t k, size_t n, const std::string& what) {
   const auto a = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(obj);
-  if (!a || a.ndim() != 3 || a.shape(0) != static_cast<py::ssize_t>(k) ||
-      a.shape(1) != static_cast<py::ssize_t>(n) || a.shape(2) != 3)
+  if (!a || a.ndim() != 3 || a.shape(0) != static_cast<py::ssize_t>(k) || a.shape(1) != static_cast<py::ssize_t>(n) ||
+      a.shape(2) != 3)
     throw py::value_error(what + ": expected an array of shape (" + std::to_string(k) + ", " + std::to_string(n) +
                           ", 3)");
   std::vector<std::vector<Vec3d>> out;
-  for (size_t s = 0; s < k; ++s)
-    out.push_back(vec3s_of(a[py::int_(s)], n, what + "[" + std::to_string(s) + "]"));
+  for (size_t s = 0; s < k; ++s) out.push_back(vec3s_of(a[py::int_(s)], n, what + "[" + std::to_string(s) + "]"));
   return out;
 }
 
@@ -182,15 +181,18 @@ void PyEnsemble::put_states(const std::vector<SystemState>& states) {
 }
 
 py::array_t<double> PyEnsemble::positions() {
-  return stacked<Vec3d, double>(states(), n_, [](const SystemState& s) -> const auto& { return s.position; });
+  return stacked<Vec3d, double>(
+      states(), n_, [](const SystemState& s) -> const auto& { return s.position; });
 }
 
 py::array_t<double> PyEnsemble::velocities() {
-  return stacked<Vec3d, double>(states(), n_, [](const SystemState& s) -> const auto& { return s.velocity; });
+  return stacked<Vec3d, double>(
+      states(), n_, [](const SystemState& s) -> const auto& { return s.velocity; });
 }
 
 py::array_t<int32_t> PyEnsemble::images() {
-  return stacked<Int3, int32_t>(states(), n_, [](const SystemState& s) -> const auto& { return s.image; });
+  return stacked<Int3, int32_t>(
+      states(), n_, [](const SystemState& s) -> const auto& { return s.image; });
 }
 
 void PyEnsemble::set_positions(const py::object& a) {
@@ -221,7 +223,8 @@ py::array_t<double> PyEnsemble::forces() {
     py::gil_scoped_release nogil;
     for (int k = 0; k < copies(); ++k) f[k].position = ensemble_->forces(k);
   }
-  return stacked<Vec3d, double>(f, n_, [](const SystemState& s) -> const auto& { return s.position; });
+  return stacked<Vec3d, double>(
+      f, n_, [](const SystemState& s) -> const auto& { return s.position; });
 }
 
 py::dict PyEnsemble::thermo() {
@@ -257,8 +260,8 @@ py::array_t<double> PyEnsemble::temperatures() const {
 }
 
 void PyEnsemble::set_temperatures(const py::object& t) {
-  const auto temps = list_arg<double>(t, kWho + "temperatures",
-                                      [](const py::handle& v, const std::string& w) { return number_arg(v, w, 0, true); });
+  const auto temps = list_arg<double>(
+      t, kWho + "temperatures", [](const py::handle& v, const std::string& w) { return number_arg(v, w, 0, true); });
   if (temps.size() != systems_.size())
     throw py::value_error(kWho + "temperatures: " + std::to_string(temps.size()) + " given for " +
                           std::to_string(systems_.size()) + " copies");
@@ -298,8 +301,7 @@ py::list PyEnsemble::type_names() const {
 
 std::string PyEnsemble::repr() const {
   std::ostringstream s;
-  s << "<pairmd.Ensemble " << copies() << " x " << n_ << " particles, " << backend_name() << ", step " << step_
-    << ">";
+  s << "<pairmd.Ensemble " << copies() << " x " << n_ << " particles, " << backend_name() << ", step " << step_ << ">";
   return s.str();
 }
 
