@@ -51,6 +51,8 @@ class Ensemble {
   virtual Observables observables(int k) = 0;
   virtual std::vector<Vec3d> forces(int k) = 0;
   virtual void set_temperature(int k, double temperature) = 0;
+  // System k's velocities times f (Backend::scale_velocities); the other systems keep theirs.
+  virtual void scale_velocities(int k, double f) = 0;
   virtual BackendStats stats() const = 0;
 };
 

@@ -66,6 +66,10 @@ class CudaEnsemble final : public Ensemble {
     return std::vector<Vec3d>(forces_.begin() + static_cast<size_t>(k) * n_,
                               forces_.begin() + static_cast<size_t>(k + 1) * n_);
   }
+  void scale_velocities(int k, double f) override {
+    backend_->scale_system_velocities(k, f);
+    state_step_ = obs_step_ = -1;
+  }
   void set_temperature(int k, double t) override {
     backend_->set_system_temperature(k, t);
     obs_step_ = -1;
