@@ -57,6 +57,12 @@ class Backend {
   virtual void advance_async(int64_t nsteps) { advance(nsteps); }
   virtual void wait() {}
 
+  // New positions and images for the particles (velocities, step and the rest kept), forces
+  // recomputed: the energy minimiser's moves (engine/minimize.h). Throws SimulationBlowup for a
+  // bond beyond its maximum extension, after which only set_state() or move_to() makes the
+  // backend usable again. The default replaces the whole state (get_state, set_state).
+  virtual void move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image);
+
   // Energies, virial and kinetic energy of the current state.
   virtual Observables observables() = 0;
   // Forces on each particle at the current state, in tag order, as the backend computes them.
