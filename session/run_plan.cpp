@@ -40,10 +40,10 @@ void require_prefix(const RunRequest& r, const FrontEnd& fe, const RunConfig& cf
 }
 
 // The restart's config must describe the checkpoint's system: same particle count, types and
-// bonds. The config's own system is built only to compare (no relaxation).
+// bonds. The config's own system is built only to compare (not minimised).
 void check_same_system(const RunConfig& cfg, const Checkpoint& ck, const std::string& ck_path) {
   RunConfig probe = cfg;
-  probe.system.relax.steps = 0;
+  probe.minimize.algorithm = MinimizeAlgorithm::None;
   const BuiltSystem sys = build_system(probe);
   const SystemState& a = sys.state;
   const SystemState& b = ck.state;
