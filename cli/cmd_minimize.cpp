@@ -4,6 +4,7 @@
 // the config's dynamics, the first frame of PREFIX.h5 / PREFIX.gsd where the config writes them
 // (`system.file` starts from those), PREFIX.thermo.csv and PREFIX.log (docs/minimize.md).
 // The output prefix is claimed and refused or replaced as `pairmd run` does (docs/output.md).
+// SIGINT or SIGTERM during the minimisation ends it, and the command, writing nothing (exit 130).
 #include <hdf5.h>
 #include <CLI/CLI.hpp>
 
@@ -85,8 +86,7 @@ int report(const RunResult& result, const RunPlan& p, const Outputs& out) {
     std::cout << "; for a structure file that system.file starts from, add --set output.gsd.every=N";
   std::cout << "\n";
   if (const int sig = g_stop_signal.load()) {
-    std::cerr << "pairmd minimize: interrupted (signal " << sig
-              << ") during the minimisation; the state it reached was written, not converged\n";
+    std::cerr << "pairmd minimize: interrupted (signal " << sig << ") after the minimisation; its state was written\n";
     return kExitInterrupted;
   }
   return kExitOk;
@@ -102,7 +102,7 @@ int cmd_minimize(const Args& args) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   MinimizeOptions o;
   if (const int rc = read_options(args, o); rc != kParsed) return rc;
-  // A stop signal ends the minimisation where it is; that state is written.
+  // A stop signal ends the minimisation at its next iteration; nothing is written then.
   install_stop_handlers();
   std::signal(SIGXFSZ, SIG_IGN);
   FrontEnd fe;
@@ -115,6 +115,9 @@ int cmd_minimize(const Args& args) {
   try {
     request = request_of(o);
     prepare_run(request, fe, run, std::cerr);
+  } catch (const StoppedBeforeRun& e) {
+    std::cerr << "pairmd minimize: " << e.what() << "; nothing was written\n";
+    return kExitInterrupted;
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
     return kExitUsage;

@@ -100,8 +100,8 @@ struct Minimizer {
 struct FireState {
   std::vector<Vec3d> v;
   double dt = 0, alpha = 0;
-  double cap = 0;         // the largest move allowed now: max_move, halved after a capped step fails
-  int64_t positive = 0;   // consecutive iterations with P = F.v > 0
+  double cap = 0;        // the largest move allowed now: max_move, halved after a capped step fails
+  int64_t positive = 0;  // consecutive iterations with P = F.v > 0
 };
 
 // The start of a FIRE iteration: P = F.v decides whether the step grows (after `delay` positive
@@ -354,8 +354,7 @@ std::string describe_minimization(const MinimizeReport& r, const MinimizeSpec& s
 
 void MinimizeProgressLine::operator()(const MinimizeStatus& s) {
   if (!show_) return;
-  const double now =
-      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   if (last_ >= 0 && now - last_ < 0.5) return;
   last_ = now;
   std::clog << "\r\033[K  minimize: iteration " << s.iteration << "/" << spec_.max_iterations << "  E "

@@ -362,6 +362,10 @@ void minimize_system(SystemState& s, const RunConfig& cfg, const Topology& topol
     }
     report = minimize(*b, spec, cfg.model.units, std::ref(line));
     line.clear();
+    // A stop signal: the front end ends before the run, writing nothing (StoppedBeforeRun).
+    if (report.stop == MinimizeStop::Interrupted)
+      stop_if_signalled(spec.from_relax ? "during system.relax, before the run began"
+                                        : "during the minimisation, before the run began");
     SystemState out;
     b->get_state(out);
     s.position = out.position;

@@ -31,9 +31,8 @@ struct BuildOptions {
   bool minimize = true;  // false: the start as built, not minimised (a restart's comparison)
 };
 
-// Throws ConfigError for inconsistent input (cutoff beyond half the box, unreadable file...).
-// A stop signal during the minimisation ends it where it is (the notes say so; the caller looks
-// at g_stop_signal).
+// Throws ConfigError for inconsistent input (cutoff beyond half the box, unreadable file...), and
+// StoppedBeforeRun (engine/simulation.h) for a stop signal during the minimisation.
 BuiltSystem build_system(const RunConfig& cfg, const BuildOptions& options = {});
 
 // Cutoffs plus skin must fit in half the smallest periodic box edge (minimum image).
@@ -53,7 +52,7 @@ void draw_velocities(SystemState& s, size_t first, double temperature, uint64_t 
 
 // The config's minimisation of `s` (cfg.minimize) on a backend of kind `backend` made for it,
 // with a progress line on a terminal (output.progress); its report goes into `notes`. Throws
-// ConfigError when max_move does not fit the box or the start cannot be evaluated.
+// ConfigError when the start cannot be evaluated, StoppedBeforeRun on a stop signal.
 void minimize_system(SystemState& s, const RunConfig& cfg, const Topology& topology, const std::string& backend,
                      std::vector<std::string>& notes);
 
