@@ -63,8 +63,17 @@ RunRequest request_of(const MinimizeOptions& o) {
   RunRequest r;
   r.config_path = o.config.config_path;
   r.overrides = command_line_overrides(o.config);
-  if (load_config(r.config_path, r.overrides).minimize.algorithm == MinimizeAlgorithm::None)
-    r.overrides.push_back("minimize.algorithm=fire");
+  const RunConfig cfg = load_config(r.config_path, r.overrides);
+  if (cfg.replicas.count > 0) {
+    // One system: an ensemble's replicas are minimised by `pairmd run`, each its own system.
+    auto it = cfg.locations.find("replicas.count");
+    throw ConfigError((it != cfg.locations.end() ? it->second : cfg.path) +
+                      ": replicas: pairmd minimize minimises one system, and this config runs an ensemble of " +
+                      std::to_string(cfg.replicas.count) + " replicas: pairmd run " + r.config_path +
+                      " minimises each replica's system before its dynamics (the minimize section); to minimise "
+                      "one system alone, give a config without the replicas section");
+  }
+  if (cfg.minimize.algorithm == MinimizeAlgorithm::None) r.overrides.push_back("minimize.algorithm=fire");
   r.output = o.output;
   r.overwrite = o.overwrite;
   return r;

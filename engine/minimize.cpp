@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "engine/simulation.h"
 
@@ -299,6 +300,11 @@ const char* minimize_algorithm_name(MinimizeAlgorithm algorithm) {
 
 MinimizeReport minimize(Backend& backend, const MinimizeSpec& spec, const Units& units,
                         const std::function<void(const MinimizeStatus&)>& on_iteration) {
+  if (backend.systems() > 1)
+    throw std::invalid_argument("minimize: the backend '" + backend.name() + "' holds " +
+                                std::to_string(backend.systems()) +
+                                " systems of an ensemble; each is minimised on its own (through its member, "
+                                "backends/lockstep_ensemble.h), not their sum with one step and one stopping rule");
   const auto t0 = std::chrono::steady_clock::now();
   SystemState state;
   backend.get_state(state);
@@ -306,9 +312,10 @@ MinimizeReport minimize(Backend& backend, const MinimizeSpec& spec, const Units&
   m.report.algorithm = spec.algorithm;
   m.accel.resize(state.size());
   for (size_t i = 0; i < state.size(); ++i) m.accel[i] = units.force_to_accel / state.mass[i];
-  // Energies summed in double on the CPU; on a GPU from float terms (kernels/: fixed-point sums
-  // of float pair energies at float positions).
-  m.round_off = backend.name() == "cpu" ? 1e-12 : 1e-6;
+  // Energies summed in double on the CPU ("cpu", and "cpu ensemble, system k of K" for a system
+  // of a CPU ensemble); on a GPU from float terms (kernels/: fixed-point sums of float pair
+  // energies at float positions).
+  m.round_off = backend.name().compare(0, 3, "cpu") == 0 ? 1e-12 : 1e-6;
   m.at.x = state.position;
   m.at.image = state.image;
   const bool finite = m.evaluate(m.at, &m.report.failure);

@@ -69,6 +69,8 @@ struct MinimizeReport {
 // backend is left at the lowest-energy state accepted (steepest descent: the last one), with
 // velocities and step as they were. `on_iteration` (may be empty) is called after every
 // iteration. Stops on the first rule of `spec` that holds, or on a stop signal (g_stop_signal).
+// A backend of several systems (Backend::systems()) is refused (std::invalid_argument): an
+// ensemble's systems are minimised one by one, each through its member.
 MinimizeReport minimize(Backend& backend, const MinimizeSpec& spec, const Units& units,
                         const std::function<void(const MinimizeStatus&)>& on_iteration = {});
 

@@ -12,8 +12,10 @@
 
 #include <cmath>
 #include <csignal>
+#include <regex>
 #include <thread>
 
+#include "base/bond_images.h"
 #include "engine/minimize.h"
 #include "engine/simulation.h"
 #include "io/checkpoint.h"
@@ -84,6 +86,15 @@ TEST_P(Minimize, FireConvergesFromOverlappingRandomWalks) {
   double fmax = 0;
   for (const Vec3d& f : reference.forces()) fmax = std::max(fmax, std::sqrt(dot(f, f)));
   EXPECT_LT(fmax, GetParam().fp32 ? 0.1 : 1e-4 * 1.0001);
+  // Bonds stay whole in unwrapped coordinates (position + image x L; base/bond_images.h): the
+  // images count the crossings of every move. The walks start whole and FENE holds bonds < 1.5.
+  EXPECT_LT(longest_unwrapped_bond(before, melt_.built.topology), 1.5);
+  EXPECT_LT(longest_unwrapped_bond(s, melt_.built.topology), 1.5);
+  int64_t crossed = 0;
+  for (size_t i = 0; i < s.size(); ++i)
+    crossed +=
+        s.image[i].x != before.image[i].x || s.image[i].y != before.image[i].y || s.image[i].z != before.image[i].z;
+  EXPECT_GT(crossed, 0);  // some beads did cross the boundary (so the check means something)
   // Velocities and step are untouched by the minimisation.
   ASSERT_EQ(s.size(), before.size());
   for (size_t i = 0; i < s.size(); ++i) {
@@ -112,10 +123,64 @@ TEST_P(Minimize, EnergyNeverRisesAcrossAcceptedSteps) {
   }
 }
 
+// The melt as a config of `pairmd run` / `pairmd minimize`, with `minimize` (a YAML line) instead
+// of kMelt's none.
+std::string melt_config(const std::string& minimize, int steps = 20) {
+  std::string y = std::string(kMelt).replace(std::string(kMelt).find("minimize: {algorithm: none}"), 27, minimize);
+  return "title: melt\nsteps: " + std::to_string(steps) + "\n" + y +
+         "output: {thermo_every: 10, trajectory: {every: 10}, gsd: {every: 10}}\n";
+}
+
+// A replica ensemble of the melt: K independent replicas, as threads of one process without
+// mpirun (docs/ensembles.md); each replica builds and minimises its own system.
+std::string melt_ensemble_config(const std::string& minimize, const std::string& backend, int replicas) {
+  return melt_config(minimize, 10) + "backend: " + backend + "\nreplicas: {count: " + std::to_string(replicas) +
+         ", mode: independent}\n";
+}
+
 // The CPU reference runs here (CI); the CUDA backend, once per registered strategy, in
 // pairmd_gpu_tests.
 #ifdef PAIRMD_PHYSICS_ON_GPU
 INSTANTIATE_TEST_SUITE_P(Cuda, Minimize, ::testing::ValuesIn(test::gpu_targets()), test::target_name);
+
+// ---- the pairmd program on the GPU -----------------------------------------------------------
+
+// `pairmd minimize` on the CUDA backend (the run's default strategy): its checkpoint holds a state
+// whose forces, by the CPU reference, are near the GPU's float floor.
+TEST(MinimizeCommandGpu, MinimisesOnTheGpuAndWritesTheState) {
+  PAIRMD_REQUIRE_GPU();
+  test::ScratchDir dir("minimize_cmd_gpu");
+  test::write_text(dir / "melt.yaml", melt_config("minimize: {ftol: 1.0e-2}") + "backend: cuda\n");
+  const test::ChildResult m = test::run_pairmd({"minimize", "melt.yaml"}, dir.path);
+  ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
+  EXPECT_NE(m.out.find("backend: cuda"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("minimize: fire stopped by ftol (max |F| < 0.01)"), std::string::npos) << m.out;
+  const Checkpoint ck = read_checkpoint(dir / "melt.checkpoint.h5");
+  const RunConfig cfg = parse_config(melt_config("minimize: {algorithm: none}"), "c.yaml");
+  Model model = cfg.model;
+  model.topology = ck.topology;
+  CpuBackend b(model, ck.state);
+  double fmax = 0;
+  for (const Vec3d& f : b.forces()) fmax = std::max(fmax, std::sqrt(dot(f, f)));
+  EXPECT_LT(fmax, 0.1);
+  EXPECT_LT(longest_unwrapped_bond(ck.state, ck.topology), 1.5);
+}
+
+// The replicas of an ensemble on the GPU, as threads of one process: each replica minimises its
+// own system on a CUDA backend of its own (at the same time as the others), then the K systems run
+// in one ensemble backend.
+TEST(MinimizeCommandGpu, ReplicasInThreadsEachMinimiseTheirSystem) {
+  PAIRMD_REQUIRE_GPU();
+  test::ScratchDir dir("minimize_replicas_gpu");
+  test::write_text(dir / "melt.yaml", melt_ensemble_config("minimize: {ftol: 1.0e-2}", "cuda", 3));
+  const test::ChildResult r = test::run_pairmd({"run", "melt.yaml"}, dir.path, 300);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("done: 3 replicas at step 10"), std::string::npos) << r.out;
+  for (int k = 0; k < 3; ++k) {
+    const std::string log = test::read_text(dir / ("melt.r" + std::to_string(k) + ".log"));
+    EXPECT_NE(log.find("minimize: fire stopped by ftol (max |F| < 0.01)"), std::string::npos) << k << "\n" << log;
+  }
+}
 #else
 INSTANTIATE_TEST_SUITE_P(Cpu, Minimize, ::testing::Values(test::cpu_target()), test::target_name);
 
@@ -198,6 +263,65 @@ TEST(MinimizeRules, NonFiniteStartMovesNothing) {
   SystemState s;
   b->get_state(s);
   EXPECT_EQ(s.position[1].x, two.built.state.position[1].x);
+}
+
+// A backend of several systems (the CUDA backend of an ensemble: its state is K systems one after
+// another) is refused: minimising their sum would move all with one step and stop them by one
+// rule. Its systems are minimised one by one through their members (tests/test_ensemble.cpp).
+class SeveralSystems final : public Backend {
+ public:
+  explicit SeveralSystems(std::unique_ptr<Backend> b) : b_(std::move(b)) {}
+  std::string name() const override { return "cuda ensemble"; }
+  int systems() const override { return 3; }
+  void set_state(const SystemState& s) override { b_->set_state(s); }
+  void get_state(SystemState& s) override { b_->get_state(s); }
+  void advance(int64_t n) override { b_->advance(n); }
+  Observables observables() override { return b_->observables(); }
+  std::vector<Vec3d> forces() override { return b_->forces(); }
+  BackendStats stats() const override { return b_->stats(); }
+  void set_temperature(double t) override { b_->set_temperature(t); }
+
+ private:
+  std::unique_ptr<Backend> b_;
+};
+
+TEST(MinimizeRules, ABackendOfSeveralSystemsIsRefused) {
+  Melt m;
+  SystemState before;
+  m.backend->get_state(before);
+  SeveralSystems three(std::move(m.backend));
+  try {
+    minimize(three, fire_spec(1e-4), m.sys.cfg.model.units);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("minimize: the backend 'cuda ensemble' holds 3 systems of an ensemble; each "
+                                         "is minimised on its own (through its member"),
+              std::string::npos)
+        << e.what();
+  }
+  SystemState after;
+  three.get_state(after);
+  EXPECT_EQ(after.position[0].x, before.position[0].x);  // nothing moved
+}
+
+// The measure: force evaluations to max |F| < 1e-4. FIRE gets there; the old relax
+// (steepest descent with system.relax's default step, 0.02) is nowhere near after as many, nor
+// after four times as many: its fixed step leaves the largest force at ~10.
+TEST(MinimizeRules, FireNeedsFewerForceEvaluationsThanTheOldRelax) {
+  Melt fire;
+  const MinimizeReport f = fire.run(fire_spec(1e-4));
+  ASSERT_EQ(f.stop, MinimizeStop::ForceTolerance) << minimize_stop_name(f.stop);
+  MinimizeSpec relax = fire_spec(1e-4);
+  relax.algorithm = MinimizeAlgorithm::SteepestDescent;
+  relax.max_move = 0.02;
+  for (int64_t times : {1, 4}) {
+    relax.max_evaluations = times * f.evaluations;
+    Melt old;
+    const MinimizeReport r = old.run(relax);
+    EXPECT_EQ(r.stop, MinimizeStop::MaxEvaluations) << minimize_stop_name(r.stop);
+    EXPECT_GT(r.max_force_end, 1.0) << times << " x FIRE's " << f.evaluations << " evaluations";
+    EXPECT_GT(r.energy_end, f.energy_end);
+  }
 }
 
 // system.relax as it was before `minimize` (engine/system_builder.cpp, relax()): the alias runs
@@ -345,15 +469,21 @@ TEST(MinimizeStart, FireConvergesFromALammpsDataFileOfRandomPositions) {
   double fmax = 0;
   for (const Vec3d& f : check.forces()) fmax = std::max(fmax, std::sqrt(dot(f, f)));
   EXPECT_LT(fmax, 1e-4);
+  // The old relax (steepest descent, step 0.02) with as many force evaluations is far from it.
+  std::smatch count;
+  ASSERT_TRUE(std::regex_search(notes, count, std::regex(" ([0-9]+) force evaluations"))) << notes;
+  const RunConfig old = parse_config(yaml, "data.yaml",
+                                     {"minimize.algorithm=steepest_descent", "minimize.max_move=0.02",
+                                      "minimize.max_iterations=100000", "minimize.max_evaluations=" + count[1].str()});
+  std::string old_notes;
+  for (const std::string& note : build_system(old).notes) old_notes += note + "\n";
+  std::smatch end;
+  ASSERT_TRUE(std::regex_search(old_notes, end, std::regex("max \\|F\\| [^ ]+ -> ([^ ]+) "))) << old_notes;
+  EXPECT_NE(old_notes.find("steepest_descent stopped by max_evaluations"), std::string::npos) << old_notes;
+  EXPECT_GT(std::stod(end[1].str()), 1.0) << old_notes;
 }
 
 // ---- the pairmd program ---------------------------------------------------------------------
-
-std::string melt_config(const std::string& minimize, int steps = 20) {
-  std::string y = std::string(kMelt).replace(std::string(kMelt).find("minimize: {algorithm: none}"), 27, minimize);
-  return "title: melt\nsteps: " + std::to_string(steps) + "\n" + y +
-         "output: {thermo_every: 10, trajectory: {every: 10}, gsd: {every: 10}}\n";
-}
 
 TEST(MinimizeCommand, WritesTheMinimisedStateAsFilesThatStartRuns) {
   test::ScratchDir dir("minimize_cmd");
@@ -413,6 +543,43 @@ TEST(MinimizeCommand, RefusesBadInputWithExit2AndWritesNothing) {
       std::remove_if(files.begin(), files.end(), [](const std::string& f) { return f.rfind("child.", 0) == 0; }),
       files.end());
   EXPECT_EQ(files, std::vector<std::string>{"melt.yaml"});
+}
+
+// A replica ensemble: `pairmd run` minimises each replica's system (here as threads of one
+// process); `pairmd minimize`, which writes one system, refuses it and says so.
+TEST(MinimizeCommand, EveryReplicaOfAnEnsembleMinimisesItsOwnSystem) {
+  test::ScratchDir dir("minimize_replicas");
+  test::write_text(dir / "melt.yaml", melt_ensemble_config("minimize: {ftol: 1.0e-3}", "cpu", 2));
+  const test::ChildResult m = test::run_pairmd({"minimize", "melt.yaml"}, dir.path);
+  EXPECT_EQ(m.exit_code, 2) << m.out << m.err;
+  EXPECT_NE(m.err.find("melt.yaml:"), std::string::npos) << m.err;
+  EXPECT_NE(m.err.find(": replicas: pairmd minimize minimises one system, and this config runs an ensemble of 2 "
+                       "replicas: pairmd run melt.yaml minimises each replica's system before its dynamics"),
+            std::string::npos)
+      << m.err;
+  std::vector<std::string> files = dir.files();
+  files.erase(
+      std::remove_if(files.begin(), files.end(), [](const std::string& f) { return f.rfind("child.", 0) == 0; }),
+      files.end());
+  EXPECT_EQ(files, std::vector<std::string>{"melt.yaml"});
+
+  const test::ChildResult r = test::run_pairmd({"run", "melt.yaml"}, dir.path);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("done: 2 replicas at step 10"), std::string::npos) << r.out;
+  for (int k = 0; k < 2; ++k) {
+    const std::string log = test::read_text(dir / ("melt.r" + std::to_string(k) + ".log"));
+    EXPECT_NE(log.find("minimize: fire stopped by ftol (max |F| < 0.001)"), std::string::npos) << k << "\n" << log;
+    // The replica's start is the minimised system: its first thermo row has the minimum's energy.
+    const std::string::size_type at = log.find(" -> ", log.find("minimize: fire stopped"));
+    ASSERT_NE(at, std::string::npos) << log;
+    const double minimum = std::stod(log.substr(at + 4));
+    const std::string thermo = test::read_text(dir / ("melt.r" + std::to_string(k) + ".thermo.csv"));
+    const std::string::size_type row = thermo.find("\n0,");  // step 0: step,time,temperature,potential_energy
+    ASSERT_NE(row, std::string::npos) << thermo;
+    size_t field = row + 1;
+    for (int c = 0; c < 3; ++c) field = thermo.find(',', field) + 1;
+    EXPECT_NEAR(std::stod(thermo.substr(field)), minimum, 1e-7 * std::fabs(minimum)) << thermo;
+  }
 }
 
 // place-ions --trajectory writes a config that starts from a frame: the frame is the state the ions
