@@ -16,6 +16,14 @@ bool cuda_device_free_memory(double* free_bytes, double* total_bytes);
 std::pair<int, int> cuda_select_device(int local_rank);
 #endif
 
+void Backend::move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image) {
+  SystemState s;
+  get_state(s);
+  s.position = position;
+  s.image = image;
+  set_state(s);
+}
+
 double pairs_per_particle(const PairTerm& term, double skin, const SystemSize& size) {
   const double n = static_cast<double>(size.particles);
   if (n <= 1) return 0;

@@ -57,6 +57,19 @@ class Backend {
   virtual void advance_async(int64_t nsteps) { advance(nsteps); }
   virtual void wait() {}
 
+  // New positions and images for the particles (velocities, step and the rest kept), forces
+  // recomputed: the energy minimiser's moves (engine/minimize.h). Throws SimulationBlowup for a
+  // bond beyond its maximum extension, after which only set_state() or move_to() makes the
+  // backend usable again. The default replaces the whole state (get_state, set_state).
+  virtual void move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image);
+
+  // The independent systems the backend holds: 1, or K for the CUDA backend of an ensemble
+  // (backends/ensemble.h), whose state is the K systems one after another. The minimiser refuses
+  // more than one: it would minimise their sum, with one step and one stopping rule for all;
+  // an ensemble's systems are minimised one by one, each through its member
+  // (backends/lockstep_ensemble.h), or before the ensemble is made (the replicas of `pairmd run`).
+  virtual int systems() const { return 1; }
+
   // Energies, virial and kinetic energy of the current state.
   virtual Observables observables() = 0;
   // Forces on each particle at the current state, in tag order, as the backend computes them.

@@ -27,14 +27,16 @@ class CpuBackend final : public Backend {
   void set_state(const SystemState& state) override;
   void get_state(SystemState& state) override;
   void advance(int64_t nsteps) override;
+  // The observables of the last move_to() are kept until the state changes again: the
+  // minimiser asks for them after every move, which then costs one force pass, not two.
   Observables observables() override;
   std::vector<Vec3d> forces() override { return force_; }
   BackendStats stats() const override;
   void set_temperature(double temperature) override { model_.integrator.temperature = temperature; }
 
-  // New positions (and images) for the same particles, keeping velocities and step; the lists
-  // are rebuilt only if the particles moved too far. For steepest descent (system_builder).
-  void move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image);
+  // The lists are rebuilt only if the particles moved too far; the energies are computed with
+  // the forces (observables() returns them).
+  void move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image) override;
 
   // Forces without any neighbour list: every pair under minimum image (tests use this as the
   // check of the list itself).
@@ -59,6 +61,8 @@ class CpuBackend final : public Backend {
   std::vector<std::vector<CloseNeighbour>> thread_close_;  // per-thread scratch of the pair loop
   BackendStats stats_;
   double max_step_displacement_;
+  Observables moved_observables_;  // of the state move_to() left, while moved_valid_
+  bool moved_valid_ = false;
 };
 
 }  // namespace pairmd

@@ -74,6 +74,14 @@ SystemState system_state(const SystemState& all, int k, int n) {
   return s;
 }
 
+void Ensemble::move_to(int k, const std::vector<Vec3d>& position, const std::vector<Int3>& image) {
+  SystemState s;
+  get_state(k, s);
+  s.position = position;
+  s.image = image;
+  set_state(k, s);
+}
+
 namespace {
 
 // K CPU backends, each with its system's temperature and seed: the oracle of the CUDA ensemble.
@@ -114,6 +122,9 @@ class CpuEnsemble final : public Ensemble {
   }
   void get_state(int k, SystemState& s) override { backends_.at(k)->get_state(s); }
   void set_state(int k, const SystemState& s) override { backends_.at(k)->set_state(s); }
+  void move_to(int k, const std::vector<Vec3d>& x, const std::vector<Int3>& image) override {
+    backends_.at(k)->move_to(x, image);
+  }
   Observables observables(int k) override { return backends_.at(k)->observables(); }
   std::vector<Vec3d> forces(int k) override { return backends_.at(k)->forces(); }
   void set_temperature(int k, double t) override { backends_.at(k)->set_temperature(t); }

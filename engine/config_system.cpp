@@ -1,5 +1,5 @@
-// The `system` section: types, boundary, the source (lattice, chains, file), relax, velocities,
-// added particles.
+// The `system` section: types, boundary, the source (lattice, chains, file), relax (the older
+// spelling of `minimize`: config_minimize.cpp), velocities, added particles.
 #include "engine/config_schema.h"
 
 namespace pairmd::config {
@@ -117,13 +117,17 @@ void read_system(const Map& root, RunConfig& cfg) {
     cfg.locations["system.file.path"] = f.where("path");
   }
   if (sys.has("relax")) {
+    // The older spelling of `minimize` (config_minimize.cpp): its capped steepest descent, as it
+    // always was; the log says so.
     Map r(sys.ctx(), sys.node("relax"), "system.relax", {"steps", "max_move"});
-    // Generated chains overlap a little: they are relaxed unless steps: 0 says otherwise.
-    const int default_steps = spec.source == SystemSource::Chains ? 200 : 0;
-    spec.relax.steps = static_cast<int>(r.integer("steps", default_steps, 0, 100000000));
-    spec.relax.max_move = r.number("max_move", 0.02, 0.0, kInf, true);
-  } else if (spec.source == SystemSource::Chains) {
-    spec.relax.steps = 200;  // random walks overlap a little; push them apart before dynamics
+    MinimizeSpec& m = cfg.minimize;
+    m.from_relax = true;
+    m.max_iterations = r.integer("steps", spec.source == SystemSource::Chains ? 200 : 0, 0, 100000000);
+    m.algorithm = m.max_iterations > 0 ? MinimizeAlgorithm::SteepestDescent : MinimizeAlgorithm::None;
+    m.max_move = r.number("max_move", 0.02, 0.0, kInf, true);
+    m.ftol = m.etol = 0.0;
+    m.max_evaluations = m.max_iterations + 1;
+    cfg.locations["minimize.max_move"] = r.where("max_move");
   }
   const YAML::Node added = list_node(sys, "add_particles", false, "of {type: NAME, position: [x, y, z]}");
   for (size_t k = 0; k < added.size(); ++k) {

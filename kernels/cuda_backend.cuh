@@ -145,7 +145,7 @@ class CudaBackend final : public Backend {
   void scale_velocities(double f) override { scale_system_velocities(-1, f); }
   // The ensemble's systems (1 for a single system), each with its own thermostat temperature and
   // noise seed (set_temperature() sets every system's), and the observables of each.
-  int systems() const { return systems_; }
+  int systems() const override { return systems_; }
   int system_size() const { return system_size_; }
   void set_system_temperature(int k, double temperature);
   void set_system_seed(int k, uint64_t seed);

@@ -57,7 +57,7 @@ void check_same_system(const RunConfig& cfg, const Checkpoint& ck, const std::st
   validate_pair_lists(cfg, b.size());
   if (cfg.system.source == SystemSource::File) return;
   RunConfig probe = cfg;
-  probe.system.relax.steps = 0;
+  probe.minimize.algorithm = MinimizeAlgorithm::None;
   const BuiltSystem sys = build_system(probe);
   const SystemState& a = sys.state;
   if (a.size() != b.size())

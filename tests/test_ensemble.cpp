@@ -17,6 +17,7 @@
 
 #include "backends/ensemble.h"
 #include "backends/lockstep_ensemble.h"
+#include "engine/minimize.h"
 #include "engine/simulation.h"
 #include "tests/test_support.h"
 
@@ -236,6 +237,76 @@ TEST_P(Ensembles, LockstepMembersAskingStepByStepNeverHang) {
     });
   for (std::thread& th : threads) th.join();
   for (int k = 0; k < kSystems; ++k) EXPECT_EQ(reached[k], st[0].step + kSteps) << "system " << k;
+}
+
+// The energy minimiser moves one system of an ensemble through its member (Backend::move_to of
+// system k alone; engine/minimize.h): each system reaches the force tolerance as it does on a
+// backend of its own, and the others do not move. The minimised ensemble then runs on.
+TEST_P(Ensembles, EachSystemIsMinimisedOnItsOwnThroughItsMember) {
+  const Target& t = GetParam();
+  const test::TestSystem s = test::make_system(test::kKremerGrest, {}, "kremer_grest");
+  const Model m = model(s);
+  std::vector<SystemState> st;
+  for (int k = 0; k < kSystems; ++k) {
+    SystemState x = s.built.state;
+    test::jiggle(x, 0.1, 200 + k);  // overlaps: forces of ~10^3
+    st.push_back(x);
+  }
+  const std::vector<EnsembleSystem> sys = settings(s);
+  LockstepEnsemble lock(make_ensemble(t.backend, m, st, sys), st[0].step);
+  std::vector<std::unique_ptr<Backend>> members;
+  for (int k = 0; k < kSystems; ++k) members.push_back(lock.member(k));
+  MinimizeSpec spec = s.cfg.minimize;  // FIRE with the defaults (chains)
+  ASSERT_EQ(spec.algorithm, MinimizeAlgorithm::Fire);
+  spec.ftol = t.fp32 ? 1e-2 : 1e-4;  // float positions on the GPU (tests/test_minimize.cpp)
+  spec.max_iterations = spec.max_evaluations = 100000;
+  for (int k = 0; k < kSystems; ++k) {
+    SCOPED_TRACE("system " + std::to_string(k));
+    std::vector<SystemState> before(kSystems);
+    for (int j = 0; j < kSystems; ++j) members[j]->get_state(before[j]);
+    const MinimizeReport r = minimize(*members[k], spec, s.cfg.model.units);
+    EXPECT_EQ(r.stop, MinimizeStop::ForceTolerance) << minimize_stop_name(r.stop);
+    EXPECT_GT(r.max_force_start, 100.0);
+    EXPECT_LT(r.max_force_end, spec.ftol);
+    // As on a backend of its own: the same bits on the CPU, the same minimum on the GPU.
+    auto single = make_backend(t.backend, m, st[k]);
+    const MinimizeReport a = minimize(*single, spec, s.cfg.model.units);
+    SystemState alone, member;
+    single->get_state(alone);
+    members[k]->get_state(member);
+    if (!t.fp32 && t.deterministic) {
+      EXPECT_EQ(a.evaluations, r.evaluations);
+      EXPECT_EQ(a.energy_end, r.energy_end);
+      expect_same(t, alone, member, "minimised");
+    } else {
+      EXPECT_NEAR(a.energy_end, r.energy_end, 1e-5 * std::fabs(a.energy_end));
+    }
+    EXPECT_EQ(member.step, before[k].step);
+    EXPECT_EQ(std::memcmp(member.velocity.data(), before[k].velocity.data(), member.size() * sizeof(Vec3d)), 0);
+    for (int j = 0; j < kSystems; ++j) {
+      if (j == k) continue;
+      SystemState other;
+      members[j]->get_state(other);
+      EXPECT_EQ(std::memcmp(other.position.data(), before[j].position.data(), other.size() * sizeof(Vec3d)), 0)
+          << "system " << j << " moved";
+      EXPECT_EQ(std::memcmp(other.image.data(), before[j].image.data(), other.size() * sizeof(Int3)), 0);
+    }
+  }
+  // Each system still at its minimum once all are minimised, and the ensemble runs on from them.
+  for (int k = 0; k < kSystems; ++k) {
+    double fmax = 0;
+    for (const Vec3d& f : members[k]->forces()) fmax = std::max(fmax, std::sqrt(dot(f, f)));
+    EXPECT_LT(fmax, spec.ftol) << "system " << k;
+  }
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kSystems; ++k) threads.emplace_back([&, k] { members[k]->advance(50); });
+  for (std::thread& th : threads) th.join();
+  for (int k = 0; k < kSystems; ++k) {
+    SystemState x;
+    members[k]->get_state(x);
+    EXPECT_EQ(x.step, st[k].step + 50);
+    EXPECT_TRUE(std::isfinite(members[k]->observables().potential));
+  }
 }
 
 // K x N that cannot fit in the GPU's memory is refused before anything is allocated, with the

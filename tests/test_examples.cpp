@@ -31,7 +31,7 @@ TEST(Examples, LJLiquidRunsWellUnderAMinute) {
   EXPECT_NE(r.out.find("performance:"), std::string::npos);
 }
 
-// The polymer examples start without blowing up (the builder's random walks are relaxed
+// The polymer examples start without blowing up (the builder's random walks are minimised
 // before the dynamics) and keep a sane temperature over a short run.
 TEST(Examples, PolymerExamplesStartCleanly) {
   for (const char* name : {"kremer_grest", "polyelectrolyte"}) {

@@ -64,7 +64,11 @@ inline TestSystem make_system(const std::string& yaml, const std::vector<std::st
   TestSystem s;
   s.name = name;
   s.cfg = parse_config(yaml, name + ".yaml", overrides);
-  s.built = build_system(s.cfg);
+  // Minimised (chains) on the CPU reference, so that every test binary and target starts from
+  // the same bits (the config's backend is "auto": the GPU where there is one).
+  BuildOptions build;
+  build.minimize_backend = "cpu";
+  s.built = build_system(s.cfg, build);
   return s;
 }
 
