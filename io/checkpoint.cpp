@@ -18,6 +18,53 @@ using h5::Handle;
 
 namespace {
 
+// topology/angles [m, 4] (i, j, k, type), dihedrals and impropers [m, 5]; written only when
+// there are some (older checkpoints and runs without them have none).
+void write_bonded_topology(hid_t topo, const Topology& t) {
+  auto write = [&](const char* name, size_t count, size_t width, auto row) {
+    if (count == 0) return;
+    std::vector<int32_t> v;
+    v.reserve(count * width);
+    for (size_t k = 0; k < count; ++k) row(k, v);
+    h5::write_dataset(topo, name, H5T_STD_I32LE, H5T_NATIVE_INT32, {count, width}, v.data());
+  };
+  write("angles", t.angles.size(), 4, [&](size_t k, std::vector<int32_t>& v) {
+    const Angle& a = t.angles[k];
+    v.insert(v.end(), {a.i, a.j, a.k, a.type});
+  });
+  auto quad = [](const std::vector<Dihedral>& q) {
+    return [&q](size_t k, std::vector<int32_t>& v) { v.insert(v.end(), {q[k].i, q[k].j, q[k].k, q[k].l, q[k].type}); };
+  };
+  write("dihedrals", t.dihedrals.size(), 5, quad(t.dihedrals));
+  write("impropers", t.impropers.size(), 5, quad(t.impropers));
+}
+
+void read_bonded_topology(hid_t topo, int64_t n, Topology& t) {
+  auto read = [&](const char* name, size_t width, auto add) {
+    if (!h5::exists(topo, name)) return;
+    Handle d(h5::check_id(H5Dopen2(topo, name, H5P_DEFAULT), std::string("cannot open topology/") + name));
+    const auto dims = h5::dims_of(d);
+    if (dims.size() != 2 || dims[1] != width)
+      throw std::runtime_error(std::string("topology/") + name + " is not shaped [" + name + ", " +
+                               std::to_string(width) + "]");
+    std::vector<int32_t> v(dims[0] * width);
+    if (!v.empty())
+      h5::check(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
+                std::string("cannot read ") + name);
+    for (size_t k = 0; k < dims[0]; ++k) {
+      const int32_t* r = &v[k * width];
+      for (size_t q = 0; q < width - 1; ++q)
+        if (r[q] < 0 || r[q] >= n)
+          throw std::runtime_error(std::string(name) + " " + std::to_string(k) + " is invalid");
+      if (r[width - 1] < 0) throw std::runtime_error(std::string(name) + " " + std::to_string(k) + " is invalid");
+      add(r);
+    }
+  };
+  read("angles", 4, [&](const int32_t* r) { t.angles.push_back({r[0], r[1], r[2], r[3]}); });
+  read("dihedrals", 5, [&](const int32_t* r) { t.dihedrals.push_back({r[0], r[1], r[2], r[3], r[4]}); });
+  read("impropers", 5, [&](const int32_t* r) { t.impropers.push_back({r[0], r[1], r[2], r[3], r[4]}); });
+}
+
 constexpr char kMagic[8] = {'P', 'M', 'D', 'C', 'K', 'P', 'T', '1'};
 constexpr size_t kTrailer = 24;  // magic, payload length, FNV-1a 64 of the payload
 
@@ -154,6 +201,7 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
     bonds.push_back(b.type);
   }
   h5::write_dataset(topo, "bonds", H5T_STD_I32LE, H5T_NATIVE_INT32, {topology.bonds.size(), 3}, bonds.data());
+  write_bonded_topology(topo, topology);
 
   Handle rng = h5::create_group(f, "rng");
   h5::write_string_attr(rng, "generator", "Philox4x32-10 keyed by (seed, step, particle tag); the counter is the step");
@@ -321,6 +369,7 @@ Checkpoint read_checkpoint(const std::string& path) {
         ck.topology.bonds.push_back(bond);
       }
     }
+    read_bonded_topology(topo, n, ck.topology);
     Handle rng = h5::open_group(f, "rng");
     ck.seed = read_attr<uint64_t>(rng, "seed", H5T_NATIVE_UINT64);
     if (read_attr<int64_t>(rng, "step", H5T_NATIVE_INT64) != s.step)

@@ -63,6 +63,13 @@ void check_same_system(const RunConfig& cfg, const Checkpoint& ck, const std::st
   if (sys.topology.bonds.size() != ck.topology.bonds.size())
     fail("the config has " + std::to_string(sys.topology.bonds.size()) + " bonds, the checkpoint " +
          std::to_string(ck.topology.bonds.size()));
+  const Topology &mine = sys.topology, &theirs = ck.topology;
+  if (mine.angles.size() != theirs.angles.size() || mine.dihedrals.size() != theirs.dihedrals.size() ||
+      mine.impropers.size() != theirs.impropers.size())
+    fail("the config has " + std::to_string(mine.angles.size()) + " angles, " + std::to_string(mine.dihedrals.size()) +
+         " dihedrals and " + std::to_string(mine.impropers.size()) + " impropers, the checkpoint " +
+         std::to_string(theirs.angles.size()) + ", " + std::to_string(theirs.dihedrals.size()) + " and " +
+         std::to_string(theirs.impropers.size()));
   for (const Bond& bond : ck.topology.bonds)
     if (bond.type >= static_cast<int>(cfg.model.force_field.bond_types.size()))
       fail("its bonds use bond type " + std::to_string(bond.type) + ", which force_field.bonds does not define");
