@@ -23,8 +23,7 @@ std::vector<const char*> type_keys(const BondedPotentialInfo<Kind> (&registry)[N
   std::vector<const char*> keys = {"name", "potential"};
   for (const auto& info : registry) {
     if (info.max_repeats > 0) {
-      if (std::find_if(keys.begin(), keys.end(), [](const char* k) { return std::string(k) == "terms"; }) ==
-          keys.end())
+      if (std::find_if(keys.begin(), keys.end(), [](const char* k) { return std::string(k) == "terms"; }) == keys.end())
         keys.push_back("terms");
       continue;
     }
@@ -116,8 +115,9 @@ template <typename Kind, size_t N>
 bool read_types(const Map& f, const char* key, const BondedPotentialInfo<Kind> (&registry)[N], const char* family,
                 std::vector<BondedType<Kind>>& out) {
   if (f.has(key) && f.node(key).IsScalar() && f.node(key).Scalar() == "file") return true;
-  const std::string what = std::string("of {name, potential, coefficients...}, or file (the types of the LAMMPS "
-                                       "data file system.file)");
+  const std::string what = std::string(
+      "of {name, potential, coefficients...}, or file (the types of the LAMMPS "
+      "data file system.file)");
   const YAML::Node list = list_node(f, key, false, what.c_str());
   for (size_t k = 0; k < list.size(); ++k) {
     const std::string path = f.sub(key) + "[" + std::to_string(k) + "]";

@@ -174,8 +174,7 @@ __global__ void dihedral_energy_kernel(BondedListView v, ParticleData pd,
 
 template <typename Eval>
 __global__ void scaled_pair_energy_kernel(ScaledPairView v, ParticleData pd,
-                                          const typename Eval::Params* __restrict__ table, int ntypes,
-                                          long long* acc) {
+                                          const typename Eval::Params* __restrict__ table, int ntypes, long long* acc) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
   if (k < v.count) {

@@ -71,10 +71,9 @@ struct FourierDihedral {
   static constexpr const char* kLammpsStyle = "fourier";
   static constexpr const char* kFormula = "V = sum_i k_i [1 + cos(n_i phi - d_i)], terms [k_i, n_i, d_i]";
   // One term; `terms` repeats it 1 to kMaxFourierTerms times (LAMMPS: "m k1 n1 d1 k2 n2 d2 ...").
-  static constexpr BondedCoeffSpec kCoeffs[] = {
-      {"k", "an energy", -kBondedInf, kBondedInf, false, false},
-      {"n", "the multiplicity, an integer 0 to 12", 0, 12, true, false},
-      {"d", "the phase in degrees, -360 to 360", -360, 360, false, false}};
+  static constexpr BondedCoeffSpec kCoeffs[] = {{"k", "an energy", -kBondedInf, kBondedInf, false, false},
+                                                {"n", "the multiplicity, an integer 0 to 12", 0, 12, true, false},
+                                                {"d", "the phase in degrees, -360 to 360", -360, 360, false, false}};
   static constexpr int kRepeat = kMaxFourierTerms;
 
   struct Params {

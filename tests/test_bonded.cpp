@@ -6,11 +6,15 @@
 #include <cmath>
 #include <random>
 
+#include <filesystem>
+#include <fstream>
+
 #include "base/topology.h"
 #include "engine/config.h"
 #include "potentials/bonded_geometry.h"
 #include "potentials/force_field.h"
 #include "potentials/registry.h"
+#include "tests/test_support.h"
 
 namespace pairmd {
 namespace {
@@ -199,9 +203,10 @@ integrator: {kind: nve, dt: 0.001}
   };
   EXPECT_EQ(weights("").lj[0], 0.0);
   EXPECT_EQ(weights("").lj[1], 1.0);
-  const SpecialBonds angles = parse_config(
-      std::string(base).replace(base.find("force_field:"), 12, "force_field:\n  exclusions: angles"), "t.yaml")
-                                  .model.force_field.special;
+  const SpecialBonds angles =
+      parse_config(std::string(base).replace(base.find("force_field:"), 12, "force_field:\n  exclusions: angles"),
+                   "t.yaml")
+          .model.force_field.special;
   EXPECT_EQ(angles.coulomb[1], 0.0);
   EXPECT_EQ(angles.lj[2], 1.0);
   RunConfig cfg = parse_config(
@@ -261,14 +266,107 @@ TEST(Bonded, BadTypesAreClearErrors) {
             std::string::npos);
   EXPECT_NE(error_of("  dihedrals: [{name: d, potential: harmonic, k: 1, d: 0, n: 2}]").find("the sign +1 or -1"),
             std::string::npos);
-  EXPECT_NE(error_of("  dihedrals: [{name: d, potential: fourier, terms: []}]").find("a list of 1 to 6 terms [k, n, d]"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("  dihedrals: [{name: d, potential: fourier, terms: []}]").find("a list of 1 to 6 terms [k, n, d]"),
+      std::string::npos);
   EXPECT_NE(error_of("  angles: [{name: a, potential: bend, k: 1}]").find("expected one of harmonic, cosine"),
             std::string::npos);
   EXPECT_NE(error_of("  exclusions: none\n  special_bonds: {lj: [0, 0, 0], coulomb: [0, 0, 0]}")
                 .find("give exclusions or special_bonds, not both"),
             std::string::npos);
   EXPECT_NE(error_of("  angles: file").find("the system has no file"), std::string::npos);
+}
+
+// A LAMMPS data file of one bent chain of 4 atoms with an angle and a dihedral; `edit` changes a
+// line of it (a bad atom, a style pairmd does not have, a missing type).
+std::string chain_data(const std::string& angle_coeffs, const std::string& angles, const std::string& dihedral_coeffs) {
+  return "test\n\n4 atoms\n3 bonds\n2 angles\n1 dihedrals\n1 atom types\n1 bond types\n2 angle types\n"
+         "1 dihedral types\n\n0 20 xlo xhi\n0 20 ylo yhi\n0 20 zlo zhi\n\nMasses\n\n1 1.0\n\n" +
+         angle_coeffs + "\n" + dihedral_coeffs +
+         "\nAtoms # molecular\n\n1 1 1 5 5 5\n2 1 1 6 5 5\n3 1 1 6.5 6 5\n4 1 1 7.5 6 5.5\n\n"
+         "Bonds\n\n1 1 1 2\n2 1 2 3\n3 1 3 4\n\n" +
+         angles + "\nDihedrals\n\n1 1 1 2 3 4\n";
+}
+
+const char* kGoodAngleCoeffs = "Angle Coeffs # hybrid\n\n1 harmonic 20 110\n2 cosine 2.0\n";
+const char* kGoodAngles = "Angles\n\n1 1 1 2 3\n2 2 2 3 4\n";
+const char* kGoodDihedralCoeffs = "Dihedral Coeffs # opls\n\n1 1.0 -0.5 0.3 0.1\n";
+
+// `pairmd run` on a chain data file with angles: file, dihedrals: file: the exit code, what it
+// said, and whether it wrote anything.
+struct Outcome {
+  int exit_code;
+  std::string message;
+  bool wrote;
+};
+Outcome run_chain(const std::string& data) {
+  test::ScratchDir dir("bonded");
+  {
+    std::ofstream(dir / "chain.data") << data;
+    std::ofstream(dir / "run.yaml") << "steps: 10\nsystem:\n  types: [{name: A}]\n  file: {path: chain.data}\n"
+                                       "force_field:\n  bonds: [{name: b, potential: harmonic, k: 100, r0: 1}]\n"
+                                       "  angles: file\n  dihedrals: file\nintegrator: {kind: nve, dt: 0.001}\n"
+                                       "output: {progress: off}\nbackend: cpu\n";
+  }
+  const test::ChildResult r = test::run_pairmd({"run", "run.yaml", "--output", "out"}, dir.path);
+  bool wrote = false;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path))
+    wrote = wrote || e.path().filename().string().rfind("out", 0) == 0;
+  return {r.exit_code, r.err, wrote};
+}
+
+TEST(Bonded, LammpsDataFileAnglesAndCoefficientsRun) {
+  const Outcome o = run_chain(chain_data(kGoodAngleCoeffs, kGoodAngles, kGoodDihedralCoeffs));
+  EXPECT_EQ(o.exit_code, 0) << o.message;
+  EXPECT_TRUE(o.wrote);
+}
+
+// Bad input: a clear error naming the file, the line and the term; exit 2; nothing written.
+TEST(Bonded, BadBondedInputIsRefusedWithFileAndLine) {
+  struct Case {
+    std::string data, expected;
+  };
+  const Case cases[] = {
+      {chain_data(kGoodAngleCoeffs, "Angles\n\n1 1 1 2 3\n2 2 2 3 9\n", kGoodDihedralCoeffs),
+       "system.file.path: chain.data:45: Angles: atom 9 is not in the Atoms section"},
+      {chain_data("Angle Coeffs # hybrid\n\n1 harmonic 20 110\n2 class2 110 1 2 3\n", kGoodAngles, kGoodDihedralCoeffs),
+       "force_field.angles: file: chain.data:23: Angle Coeffs: angle style 'class2' is not one pairmd has (harmonic, "
+       "cosine, cosine/squared)"},
+      {chain_data("Angle Coeffs # hybrid\n\n1 harmonic 20 110\n", kGoodAngles, kGoodDihedralCoeffs),
+       "Angle Coeffs has 1 lines, the header promises 2"},
+      {chain_data(kGoodAngleCoeffs, kGoodAngles, "Dihedral Coeffs # nharmonic\n\n1 3 1.0 2.0 3.0\n"),
+       "Dihedral Coeffs: dihedral style 'nharmonic' is not one pairmd has"},
+      {chain_data(kGoodAngleCoeffs, kGoodAngles, "Dihedral Coeffs\n\n1 1.0 -0.5 0.3 0.1\n"),
+       "Dihedral Coeffs names no style"},
+      {chain_data(kGoodAngleCoeffs, kGoodAngles, "Dihedral Coeffs # charmm\n\n1 1.0 3 0 0.5\n"),
+       "charmm with a 1-4 weight w other than 0"},
+      {chain_data("Angle Coeffs # harmonic\n\n1 20 110\n2 20 200\n", kGoodAngles, kGoodDihedralCoeffs),
+       "chain.data:23: Angle Coeffs: angle type 2 (harmonic): theta0 = 200, expected the rest angle in degrees"},
+  };
+  for (const Case& c : cases) {
+    const Outcome o = run_chain(c.data);
+    EXPECT_EQ(o.exit_code, 2) << o.message;
+    EXPECT_NE(o.message.find(c.expected), std::string::npos) << "expected '" << c.expected << "' in:\n" << o.message;
+    EXPECT_FALSE(o.wrote) << c.expected;
+  }
+}
+
+// Angles whose types the config does not give (and no `file`): the reason, and how to fix it.
+TEST(Bonded, AnglesWithoutTypesAreRefused) {
+  test::ScratchDir dir("bonded");
+  std::ofstream(dir / "chain.data") << chain_data(kGoodAngleCoeffs, kGoodAngles, kGoodDihedralCoeffs);
+  RunConfig cfg = parse_config("system:\n  types: [{name: A}]\n  file: {path: " + (dir / "chain.data") +
+                                   "}\nforce_field:\n  bonds: [{name: b, potential: harmonic, k: 100, r0: 1}]\n"
+                                   "  dihedrals: file\nintegrator: {kind: nve, dt: 0.001}\n",
+                               "run.yaml");
+  try {
+    build_system(cfg);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("the file has 2 angles but force_field.angles defines no angle types"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -95,10 +95,10 @@ TEST(Examples, SemiflexibleMeltHasThePersistenceLengthOfItsAngles) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::printf("semiflexible melt, 500 beads, 6000 steps: %.1f s\n", r.seconds);
   const std::string script = std::string(PAIRMD_SOURCE_DIR) + "/examples/persistence_length.py";
-  const std::string out = (dir / "lp.txt").string();
-  const int status = std::system(("/usr/bin/python3 '" + script + "' '" + (dir / "sf.h5").string() +
-                                  "' --length 50 --k 1.5 --skip 2 > '" + out + "' 2>&1")
-                                     .c_str());
+  const std::string out = (dir / "lp.txt");
+  const int status = std::system(
+      ("/usr/bin/python3 '" + script + "' '" + (dir / "sf.h5") + "' --length 50 --k 1.5 --skip 2 > '" + out + "' 2>&1")
+          .c_str());
   const std::string text = test::read_text(out);
   std::printf("%s", text.c_str());
   EXPECT_EQ(status, 0) << text;

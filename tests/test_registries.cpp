@@ -83,9 +83,9 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
 
 TEST(Registries, NamesAreUnique) {
   for (const std::vector<std::string>& names :
-       {names_of(kPairPotentials), names_of(kBondPotentials), names_of(kAnglePotentials),
-        names_of(kDihedralPotentials), names_of(kImproperPotentials), names_of(kIntegrators), names_of(kStrategies),
-        names_of(kMapKernels), names_of(kMapMethods)}) {
+       {names_of(kPairPotentials), names_of(kBondPotentials), names_of(kAnglePotentials), names_of(kDihedralPotentials),
+        names_of(kImproperPotentials), names_of(kIntegrators), names_of(kStrategies), names_of(kMapKernels),
+        names_of(kMapMethods)}) {
     const std::set<std::string> unique(names.begin(), names.end());
     EXPECT_EQ(unique.size(), names.size());
   }
@@ -106,8 +106,10 @@ TEST(Registries, ConfigDocsListExactlyTheRegisteredNames) {
   EXPECT_EQ(row_names(section(config, "### Dihedral types"), "potential", 1), names_of(kDihedralPotentials));
   EXPECT_EQ(row_names(section(config, "### Improper types"), "potential", 1), names_of(kImproperPotentials));
   const std::pair<const char*, std::vector<std::string>> families[] = {
-      {"### Pair terms", names_of(kPairPotentials)},          {"### Bond types", names_of(kBondPotentials)},
-      {"### Angle types", names_of(kAnglePotentials)},        {"### Dihedral types", names_of(kDihedralPotentials)},
+      {"### Pair terms", names_of(kPairPotentials)},
+      {"### Bond types", names_of(kBondPotentials)},
+      {"### Angle types", names_of(kAnglePotentials)},
+      {"### Dihedral types", names_of(kDihedralPotentials)},
       {"### Improper types", names_of(kImproperPotentials)}};
   for (const auto& [heading, names] : families) {
     const std::vector<std::string> lines = section(config, heading);
