@@ -51,6 +51,7 @@ class CpuBackend final : public Backend {
   void bonded_forces(bool with_energy, Vec3d* f, double* energy, size_t first, double& virial) const;
 
   Model model_;
+  int threads_;  // OpenMP threads of every parallel loop (base/host_threads.h)
   SystemState state_;
   std::vector<Vec3d> force_;
   std::vector<double> inv_mass_;

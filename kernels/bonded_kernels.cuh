@@ -141,50 +141,60 @@ __global__ void scaled_pair_force_kernel(ScaledPairView v, ParticleData pd,
   if (clamped) report_lowest(&flags->bad_force, static_cast<int>(v.i[k]));
 }
 
-// Energies and virials (thermo steps), into one term's kEnergyWords (kernels/force_kernels.cuh).
+// Energies and virials (thermo steps), into one term's kEnergyWords (kernels/force_kernels.cuh)
+// of the term's system: system k holds tags [k s, (k + 1) s), its accumulators are at
+// acc + k * stride (a single system: s is every tag).
 template <typename Eval>
 __global__ void angle_energy_kernel(BondedListView v, ParticleData pd, const typename Eval::Params* __restrict__ table,
-                                    long long* acc) {
+                                    int system_size, long long* acc, int stride) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
+  int system = -1;
   if (t < v.count) {
     uint4 q;
     int p[4];
     const AngleResult<float> r = eval_angle<Eval>(v, pd, t, table, q, p);
     split_add(r.energy, ew, ef, bad);
     split_add(r.virial, ww, wf, bad);
+    system = static_cast<int>(q.x / system_size);
   }
-  add_energy_words(acc, ew, ef, ww, wf, bad);
+  add_energy_words_by_system(acc, stride, system, ew, ef, ww, wf, bad);
 }
 
 template <typename Eval>
 __global__ void dihedral_energy_kernel(BondedListView v, ParticleData pd,
-                                       const typename Eval::Params* __restrict__ table, long long* acc) {
+                                       const typename Eval::Params* __restrict__ table, int system_size, long long* acc,
+                                       int stride) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
+  int system = -1;
   if (t < v.count) {
     uint4 q;
     int p[4];
     const DihedralResult<float> r = eval_dihedral<Eval>(v, pd, t, table, q, p);
     split_add(r.energy, ew, ef, bad);
     split_add(r.virial, ww, wf, bad);
+    system = static_cast<int>(q.x / system_size);
   }
-  add_energy_words(acc, ew, ef, ww, wf, bad);
+  add_energy_words_by_system(acc, stride, system, ew, ef, ww, wf, bad);
 }
 
 template <typename Eval>
 __global__ void scaled_pair_energy_kernel(ScaledPairView v, ParticleData pd,
-                                          const typename Eval::Params* __restrict__ table, int ntypes, long long* acc) {
+                                          const typename Eval::Params* __restrict__ table, int ntypes, int system_size,
+                                          long long* acc, int stride) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
+  int system = -1;
   if (k < v.count) {
     const int i = v.rank[v.i[k]], j = v.rank[v.j[k]];
     const PairResult r = eval_pair<Eval>(pd.pos[i], pd.pos[j], Eval::kUsesCharge ? pd.charge[i] : 0.f,
                                          Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box);
     split_add(v.weight[k] * r.e, ew, ef, bad);
     split_add(v.weight[k] * r.w, ww, wf, bad);
+    system = static_cast<int>(v.i[k] / system_size);
   }
-  add_energy_words(acc, ew, ef, ww, wf, bad);
+  add_energy_words_by_system(acc, stride, system, ew, ef, ww, wf, bad);
 }
 
 }  // namespace pairmd
