@@ -82,11 +82,17 @@ void LockstepEnsemble::advance_to(int k, int64_t target) {
       waiting_[k] = 0;
       return;
     }
+    // A member whose target is reached but that has not woken yet is not asking to move (it
+    // comes back with its next target); counting it would move by zero steps, forever, with the
+    // lock held so that it never wakes.
     bool all = true;
     int64_t next = std::numeric_limits<int64_t>::max();
     for (size_t j = 0; j < active_.size(); ++j) {
       if (!active_[j]) continue;
-      if (!waiting_[j]) all = false;
+      if (!waiting_[j] || target_[j] <= step_) {
+        all = false;
+        break;
+      }
       next = std::min(next, target_[j]);
     }
     if (all) {

@@ -85,7 +85,8 @@ for stage in "${stages[@]}"; do
   echo "=== $stage ($(date +%T))"
   case $stage in
     tests)
-      "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" > "$OUT/gpu_tests.log" 2>&1
+      timeout "${PAIRMD_GPU_TESTS_TIMEOUT:-420}" "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" \
+        > "$OUT/gpu_tests.log" 2>&1
       summary+=("gpu tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/gpu_tests.log" | tr '\n' ' '))")
       grep -E '^\[(forces|trajectory|momentum|same run)\]|^(NVE|Langevin|Brownian) |FAILED|Failure|error' "$OUT/gpu_tests.log" | head -150
       "$B/pairmd_tests" > "$OUT/cpu_tests.log" 2>&1
@@ -117,7 +118,9 @@ for stage in "${stages[@]}"; do
       cat "$OUT/python_overhead.log"
       ;;
     gpu)
-      "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" > "$OUT/gpu_tests.log" 2>&1
+      # A hang (a test that never ends) must not take the session's whole device time.
+      timeout "${PAIRMD_GPU_TESTS_TIMEOUT:-420}" "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" \
+        > "$OUT/gpu_tests.log" 2>&1
       summary+=("gpu tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/gpu_tests.log" | tr '\n' ' '))")
       grep -E 'FAILED|Failure|exception' "$OUT/gpu_tests.log" | head -20
       ;;

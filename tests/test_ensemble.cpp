@@ -114,7 +114,9 @@ void expect_each_runs_alone(const Target& t, const test::TestSystem& s, const Mo
 TEST_P(Ensembles, EverySystemRunsAsItWouldAlone) {
   for (const test::TestSystem& s : test::example_systems()) {
     SCOPED_TRACE(s.name);
-    expect_each_runs_alone(GetParam(), s, model(s), 300);
+    // Float-atomic sums differ from run to run in the last bits, and the dense melt's chaos
+    // grows that to 1e-2 in 300 steps: those targets are compared after 30.
+    expect_each_runs_alone(GetParam(), s, model(s), GetParam().deterministic ? 300 : 30);
   }
 }
 
@@ -125,7 +127,7 @@ TEST_P(Ensembles, BondedSystemsRunAsTheyWouldAlone) {
   ASSERT_FALSE(s.built.topology.angles.empty());
   ASSERT_FALSE(s.built.topology.dihedrals.empty());
   ASSERT_FALSE(s.built.topology.impropers.empty());
-  expect_each_runs_alone(GetParam(), s, model(s), 300);
+  expect_each_runs_alone(GetParam(), s, model(s), GetParam().deterministic ? 300 : 30);
 }
 
 // A temperature change of one system (a replica exchange) changes that system and no other.
@@ -192,6 +194,29 @@ TEST_P(Ensembles, LockstepMembersRunInThreadsAndMayLeaveEarly) {
       expect_same(t, a, ends[k], "system " + std::to_string(k));
     }
   }
+}
+
+// Members that ask for one step at a time, as fast as they can: a member whose target the
+// ensemble reached but that has not woken yet must not be taken for one asking to move (that
+// moved the ensemble by zero steps forever, holding the lock: a hang on the GPU, issue #31).
+TEST_P(Ensembles, LockstepMembersAskingStepByStepNeverHang) {
+  const Target& t = GetParam();
+  const test::TestSystem s = test::make_system(test::kLjLiquid, {}, "lj");
+  const std::vector<SystemState> st = starts(s);
+  LockstepEnsemble lock(make_ensemble(t.backend, model(s), st, settings(s)), st[0].step);
+  constexpr int kSteps = 400;
+  std::vector<std::thread> threads;
+  std::vector<int64_t> reached(kSystems, 0);
+  for (int k = 0; k < kSystems; ++k)
+    threads.emplace_back([&, k] {
+      std::unique_ptr<Backend> b = lock.member(k);
+      for (int i = 0; i < kSteps; ++i) b->advance(1);
+      SystemState x;
+      b->get_state(x);
+      reached[k] = x.step;
+    });
+  for (std::thread& th : threads) th.join();
+  for (int k = 0; k < kSystems; ++k) EXPECT_EQ(reached[k], st[0].step + kSteps) << "system " << k;
 }
 
 // K x N that cannot fit in the GPU's memory is refused before anything is allocated, with the
