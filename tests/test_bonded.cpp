@@ -14,6 +14,7 @@
 #include "potentials/bonded_geometry.h"
 #include "potentials/force_field.h"
 #include "potentials/registry.h"
+#include "tests/lammps_reference.h"
 #include "tests/test_support.h"
 
 namespace pairmd {
@@ -313,6 +314,17 @@ Outcome run_chain(const std::string& data) {
   for (const auto& e : std::filesystem::directory_iterator(dir.path))
     wrote = wrote || e.path().filename().string().rfind("out", 0) == 0;
   return {r.exit_code, r.err, wrote};
+}
+
+// LAMMPS's `run 0` on molecules with every shared angle, dihedral and improper style and scaled
+// 1-4 pairs (tests/lammps_reference.h): energies by term, pressure and forces to round-off,
+// without LAMMPS (python.lammps_bonded runs LAMMPS itself where it is installed).
+TEST(Bonded, LammpsRunZeroReference) {
+  for (const test::LammpsReference& r : test::lammps_references()) {
+    SCOPED_TRACE(r.name);
+    CpuBackend cpu(r.system.model(), r.system.built.state);
+    test::expect_matches_lammps(r, cpu.observables(), cpu.forces(), 1e-9, 1e-9, "cpu " + r.name);
+  }
 }
 
 TEST(Bonded, LammpsDataFileAnglesAndCoefficientsRun) {

@@ -13,6 +13,7 @@
 
 #include "backends/backend.h"
 #include "backends/cpu_backend.h"
+#include "tests/lammps_reference.h"
 #include "tests/test_support.h"
 
 namespace pairmd {
@@ -221,6 +222,18 @@ TEST(GpuBackend, BondedTermsMatchCpuAndStayBitwiseEqual) {
   }
   run_300(sys, kDeterministicNames[0], b);
   EXPECT_TRUE(bitwise_equal(a, b)) << "the same strategy twice";
+}
+
+// LAMMPS's `run 0` (tests/lammps_reference.h) on every strategy: energies by term and pressure
+// to fp32 rounding of the largest term, forces to 1e-4 of the largest (the CPU meets 1e-9:
+// Bonded.LammpsRunZeroReference).
+TEST(GpuBackend, BondedTermsMatchLammpsRunZero) {
+  PAIRMD_REQUIRE_GPU();
+  for (const test::LammpsReference& r : test::lammps_references())
+    for (const std::string& strategy : kStrategyNames) {
+      auto g = gpu(r.system.model(), r.system.built.state, strategy);
+      test::expect_matches_lammps(r, g->observables(), g->forces(), 2e-5, 1e-4, strategy + " " + r.name);
+    }
 }
 
 // Beyond one wave of blocks the fused kernel leaves the step's decision (count it, or halt the

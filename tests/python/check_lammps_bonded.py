@@ -15,7 +15,13 @@ A second case gives pairmd `fourier` dihedrals of several cosines each (Dihedral
 "m K1 n1 d1 ..."), which Debian's LAMMPS does not have: its data file lists each dihedral once per
 cosine as a charmm dihedral of weight 0, whose sum is the same energy.
 
-usage: check_lammps_bonded.py PAIRMD SCRATCH [LMP]   (exit 77: no `lmp`, Debian's lammps package)
+With --save DIR it also writes what the C++ tests compare against without LAMMPS
+(tests/data/lammps_bonded: `Bonded.LammpsRunZeroReference` on the CPU,
+`GpuBackend.BondedTermsMatchLammpsRunZero` on every GPU strategy): each case's data file as pairmd
+reads it (data.CASE), its config with @DATA@ for the data file's path (CASE.yaml), and LAMMPS's
+thermo and forces (CASE.lammps: "NAME VALUE" lines, then "force ID FX FY FZ").
+
+usage: check_lammps_bonded.py PAIRMD SCRATCH [LMP] [--save DIR]   (exit 77: no `lmp`, Debian's lammps)
 """
 import csv
 import math
@@ -248,11 +254,35 @@ def compare(what, ours, theirs, scale, tol=1e-9):
     return ok
 
 
+def save_reference(directory, case, data, thermo, forces, lmp):
+    """The case's data file, config and LAMMPS's numbers, for the C++ tests (see the docstring)."""
+    os.makedirs(directory, exist_ok=True)
+    shutil.copyfile(data, os.path.join(directory, f"data.{case}"))
+    with open(os.path.join(directory, f"{case}.yaml"), "w") as f:
+        f.write(PAIRMD_YAML.format(data="@DATA@", dihedrals="file"))
+    version = subprocess.run([lmp, "-h"], capture_output=True, text=True).stdout.splitlines()
+    version = next((v.strip() for v in version if v.startswith("Large-scale")), "LAMMPS")
+    with open(os.path.join(directory, f"{case}.lammps"), "w") as f:
+        f.write(f"# {version}: run 0 on the case's data file (tests/python/check_lammps_bonded.py --save)\n")
+        for k in ("PotEng", "E_vdwl", "E_coul", "E_bond", "E_angle", "E_dihed", "E_impro", "Press"):
+            f.write(f"{k} {thermo[k]!r}\n")
+        for i, row in enumerate(forces):
+            f.write(f"force {i + 1} {row[0]!r} {row[1]!r} {row[2]!r}\n")
+
+
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    save = None
+    if "--save" in args:
+        at = args.index("--save")
+        if at + 1 >= len(args):
+            sys.exit(__doc__)
+        save = args[at + 1]
+        del args[at:at + 2]
+    if len(args) < 2:
         sys.exit(__doc__)
-    pairmd, scratch = sys.argv[1], sys.argv[2]
-    lmp = sys.argv[3] if len(sys.argv) > 3 else shutil.which("lmp")
+    pairmd, scratch = args[0], args[1]
+    lmp = args[2] if len(args) > 2 else shutil.which("lmp")
     if not lmp or not shutil.which(lmp):
         skip("no `lmp` on the PATH (Debian's lammps package: apt-get install lammps)")
     os.makedirs(scratch, exist_ok=True)
@@ -265,6 +295,8 @@ def main():
         lammps_data = os.path.join(scratch, f"data.{theirs}")
         write_data(lammps_data, coords, theirs)
         thermo, f_lmp = run_lammps(lmp, scratch, lammps_data, style)
+        if save:
+            save_reference(save, case, ours, thermo, f_lmp, lmp)
         energies, f_ours = run_pairmd(pairmd, scratch, ours, "file", case)
         print(f"-- {case}: {len(f_lmp)} atoms")
         fscale = float(np.abs(f_lmp).max())
