@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include <filesystem>
@@ -11,6 +12,10 @@
 
 #include "base/topology.h"
 #include "engine/config.h"
+#include "engine/start_file.h"
+#include "io/checkpoint.h"
+#include "io/h5md.h"
+#include "io/start_readers.h"
 #include "potentials/bonded_geometry.h"
 #include "potentials/force_field.h"
 #include "potentials/registry.h"
@@ -325,6 +330,67 @@ TEST(Bonded, LammpsRunZeroReference) {
     CpuBackend cpu(r.system.model(), r.system.built.state);
     test::expect_matches_lammps(r, cpu.observables(), cpu.forces(), 1e-9, 1e-9, "cpu " + r.name);
   }
+}
+
+// The terms of `got`, named by `got_names` (by order where empty), are those of `want`, named by
+// `want_names`.
+template <typename Term>
+void expect_same_terms(const std::vector<Term>& want, const std::vector<std::string>& want_names,
+                       const std::vector<Term>& got, const std::vector<std::string>& got_names,
+                       const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  ASSERT_FALSE(want.empty()) << what;
+  for (size_t k = 0; k < want.size(); ++k) {
+    const Term &a = want[k], &b = got[k];
+    EXPECT_EQ(std::memcmp(&a, &b, sizeof(Term) - sizeof(int)), 0) << what << " " << k << ": other particles";
+    if (got_names.empty())
+      EXPECT_EQ(b.type, a.type) << what << " " << k;
+    else
+      EXPECT_EQ(got_names.at(b.type), want_names.at(a.type)) << what << " " << k;
+  }
+}
+
+template <typename Type>
+std::vector<std::string> names_of(const std::vector<Type>& types) {
+  std::vector<std::string> n;
+  for (const Type& t : types) n.push_back(t.name);
+  return n;
+}
+
+// Topology out and back (issue #32): a run from the LAMMPS data file with angles, dihedrals and
+// impropers of several types writes them to its GSD trajectory (angles/, dihedrals/, impropers/
+// with the type names), its H5MD trajectory (connectivity/) and its checkpoint; each reads back
+// as the run's own topology, and the run restarts from its checkpoint.
+TEST(Bonded, TopologyGoesOutToEveryFileAndComesBack) {
+  test::ScratchDir dir("bonded_out");
+  const std::string src = std::string(PAIRMD_SOURCE_DIR) + "/tests/data/lammps_bonded/";
+  std::string yaml = test::read_text(src + "styles.yaml");
+  for (size_t at; (at = yaml.find("@DATA@")) != std::string::npos;) yaml.replace(at, 6, src + "data.styles");
+  test::write_text(dir / "run.yaml", yaml);
+  const test::ChildResult r =
+      test::run_pairmd({"run", "run.yaml", "--output", "out", "--set", "output.gsd={every: 1}"}, dir.path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const RunConfig cfg = parse_config(yaml, dir / "run.yaml");
+  const ForceField& ff = cfg.model.force_field;
+  const Topology t = load_start_file(cfg).topology;
+  const auto an = names_of(ff.angle_types), dn = names_of(ff.dihedral_types), in = names_of(ff.improper_types);
+
+  const StartStructure g = read_gsd_frame(dir / "out.gsd", 0);
+  expect_same_terms(t.angles, an, g.topology.angles, g.angle_type_names, "gsd angle");
+  expect_same_terms(t.dihedrals, dn, g.topology.dihedrals, g.dihedral_type_names, "gsd dihedral");
+  expect_same_terms(t.impropers, in, g.topology.impropers, g.improper_type_names, "gsd improper");
+
+  const H5mdFrame h = read_h5md_frame(dir / "out.h5", 0);
+  expect_same_terms(t.angles, an, h.topology.angles, {}, "h5md angle");
+  expect_same_terms(t.dihedrals, dn, h.topology.dihedrals, {}, "h5md dihedral");
+  expect_same_terms(t.impropers, in, h.topology.impropers, {}, "h5md improper");
+
+  const Checkpoint ck = read_checkpoint(dir / "out.checkpoint.h5");
+  expect_same_terms(t.angles, an, ck.topology.angles, {}, "checkpoint angle");
+  expect_same_terms(t.dihedrals, dn, ck.topology.dihedrals, {}, "checkpoint dihedral");
+  expect_same_terms(t.impropers, in, ck.topology.impropers, {}, "checkpoint improper");
+  const test::ChildResult again = test::run_pairmd({"run", "--restart", "out.checkpoint.h5", "--steps", "3"}, dir.path);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
 }
 
 TEST(Bonded, LammpsDataFileAnglesAndCoefficientsRun) {
