@@ -14,7 +14,8 @@ debian  (Debian's /usr/bin/python3: python3-gsd 2.7, python3-mdanalysis 2.4, h5p
 peers   (a virtual environment with PyPI's ovito and gsd 5, made by scripts/setup.sh)
   - OVITO 3.17 opens the GSD trajectory: particle count, types, bonds, box, positions, images;
   - gsd 5 reads it too;
-  - files OVITO writes (LAMMPS data, extended XYZ) start pairmd runs.
+  - files OVITO writes (LAMMPS data with the angles and dihedrals, extended XYZ) start pairmd
+    runs.
 
 usage: check_peer_tools.py debian PAIRMD SCRATCH
        check_peer_tools.py peers PAIRMD SCRATCH VENV_PYTHON   (exit 77: no such environment)
@@ -300,10 +301,14 @@ def peers(pairmd, work, python):
     # labels section or by number) and extended XYZ (no box on the line: a box is given).
     types = "[{name: M, mass: 14.0, charge: -1.0}, {name: C, mass: 23.0, charge: 1.0}]"
     pairs = [("M", "M"), ("M", "C"), ("C", "C")]
+    # OVITO carries the GSD file's angles and dihedrals into the data file (types by order).
     text = start_config(types, "{path: ovito.data}", pairs).replace(
-        "force_field:\n", "force_field:\n  bonds: [{name: b, potential: harmonic, k: 2.0, r0: 4.0}]\n")
+        "force_field:\n", "force_field:\n  bonds: [{name: b, potential: harmonic, k: 2.0, r0: 4.0}]\n"
+        "  angles: [{name: a, potential: cosine, k: 0.5}]\n"
+        "  dihedrals: [{name: d, potential: opls, k1: 0.4, k2: 0.0, k3: 0.2, k4: 0.0}]\n")
     r = run(pairmd, work, "from_ovito_data", text, ["--steps", "0"])
-    check("system: 72 particles, 2 type(s), 42 bonds" in r.stdout, "pairmd starts from OVITO's LAMMPS data file (72 particles, 42 bonds)")
+    check("system: 72 particles, 2 type(s), 42 bonds, 36 angles, 30 dihedrals" in r.stdout,
+          "pairmd starts from OVITO's LAMMPS data file (72 particles, 42 bonds, 36 angles, 30 dihedrals)")
     with h5py.File(prefix + ".h5", "r") as f, h5py.File(os.path.join(work, "from_ovito_data.checkpoint.h5"), "r") as c:
         L = f["particles/all/box/edges/value"][-1]
         want = f["particles/all/position/value"][-1] - f["particles/all/box/offset"][:] + f["particles/all/image/value"][-1] * L
