@@ -44,6 +44,12 @@ class LockstepEnsemble::Member final : public Backend {
   BackendStats stats() const override {
     return owner_.locked([&](Ensemble& e) { return e.stats(); });
   }
+  void scale_velocities(double f) override {
+    owner_.locked([&](Ensemble& e) {
+      e.scale_velocities(k_, f);
+      return 0;
+    });
+  }
   void set_temperature(double t) override {
     owner_.locked([&](Ensemble& e) {
       e.set_temperature(k_, t);

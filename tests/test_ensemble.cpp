@@ -156,6 +156,43 @@ TEST_P(Ensembles, ATemperatureChangeIsOneSystems) {
   }
 }
 
+// A velocity rescale of one system (a replica moved to another temperature) scales that system
+// only, on the device, and gives what the host's get_state / scale / set_state gives: system 1
+// of the ensemble, a single backend scaled on the device and one scaled through the host (the
+// Backend default) all end at the same state, bit for bit on deterministic targets.
+TEST_P(Ensembles, AVelocityRescaleIsOneSystemsAndMatchesTheHostPath) {
+  const Target& t = GetParam();
+  const test::TestSystem s = test::make_system(test::kLjLiquid, {}, "lj");
+  const Model m = model(s);
+  const std::vector<SystemState> st = starts(s);
+  const std::vector<EnsembleSystem> sys = settings(s);
+  std::unique_ptr<Ensemble> e = make_ensemble(t.backend, m, st, sys);
+  e->advance(50);
+  e->scale_velocities(1, 1.3);
+  e->advance(60);
+  for (int k : {0, 1}) {
+    Model alone = m;
+    alone.integrator.temperature = sys[k].temperature;
+    alone.integrator.seed = sys[k].seed;
+    auto device = make_backend(t.backend, alone, st[k]);
+    auto host = make_backend(t.backend, alone, st[k]);
+    device->advance(50);
+    host->advance(50);
+    if (k == 1) {
+      device->scale_velocities(1.3);
+      host->Backend::scale_velocities(1.3);
+    }
+    device->advance(60);
+    host->advance(60);
+    SystemState a, b, c;
+    device->get_state(a);
+    host->get_state(b);
+    e->get_state(k, c);
+    expect_same(t, a, c, "system " + std::to_string(k) + ", ensemble");
+    expect_same(t, a, b, "system " + std::to_string(k) + ", host path");
+  }
+}
+
 // The systems as Backends of their own, each driven by a Simulation in a thread of its own (as the
 // replicas of an ensemble in one process are): every run sees its system's states at the steps
 // its observers ask for, and one that ends early does not hold the others back.

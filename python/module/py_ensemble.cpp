@@ -174,7 +174,7 @@ const std::vector<SystemState>& PyEnsemble::states() {
 void PyEnsemble::put_states(const std::vector<SystemState>& states) {
   {
     py::gil_scoped_release nogil;
-    for (int k = 0; k < copies(); ++k) ensemble_->set_state(k, states[k]);
+    ensemble_->set_states(states);
   }
   cache_ = states;
   cache_valid_ = true;
