@@ -97,6 +97,12 @@ class Backend {
   virtual void set_profiling(bool on) { (void)on; }
 };
 
+// What each entry of Observables::potential_by_term is, in the order both backends give them:
+// the pair terms (scaled 1-2/1-3/1-4 pairs included), a bond term per bond kind in use, the pair
+// lists, an angle, dihedral and improper term per kind in use, the pulling.
+enum class EnergyGroup { Pair, Bond, PairList, Angle, Dihedral, Improper, Pulling };
+std::vector<EnergyGroup> energy_groups(const Model& model);
+
 // How big a system is, as far as memory goes: known from the config before anything is built.
 struct SystemSize {
   int64_t particles = 0;

@@ -45,10 +45,12 @@ class CpuBackend final : public Backend {
  private:
   struct PairTermData;
   struct BondData;
+  struct BondedTerms;  // angles, dihedrals, impropers and scaled 1-2/1-3/1-4 pairs (cpu_backend.cpp)
 
   // Recomputes force_ (and, if `obs` is given, energies and virial) at the current positions.
   void compute_forces(Observables* obs);
   void check_sane(int64_t step) const;
+  void bonded_forces(bool with_energy, Vec3d* f, double* energy, size_t first, double& virial) const;
 
   Model model_;
   int threads_;  // OpenMP threads of every parallel loop (base/host_threads.h)
@@ -57,6 +59,7 @@ class CpuBackend final : public Backend {
   std::vector<double> inv_mass_;
   std::vector<std::unique_ptr<PairTermData>> pair_terms_;
   std::vector<std::unique_ptr<BondData>> bond_terms_;
+  std::unique_ptr<BondedTerms> bonded_;
   std::vector<std::vector<Vec3d>> thread_force_;           // per-thread accumulators (Newton's 3rd law)
   std::vector<std::vector<CloseNeighbour>> thread_close_;  // per-thread scratch of the pair loop
   BackendStats stats_;

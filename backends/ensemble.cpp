@@ -23,6 +23,21 @@ Model replicate_model(const Model& m, int systems, int n) {
   r.topology.bonds.reserve(m.topology.bonds.size() * systems);
   for (int k = 0; k < systems; ++k)
     for (const Bond& b : m.topology.bonds) r.topology.bonds.push_back({b.i + k * n, b.j + k * n, b.type});
+  // Angles, dihedrals and impropers (and so the scaled 1-2/1-3/1-4 pairs, found from the bonds)
+  // of copy k on its particles.
+  Topology& t = r.topology;
+  t.angles.clear();
+  t.dihedrals.clear();
+  t.impropers.clear();
+  t.angles.reserve(m.topology.angles.size() * systems);
+  t.dihedrals.reserve(m.topology.dihedrals.size() * systems);
+  t.impropers.reserve(m.topology.impropers.size() * systems);
+  for (int k = 0; k < systems; ++k) {
+    const int o = k * n;
+    for (const Angle& a : m.topology.angles) t.angles.push_back({a.i + o, a.j + o, a.k + o, a.type});
+    for (const Dihedral& d : m.topology.dihedrals) t.dihedrals.push_back({d.i + o, d.j + o, d.k + o, d.l + o, d.type});
+    for (const Dihedral& d : m.topology.impropers) t.impropers.push_back({d.i + o, d.j + o, d.k + o, d.l + o, d.type});
+  }
   for (PairList& list : r.force_field.pair_lists) {
     // Pair k of copy c is pair c m + k of the repeated list, with its own coefficients.
     auto data = std::make_shared<PairListData>();

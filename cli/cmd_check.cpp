@@ -28,6 +28,13 @@ std::string config_choices() {
   for (const PairPotentialInfo& p : kPairPotentials) s << "    " << p.name << ": " << p.formula << "\n";
   s << "  bond potentials (force_field.bonds[k].potential):\n";
   for (const BondPotentialInfo& b : kBondPotentials) s << "    " << b.name << ": " << b.formula << "\n";
+  auto bonded = [&](const char* what, const auto& registry) {
+    s << "  " << what << ":\n";
+    for (const auto& b : registry) s << "    " << b.name << ": " << b.formula << " (LAMMPS " << b.lammps_style << ")\n";
+  };
+  bonded("angle potentials (force_field.angles[k].potential)", kAnglePotentials);
+  bonded("dihedral potentials (force_field.dihedrals[k].potential)", kDihedralPotentials);
+  bonded("improper potentials (force_field.impropers[k].potential)", kImproperPotentials);
   s << "  integrators (integrator.kind):\n";
   for (const IntegratorInfo& i : kIntegrators) s << "    " << i.name << ": " << i.doc << "\n";
   s << "  GPU force strategies (force.strategy): " << choices(strategy_names(true)) << "\n";

@@ -257,7 +257,8 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
     cfg.steps = m.integer("steps", 0, 0, config::kMaxInt);
     for (const Section& s : kSections) s.read(m, cfg);
     const ForceField& ff = cfg.model.force_field;
-    if (ff.pair_terms.empty() && ff.bond_types.empty() && ff.pair_lists.empty())
+    if (ff.pair_terms.empty() && ff.bond_types.empty() && ff.pair_lists.empty() && ff.angle_types.empty() &&
+        ff.dihedral_types.empty() && ff.improper_types.empty())
       ctx.fail(m.node("force_field"), "force_field", "expected at least one pair term, bond type or pair list");
   } catch (const YAML::Exception& e) {
     // yaml-cpp conversion errors that slipped past the checks above still get a location.

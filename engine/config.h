@@ -38,6 +38,8 @@ struct ChainsSpec {
   int length = 0;
   double density = 0.85;  // monomers (and counterions) per volume
   int bond_type = 0;
+  int angle_type = -1;     // -1: no angles along the chains; else an index of force_field.angles
+  int dihedral_type = -1;  // -1: no dihedrals; else an index of force_field.dihedrals
   double bond_length = 0.97;
   int monomer_type = 0;
   int charged_every = 0;      // 0: monomers carry their type's charge; k > 0: only every k-th does
@@ -190,6 +192,10 @@ struct RunConfig {
   // against the box, the start file), by config path.
   std::map<std::string, std::string> locations;
   std::string chains_bond_name;
+  std::string chains_angle_name, chains_dihedral_name;
+  // force_field.angles / dihedrals / impropers: file: the types are the LAMMPS data file's
+  // (system.file), with their Coeffs (in that order).
+  bool angle_types_from_file = false, dihedral_types_from_file = false, improper_types_from_file = false;
 };
 
 // Reads and validates `path` with `--set` overrides applied ("a.b.c=value"). Throws ConfigError.

@@ -66,8 +66,8 @@ void read_system(const Map& root, RunConfig& cfg) {
   if (sys.has("chains")) {
     spec.source = SystemSource::Chains;
     Map c(sys.ctx(), sys.node("chains"), "system.chains",
-          {"count", "length", "density", "bond", "bond_length", "monomer_type", "charged_every", "counterion_type",
-           "min_distance", "seed"});
+          {"count", "length", "density", "bond", "angle", "dihedral", "bond_length", "monomer_type", "charged_every",
+           "counterion_type", "min_distance", "seed"});
     ChainsSpec& ch = spec.chains;
     ch.count = static_cast<int>(c.integer_required("count", 1, 100000000));
     ch.length = static_cast<int>(c.integer_required("length", 1, 100000000));
@@ -97,6 +97,12 @@ void read_system(const Map& root, RunConfig& cfg) {
       cfg.locations["system.chains.bond"] = c.where("bond");
       cfg.chains_bond_name = c.string("bond", "");
     }
+    // Angles along every three consecutive beads, dihedrals along every four (resolved against
+    // force_field.angles and .dihedrals once those are read).
+    cfg.chains_angle_name = c.string("angle", "");
+    cfg.chains_dihedral_name = c.string("dihedral", "");
+    cfg.locations["system.chains.angle"] = c.where("angle");
+    cfg.locations["system.chains.dihedral"] = c.where("dihedral");
   }
   if (sys.has("file")) {
     spec.source = SystemSource::File;

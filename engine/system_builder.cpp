@@ -155,6 +155,9 @@ void build_chains(const RunConfig& cfg, SystemState& s, Topology& topo) {
       if (k > 0) {
         const int j = static_cast<int>(s.size()) - 1;
         topo.bonds.push_back({j - 1, j, ch.bond_type});
+        // Angles and dihedrals along the chain (system.chains.angle, .dihedral).
+        if (k >= 2 && ch.angle_type >= 0) topo.angles.push_back({j - 2, j - 1, j, ch.angle_type});
+        if (k >= 3 && ch.dihedral_type >= 0) topo.dihedrals.push_back({j - 3, j - 2, j - 1, j, ch.dihedral_type});
       }
     }
   }

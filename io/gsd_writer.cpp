@@ -224,9 +224,53 @@ void GsdWriter::write_static(const SystemState& st) {
     chunk("bonds/typeid", GSD_TYPE_UINT32, nb, 1, type.data());
     chunk("bonds/group", GSD_TYPE_UINT32, nb, 2, group.data());
   }
+  write_bonded_groups();
   if (!cfg_.run_id.empty()) chunk("log/pairmd/run_id", GSD_TYPE_UINT8, cfg_.run_id.size(), 1, cfg_.run_id.data());
   const std::string units = cfg_.model.units.name;
   chunk("log/pairmd/units", GSD_TYPE_UINT8, units.size(), 1, units.data());
+}
+
+namespace {
+
+template <typename Kind>
+std::vector<std::string> type_names(const std::vector<BondedType<Kind>>& types) {
+  std::vector<std::string> names;
+  for (const auto& t : types) names.push_back(t.name);
+  return names;
+}
+
+}  // namespace
+
+// angles/, dihedrals/, impropers/ (GSD's N, types, typeid, group): what OVITO and HOOMD read.
+void GsdWriter::write_bonded_groups() {
+  const Topology& t = topology_;
+  const ForceField& ff = cfg_.model.force_field;
+  auto group = [&](const std::string& prefix, const std::vector<std::string>& names, size_t count, uint32_t width,
+                   auto member) {
+    if (count == 0) return;
+    const uint32_t n = static_cast<uint32_t>(count);
+    chunk((prefix + "/N").c_str(), GSD_TYPE_UINT32, 1, 1, &n);
+    uint32_t name_width = 0;
+    const std::vector<int8_t> packed = gsdio::pack_names(names, &name_width);
+    chunk((prefix + "/types").c_str(), GSD_TYPE_INT8, names.size(), name_width, packed.data());
+    std::vector<uint32_t> type(count), atoms(count * width);
+    for (size_t k = 0; k < count; ++k) member(k, type[k], &atoms[k * width]);
+    chunk((prefix + "/typeid").c_str(), GSD_TYPE_UINT32, count, 1, type.data());
+    chunk((prefix + "/group").c_str(), GSD_TYPE_UINT32, count, width, atoms.data());
+  };
+  group("angles", type_names(ff.angle_types), t.angles.size(), 3, [&](size_t k, uint32_t& type, uint32_t* a) {
+    const Angle& x = t.angles[k];
+    type = static_cast<uint32_t>(x.type);
+    a[0] = x.i, a[1] = x.j, a[2] = x.k;
+  });
+  auto quads = [&](const std::vector<Dihedral>& q) {
+    return [&q](size_t k, uint32_t& type, uint32_t* a) {
+      type = static_cast<uint32_t>(q[k].type);
+      a[0] = q[k].i, a[1] = q[k].j, a[2] = q[k].k, a[3] = q[k].l;
+    };
+  };
+  group("dihedrals", type_names(ff.dihedral_types), t.dihedrals.size(), 4, quads(t.dihedrals));
+  group("impropers", type_names(ff.improper_types), t.impropers.size(), 4, quads(t.impropers));
 }
 
 void GsdWriter::write_frame(const RunContext& ctx, const Frame& frame) {

@@ -126,6 +126,44 @@ bool same_object(hid_t a, hid_t b) {
   return x.fileno == y.fileno && x.addr == y.addr;
 }
 
+// connectivity/<name> [m, width] of particle indices into /particles/all, and <name>_type with
+// the type names (as connectivity/bonds): the angles, dihedrals and impropers. Tools that know
+// H5MD's connectivity module read them as they read the bonds.
+template <typename Term, typename Kind, typename Atoms>
+void write_connectivity(hid_t file, const std::string& name, const std::vector<Term>& terms, size_t width,
+                        const std::vector<BondedType<Kind>>& types, Atoms atoms) {
+  if (terms.empty()) return;
+  const hsize_t m = terms.size();
+  std::vector<int32_t> idx(width * m), type(m);
+  for (size_t k = 0; k < terms.size(); ++k) {
+    atoms(terms[k], &idx[width * k]);
+    type[k] = terms[k].type;
+  }
+  const std::string type_name = name.substr(0, name.size() - 1) + "_type";  // angle_type, as bond_type
+  Handle conn = h5::open_or_create_group(file, "connectivity");
+  h5::write_dataset(conn, name, H5T_STD_I32LE, H5T_NATIVE_INT32, {m, static_cast<hsize_t>(width)}, idx.data());
+  h5::write_dataset(conn, type_name, H5T_STD_I32LE, H5T_NATIVE_INT32, {m}, type.data());
+  Handle d(H5Dopen2(conn, name.c_str(), H5P_DEFAULT));
+  hobj_ref_t ref;
+  h5::check(H5Rcreate(&ref, file, "/particles/all", H5R_OBJECT, -1), "cannot reference /particles/all");
+  Handle space(H5Screate(H5S_SCALAR));
+  Handle a(h5::check_id(H5Acreate2(d, "particles_group", H5T_STD_REF_OBJ, space, H5P_DEFAULT, H5P_DEFAULT),
+                        "cannot create attribute particles_group"));
+  h5::check(H5Awrite(a, H5T_STD_REF_OBJ, &ref), "cannot write attribute particles_group");
+  std::vector<std::string> names;
+  for (const auto& t : types) names.push_back(t.name);
+  Handle td(H5Dopen2(conn, type_name.c_str(), H5P_DEFAULT));
+  if (!names.empty()) h5::write_string_array_attr(td, "names", names);
+}
+
+void write_bonded_connectivity(hid_t file, const Topology& t, const ForceField& ff) {
+  write_connectivity(file, "angles", t.angles, 3, ff.angle_types,
+                     [](const Angle& a, int32_t* x) { x[0] = a.i, x[1] = a.j, x[2] = a.k; });
+  auto quad = [](const Dihedral& d, int32_t* x) { x[0] = d.i, x[1] = d.j, x[2] = d.k, x[3] = d.l; };
+  write_connectivity(file, "dihedrals", t.dihedrals, 4, ff.dihedral_types, quad);
+  write_connectivity(file, "impropers", t.impropers, 4, ff.improper_types, quad);
+}
+
 }  // namespace
 
 H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const SystemState& initial,
@@ -304,6 +342,7 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
     Handle bt(H5Dopen2(conn, "bond_type", H5P_DEFAULT));
     if (!names.empty()) h5::write_string_array_attr(bt, "names", names);
   }
+  write_bonded_connectivity(f, topology, cfg.model.force_field);
   Handle params = h5::create_group(f, "parameters");
   h5::write_string_dataset(params, "config", cfg.text);
   h5::write_string_dataset(params, "config_path", cfg.path);

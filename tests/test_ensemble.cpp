@@ -74,43 +74,61 @@ void expect_same(const Target& t, const SystemState& a, const SystemState& b, co
   }
 }
 
+// The systems of `s` run together for `steps` steps, each against its run alone.
+void expect_each_runs_alone(const Target& t, const test::TestSystem& s, const Model& m, int64_t steps) {
+  const std::vector<SystemState> st = starts(s);
+  const std::vector<EnsembleSystem> sys = settings(s);
+  std::unique_ptr<Ensemble> e = make_ensemble(t.backend, m, st, sys);
+  ASSERT_EQ(e->size(), kSystems);
+  e->advance(steps);
+  for (int k = 0; k < kSystems; ++k) {
+    Model alone = m;
+    alone.integrator.temperature = sys[k].temperature;
+    alone.integrator.seed = sys[k].seed;
+    auto single = make_backend(t.backend, alone, st[k]);
+    single->advance(steps);
+    SystemState a, b;
+    single->get_state(a);
+    e->get_state(k, b);
+    expect_same(t, a, b, "system " + std::to_string(k));
+    const Observables oa = single->observables(), ob = e->observables(k);
+    ASSERT_EQ(oa.potential_by_term.size(), ob.potential_by_term.size());
+    if (t.deterministic) {
+      EXPECT_EQ(oa.potential, ob.potential) << "system " << k;
+      EXPECT_EQ(oa.virial, ob.virial) << "system " << k;
+      EXPECT_EQ(oa.kinetic, ob.kinetic) << "system " << k;
+      for (size_t term = 0; term < oa.potential_by_term.size(); ++term)
+        EXPECT_EQ(oa.potential_by_term[term], ob.potential_by_term[term]) << "system " << k << ", term " << term;
+    } else {
+      EXPECT_NEAR(oa.potential, ob.potential, 1e-4 * std::fabs(oa.potential) + 1e-3) << "system " << k;
+      for (size_t term = 0; term < oa.potential_by_term.size(); ++term)
+        EXPECT_NEAR(oa.potential_by_term[term], ob.potential_by_term[term],
+                    1e-4 * std::fabs(oa.potential_by_term[term]) + 1e-3)
+            << "system " << k << ", term " << term;
+    }
+    const std::vector<Vec3d> fa = single->forces(), fb = e->forces(k);
+    ASSERT_EQ(fa.size(), fb.size());
+    if (t.deterministic) EXPECT_EQ(std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(Vec3d)), 0) << "system " << k;
+  }
+}
+
 TEST_P(Ensembles, EverySystemRunsAsItWouldAlone) {
-  const Target& t = GetParam();
   for (const test::TestSystem& s : test::example_systems()) {
     SCOPED_TRACE(s.name);
-    const Model m = model(s);
-    const std::vector<SystemState> st = starts(s);
-    const std::vector<EnsembleSystem> sys = settings(s);
-    std::unique_ptr<Ensemble> e = make_ensemble(t.backend, m, st, sys);
-    ASSERT_EQ(e->size(), kSystems);
     // Float-atomic sums differ from run to run in the last bits, and the dense melt's chaos
     // grows that to 1e-2 in 300 steps: those targets are compared after 30.
-    const int64_t steps = t.deterministic ? 300 : 30;
-    e->advance(steps);
-    for (int k = 0; k < kSystems; ++k) {
-      Model alone = m;
-      alone.integrator.temperature = sys[k].temperature;
-      alone.integrator.seed = sys[k].seed;
-      auto single = make_backend(t.backend, alone, st[k]);
-      single->advance(steps);
-      SystemState a, b;
-      single->get_state(a);
-      e->get_state(k, b);
-      expect_same(t, a, b, "system " + std::to_string(k));
-      const Observables oa = single->observables(), ob = e->observables(k);
-      ASSERT_EQ(oa.potential_by_term.size(), ob.potential_by_term.size());
-      if (t.deterministic) {
-        EXPECT_EQ(oa.potential, ob.potential) << "system " << k;
-        EXPECT_EQ(oa.virial, ob.virial) << "system " << k;
-        EXPECT_EQ(oa.kinetic, ob.kinetic) << "system " << k;
-      } else {
-        EXPECT_NEAR(oa.potential, ob.potential, 1e-4 * std::fabs(oa.potential) + 1e-3) << "system " << k;
-      }
-      const std::vector<Vec3d> fa = single->forces(), fb = e->forces(k);
-      ASSERT_EQ(fa.size(), fb.size());
-      if (t.deterministic) EXPECT_EQ(std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(Vec3d)), 0) << "system " << k;
-    }
+    expect_each_runs_alone(GetParam(), s, model(s), GetParam().deterministic ? 300 : 30);
   }
+}
+
+// Angles, dihedrals, impropers and pairs scaled on 1-3 and 1-4 neighbours (issue #32): each
+// copy's terms on its own particles, each term's energy in its own system.
+TEST_P(Ensembles, BondedSystemsRunAsTheyWouldAlone) {
+  const test::TestSystem s = test::bonded_system();
+  ASSERT_FALSE(s.built.topology.angles.empty());
+  ASSERT_FALSE(s.built.topology.dihedrals.empty());
+  ASSERT_FALSE(s.built.topology.impropers.empty());
+  expect_each_runs_alone(GetParam(), s, model(s), GetParam().deterministic ? 300 : 30);
 }
 
 // A temperature change of one system (a replica exchange) changes that system and no other.
@@ -341,6 +359,46 @@ TEST(EnsembleModel, ReplicatedBondsAndPairListsStayInTheirSystem) {
   EXPECT_EQ(all.size(), 3u * n);
   const SystemState back = system_state(all, 2, n);
   EXPECT_EQ(std::memcmp(back.position.data(), s.built.state.position.data(), n * sizeof(Vec3d)), 0);
+}
+
+// replicate_model: copy k of every angle, dihedral and improper on particles [k n, (k + 1) n),
+// and so the 1-2/1-3/1-4 pairs (found from the replicated bonds) of each copy on its own.
+TEST(EnsembleModel, ReplicatedAnglesDihedralsAndImpropersStayInTheirSystem) {
+  const test::TestSystem s = test::bonded_system();
+  const int n = static_cast<int>(s.built.state.size());
+  const Model one = s.model();
+  const Model three = replicate_model(one, 3, n);
+  const Topology &a = one.topology, &b = three.topology;
+  ASSERT_FALSE(a.angles.empty());
+  ASSERT_FALSE(a.dihedrals.empty());
+  ASSERT_FALSE(a.impropers.empty());
+  ASSERT_EQ(b.angles.size(), 3 * a.angles.size());
+  ASSERT_EQ(b.dihedrals.size(), 3 * a.dihedrals.size());
+  ASSERT_EQ(b.impropers.size(), 3 * a.impropers.size());
+  for (size_t t = 0; t < b.angles.size(); ++t) {
+    const Angle &x = b.angles[t], &o = a.angles[t % a.angles.size()];
+    const int k = static_cast<int>(t / a.angles.size());
+    EXPECT_EQ(x.i, o.i + k * n);
+    EXPECT_EQ(x.j, o.j + k * n);
+    EXPECT_EQ(x.k, o.k + k * n);
+    EXPECT_EQ(x.type, o.type);
+  }
+  auto check_quads = [n](const std::vector<Dihedral>& mine, const std::vector<Dihedral>& theirs) {
+    for (size_t t = 0; t < mine.size(); ++t) {
+      const Dihedral &x = mine[t], &o = theirs[t % theirs.size()];
+      const int k = static_cast<int>(t / theirs.size());
+      EXPECT_EQ(x.i, o.i + k * n);
+      EXPECT_EQ(x.j, o.j + k * n);
+      EXPECT_EQ(x.k, o.k + k * n);
+      EXPECT_EQ(x.l, o.l + k * n);
+      EXPECT_EQ(x.type, o.type);
+    }
+  };
+  check_quads(b.dihedrals, a.dihedrals);
+  check_quads(b.impropers, a.impropers);
+  const std::vector<SpecialPair> sa = a.special_pairs(n, 3), sb = b.special_pairs(3 * n, 3);
+  ASSERT_EQ(sb.size(), 3 * sa.size());
+  for (const SpecialPair& p : sb) EXPECT_EQ(p.i / n, p.j / n) << "a special pair joins two systems";
 }
 
 #ifdef PAIRMD_PHYSICS_ON_GPU
