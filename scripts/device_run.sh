@@ -132,7 +132,7 @@ for stage in "${stages[@]}"; do
     sanitize)
       # Small systems: the sanitizers slow kernels down by 10-100x.
       export PAIRMD_SYNC_LAUNCHES=1
-      filter='GpuPairList.*:GpuBackend.ForcesMatchCpu*:GpuBackend.ListOverflow*:GpuBackend.EnergyAndVirial*:GpuBackend.BlowUps*:GpuBackend.BlowUpInStepsLeft*'
+      filter='GpuPairList.*:GpuBackend.BondedTerms*:GpuBackend.ForcesMatchCpu*:GpuBackend.ListOverflow*:GpuBackend.EnergyAndVirial*:GpuBackend.BlowUps*:GpuBackend.BlowUpInStepsLeft*'
       for tool in memcheck racecheck; do
         compute-sanitizer --tool $tool --error-exitcode 99 "$B/pairmd_gpu_tests" --gtest_filter="$filter" \
           > "$OUT/sanitize_$tool.log" 2>&1
