@@ -416,8 +416,10 @@ void CudaBackend::enqueue_integrate(Launcher& launcher, int buffer, bool begin, 
                       FixedArrayForce{particles_.fixed_force(), extra_force()});
       break;
     default:
+      // The slot summation (sum_slots_kernel) has added the extra force already, in fixed point
+      // as the fused kernel adds it; the float-atomic forces have not.
       launcher.kernel(PAIRMD_HERE, integrate_kernel<ArrayForce>, blocks_for(n_), kBlockSize, 0, a,
-                      ArrayForce{particles_.force(), extra_force()});
+                      ArrayForce{particles_.force(), uses_slots(strategy_) ? nullptr : extra_force()});
   }
   phase_end(stats_.seconds_integrate);
 }
