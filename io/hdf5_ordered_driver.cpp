@@ -352,6 +352,11 @@ herr_t unlock_file(H5FD_t* file) {
 H5FD_class_t make_class() {
   H5FD_class_t c;
   std::memset(&c, 0, sizeof c);
+#if H5_VERSION_GE(1, 13, 2)
+  // Written against HDF5 1.10's class (Debian 12); newer libraries also ask for these.
+  c.version = H5FD_CLASS_VERSION;
+  c.value = static_cast<H5FD_class_value_t>(509);  // 256..511: drivers outside the library
+#endif
   c.name = "pairmd_ordered";
   c.maxaddr = (haddr_t(1) << 63) - 1;
   c.fc_degree = H5F_CLOSE_WEAK;
