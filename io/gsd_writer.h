@@ -59,6 +59,7 @@ class GsdWriter final : public RunObserver {
   void write_frame(const RunContext& ctx, const Frame& frame);
   void write_static(const SystemState& st);
   void chunk(const char* name, gsd_type type, uint64_t n, uint32_t m, const void* data);
+  void align_a_moving_index();
   void flush_locked();
   void fail_locked();
   void close_locked();

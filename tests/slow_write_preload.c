@@ -11,6 +11,7 @@
  *   PAIRMD_TEST_KILL_AT_PIECE  N > 0: the process kills itself (SIGKILL) instead of writing the
  *                              N-th piece (counted from 1 over all such files): a cut at a chosen
  *                              point, so that a test can cut a run at every point in turn
+ *   PAIRMD_TEST_KILL_INSIDE    1: count only the pieces after a write's first (cuts inside writes)
  *
  * pwrite, pwrite64 and write are intercepted (what HDF5's and GSD's drivers and pairmd call).
  * Without the variables, everything passes straight through. */
@@ -29,6 +30,7 @@
 static char dir[PATH_MAX];
 static size_t dir_len = 0;
 static long sleep_us = 0, split_us = 0, kill_at = 0, pieces = 0;
+static int kill_inside = 0;
 static const long kPage = 4096;
 
 __attribute__((constructor)) static void init(void) {
@@ -41,6 +43,8 @@ __attribute__((constructor)) static void init(void) {
   split_us = split && *split ? atol(split) : sleep_us;
   const char* k = getenv("PAIRMD_TEST_KILL_AT_PIECE");
   kill_at = k && *k ? atol(k) : 0;
+  const char* inside = getenv("PAIRMD_TEST_KILL_INSIDE");
+  kill_inside = inside && atoi(inside) == 1;
 }
 
 static int ends_with(const char* s, size_t n, const char* suffix) {
@@ -76,7 +80,8 @@ static ssize_t slow_pwrite(ssize_t (*real)(int, const void*, size_t, off64_t), i
     const off64_t at = off + (off64_t)done;
     size_t piece = (size_t)(kPage - at % kPage);
     if (piece > n - done) piece = n - done;
-    if (kill_at > 0 && __atomic_add_fetch(&pieces, 1, __ATOMIC_SEQ_CST) == kill_at) raise(SIGKILL);
+    if (kill_at > 0 && (done > 0 || !kill_inside) && __atomic_add_fetch(&pieces, 1, __ATOMIC_SEQ_CST) == kill_at)
+      raise(SIGKILL);
     pause_a_while(done == 0 ? sleep_us : split_us);
     const ssize_t w = real(fd, (const char*)buf + done, piece, at);
     if (w < 0) return done > 0 ? (ssize_t)done : w;

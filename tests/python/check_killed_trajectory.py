@@ -7,7 +7,8 @@ at least as many entries as value; steps rise; positions are finite and no posit
 zero (a frame whose extent was written before its data); position frame k is step k * EVERY, and
 there are at least MIN_FRAMES of them. GSD with Debian's gsd (2.7): every frame reads, frame k is
 step k * EVERY and holds every chunk pairmd writes per frame (not frame 0's by the schema's
-fallback), positions are finite, at least MIN_FRAMES frames.
+fallback; the last frame, when it is past the MIN_FRAMES flushed ones, may lack some: the flush
+that was cut), positions are finite, at least MIN_FRAMES frames.
 
 Exit 0 when all holds, 1 with the first thing that does not, 77 when the module is missing.
 """
@@ -69,6 +70,10 @@ def check_gsd(path, min_frames, every):
 
     with gsd.fl.open(path, "rb") as f:
         for k in range(f.nframes):
+            # The frame a cut flush was indexing may show only its first chunks (GSD's index
+            # write is cut at a page boundary; docs/output.md): never a flushed one.
+            if k == f.nframes - 1 and k >= min_frames:
+                continue
             for name in GSD_FRAME_CHUNKS:
                 if not f.chunk_exists(k, name):
                     return f"frame {k} of {f.nframes} lacks {name}"
