@@ -33,6 +33,7 @@ struct H5mdWriter::Series {
   // step and time are hard links to another series' (image and box/edges share position's, as
   // H5MD asks of elements sampled together): that series appends them.
   bool linked = false;
+  bool unflushed = false;  // frames appended since the last flush
 };
 
 namespace {
@@ -465,6 +466,7 @@ void H5mdWriter::append(Series& s, int64_t step, double time, const void* data, 
   }
   ++s.count;
   s.last_step = step;
+  s.unflushed = true;
 }
 
 int64_t H5mdWriter::frames_written(const std::string& name) const {
@@ -621,15 +623,17 @@ void H5mdWriter::flush_locked() {
 // velocity). H5Fflush then writes the rest (groups, the superblock).
 void H5mdWriter::flush_series_in_order() {
   for (auto& [key, s] : series_) {
-    if (s->linked) continue;
+    if (s->linked || !s->unflushed) continue;
     h5::check(H5Dflush(s->step), "cannot flush " + key + "/step");
     if (s->time.valid()) h5::check(H5Dflush(s->time), "cannot flush " + key + "/time");
   }
   const std::string positions = "particles/all/position";
   for (auto& [key, s] : series_)
-    if (key != positions) h5::check(H5Dflush(s->value), "cannot flush " + key + "/value");
+    if (key != positions && s->unflushed) h5::check(H5Dflush(s->value), "cannot flush " + key + "/value");
   auto pos = series_.find(positions);
-  if (pos != series_.end()) h5::check(H5Dflush(pos->second->value), "cannot flush " + positions + "/value");
+  if (pos != series_.end() && pos->second->unflushed)
+    h5::check(H5Dflush(pos->second->value), "cannot flush " + positions + "/value");
+  for (auto& [key, s] : series_) s->unflushed = false;
 }
 
 void H5mdWriter::fail_locked() {
