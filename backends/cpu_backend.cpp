@@ -8,20 +8,13 @@
 #include <omp.h>
 #endif
 
+#include "base/host_threads.h"
 #include "integrators/particle_step.h"
 #include "potentials/param_table.h"
 
 namespace pairmd {
 
 namespace {
-
-int num_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
 
 int thread_id() {
 #ifdef _OPENMP
@@ -51,12 +44,14 @@ struct CpuBackend::BondData {
 };
 
 CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
-    : model_(model), max_step_displacement_(model.max_step_displacement) {
+    : model_(model),
+      threads_(host_threads_for_particles(initial.size())),
+      max_step_displacement_(model.max_step_displacement) {
   const ForceField& ff = model_.force_field;
   for (size_t k = 0; k < ff.pair_terms.size(); ++k) {
     const PairTerm& t = ff.pair_terms[k];
     auto d = std::make_unique<PairTermData>(
-        PairTermData{t.kind, ff.ntypes, {}, VerletList(t.max_cutoff(), model_.neighbor.skin), {}});
+        PairTermData{t.kind, ff.ntypes, {}, VerletList(t.max_cutoff(), model_.neighbor.skin, threads_), {}});
     d->table = dispatch_pair<double>(t.kind, [&](auto eval) { return make_pair_table<decltype(eval)>(t); });
     d->exclusions = pair_term_exclusions(ff, model_.topology, initial.size(), k);
     pair_terms_.push_back(std::move(d));
@@ -85,8 +80,8 @@ CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
     term.bonds = list.data->pairs;
     term.name = list.name;
   }
-  thread_force_.resize(num_threads());
-  thread_close_.resize(num_threads());
+  thread_force_.resize(threads_);
+  thread_close_.resize(threads_);
   set_state(initial);
 }
 
@@ -234,7 +229,7 @@ void CpuBackend::compute_forces(Observables* obs) {
   force_.resize(n);
   int broken_term = -1;
 
-#pragma omp parallel
+#pragma omp parallel num_threads(nthreads)
   {
     // With one thread the forces go straight into force_; with several, each thread sums into
     // its own buffer (pairs update both partners) and the buffers are added in a fixed order.
@@ -333,12 +328,29 @@ void CpuBackend::compute_forces(Observables* obs) {
   }
 }
 
+namespace {
+
+// Wrapped positions lie in [lo, lo + L) of a periodic box; open boxes have no inside.
+bool inside_box(const Vec3d& x, const Box& b) {
+  if (!b.periodic) return true;
+  return x.x >= b.lo.x && x.x < b.lo.x + b.L.x && x.y >= b.lo.y && x.y < b.lo.y + b.L.y && x.z >= b.lo.z &&
+         x.z < b.lo.z + b.L.z;
+}
+
+}  // namespace
+
 void CpuBackend::check_sane(int64_t step) const {
   // Runaway moves are caught in advance(); this catches forces or velocities that are no
   // longer finite after the last step.
   for (size_t i = 0; i < state_.size(); ++i) {
     const Vec3d v = state_.velocity[i], f = force_[i], x = state_.position[i];
-    if (std::isfinite(dot(v, v)) && std::isfinite(dot(f, f)) && std::isfinite(dot(x, x))) continue;
+    if (std::isfinite(dot(v, v)) && std::isfinite(dot(f, f)) && std::isfinite(dot(x, x))) {
+      if (inside_box(x, state_.box)) continue;
+      std::ostringstream msg;
+      msg << "step " << step << ": particle " << i << " is outside the box (x = (" << x.x << ", " << x.y << ", " << x.z
+          << ")): it moved a box length or more in one step. Is the time step too large?";
+      throw SimulationBlowup(msg.str());
+    }
     std::ostringstream msg;
     msg << "step " << step << ": particle " << i << " has a non-finite position, velocity or force "
         << "(x = (" << x.x << ", " << x.y << ", " << x.z << "), v = (" << v.x << ", " << v.y << ", " << v.z
@@ -362,7 +374,7 @@ void CpuBackend::advance(int64_t nsteps) {
     const uint64_t step = static_cast<uint64_t>(state_.step);
     const bool end_previous = s > 0;
     int runaway = -1;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_)
     for (int i = 0; i < n; ++i) {
       if (end_previous) end_step(kind, state_.velocity[i], force_[i], inv_mass_[i], c);
       const Vec3d before = state_.position[i];
@@ -400,7 +412,7 @@ void CpuBackend::advance(int64_t nsteps) {
     stats_.seconds_force += std::chrono::duration<double>(std::chrono::steady_clock::now() - tf).count();
   }
   if (nsteps > 0) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_)
     for (int i = 0; i < n; ++i) end_step(kind, state_.velocity[i], force_[i], inv_mass_[i], c);
   }
   check_sane(state_.step);
@@ -418,7 +430,7 @@ Observables CpuBackend::observables() {
 BackendStats CpuBackend::stats() const {
   BackendStats s = stats_;
   std::ostringstream d;
-  d << num_threads() << " thread(s); seconds in lists " << s.seconds_list << ", forces " << s.seconds_force
+  d << threads_ << " thread(s); seconds in lists " << s.seconds_list << ", forces " << s.seconds_force
     << ", integration " << s.seconds_integrate;
   s.detail = d.str();
   return s;

@@ -49,6 +49,7 @@ class CpuBackend final : public Backend {
   void check_sane(int64_t step) const;
 
   Model model_;
+  int threads_;  // OpenMP threads of every parallel loop (base/host_threads.h)
   SystemState state_;
   std::vector<Vec3d> force_;
   std::vector<double> inv_mass_;

@@ -3,7 +3,8 @@
 
 usage: plot_vs_openmm.py PAIRMD_COMPARE_CSV OPENMM_CSV OUT.png
 (scripts/device_run.sh openmm writes both CSVs; docs/img/vs_openmm.png is made from
-bench/results/vs_openmm_pairmd.csv and bench/results/vs_openmm_openmm.csv).
+bench/results/vs_openmm_h100_2026-11-25_pairmd.csv and
+bench/results/vs_openmm_h100_2026-11-25_openmm.csv).
 """
 import csv
 import sys

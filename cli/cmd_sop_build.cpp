@@ -3,18 +3,21 @@
 // repulsion: engine/sop_model.h), written as a config that `pairmd run` runs as it is, with its
 // start file and pair-list files beside it (docs/proteins.md).
 //
-// The steps: read the options; read the C-alpha traces (io/structure_file.h: missing C-alpha
-// atoms, chain gaps and alternate locations are errors unless an option decides them); build the model;
-// check that none of the outputs exists (unless --overwrite); write the pair lists, the config
-// and the start file; load the written config as `run` would, and report the native state.
+// The steps: read the options; refuse outputs that are the structure file itself; read the
+// C-alpha traces and the disulfide bridges (io/structure_file.h: missing C-alpha atoms, chain
+// gaps and alternate locations are errors unless an option decides them); build the model; check
+// that none of the outputs exists (unless --overwrite); write the pair lists, the config and the
+// start file; load the written config as `run` would, and report the native state.
 #include <hdf5.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -22,6 +25,7 @@
 #include "backends/cpu_backend.h"
 #include "cli/commands.h"
 #include "engine/config.h"
+#include "engine/resources.h"
 #include "engine/sop_model.h"
 #include "engine/system_builder.h"
 #include "io/sop_files.h"
@@ -38,9 +42,10 @@ const char* kUsage =
 
 struct SopBuildOptions {
   std::string structure, out, chains,
-      gaps = "error", altloc = "error", max_bond, contact_cutoff, epsilon_h, epsilon_l, sigma, bond_k, max_extension,
-      repulsion_cutoff, mass, copies, copy_gap, integrator, temperature, dt, friction, skin, steps, thermo_every,
-      trajectory_every, seed, pull, pull_mode, pull_speed, pull_spring, pull_force, tether_spring, pull_every;
+      gaps = "error", altloc = "error", disulfides = "bonds", max_bond, contact_cutoff, epsilon_h, epsilon_l, sigma,
+      bond_k, max_extension, repulsion_cutoff, mass, copies, copy_gap, independent, integrator, temperature, dt,
+      friction, skin, steps, thermo_every, trajectory_every, seed, pull, pull_mode, pull_speed, pull_spring, pull_force,
+      tether_spring, pull_every;
   bool overwrite = false;
 };
 
@@ -93,18 +98,25 @@ int read_options(const Args& args, SopBuildOptions& o) {
   text("--altloc", o.altloc,
        "error (default): alternate locations of a C-alpha stop with an error; highest: take the one of highest "
        "occupancy");
+  text("--disulfides", o.disulfides,
+       "bonds (default): disulfide bridges (SSBOND records) are covalent bonds, as in SOP-GPU; none: left out "
+       "(a reduced protein; a close pair is then a native contact)");
   text("--max-bond", o.max_bond, "consecutive C-alpha atoms farther apart are a chain gap (default 4.5 A)");
   text("--contact-cutoff", o.contact_cutoff, "native contacts: C-alpha atoms closer than this (default 8 A)");
   text("--epsilon-h", o.epsilon_h, "native contact depth eps_h (default 1.5 kcal/mol)");
   text("--epsilon-l", o.epsilon_l, "repulsion eps_l (default 1 kcal/mol)");
   text("--sigma", o.sigma, "repulsion sigma (default 3.8 A)");
-  text("--bond-k", o.bond_k, "backbone FENE k (default 14 kcal/(mol A^2))");
+  text("--bond-k", o.bond_k, "FENE k of the covalent bonds (default 20 kcal/(mol A^2) = 13.9 N/m, SOP-GPU's)");
   text("--max-extension", o.max_extension, "backbone FENE R0, the largest |r - r0| (default 2 A)");
-  text("--repulsion-cutoff", o.repulsion_cutoff, "repulsion cutoff, energy shifted to zero there (default 8 A)");
+  text("--repulsion-cutoff", o.repulsion_cutoff, "repulsion cutoff, not shifted (default 20 A, SOP-GPU's)");
   text("--mass", o.mass, "bead mass (default 110 amu)");
   text("--copies", o.copies,
        "copies of the protein on a cubic lattice in a periodic box (default 1: one, open boundaries)");
-  text("--copy-gap", o.copy_gap, "distance between the copies' bounding boxes (default 10 A)");
+  text("--independent", o.independent,
+       "K independent runs of the protein (a replicas section, mode independent: seed + k, each with its own files "
+       "and force-extension log; without mpirun they run side by side on one GPU, docs/ensembles.md)");
+  text("--copy-gap", o.copy_gap,
+       "distance between the copies' bounding boxes (default: the repulsion cutoff, so they start out of reach)");
   text("--integrator", o.integrator, "brownian (overdamped, default) or langevin (underdamped)");
   text("--temperature", o.temperature, "temperature (default 300 K)");
   text("--dt", o.dt, "time step in fs (default 40 fs brownian, 20 fs langevin)");
@@ -153,6 +165,9 @@ SopParameters parameters(const SopBuildOptions& o) {
   if (!o.repulsion_cutoff.empty()) p.repulsion_cutoff = number("--repulsion-cutoff", o.repulsion_cutoff, 0, inf, true);
   if (!o.mass.empty()) p.mass = number("--mass", o.mass, 0, inf, true);
   if (!o.copies.empty()) p.copies = static_cast<int>(whole("--copies", o.copies, 1, 100000000));
+  if (!o.independent.empty()) p.independent = static_cast<int>(whole("--independent", o.independent, 1, 1 << 16));
+  if (p.independent > 1 && p.copies > 1)
+    throw std::invalid_argument("--independent: runs of one protein each; --copies puts copies in one box (not both)");
   if (!o.copy_gap.empty()) p.copy_gap = number("--copy-gap", o.copy_gap, 0, inf);
   if (!o.integrator.empty()) {
     if (o.integrator != "brownian" && o.integrator != "langevin")
@@ -179,6 +194,8 @@ SopParameters parameters(const SopBuildOptions& o) {
   if (!o.pull_every.empty()) p.pull_every = whole("--pull-every", o.pull_every, 1, 1L << 60);
   if (o.altloc != "error" && o.altloc != "highest")
     throw std::invalid_argument("--altloc: expected error or highest, got '" + o.altloc + "'");
+  if (o.disulfides != "bonds" && o.disulfides != "none")
+    throw std::invalid_argument("--disulfides: expected bonds or none, got '" + o.disulfides + "'");
   if (o.gaps != "error" && o.gaps != "split")
     throw std::invalid_argument("--gaps: expected error or split, got '" + o.gaps + "'");
   return p;
@@ -203,6 +220,17 @@ void pull_beads(const std::string& pull, const SopModel& m, SopParameters& p) {
 
 bool exists(const std::string& f) { return access(f.c_str(), F_OK) == 0; }
 
+// An output that is the structure file (the same file by device and inode: a link to it too)
+// would replace what sop-build reads, --overwrite or not.
+void refuse_outputs_that_are_inputs(const SopBuildOptions& o, const SopFiles& files) {
+  for (const std::string& f : {o.out, files.start, files.backbone, files.native}) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(f, o.structure, ec))
+      throw std::invalid_argument("the output '" + f + "' is the structure file '" + o.structure +
+                                  "' that sop-build reads; nothing was written. Choose another -o (OUT.yaml)");
+  }
+}
+
 // What sop-build makes of its options: the parameters, the C-alpha traces, the model.
 struct SopPlan {
   SopParameters p;
@@ -215,21 +243,38 @@ struct SopPlan {
 // std::invalid_argument (exit 2, nothing written).
 void plan(const SopBuildOptions& o, SopPlan& s) {
   s.files = sop_file_names(o.out);
+  refuse_outputs_that_are_inputs(o, s.files);
   s.p = parameters(o);
   CalphaOptions co;
   if (!o.max_bond.empty()) co.max_bond = number("--max-bond", o.max_bond, 0, 1e308, true);
   co.split_at_gaps = o.gaps == "split";
   co.altloc_highest = o.altloc == "highest";
   co.chains = split(o.chains, ',');
+  co.disulfides = o.disulfides == "bonds";
   s.structure = read_calpha_chains(o.structure, co);
   std::vector<std::vector<Vec3d>> chains;
   std::vector<std::string> names;
+  std::vector<int> first_bead;
+  int beads = 0;
   for (const CalphaChain& c : s.structure.chains) {
     names.push_back(c.name);
     chains.emplace_back();
+    first_bead.push_back(beads);
     for (const CalphaResidue& r : c.residues) chains.back().push_back(r.x);
+    beads += static_cast<int>(c.residues.size());
   }
-  s.model = build_sop_model(chains, names, s.p);
+  // Every copy's beads, bonds and contacts, and the system and backend the report builds, before
+  // they are allocated: about 600 bytes a bead.
+  const std::string room = room_for(static_cast<double>(beads) * s.p.copies, kMaxParticles, 600, "beads");
+  if (!room.empty())
+    throw std::invalid_argument(
+        (s.p.copies > 1 ? "--copies " + std::to_string(s.p.copies) + " of " + std::to_string(beads) + " beads"
+                        : o.structure) +
+        ": " + room);
+  std::vector<SopBridge> bridges;
+  for (const CalphaBridge& b : s.structure.disulfides)
+    bridges.push_back({first_bead[b.a.chain] + b.a.residue, first_bead[b.b.chain] + b.b.residue});
+  s.model = build_sop_model(chains, names, s.p, bridges);
   pull_beads(o.pull, s.model, s.p);
   if (!o.overwrite)
     for (const std::string& f : {o.out, s.files.start, s.files.backbone, s.files.native})
@@ -254,14 +299,26 @@ std::string summary(const SopBuildOptions& o, const SopPlan& s) {
   return what.str();
 }
 
-// The config's head comment: what it is, how it was made, how to run it, the notes.
+// "chain D CYS 10 - chain D CYS 81 (5.63 A)" for each disulfide bridge.
+std::vector<std::string> bridge_lines(const SopPlan& s) {
+  std::vector<std::string> lines;
+  for (const CalphaBridge& b : s.structure.disulfides) {
+    std::ostringstream l;
+    l << bridge_name(s.structure, b) << " (" << std::setprecision(3) << b.distance << " A)";
+    lines.push_back(l.str());
+  }
+  return lines;
+}
+
+// The config's head comment: what it is, how it was made, how to run it, the bridges, the notes.
 std::vector<std::string> header_lines(const SopBuildOptions& o, const SopPlan& s) {
   std::ostringstream lists;
-  lists << s.model.backbone.size() << " backbone bonds, " << s.model.native.size()
+  lists << covalent_bonds_text(s.model) << ", " << s.model.native.size()
         << " native contacts (C-alpha atoms closer than " << s.p.contact_cutoff << " A, |i - j| > "
-        << s.p.min_separation - 1 << " or in different chains).";
+        << s.p.min_separation - 1 << " or in different chains, not bonded).";
   std::vector<std::string> h = {"Written by pairmd sop-build " + o.structure + " (docs/proteins.md).",
                                 summary(o, s) + ",", lists.str(), "Run with: pairmd run " + o.out};
+  for (const std::string& b : bridge_lines(s)) h.push_back("disulfide bridge, a covalent bond: " + b);
   for (const std::string& n : s.structure.notes) h.push_back("note: " + n);
   return h;
 }
@@ -273,10 +330,16 @@ void report(const SopBuildOptions& o, const SopPlan& s) {
   CpuBackend cpu(make_model(cfg, sys), sys.state);
   const Observables obs = cpu.observables();
   std::cout << summary(o, s) << "\n"
-            << "  " << s.model.backbone.size() << " backbone bonds (" << s.files.backbone << "), "
-            << s.model.native.size() << " native contacts (" << s.files.native << "), start " << s.files.start << "\n"
-            << std::setprecision(6) << "  native state: energy " << obs.potential << " kcal/mol (repulsion "
-            << obs.potential_by_term[0] << ", backbone " << obs.potential_by_term[1] << ", native contacts "
+            << "  " << covalent_bonds_text(s.model) << ": " << s.files.backbone << "; " << s.model.native.size()
+            << " native contacts: " << s.files.native << "; start " << s.files.start << "\n";
+  const std::vector<std::string> bridges = bridge_lines(s);
+  const size_t shown = std::min<size_t>(bridges.size(), 10);
+  for (size_t k = 0; k < shown; ++k) std::cout << "  disulfide bridge: " << bridges[k] << "\n";
+  if (shown < bridges.size())
+    std::cout << "  ... and " << bridges.size() - shown << " more disulfide bridges (the head comment of " << o.out
+              << " lists them all)\n";
+  std::cout << std::setprecision(6) << "  native state: energy " << obs.potential << " kcal/mol (repulsion "
+            << obs.potential_by_term[0] << ", covalent " << obs.potential_by_term[1] << ", native contacts "
             << obs.potential_by_term[2] << " = -eps_h x " << s.model.native.size() << ")\n";
   if (s.p.pulled >= 0)
     std::cout << "  pulling: bead " << s.p.pulled << " (" << s.p.pull_mode << "), bead " << s.p.tethered

@@ -8,7 +8,9 @@
 #include <unordered_map>
 
 #include "backends/cpu_backend.h"
+#include "base/bond_images.h"
 #include "engine/pulling.h"
+#include "engine/simulation.h"
 #include "engine/start_file.h"
 #include "integrators/noise.h"
 
@@ -16,10 +18,10 @@ namespace pairmd {
 
 namespace {
 
-void add_particle(SystemState& s, Vec3d x, int type, double charge, const RunConfig& cfg) {
+void add_particle(SystemState& s, Vec3d x, int type, double charge, const RunConfig& cfg, Int3 image = {0, 0, 0}) {
   s.position.push_back(x);
   s.velocity.push_back({0, 0, 0});
-  s.image.push_back({0, 0, 0});
+  s.image.push_back(image);
   s.type.push_back(type);
   s.mass.push_back(cfg.system.types[type].mass);
   s.charge.push_back(charge);
@@ -126,24 +128,27 @@ void build_chains(const RunConfig& cfg, SystemState& s, Topology& topo) {
   // placement is the same for any such cell; smaller cells at high densities keep the number of
   // beads each trial looks at bounded (about 4 per cell).
   PlacementGrid grid(s.box, std::max(ch.min_distance, std::min(0.5, std::cbrt(4.0 / ch.density))));
-  Int3 image0{0, 0, 0};
   for (int c = 0; c < ch.count; ++c) {
     for (int k = 0; k < ch.length; ++k) {
       Vec3d best{0, 0, 0};
+      Int3 best_image{0, 0, 0};
       double best_d = -1;
       // Up to 100 trials for the closest approach; otherwise the best trial (relax fixes it).
       for (int trial = 0; trial < 100 && best_d < ch.min_distance; ++trial) {
         Vec3d x = k == 0 ? random_point() : s.position.back() + ch.bond_length * random_direction();
-        Int3 im = image0;
+        // A bead that steps out of the box is wrapped in and counts the crossing on top of its
+        // predecessor's images, so the chain stays whole in unwrapped coordinates.
+        Int3 im = k == 0 ? Int3{0, 0, 0} : s.image.back();
         s.box.wrap(x, im);
         const double d = grid.closest(x, s.position, k == 0 ? -1 : static_cast<int>(s.size()) - 1);
         if (d > best_d) {
           best_d = d;
           best = x;
+          best_image = im;
         }
       }
       const bool charged_bead = ch.charged_every == 0 || k % ch.charged_every == 0;
-      add_particle(s, best, ch.monomer_type, charged_bead ? qm : 0.0, cfg);
+      add_particle(s, best, ch.monomer_type, charged_bead ? qm : 0.0, cfg, best_image);
       grid.insert(static_cast<int>(s.size()) - 1, best);
       if (k > 0) {
         const int j = static_cast<int>(s.size()) - 1;
@@ -185,11 +190,38 @@ void add_listed_particles(const RunConfig& cfg, SystemState& s) {
   }
 }
 
+// Start files written by other tools (or by hand) may carry image flags that cut molecules
+// (LAMMPS warns about such bonds too): analyses of unwrapped coordinates would see bonds a box
+// length long, so the flags are made to follow the bonds.
+void repair_start_file_images(SystemState& s, const Topology& t, std::vector<std::string>& notes) {
+  const BondImageReport r = repair_bond_images(s, t);
+  if (r.broken == 0) return;
+  std::ostringstream m;
+  m << "start file: warning: " << r.broken << " of " << t.bonds.size()
+    << " bonds were not whole in unwrapped coordinates (position + image x box length); the image flags of "
+    << r.changed << " particle(s) were set to follow the bonds (positions unchanged)";
+  if (r.loops > 0)
+    m << "; " << r.loops << " bond(s) close a ring through the periodic boundary and cannot all be whole";
+  notes.push_back(m.str());
+}
+
 }  // namespace
 
 void validate_against_box(const RunConfig& cfg, const Box& box) {
   if (!box.periodic) return;
   const double half = 0.5 * std::min({box.L.x, box.L.y, box.L.z});
+  // The runaway test compares each step's move with this limit; a move of half a box or more
+  // can no longer be told from a shorter one the other way, and one of a box or more is not
+  // wrapped back in: an exploding run would go on with particles outside the box.
+  if (!(cfg.model.max_step_displacement < half)) {
+    const std::string key = "integrator.max_step_displacement";
+    auto it = cfg.locations.find(key);
+    std::ostringstream m;
+    m << (it != cfg.locations.end() ? it->second : cfg.path) << ": " << key << ": " << cfg.model.max_step_displacement
+      << " is not less than half the smallest box edge (" << half
+      << "); a particle that moves that far in one step is a blow-up the run could not detect";
+    throw ConfigError(m.str());
+  }
   const double skin = cfg.model.neighbor.skin;
   const auto& terms = cfg.model.force_field.pair_terms;
   for (size_t t = 0; t < terms.size(); ++t) {
@@ -250,7 +282,7 @@ Model make_model(const RunConfig& cfg, const BuiltSystem& sys) {
   return m;
 }
 
-void assign_velocities(SystemState& s, double temperature, uint64_t seed, const Units& units) {
+void assign_velocities(SystemState& s, double temperature, uint64_t seed, const Units& units, double dof) {
   const size_t n = s.size();
   for (auto& v : s.velocity) v = {0, 0, 0};
   if (n == 0 || temperature <= 0) return;
@@ -271,7 +303,6 @@ void assign_velocities(SystemState& s, double temperature, uint64_t seed, const 
     s.velocity[i] -= Vec3d{p[0] / mtot, p[1] / mtot, p[2] / mtot};
     ke2 += s.mass[i] * dot(s.velocity[i], s.velocity[i]);
   }
-  const double dof = n > 1 ? 3.0 * n - 3.0 : 3.0;
   const double target = dof * units.kB * temperature * units.force_to_accel;
   if (ke2 > 0) {
     const double scale = std::sqrt(target / ke2);
@@ -294,6 +325,7 @@ void relax(SystemState& s, const RunConfig& cfg, const Topology& topology, int s
   model.topology = topology;
   CpuBackend backend(model, s);
   for (int k = 0; k < steps; ++k) {
+    stop_if_signalled("during system.relax, before the run began");
     const std::vector<Vec3d> f = backend.forces();
     double fmax = 0;
     for (const Vec3d& fi : f) fmax = std::max(fmax, dot(fi, fi));
@@ -327,6 +359,7 @@ BuiltSystem build_system(const RunConfig& cfg) {
       b.topology = std::move(start.topology);
       from_file_velocities = start.has_velocities;
       for (std::string& n : start.notes) b.notes.push_back("start file: " + n);
+      repair_start_file_images(s, b.topology, b.notes);
       break;
     }
   }
@@ -354,14 +387,14 @@ BuiltSystem build_system(const RunConfig& cfg) {
       cfg.system.velocity_temperature >= 0 ? cfg.system.velocity_temperature : cfg.model.integrator.temperature;
   const uint64_t seed = cfg.system.velocity_seed ? cfg.system.velocity_seed : cfg.model.integrator.seed;
   if (cfg.system.source != SystemSource::File || cfg.system.velocity_temperature >= 0) {
-    assign_velocities(s, T, seed, cfg.model.units);
+    assign_velocities(s, T, seed, cfg.model.units, degrees_of_freedom(cfg, s.size()));
   } else if (!from_file_velocities) {
     // A start file without velocities would start the run at T = 0, quenched: draw them unless
     // the config says to keep zeros.
     std::ostringstream note;
     note << "velocities: the start file has none; ";
     if (cfg.system.draw_missing_velocities) {
-      assign_velocities(s, T, seed, cfg.model.units);
+      assign_velocities(s, T, seed, cfg.model.units, degrees_of_freedom(cfg, s.size()));
       note << "drawn from Maxwell-Boltzmann at T = " << T << " " << cfg.model.units.temperature_unit() << " (seed "
            << seed << "; system.velocities.missing: zero keeps them at zero)";
     } else {

@@ -34,8 +34,9 @@ void validate_against_box(const RunConfig& cfg, const Box& box);
 void validate_pair_lists(const RunConfig& cfg, size_t n);
 
 // Maxwell-Boltzmann velocities at temperature T from Philox (reproducible), with the centre-of-
-// mass momentum removed and the kinetic energy scaled to exactly (3N - 3) k_B T / 2.
-void assign_velocities(SystemState& s, double temperature, uint64_t seed, const Units& units);
+// mass momentum removed and the kinetic energy scaled to exactly dof k_B T / 2, so that the
+// thermo table, which counts `dof` degrees of freedom (degrees_of_freedom()), reads T at step 0.
+void assign_velocities(SystemState& s, double temperature, uint64_t seed, const Units& units, double dof);
 
 // Maxwell-Boltzmann velocities for particles first.. only (not rescaled; the others keep theirs).
 void draw_velocities(SystemState& s, size_t first, double temperature, uint64_t seed, const Units& units);

@@ -63,9 +63,10 @@ std::string write_sop_system(const SopModel& m, const SopParameters& p, const st
                              const std::string& title, const std::vector<std::string>& header,
                              const std::string& source) {
   const SopFiles files = sop_file_names(out_yaml);
-  std::vector<std::string> pair_header = {"pairmd sop-build " + source,
-                                          "backbone bonds: FENE about the native distance r0",
-                                          "i j r0 (A); particle indices from 0"};
+  std::vector<std::string> pair_header = {
+      "pairmd sop-build " + source,
+      "covalent bonds (the backbone, then disulfide bridges): FENE about the native distance r0",
+      "i j r0 (A); particle indices from 0"};
   write_pair_table(files.backbone, pair_header, m.backbone, m.backbone_r0, 1);
   pair_header[1] = "native contacts: eps_h [(r0/r)^12 - 2 (r0/r)^6] with r0 the native distance";
   write_pair_table(files.native, pair_header, m.native, m.native_r0, 1);

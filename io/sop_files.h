@@ -1,5 +1,5 @@
 // The files of a SOP system (engine/sop_model.h) as `pairmd sop-build` writes them: OUT.yaml
-// (the config), OUT.start.h5 (the beads, one H5MD frame), OUT.backbone.pairs and
+// (the config), OUT.start.h5 (the beads, one H5MD frame), OUT.backbone.pairs (covalent bonds) and
 // OUT.native.pairs (the pair lists, engine/pair_list_file.h). The tests build their SOP systems
 // with it too.
 #pragma once

@@ -26,27 +26,33 @@ namespace pairmd {
 
 namespace {
 
-// One warp: lane 0 the pulled particle, lane 1 the tethered one. Adds their pulling forces to
-// force[] (if given; the integrate kernels add them themselves, this is for outputs) and the
-// pulling energy to acc (if given, one term's kEnergyWords).
-__global__ void pull_force_kernel(const float4* pos, const int3* image, const unsigned* rank, int n,
-                                  BoxGeometry<float> box, PullParams<float> pull, long long step, float4* force,
-                                  long long* acc) {
-  const int64_t tag = threadIdx.x == 0 ? pull.pulled : threadIdx.x == 1 ? pull.tethered : -1;
+// Two threads per system: the pulled particle and the tethered one (tags within the system).
+// Adds their pulling forces to force[] (if given; the integrate kernels add them themselves, this
+// is for outputs) and the pulling energy to system k's acc + k * stride (if given, one term's
+// kEnergyWords).
+__global__ void pull_force_kernel(const float4* pos, const int3* image, const unsigned* rank, int system_size,
+                                  int systems, BoxGeometry<float> box, PullParams<float> pull, long long step,
+                                  float4* force, long long* acc, int stride) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const int k = t / 2;
+  if (k >= systems) return;
+  const int64_t tag = t % 2 == 0 ? pull.pulled : pull.tethered;
+  if (tag < 0 || tag >= system_size) return;
+  const unsigned p = rank[static_cast<int64_t>(k) * system_size + tag];
   float e = 0.f;
-  if (tag >= 0 && tag < n) {
-    const unsigned p = rank[tag];
-    const Vec3<float> f = pull_force<float>(pull, tag, unwrapped_position(pos[p], image[p], box), step, &e);
-    if (force) {
-      force[p].x += f.x;
-      force[p].y += f.y;
-      force[p].z += f.z;
-    }
+  const Vec3<float> f = pull_force<float>(pull, tag, unwrapped_position(pos[p], image[p], box), step, &e);
+  if (force) {
+    force[p].x += f.x;
+    force[p].y += f.y;
+    force[p].z += f.z;
   }
   if (acc) {
     int64_t ew = 0, ef = 0, bad = 0;
     split_add(e, ew, ef, bad);
-    add_energy_words(acc, ew, ef, 0, 0, bad);
+    auto* a = reinterpret_cast<unsigned long long*>(acc + static_cast<int64_t>(k) * stride);
+    if (ew) atomicAdd(a + 0, static_cast<unsigned long long>(ew));
+    if (ef) atomicAdd(a + 1, static_cast<unsigned long long>(ef));
+    if (bad) atomicAdd(a + 4, static_cast<unsigned long long>(bad));
   }
 }
 
@@ -78,51 +84,49 @@ __global__ void sum_block_parts(const double* parts, int nparts, int stride, int
 //
 // A build the host does not wait for is some twenty launches (the cell sort's, the renumbering's
 // copies, each search's clearing, search and count read-back); small systems run them faster
-// than the host can launch them, so from the second build with the same buffers on it is
-// replayed as one CUDA graph, one per starting position buffer, and the host repeats what the
-// build does on its side (the renumbering's buffer flip, the lists' build count and unsettled
-// mark). Open boxes are not captured: their grid follows the particles' bounding box, which the
-// host reads back.
+// than the host can launch them, so it is kept as a plan (its host side, the renumbering's
+// buffer flip and the lists' build counts, done once, here) and issued by the graph of the same
+// work when there is one (kernels/step_graphs.cuh). A graph is captured for work seen twice in a
+// row from the same position buffer: a build whose buffers grew is launched directly. Open boxes
+// are never planned: their grid follows the particles' bounding box, which the host reads back.
 void CudaBackend::rebuild_lists(bool wait) {
   phase_begin();
   const bool capturable = !wait && use_graphs_ && !profile_ && box_.periodic && n_ > 0;
-  if (capturable && build_signature() == build_seen_) {
-    bool captured = false;
+  if (capturable) {
     const int current = particles_.current();
     std::vector<std::pair<int64_t, bool>> lists;  // builds and unsettled, to take back
     for (auto& t : pair_terms_) lists.emplace_back(t->list->builds(), t->list->unsettled());
+    WorkPlan plan;
+    Launcher planner = Launcher::planning(plan);
     try {
-      build_graphs_.launch(1, current, build_seen_, stream_, [&](int, int) {
-        enqueue_rebuild(false);
-        captured = true;
-      });
+      enqueue_rebuild(planner, false);
+      if (plan.key == build_seen_[current])
+        build_graphs_.launch(1, current, plan.key, stream_, [&](Launcher&) { plan.issue(stream_); });
+      else
+        plan.issue(stream_);
     } catch (...) {
-      // A capture that failed (the build's own enqueueing, ending the capture, instantiating or
-      // launching the graph) may have run the build's host side, the renumbering's buffer flip
-      // and the lists' build counts, with nothing reaching the GPU: take those back. The chunk
-      // that halted for this build is retired and no forces were computed for the new
-      // positions, so the backend needs set_state() before it steps again (Simulation ends the
-      // run at the last good state on any exception).
+      // The plan's host side ran (the renumbering's buffer flip, the lists' build counts) but its
+      // work may not have reached the GPU: take the host side back. The chunk that halted for
+      // this build is retired and no forces were computed for the new positions, so the backend
+      // needs set_state() before it steps again (Simulation ends the run at the last good state
+      // on any exception).
       if (particles_.current() != current) particles_.flip();
       for (size_t k = 0; k < pair_terms_.size(); ++k)
         if (pair_terms_[k]->list->builds() != lists[k].first) pair_terms_[k]->list->abandon_build(lists[k].second);
       throw;
     }
-    if (!captured) {
-      particles_.flip();
-      for (auto& t : pair_terms_) t->list->replayed_build();
-    }
+    build_seen_[current] = std::move(plan.key);
   } else {
-    enqueue_rebuild(wait);
-    if (capturable) build_seen_ = build_signature();
+    Launcher now(stream_);
+    enqueue_rebuild(now, wait);
   }
   ++stats_.list_builds;
   phase_end(stats_.seconds_list);
 }
 
-void CudaBackend::enqueue_rebuild(bool wait) {
-  cells_.build(particles_.pos(), n_, box_, grid_width_, stream_);
-  particles_.renumber(cells_.order(), stream_);
+void CudaBackend::enqueue_rebuild(Launcher& launcher, bool wait) {
+  cells_.build(launcher, particles_.pos(), particles_.tag(), n_, system_size_, box_, grid_width_);
+  particles_.renumber(launcher, cells_.order());
   const CellGridView grid = cells_.view();
   for (auto& t : pair_terms_) {
     const PairListInput in{
@@ -130,41 +134,12 @@ void CudaBackend::enqueue_rebuild(bool wait) {
         t->exclusion_width};
     const int64_t growths = t->list->growths();
     if (wait)
-      t->list->build(in, grid, stream_);
+      t->list->build(launcher, in, grid);
     else
-      t->list->enqueue_build(in, grid, stream_, &ctrl()->list_short);
+      t->list->enqueue_build(launcher, in, grid, &ctrl()->list_short);
     stats_.list_capacity_growths += t->list->growths() - growths;
     if (uses_slots(strategy_)) t->slots.resize(t->list->capacity());
   }
-}
-
-namespace {
-// The box as signature words: captured kernels hold it by value, and the cell grid's sizes
-// (in the signature as the last build left them) follow from it.
-void append_box(std::vector<uintptr_t>& s, const BoxGeometry<float>& box) {
-  for (const float v : {box.lo.x, box.lo.y, box.lo.z, box.L.x, box.L.y, box.L.z}) {
-    uint32_t bits = 0;
-    std::memcpy(&bits, &v, sizeof bits);
-    s.push_back(bits);
-  }
-  s.push_back(box.periodic ? 1 : 0);
-}
-}  // namespace
-
-// Every buffer, size and setting a list build uses.
-std::vector<uintptr_t> CudaBackend::build_signature() const {
-  std::vector<uintptr_t> s;
-  append_box(s, box_);
-  particles_.append_signature(s);
-  cells_.append_signature(s);
-  for (const auto& t : pair_terms_) {
-    t->list->append_signature(s);
-    s.push_back(reinterpret_cast<uintptr_t>(t->exclusions.data()));
-    s.push_back(static_cast<uintptr_t>(t->exclusion_width));
-    s.push_back(reinterpret_cast<uintptr_t>(t->slots.data()));
-  }
-  s.push_back(reinterpret_cast<uintptr_t>(state_.data()));
-  return s;
 }
 
 bool CudaBackend::settle_lists() {
@@ -185,10 +160,11 @@ void CudaBackend::ensure_lists(bool synchronised) {
   if (settle_lists()) return;
   // A search did not fit, so no step has been taken since: grow (done), search again and wait,
   // then redo the forces of the current positions.
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(&ctrl()->list_short, 0, sizeof(int), stream_));
+  Launcher now(stream_);
+  now.memset(PAIRMD_HERE, &ctrl()->list_short, 0, sizeof(int));
   --stats_.list_builds;  // the same build, done again
   rebuild_lists(true);
-  enqueue_forces(particles_.current());
+  enqueue_forces(now, particles_.current());
 }
 
 SlotForce CudaBackend::slot_source(int buffer) {
@@ -210,104 +186,95 @@ SlotForce CudaBackend::slot_source(int buffer) {
 
 // F(x) of the positions in `buffer`, for the strategy: slots (and, unfused, their sum), float
 // atomics, or the atom-parallel gather.
-void CudaBackend::enqueue_forces(int buffer) {
+void CudaBackend::enqueue_forces(Launcher& launcher, int buffer) {
   if (n_ == 0) return;
   phase_begin();
-  const ParticleData pd = particles(buffer);
-  StepControl* ctl = ctrl();
-  int* broken = &flags()->broken_bond;
   switch (strategy_) {
     case Strategy::SlotsFused:
-    case Strategy::Slots: {
-      for (auto& t : pair_terms_) {
-        const PairListView lv = t->list->view();
-        dispatch_pair<float>(t->kind, [&](auto eval) {
-          using Eval = decltype(eval);
-          slots_pair_kernel<Eval>
-              <<<std::min(blocks_for(t->list->capacity()), stride_blocks_), kBlockSize, 0, stream_>>>(
-                  lv, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes, t->slots.data(),
-                  ctl);
-        });
-        PAIRMD_CHECK_LAUNCH();
-      }
-      for (auto& t : bond_terms_) {
-        dispatch_bond<float>(t->kind, [&](auto eval) {
-          using Eval = decltype(eval);
-          slots_bond_kernel<Eval><<<blocks_for(t->bonds.size()), kBlockSize, 0, stream_>>>(
-              bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.data(),
-              broken, ctl);
-        });
-        PAIRMD_CHECK_LAUNCH();
-      }
-      if (strategy_ == Strategy::Slots) {
-        sum_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(slot_source(buffer), n_, particles_.force(),
-                                                                     flags(), ctl);
-        PAIRMD_CHECK_LAUNCH();
-      }
+    case Strategy::Slots:
+      enqueue_slot_forces(launcher, buffer);
       break;
-    }
     case Strategy::Atomic:
-    case Strategy::Warp: {
-      PAIRMD_CUDA_CHECK(cudaMemsetAsync(particles_.force(), 0, n_ * sizeof(float4), stream_));
-      for (auto& t : pair_terms_) {
-        const PairListView lv = t->list->view();
-        dispatch_pair<float>(t->kind, [&](auto eval) {
-          using Eval = decltype(eval);
-          const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
-          if (strategy_ == Strategy::Atomic)
-            atomic_pair_kernel<Eval><<<blocks_for(t->list->capacity()), kBlockSize, 0, stream_>>>(
-                lv, pd, table, t->ntypes, particles_.force(), ctl);
-          else
-            warp_pair_kernel<Eval><<<blocks_for(t->list->capacity()), kBlockSize, 0, stream_>>>(
-                lv, pd, table, t->ntypes, particles_.force(), ctl);
-        });
-        PAIRMD_CHECK_LAUNCH();
-      }
-      for (auto& t : bond_terms_) {
-        dispatch_bond<float>(t->kind, [&](auto eval) {
-          using Eval = decltype(eval);
-          atomic_bond_kernel<Eval><<<blocks_for(t->bonds.size()), kBlockSize, 0, stream_>>>(
-              bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), particles_.force(),
-              broken, ctl);
-        });
-        PAIRMD_CHECK_LAUNCH();
-      }
+    case Strategy::Warp:
+      enqueue_atomic_forces(launcher, buffer);
       break;
-    }
-    case Strategy::Gather: {
-      if (pair_terms_.empty())
-        PAIRMD_CUDA_CHECK(cudaMemsetAsync(particles_.fixed_force(), 0, n_ * sizeof(FixedVec), stream_));
-      for (size_t k = 0; k < pair_terms_.size(); ++k) {
-        auto& t = pair_terms_[k];
-        const GpuPairList& l = *t->list;
-        dispatch_pair<float>(t->kind, [&](auto eval) {
-          using Eval = decltype(eval);
-          const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
-          if (k == 0)
-            gather_pair_kernel<Eval, false>
-                <<<blocks_for(n_), kBlockSize, 0, stream_>>>(l.row_start(), l.row_count(), l.j(), pd, table, t->ntypes,
-                                                             particles_.fixed_force(), particles_.tag(), flags(), ctl);
-          else
-            gather_pair_kernel<Eval, true>
-                <<<blocks_for(n_), kBlockSize, 0, stream_>>>(l.row_start(), l.row_count(), l.j(), pd, table, t->ntypes,
-                                                             particles_.fixed_force(), particles_.tag(), flags(), ctl);
-        });
-        PAIRMD_CHECK_LAUNCH();
-      }
-      for (auto& t : bond_terms_) {
-        dispatch_bond<float>(t->kind, [&](auto eval) {
-          using Eval = decltype(eval);
-          gather_bond_kernel<Eval><<<blocks_for(n_), kBlockSize, 0, stream_>>>(
-              t->g_start.data(), t->g_partner.data(), t->g_type.data(), t->g_index.data(), particles_.tag(),
-              particles_.rank(), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()),
-              particles_.fixed_force(), broken, flags(), ctl);
-        });
-        PAIRMD_CHECK_LAUNCH();
-      }
+    case Strategy::Gather:
+      enqueue_gather_forces(launcher, buffer);
       break;
-    }
   }
   phase_end(stats_.seconds_force);
+}
+
+void CudaBackend::enqueue_slot_forces(Launcher& launcher, int buffer) {
+  const ParticleData pd = particles(buffer);
+  for (auto& t : pair_terms_) {
+    dispatch_pair<float>(t->kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, slots_pair_kernel<Eval>, std::min(blocks_for(t->list->capacity()), stride_blocks_),
+                      kBlockSize, 0, t->list->view(), pd,
+                      reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes, t->slots.data(),
+                      ctrl());
+    });
+  }
+  for (auto& t : bond_terms_) {
+    dispatch_bond<float>(t->kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, slots_bond_kernel<Eval>, blocks_for(t->bonds.size()), kBlockSize, 0, bond_view(*t),
+                      pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.data(),
+                      &flags()->broken_bond, ctrl());
+    });
+  }
+  if (strategy_ == Strategy::Slots)
+    launcher.kernel(PAIRMD_HERE, sum_slots_kernel, slot_blocks(n_), kSumBlock, 0, slot_source(buffer), n_,
+                    particles_.force(), flags(), ctrl());
+}
+
+void CudaBackend::enqueue_atomic_forces(Launcher& launcher, int buffer) {
+  const ParticleData pd = particles(buffer);
+  launcher.memset(PAIRMD_HERE, particles_.force(), 0, n_ * sizeof(float4));
+  for (auto& t : pair_terms_) {
+    dispatch_pair<float>(t->kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
+      auto* kernel = strategy_ == Strategy::Atomic ? atomic_pair_kernel<Eval> : warp_pair_kernel<Eval>;
+      launcher.kernel(PAIRMD_HERE, kernel, blocks_for(t->list->capacity()), kBlockSize, 0, t->list->view(), pd, table,
+                      t->ntypes, particles_.force(), ctrl());
+    });
+  }
+  for (auto& t : bond_terms_) {
+    dispatch_bond<float>(t->kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, atomic_bond_kernel<Eval>, blocks_for(t->bonds.size()), kBlockSize, 0, bond_view(*t),
+                      pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), particles_.force(),
+                      &flags()->broken_bond, ctrl());
+    });
+  }
+}
+
+void CudaBackend::enqueue_gather_forces(Launcher& launcher, int buffer) {
+  const ParticleData pd = particles(buffer);
+  if (pair_terms_.empty()) launcher.memset(PAIRMD_HERE, particles_.fixed_force(), 0, n_ * sizeof(FixedVec));
+  for (size_t k = 0; k < pair_terms_.size(); ++k) {
+    auto& t = pair_terms_[k];
+    const GpuPairList& l = *t->list;
+    dispatch_pair<float>(t->kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
+      // The first term writes the force, the others add to it.
+      auto* kernel = k == 0 ? gather_pair_kernel<Eval, false> : gather_pair_kernel<Eval, true>;
+      launcher.kernel(PAIRMD_HERE, kernel, blocks_for(n_), kBlockSize, 0, l.row_start(), l.row_count(), l.j(), pd,
+                      table, t->ntypes, particles_.fixed_force(), particles_.tag(), flags(), ctrl());
+    });
+  }
+  for (auto& t : bond_terms_) {
+    dispatch_bond<float>(t->kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, gather_bond_kernel<Eval>, blocks_for(n_), kBlockSize, 0, t->g_start.data(),
+                      t->g_partner.data(), t->g_type.data(), t->g_index.data(), particles_.tag(), particles_.rank(), pd,
+                      reinterpret_cast<const typename Eval::Params*>(t->table.data()), particles_.fixed_force(),
+                      &flags()->broken_bond, flags(), ctrl());
+    });
+  }
 }
 
 int fused_blocks_per_sm() {
@@ -318,7 +285,7 @@ int fused_blocks_per_sm() {
 
 // The integrate kernel on the positions in `buffer` (x_n); with `begin`, x_{n+1} goes to the
 // other buffer.
-void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
+void CudaBackend::enqueue_integrate(Launcher& launcher, int buffer, bool begin, bool write_force) {
   if (n_ == 0) return;
   phase_begin();
   IntegrateArgs a{};
@@ -330,8 +297,11 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
   a.pos_at_build = particles_.pos_at_build();
   a.force_out = nullptr;
   a.n = n_;
+  a.system_size = system_size_;
+  a.systems = device_params_.data();
   a.c = c_;
-  a.c.kT_mvv = NAN;  // the kernels read k_B T from the control block: a use of this one shows
+  a.c.kT_mvv = NAN;  // the kernels read k_B T and the seed from systems[]: a use of these shows
+  a.c.seed = 0;
   a.box = box_;
   a.kind = model_.integrator.kind;
   a.begin = begin;
@@ -352,72 +322,51 @@ void CudaBackend::enqueue_integrate(int buffer, bool begin, bool write_force) {
       // kernel after it decides instead (1M particles: 4 % faster; docs/benchmarks.md). In one
       // wave that tail delays nothing, and the extra launch would cost more.
       a.last_block_decides = !decide_after_summation();
-      integrate_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(a, slot_source(buffer));
+      launcher.kernel(PAIRMD_HERE, integrate_slots_kernel, slot_blocks(n_), kSumBlock, 0, a, slot_source(buffer));
       if (!a.last_block_decides) {
-        PAIRMD_CHECK_LAUNCH();
-        decide_step_kernel<<<1, 1, 0, stream_>>>(a);
-        ++decide_launches_;
+        launcher.kernel(PAIRMD_HERE, decide_step_kernel, 1, 1, 0, a);
+        if (launcher.issuing()) ++decide_launches_;
       }
       break;
     case Strategy::Gather:
-      integrate_kernel<FixedArrayForce>
-          <<<blocks_for(n_), kBlockSize, 0, stream_>>>(a, FixedArrayForce{particles_.fixed_force()});
+      launcher.kernel(PAIRMD_HERE, integrate_kernel<FixedArrayForce>, blocks_for(n_), kBlockSize, 0, a,
+                      FixedArrayForce{particles_.fixed_force()});
       break;
     default:
-      integrate_kernel<ArrayForce><<<blocks_for(n_), kBlockSize, 0, stream_>>>(a, ArrayForce{particles_.force()});
+      launcher.kernel(PAIRMD_HERE, integrate_kernel<ArrayForce>, blocks_for(n_), kBlockSize, 0, a,
+                      ArrayForce{particles_.force()});
   }
-  PAIRMD_CHECK_LAUNCH();
   phase_end(stats_.seconds_integrate);
 }
 
 // A chunk: `steps` times integrate and forces, the positions alternating between the two
 // buffers from `parity` on. Nothing is cleared: the step count is a running total, and only the
 // host clears the halt, so a chunk launched behind one that halted takes no step.
-void CudaBackend::enqueue_steps(int steps, int parity, int slot) {
-  for (int s = 0; s < steps; ++s) {
-    const int buffer = parity ^ (s & 1);
-    enqueue_integrate(buffer, true, false);
-    enqueue_forces(buffer ^ 1);
-  }
-  enqueue_publish(slot);
+void CudaBackend::enqueue_steps(Launcher& launcher, int steps, int parity, int slot) {
+  for (int s = 0; s < steps; ++s) enqueue_step(launcher, parity ^ (s & 1));
+  enqueue_publish(launcher, slot);
 }
 
-void CudaBackend::enqueue_publish(int slot) {
-  publish_chunk_state<<<1, 32, 0, stream_>>>(state_.data(), host_state_ + slot);
-  PAIRMD_CHECK_LAUNCH();
+// One step from the positions in `buffer`: every step of a chunk is this, from one of the two
+// buffers, so the key of a chunk's work is that of its two kinds of step and its publication
+// (launch_chunk).
+void CudaBackend::enqueue_step(Launcher& launcher, int buffer) {
+  enqueue_integrate(launcher, buffer, true, false);
+  enqueue_forces(launcher, buffer ^ 1);
 }
 
-// Every pointer and launch size a chunk's kernels use: a captured graph stays valid while this
-// does not change.
-std::vector<uintptr_t> CudaBackend::step_signature() {
-  std::vector<uintptr_t> s = {reinterpret_cast<uintptr_t>(particles_.pos(0)),
-                              reinterpret_cast<uintptr_t>(particles_.pos(1)),
-                              reinterpret_cast<uintptr_t>(particles_.vel()),
-                              reinterpret_cast<uintptr_t>(particles_.image()),
-                              reinterpret_cast<uintptr_t>(particles_.tag()),
-                              reinterpret_cast<uintptr_t>(particles_.rank()),
-                              reinterpret_cast<uintptr_t>(particles_.force()),
-                              reinterpret_cast<uintptr_t>(particles_.fixed_force()),
-                              reinterpret_cast<uintptr_t>(particles_.pos_at_build()),
-                              static_cast<uintptr_t>(n_),
-                              reinterpret_cast<uintptr_t>(tickets_.data())};
-  append_box(s, box_);
-  // The step constants are kernel arguments held by value in the graphs; the temperature, the
-  // one that changes during a run (replica exchange), is read from the control block instead.
-  for (auto& t : pair_terms_) {
-    t->list->append_view_signature(s);  // with the chunk size, which the pair kernels take by value
-    s.push_back(reinterpret_cast<uintptr_t>(t->slots.data()));
-  }
-  return s;
+void CudaBackend::enqueue_publish(Launcher& launcher, int slot) {
+  launcher.kernel(PAIRMD_HERE, publish_chunk_state, 1, 32, 0, state_.data(), host_state_ + slot);
 }
 
 void CudaBackend::read_chunk_state() {
-  enqueue_publish(0);
+  Launcher now(stream_);
+  enqueue_publish(now, 0);
   PAIRMD_CUDA_CHECK(cudaEventRecord(chunk_done_[0], stream_));
   PAIRMD_CUDA_CHECK(cudaEventSynchronize(chunk_done_[0]));
 }
 
-void CudaBackend::clear_halt() { PAIRMD_CUDA_CHECK(cudaMemsetAsync(&ctrl()->halt, 0, sizeof(int), stream_)); }
+void CudaBackend::clear_halt() { Launcher(stream_).memset(PAIRMD_HERE, &ctrl()->halt, 0, sizeof(int)); }
 
 // Launches the next chunk of the `queued` steps, from where the chunks in flight will have left
 // the positions if they take all their steps (if one halts, this one takes none).
@@ -428,11 +377,18 @@ void CudaBackend::launch_chunk(int64_t queued) {
   for (const LaunchedChunk& c : in_flight_) parity ^= c.steps & 1;
   const int slot = static_cast<int>(chunks_ % kChunksInFlight);
   if (use_graphs_ && !profile_) {
-    // One graph per length, starting buffer and read-back slot.
-    graphs_.launch(steps, parity + 2 * slot, step_signature(), stream_,
-                   [&](int k, int variant) { enqueue_steps(k, variant & 1, variant >> 1); });
+    // One graph per length, starting buffer and read-back slot, replayed while the work of its
+    // steps and publication has the key it was captured from.
+    chunk_key_.clear();
+    Launcher keying = Launcher::keying(chunk_key_);
+    enqueue_step(keying, parity);
+    enqueue_step(keying, parity ^ 1);
+    enqueue_publish(keying, slot);
+    graphs_.launch(steps, parity + 2 * slot, chunk_key_, stream_,
+                   [&](Launcher& capture) { enqueue_steps(capture, steps, parity, slot); });
   } else {
-    enqueue_steps(steps, parity, slot);
+    Launcher now(stream_);
+    enqueue_steps(now, steps, parity, slot);
   }
   PAIRMD_CUDA_CHECK(cudaEventRecord(chunk_done_[slot], stream_));
   in_flight_.push_back({steps, slot, expects_halt});
@@ -458,16 +414,21 @@ void CudaBackend::throw_blowup(const DeviceFlags& f, int64_t step) const {
     m << "step " << step << ": a bond stretched beyond its maximum extension (bond #" << reported_index(f.broken_bond)
       << " of its kind); is the time step too large, or do particles overlap in the start configuration?";
   } else if (f.bad_force != 0) {
-    m << "step " << step << ": the force on particle " << reported_index(f.bad_force)
+    m << "step " << step << ": the force on " << particle_label(reported_index(f.bad_force))
       << " is not finite or larger than " << kMaxFixedForce
       << " in a single pair; do particles overlap in the start configuration?";
   } else {
-    m << "step " << step + 1 << ": particle " << reported_index(f.bad_particle)
+    m << "step " << step + 1 << ": " << particle_label(reported_index(f.bad_particle))
       << " moved farther than max_step_displacement = " << model_.max_step_displacement
       << " in one step or is no longer finite. Is the time step too large, or do particles overlap in the start "
          "configuration?";
   }
   throw SimulationBlowup(m.str());
+}
+
+std::string CudaBackend::particle_label(int tag) const {
+  if (systems_ == 1 || tag < 0) return "particle " + std::to_string(tag);
+  return "system " + std::to_string(tag / system_size_) + ", particle " + std::to_string(tag % system_size_);
 }
 
 int64_t CudaBackend::retire_chunks() {
@@ -515,7 +476,8 @@ int64_t CudaBackend::retire_chunks() {
     rebuild_interval_ = 0.7 * rebuild_interval_ + 0.3 * static_cast<double>(steps_since_build_);
     steps_since_build_ = 0;
     rebuild_lists(false);  // the next chunk's end tells whether the search fit
-    enqueue_forces(particles_.current());
+    Launcher now(stream_);
+    enqueue_forces(now, particles_.current());
     seconds_rebuilds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - c1).count();
   }
   return again;
@@ -565,7 +527,8 @@ void CudaBackend::wait() {
 void CudaBackend::complete_step() {
   wait();
   if (!pending_finish_) return;
-  enqueue_integrate(particles_.current(), false, true);
+  Launcher now(stream_);
+  enqueue_integrate(now, particles_.current(), false, true);
   pending_finish_ = false;
 }
 
@@ -578,24 +541,22 @@ void CudaBackend::get_state(SystemState& s) {
 std::vector<Vec3d> CudaBackend::forces() {
   wait();
   const int cur = particles_.current();
-  if (uses_slots(strategy_)) {
-    sum_slots_kernel<<<slot_blocks(n_), kSumBlock, 0, stream_>>>(slot_source(cur), n_, particles_.force(), flags(),
-                                                                 ctrl());
-    PAIRMD_CHECK_LAUNCH();
-  } else if (strategy_ == Strategy::Gather) {
-    fixed_to_float_kernel<<<blocks_for(n_), kBlockSize, 0, stream_>>>(particles_.fixed_force(), n_, particles_.force());
-    PAIRMD_CHECK_LAUNCH();
-  }
+  Launcher now(stream_);
+  if (uses_slots(strategy_))
+    now.kernel(PAIRMD_HERE, sum_slots_kernel, slot_blocks(n_), kSumBlock, 0, slot_source(cur), n_, particles_.force(),
+               flags(), ctrl());
+  else if (strategy_ == Strategy::Gather)
+    now.kernel(PAIRMD_HERE, fixed_to_float_kernel, blocks_for(n_), kBlockSize, 0, particles_.fixed_force(), n_,
+               particles_.force());
   float4* forces = particles_.force();
   if (pull_.mode != static_cast<int>(PullMode::None)) {
     // A copy with the pulling added: the float-atomic strategies integrate from force() itself.
     force_out_.reserve_grow(n_);
-    PAIRMD_CUDA_CHECK(
-        cudaMemcpyAsync(force_out_.data(), forces, n_ * sizeof(float4), cudaMemcpyDeviceToDevice, stream_));
+    now.copy(PAIRMD_HERE, force_out_.data(), forces, n_ * sizeof(float4), cudaMemcpyDeviceToDevice);
     forces = force_out_.data();
-    pull_force_kernel<<<1, 32, 0, stream_>>>(particles_.pos(cur), particles_.image(), particles_.rank(), n_, box_,
-                                             pull_, host_.step, forces, nullptr);
-    PAIRMD_CHECK_LAUNCH();
+    now.kernel(PAIRMD_HERE, pull_force_kernel, blocks_for(2 * systems_), kBlockSize, 0, particles_.pos(cur),
+               particles_.image(), particles_.rank(), system_size_, systems_, box_, pull_, host_.step, forces,
+               static_cast<long long*>(nullptr), 0);
   }
   const std::vector<float4> f = particles_.in_user_order(forces, stream_);
   std::vector<Vec3d> out(n_);
@@ -604,66 +565,100 @@ std::vector<Vec3d> CudaBackend::forces() {
 }
 
 Observables CudaBackend::observables() {
+  std::vector<Observables> all = system_observables();
+  if (systems_ == 1) return all[0];
+  // The ensemble as one system: its terms and kinetic energy summed (the per-system values are
+  // in system_observables()).
+  Observables o = all[0];
+  for (size_t k = 1; k < all.size(); ++k) {
+    for (size_t t = 0; t < o.potential_by_term.size(); ++t) o.potential_by_term[t] += all[k].potential_by_term[t];
+    o.potential += all[k].potential;
+    o.virial += all[k].virial;
+    o.kinetic += all[k].kinetic;
+    for (int d = 0; d < 3; ++d) o.momentum[d] += all[k].momentum[d];
+  }
+  return o;
+}
+
+// Every system's energies by term and virial (exact fixed-point sums, in the accumulators of
+// their system: energy_[k * stride + t * kEnergyWords]) and kinetic energy and momentum (summed
+// per system in tag order).
+std::vector<Observables> CudaBackend::system_observables() {
   complete_step();
-  Observables o;
-  o.step = host_.step;
   const bool pulling = pull_.mode != static_cast<int>(PullMode::None);
   const size_t nterms = pair_terms_.size() + bond_terms_.size() + (pulling ? 1 : 0);
-  if (n_ == 0) {
+  std::vector<Observables> out(systems_);
+  for (Observables& o : out) {
+    o.step = host_.step;
     o.potential_by_term.assign(nterms, 0.0);
-    return o;
   }
+  if (n_ == 0) return out;
+  const int stride = kEnergyWords * static_cast<int>(std::max<size_t>(nterms, 1));
+  energy_.resize(static_cast<size_t>(stride) * systems_);
+  Launcher now(stream_);
+  now.memset(PAIRMD_HERE, energy_.data(), 0, energy_.size() * sizeof(long long));
+  enqueue_energies(now, stride);
+  const int blocks = blocks_for(system_size_);  // per system
+  parts_.reserve_grow(4 * static_cast<size_t>(blocks) * systems_);
+  sums_.reserve_grow(4 * static_cast<size_t>(systems_));
+  now.kernel(PAIRMD_HERE, kinetic_kernel, blocks * systems_, kBlockSize, 0, particles_.vel(), particles_.rank(),
+             system_size_, systems_, parts_.data());
+  now.kernel(PAIRMD_HERE, sum_block_parts, 4 * systems_, kBlockSize, 0, parts_.data(), blocks, blocks, 4 * systems_,
+             sums_.data());
+  std::vector<long long> e(energy_.size());
+  std::vector<double> kin(4 * static_cast<size_t>(systems_));
+  now.copy(PAIRMD_HERE, e.data(), energy_.data(), e.size() * sizeof(long long), cudaMemcpyDeviceToHost);
+  now.copy(PAIRMD_HERE, kin.data(), sums_.data(), kin.size() * sizeof(double), cudaMemcpyDeviceToHost);
+  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  for (int s = 0; s < systems_; ++s) {
+    Observables& o = out[s];
+    for (size_t k = 0; k < nterms; ++k) {
+      const long long* w = e.data() + static_cast<size_t>(s) * stride + kEnergyWords * k;
+      const SplitSum energy{w[0], w[1], w[4]}, virial{w[2], w[3], w[4]};
+      o.potential_by_term[k] = energy.value();
+      o.potential += energy.value();
+      o.virial += virial.value();
+    }
+    o.kinetic = kin[s] / model_.units.force_to_accel;
+    for (int d = 0; d < 3; ++d) o.momentum[d] = kin[(1 + d) * systems_ + s];
+  }
+  return out;
+}
+
+// The energy kernels of every term into the accumulators of each system (stride words apart).
+// A single system keeps the grid-stride pair kernel; an ensemble sums rows, so that each block
+// adds to the few systems its particles belong to.
+void CudaBackend::enqueue_energies(Launcher& now, int stride) {
   const ParticleData pd = particles(particles_.current());
-  energy_.resize(kEnergyWords * std::max<size_t>(nterms, 1));
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(energy_.data(), 0, energy_.size() * sizeof(long long), stream_));
   for (size_t k = 0; k < pair_terms_.size(); ++k) {
     auto& t = pair_terms_[k];
-    const PairListView lv = t->list->view();
+    const GpuPairList& l = *t->list;
     dispatch_pair<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);
-      pair_energy_kernel<Eval><<<std::min(blocks_for(t->list->capacity()), stride_blocks_), kBlockSize, 0, stream_>>>(
-          lv, pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes,
-          t->list->full() ? 0.5f : 1.0f, energy_.data() + kEnergyWords * k);
+      const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
+      const float scale = l.full() ? 0.5f : 1.0f;
+      if (systems_ == 1)
+        now.kernel(PAIRMD_HERE, pair_energy_kernel<Eval>, std::min(blocks_for(l.capacity()), stride_blocks_),
+                   kBlockSize, 0, l.view(), pd, table, t->ntypes, scale, energy_.data() + kEnergyWords * k);
+      else
+        now.kernel(PAIRMD_HERE, pair_energy_rows_kernel<Eval>, blocks_for(n_), kBlockSize, 0, l.row_start(),
+                   l.row_count(), l.j(), pd, table, t->ntypes, scale, system_size_, energy_.data() + kEnergyWords * k,
+                   stride);
     });
-    PAIRMD_CHECK_LAUNCH();
   }
   for (size_t k = 0; k < bond_terms_.size(); ++k) {
     auto& t = bond_terms_[k];
     dispatch_bond<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);
-      bond_energy_kernel<Eval><<<blocks_for(t->bonds.size()), kBlockSize, 0, stream_>>>(
-          bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()),
-          energy_.data() + kEnergyWords * (pair_terms_.size() + k));
+      now.kernel(PAIRMD_HERE, bond_energy_kernel<Eval>, blocks_for(t->bonds.size()), kBlockSize, 0, bond_view(*t), pd,
+                 reinterpret_cast<const typename Eval::Params*>(t->table.data()), system_size_,
+                 energy_.data() + kEnergyWords * (pair_terms_.size() + k), stride);
     });
-    PAIRMD_CHECK_LAUNCH();
   }
-  if (pulling) {
-    pull_force_kernel<<<1, 32, 0, stream_>>>(pd.pos, particles_.image(), particles_.rank(), n_, box_, pull_, host_.step,
-                                             nullptr, energy_.data() + kEnergyWords * (nterms - 1));
-    PAIRMD_CHECK_LAUNCH();
-  }
-  const int blocks = blocks_for(n_);
-  parts_.reserve_grow(4 * static_cast<size_t>(blocks));
-  kinetic_kernel<<<blocks, kBlockSize, 0, stream_>>>(particles_.vel(), particles_.rank(), n_, parts_.data());
-  PAIRMD_CHECK_LAUNCH();
-  sum_block_parts<<<4, kBlockSize, 0, stream_>>>(parts_.data(), blocks, blocks, 4, sums_.data());
-  PAIRMD_CHECK_LAUNCH();
-  std::vector<long long> e(energy_.size());
-  double kin[4];
-  PAIRMD_CUDA_CHECK(
-      cudaMemcpyAsync(e.data(), energy_.data(), e.size() * sizeof(long long), cudaMemcpyDeviceToHost, stream_));
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(kin, sums_.data(), sizeof kin, cudaMemcpyDeviceToHost, stream_));
-  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  for (size_t k = 0; k < nterms; ++k) {
-    const long long* w = e.data() + kEnergyWords * k;
-    const SplitSum energy{w[0], w[1], w[4]}, virial{w[2], w[3], w[4]};
-    o.potential_by_term.push_back(energy.value());
-    o.potential += energy.value();
-    o.virial += virial.value();
-  }
-  o.kinetic = kin[0] / model_.units.force_to_accel;
-  for (int d = 0; d < 3; ++d) o.momentum[d] = kin[1 + d];
-  return o;
+  if (pull_.mode != static_cast<int>(PullMode::None))
+    now.kernel(PAIRMD_HERE, pull_force_kernel, blocks_for(2 * systems_), kBlockSize, 0, pd.pos, particles_.image(),
+               particles_.rank(), system_size_, systems_, box_, pull_, host_.step, static_cast<float4*>(nullptr),
+               energy_.data() + kEnergyWords * (pair_terms_.size() + bond_terms_.size()), stride);
 }
 
 }  // namespace pairmd

@@ -42,8 +42,10 @@
 
 #include "backends/backend.h"
 #include "backends/strategies.h"
+#include "base/work_key.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/launcher.cuh"
 #include "kernels/device_particles.cuh"
 #include "kernels/force_kernels.cuh"
 #include "kernels/force_sources.cuh"
@@ -123,7 +125,11 @@ struct GpuBondTerm {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(const Model& model, const SystemState& initial, Strategy strategy);
+  // `systems` > 1: an ensemble of that many systems of initial.size() / systems particles each,
+  // concatenated in `initial` (system k's particle i has tag k s + i) and in `model` (whose
+  // topology and pair lists hold every system's, backends/ensemble.h): one set of kernel
+  // launches steps them all, and no pair joins two systems (neighbor/cell_runs.h).
+  CudaBackend(const Model& model, const SystemState& initial, Strategy strategy, int systems = 1);
   ~CudaBackend() override;
 
   std::string name() const override { return std::string("cuda:") + strategy_name(strategy_); }
@@ -136,6 +142,13 @@ class CudaBackend final : public Backend {
   std::vector<Vec3d> forces() override;
   BackendStats stats() const override;
   void set_temperature(double temperature) override;
+  // The ensemble's systems (1 for a single system), each with its own thermostat temperature and
+  // noise seed (set_temperature() sets every system's), and the observables of each.
+  int systems() const { return systems_; }
+  int system_size() const { return system_size_; }
+  void set_system_temperature(int k, double temperature);
+  void set_system_seed(int k, uint64_t seed);
+  std::vector<Observables> system_observables();
   void set_profiling(bool on) override {
     if (!on) resolve_phases();
     profile_ = on;
@@ -156,18 +169,21 @@ class CudaBackend final : public Backend {
   // Cells, renumbering and every list's search. With `wait` the lists are complete on return;
   // without, the searches are only enqueued (the step loop checks them at the chunk's end).
   void rebuild_lists(bool wait);
-  void enqueue_rebuild(bool wait);
-  std::vector<uintptr_t> build_signature() const;
+  void enqueue_rebuild(Launcher& launcher, bool wait);
   // After a synchronisation: reads what the enqueued searches found; false if one did not fit
   // (its buffers have grown, and the lists must be built again).
   bool settle_lists();
   // Makes sure the lists are complete: settles them and, if one did not fit, builds them again.
   void ensure_lists(bool synchronised);
-  void enqueue_forces(int buffer);
-  void enqueue_integrate(int buffer, bool begin, bool write_force);
+  void enqueue_forces(Launcher& launcher, int buffer);
+  void enqueue_slot_forces(Launcher& launcher, int buffer);
+  void enqueue_atomic_forces(Launcher& launcher, int buffer);
+  void enqueue_gather_forces(Launcher& launcher, int buffer);
+  void enqueue_integrate(Launcher& launcher, int buffer, bool begin, bool write_force);
   // `steps` steps from position buffer `parity`, then the control block into read-back `slot`.
-  void enqueue_steps(int steps, int parity, int slot);
-  void enqueue_publish(int slot);
+  void enqueue_steps(Launcher& launcher, int steps, int parity, int slot);
+  void enqueue_step(Launcher& launcher, int buffer);
+  void enqueue_publish(Launcher& launcher, int slot);
   // Queues `steps` more steps and launches them; with `leave_running`, returns without waiting
   // for the GPU (steps may still be queued or running), else once all are taken.
   void run_steps(int64_t steps, bool leave_running);
@@ -181,8 +197,11 @@ class CudaBackend final : public Backend {
   void read_chunk_state();
   void clear_halt();
   [[noreturn]] void throw_blowup(const DeviceFlags& f, int64_t step) const;
+  // "particle 7", or in an ensemble "system 2, particle 7" (its tag within its system).
+  std::string particle_label(int tag) const;
+  void upload_system_params();
+  void enqueue_energies(Launcher& now, int stride);
   void complete_step();
-  std::vector<uintptr_t> step_signature();
   ParticleData particles(int buffer) { return {particles_.pos(buffer), particles_.charge(), n_, box_}; }
   SlotForce slot_source(int buffer);
   BondListView bond_view(GpuBondTerm& t) {
@@ -205,6 +224,10 @@ class CudaBackend final : public Backend {
 
   Model model_;
   Strategy strategy_;
+  int systems_ = 1;
+  int system_size_ = 0;                      // particles per system
+  std::vector<SystemParams> system_params_;  // per system: k_B T (m v^2 units) and seed
+  DeviceBuffer<SystemParams> device_params_;
   cudaStream_t stream_ = nullptr;
   int n_ = 0;
   SystemState host_;
@@ -229,8 +252,9 @@ class CudaBackend final : public Backend {
   DeviceBuffer<long long> energy_;
   DeviceBuffer<double> parts_, sums_;
   StepGraphs graphs_;
-  StepGraphs build_graphs_;            // list builds, by starting position buffer
-  std::vector<uintptr_t> build_seen_;  // the signature of the last build launched directly
+  WorkKey chunk_key_;        // the key of the chunk being launched (kept to reuse its memory)
+  StepGraphs build_graphs_;  // list builds, by starting position buffer
+  WorkKey build_seen_[2];    // the key of the last build from each position buffer
   bool use_graphs_ = true;
   int stride_blocks_ = 1;        // grid of the grid-stride kernels: a few blocks per multiprocessor
   int fused_wave_blocks_ = 1;    // integrate_slots_kernel blocks the GPU holds at once

@@ -48,18 +48,6 @@ size_t DeviceParticles::bytes() const {
          tag_tmp_.bytes() + fixed_.bytes();
 }
 
-void DeviceParticles::append_signature(std::vector<uintptr_t>& s) const {
-  for (const void* p : {static_cast<const void*>(pos_[0].data()), static_cast<const void*>(pos_[1].data()),
-                        static_cast<const void*>(vel_.data()), static_cast<const void*>(pos_build_.data()),
-                        static_cast<const void*>(force_.data()), static_cast<const void*>(vel_tmp_.data()),
-                        static_cast<const void*>(image_.data()), static_cast<const void*>(image_tmp_.data()),
-                        static_cast<const void*>(charge_.data()), static_cast<const void*>(charge_tmp_.data()),
-                        static_cast<const void*>(tag_.data()), static_cast<const void*>(rank_.data()),
-                        static_cast<const void*>(tag_tmp_.data()), static_cast<const void*>(fixed_.data())})
-    s.push_back(reinterpret_cast<uintptr_t>(p));
-  s.push_back(static_cast<uintptr_t>(n_));
-}
-
 void DeviceParticles::upload(const SystemState& s) {
   n_ = static_cast<int>(s.size());
   std::vector<float4> pos(n_), vel(n_);
@@ -99,7 +87,7 @@ void DeviceParticles::upload(const SystemState& s) {
   }
 }
 
-void DeviceParticles::renumber(const int* order, cudaStream_t stream) {
+void DeviceParticles::renumber(Launcher& launcher, const int* order) {
   if (n_ == 0) return;
   const int next = current_ ^ 1;
   RenumberArgs a{order,
@@ -116,17 +104,12 @@ void DeviceParticles::renumber(const int* order, cudaStream_t stream) {
                  tag_.data(),
                  tag_tmp_.data(),
                  rank_.data()};
-  renumber_kernel<<<blocks_for(n_), kBlockSize, 0, stream>>>(a);
-  PAIRMD_CHECK_LAUNCH();
+  launcher.kernel(PAIRMD_HERE, renumber_kernel, blocks_for(n_), kBlockSize, 0, a);
   // Back into the arrays the kernels were given (their addresses stay, so do captured graphs).
-  PAIRMD_CUDA_CHECK(
-      cudaMemcpyAsync(vel_.data(), vel_tmp_.data(), n_ * sizeof(float4), cudaMemcpyDeviceToDevice, stream));
-  PAIRMD_CUDA_CHECK(
-      cudaMemcpyAsync(image_.data(), image_tmp_.data(), n_ * sizeof(int3), cudaMemcpyDeviceToDevice, stream));
-  PAIRMD_CUDA_CHECK(
-      cudaMemcpyAsync(charge_.data(), charge_tmp_.data(), n_ * sizeof(float), cudaMemcpyDeviceToDevice, stream));
-  PAIRMD_CUDA_CHECK(
-      cudaMemcpyAsync(tag_.data(), tag_tmp_.data(), n_ * sizeof(unsigned), cudaMemcpyDeviceToDevice, stream));
+  launcher.copy(PAIRMD_HERE, vel_.data(), vel_tmp_.data(), n_ * sizeof(float4), cudaMemcpyDeviceToDevice);
+  launcher.copy(PAIRMD_HERE, image_.data(), image_tmp_.data(), n_ * sizeof(int3), cudaMemcpyDeviceToDevice);
+  launcher.copy(PAIRMD_HERE, charge_.data(), charge_tmp_.data(), n_ * sizeof(float), cudaMemcpyDeviceToDevice);
+  launcher.copy(PAIRMD_HERE, tag_.data(), tag_tmp_.data(), n_ * sizeof(unsigned), cudaMemcpyDeviceToDevice);
   current_ = next;
 }
 
@@ -134,8 +117,9 @@ std::vector<float4> DeviceParticles::in_user_order(const float4* a, cudaStream_t
   std::vector<float4> v(n_), out(n_);
   std::vector<unsigned> tag(n_);
   if (n_ > 0) {
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(v.data(), a, n_ * sizeof(float4), cudaMemcpyDeviceToHost, stream));
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(tag.data(), tag_.data(), n_ * sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
+    Launcher now(stream);
+    now.copy(PAIRMD_HERE, v.data(), a, n_ * sizeof(float4), cudaMemcpyDeviceToHost);
+    now.copy(PAIRMD_HERE, tag.data(), tag_.data(), n_ * sizeof(unsigned), cudaMemcpyDeviceToHost);
     PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   for (int p = 0; p < n_; ++p) out[tag[p]] = v[p];
@@ -147,11 +131,11 @@ void DeviceParticles::download(SystemState& s, cudaStream_t stream) const {
   std::vector<int3> img(n_);
   std::vector<unsigned> tag(n_);
   if (n_ > 0) {
-    PAIRMD_CUDA_CHECK(
-        cudaMemcpyAsync(pos.data(), pos_[current_].data(), n_ * sizeof(float4), cudaMemcpyDeviceToHost, stream));
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(vel.data(), vel_.data(), n_ * sizeof(float4), cudaMemcpyDeviceToHost, stream));
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(img.data(), image_.data(), n_ * sizeof(int3), cudaMemcpyDeviceToHost, stream));
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(tag.data(), tag_.data(), n_ * sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
+    Launcher now(stream);
+    now.copy(PAIRMD_HERE, pos.data(), pos_[current_].data(), n_ * sizeof(float4), cudaMemcpyDeviceToHost);
+    now.copy(PAIRMD_HERE, vel.data(), vel_.data(), n_ * sizeof(float4), cudaMemcpyDeviceToHost);
+    now.copy(PAIRMD_HERE, img.data(), image_.data(), n_ * sizeof(int3), cudaMemcpyDeviceToHost);
+    now.copy(PAIRMD_HERE, tag.data(), tag_.data(), n_ * sizeof(unsigned), cudaMemcpyDeviceToHost);
     PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   for (int p = 0; p < n_; ++p) {

@@ -14,6 +14,7 @@
 
 #include "base/system_state.h"
 #include "cuda/device_buffer.h"
+#include "cuda/launcher.cuh"
 #include "kernels/fixed_point.h"
 
 namespace pairmd {
@@ -29,7 +30,7 @@ class DeviceParticles {
 
   // Renumbers the particles: the k-th becomes order[k] of the current numbering. The positions
   // move to the other buffer (which becomes current) and are also the new positions at build.
-  void renumber(const int* order, cudaStream_t stream);
+  void renumber(Launcher& launcher, const int* order);
 
   int n() const { return n_; }
   int current() const { return current_; }
@@ -45,8 +46,6 @@ class DeviceParticles {
   float4* force() { return force_.data(); }          // float forces (float-atomic strategies, outputs)
   FixedVec* fixed_force() { return fixed_.data(); }  // fixed-point forces (atom_gather)
   size_t bytes() const;
-  // Every array (for captured list builds: kernels/cuda_backend.cu).
-  void append_signature(std::vector<uintptr_t>& s) const;
 
  private:
   int n_ = 0;

@@ -20,6 +20,7 @@
 
 #include <cuda_runtime.h>
 
+#include "base/work_key.h"
 #include "kernels/fixed_point.h"
 #include "kernels/pair_physics.cuh"
 #include "kernels/step_control.cuh"
@@ -60,9 +61,9 @@ struct BondSlots {
 };
 
 struct SlotForce {
-  PairSlots pairs[kMaxPairTerms];
+  KernelArray<PairSlots, kMaxPairTerms> pairs;
   int npairs;
-  BondSlots bonds[kMaxBondTerms];
+  KernelArray<BondSlots, kMaxBondTerms> bonds;
   int nbonds;
   const float4* pos;     // the positions the pair kernels read
   const unsigned* tag;   // tag of each particle

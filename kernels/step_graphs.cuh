@@ -1,11 +1,14 @@
-// Chunks of timesteps as CUDA graphs. A chunk of k steps (k integrate kernels, each followed by
-// the force kernels of the strategy) is captured once and then replayed with one launch: small
-// systems are bound by launch overheads, not by the GPU. The graph is valid as long as the
-// kernels' arguments are: the backend passes a signature (every pointer and launch size the
-// chunk uses), and the cache is emptied when it changes (buffers that grew at a list build).
-// Steps and their pending end live on the device (kernels/step_control.cuh), so one graph
-// serves every chunk of its length and variant (the position buffer it starts from, the
-// read-back slot it publishes to).
+// Work replayed as CUDA graphs. A chunk of k steps (k integrate kernels, each followed by the
+// force kernels of the strategy) or a list build is captured once and then replayed with one
+// launch: small systems are bound by launch overheads, not by the GPU.
+//
+// A graph holds its kernels' arguments by value, so each cached graph keeps the key of the work
+// it was captured from (base/work_key.h: every launch with every argument, field by field), and
+// is replayed only when the work due now has the same key; otherwise it is captured again. What
+// a graph depends on is thus the work itself, not a list of buffers and settings kept by hand.
+// Steps and their pending end live on the device (kernels/step_control.cuh), so one graph serves
+// every chunk of its length and variant (the position buffer it starts from, the read-back slot
+// it publishes to).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -13,9 +16,10 @@
 #include <cstdint>
 #include <map>
 #include <utility>
-#include <vector>
 
+#include "base/work_key.h"
 #include "cuda/cuda_check.h"
+#include "cuda/launcher.cuh"
 
 namespace pairmd {
 
@@ -26,51 +30,61 @@ class StepGraphs {
   StepGraphs& operator=(const StepGraphs&) = delete;
   ~StepGraphs() { clear(); }
 
-  // Launches the chunk of `steps` steps of variant `variant` on `stream`, capturing it first from
-  // enqueue(steps, variant) if it is not cached for this signature.
+  // Launches the graph of (`steps`, `variant`) on `stream` if it was captured from work of key
+  // `key`; else captures enqueue(launcher) first, the launcher issuing into the capture.
   template <typename Enqueue>
-  void launch(int steps, int variant, const std::vector<uintptr_t>& signature, cudaStream_t stream, Enqueue&& enqueue) {
-    if (signature != signature_) {
-      if (!execs_.empty()) ++resets_;
-      clear();
-      signature_ = signature;
+  void launch(int steps, int variant, const WorkKey& key, cudaStream_t stream, Enqueue&& enqueue) {
+    Entry& e = execs_[{steps, variant}];
+    if (e.exec && e.key != key) {
+      cudaGraphExecDestroy(e.exec);
+      e.exec = nullptr;
+      ++resets_;
     }
-    cudaGraphExec_t& exec = execs_[{steps, variant}];
-    if (!exec) {
-      cudaGraph_t graph = nullptr;
-      PAIRMD_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-      try {
-        enqueue(steps, variant);
-      } catch (...) {
-        cudaStreamEndCapture(stream, &graph);
-        if (graph) cudaGraphDestroy(graph);
-        execs_.erase({steps, variant});
-        throw;
-      }
-      PAIRMD_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-      const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
-      cudaGraphDestroy(graph);
-      if (err != cudaSuccess) {
-        execs_.erase({steps, variant});
-        cuda_check(err, "cudaGraphInstantiate", __FILE__, __LINE__);
-      }
+    if (!e.exec) {
+      capture(e, stream, enqueue);
+      e.key = key;
       ++captures_;
     }
-    PAIRMD_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    PAIRMD_CUDA_CHECK(cudaGraphLaunch(e.exec, stream));
   }
 
   void clear() {
     for (auto& e : execs_)
-      if (e.second) cudaGraphExecDestroy(e.second);
+      if (e.second.exec) cudaGraphExecDestroy(e.second.exec);
     execs_.clear();
   }
   int64_t captures() const { return captures_; }
-  // Times the cached graphs were dropped because the signature changed.
+  // Graphs dropped because the work due had another key than theirs.
   int64_t resets() const { return resets_; }
 
  private:
-  std::map<std::pair<int, int>, cudaGraphExec_t> execs_;
-  std::vector<uintptr_t> signature_;
+  struct Entry {
+    cudaGraphExec_t exec = nullptr;
+    WorkKey key;
+  };
+
+  template <typename Enqueue>
+  static void capture(Entry& e, cudaStream_t stream, Enqueue& enqueue) {
+    cudaGraph_t graph = nullptr;
+    PAIRMD_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      Launcher launcher(stream);
+      enqueue(launcher);
+    } catch (...) {
+      cudaStreamEndCapture(stream, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    PAIRMD_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    const cudaError_t err = cudaGraphInstantiate(&e.exec, graph, 0);
+    cudaGraphDestroy(graph);
+    if (err != cudaSuccess) {
+      e.exec = nullptr;
+      cuda_check(err, "cudaGraphInstantiate", __FILE__, __LINE__);
+    }
+  }
+
+  std::map<std::pair<int, int>, Entry> execs_;
   int64_t captures_ = 0;
   int64_t resets_ = 0;
 };

@@ -36,14 +36,16 @@ __global__ void bounding_box_kernel(const float4* pos, int n, int* out /* min xy
   }
 }
 
-__global__ void assign_cells_kernel(const float4* pos, int n, float3 lo, float3 inv, CellGridDims g, int* cell,
-                                    int* index) {
+// Particle i is of system tag[i] / system_size: its cell is in that system's layers of the
+// stacked grid (neighbor/cell_runs.h).
+__global__ void assign_cells_kernel(const float4* pos, const unsigned* tag, int n, int system_size, float3 lo,
+                                    float3 inv, CellGridDims g, int* cell, int* index) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float4 p = pos[i];
   const int cx = cell_coordinate(p.x, lo.x, inv.x, g.nx);
   const int cy = cell_coordinate(p.y, lo.y, inv.y, g.ny);
-  const int cz = cell_coordinate(p.z, lo.z, inv.z, g.nz);
+  const int cz = cell_coordinate(p.z, lo.z, inv.z, g.nz) + static_cast<int>(tag[i] / system_size) * g.nz;
   cell[i] = (cz * g.ny + cy) * g.nx + cx;
   index[i] = i;
 }
@@ -74,44 +76,19 @@ size_t GpuCellOrder::bytes() const {
          bbox_.bytes() + cub_temp_.bytes();
 }
 
-void GpuCellOrder::append_signature(std::vector<uintptr_t>& s) const {
-  for (const void* p : {static_cast<const void*>(cell_unsorted_.data()), static_cast<const void*>(index_.data()),
-                        static_cast<const void*>(cell_sorted_.data()), static_cast<const void*>(order_.data()),
-                        static_cast<const void*>(cell_start_.data()), static_cast<const void*>(cub_temp_.data())})
-    s.push_back(reinterpret_cast<uintptr_t>(p));
-  s.push_back(cub_temp_.capacity());
-  s.push_back(static_cast<uintptr_t>(dims_.nx));
-  s.push_back(static_cast<uintptr_t>(dims_.ny));
-  s.push_back(static_cast<uintptr_t>(dims_.nz));
-}
-
 CellGridView GpuCellOrder::view() const {
   return {dims_, {width_[0], width_[1], width_[2]}, cell_sorted_.data(), cell_start_.data()};
 }
 
-void GpuCellOrder::build(const float4* pos, int n, const BoxGeometry<float>& box, double width, cudaStream_t stream) {
+void GpuCellOrder::build(Launcher& launcher, const float4* pos, const unsigned* tag, int n, int system_size,
+                         const BoxGeometry<float>& box, double width) {
+  const int systems = n > 0 ? n / system_size : 1;
   double lo[3] = {box.lo.x, box.lo.y, box.lo.z};
   double len[3] = {box.L.x, box.L.y, box.L.z};
-  if (!box.periodic && n > 0) {
-    // Open boundaries: the grid covers the particles' bounding box.
-    int init[6];
-    for (int d = 0; d < 3; ++d) {
-      init[d] = 0x7fffffff;
-      init[3 + d] = static_cast<int>(0x80000000u);
-    }
-    bbox_.resize(6);
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(bbox_.data(), init, sizeof init, cudaMemcpyHostToDevice, stream));
-    bounding_box_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(pos, n, bbox_.data());
-    PAIRMD_CHECK_LAUNCH();
-    PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_bbox_, bbox_.data(), 6 * sizeof(int), cudaMemcpyDeviceToHost, stream));
-    PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (int d = 0; d < 3; ++d) {
-      lo[d] = order_float(host_bbox_[d]);
-      len[d] = order_float(host_bbox_[3 + d]) - lo[d] + 1e-4;
-    }
-  }
-  const int nx = cells_along(len[0], width, n), ny = cells_along(len[1], width, n), nz = cells_along(len[2], width, n);
-  dims_ = {nx, ny, nz, box.periodic};
+  if (!box.periodic && n > 0) read_bounding_box(launcher, pos, n, lo, len);
+  const int m = n > 0 ? system_size : 0;  // the grid is sized for one system
+  const int nx = cells_along(len[0], width, m), ny = cells_along(len[1], width, m), nz = cells_along(len[2], width, m);
+  dims_ = {nx, ny, nz, box.periodic, systems};
   const int dims[3] = {nx, ny, nz};
   for (int d = 0; d < 3; ++d) width_[d] = len[d] / dims[d];
   const float3 flo = make_float3(static_cast<float>(lo[0]), static_cast<float>(lo[1]), static_cast<float>(lo[2]));
@@ -125,24 +102,48 @@ void GpuCellOrder::build(const float4* pos, int n, const BoxGeometry<float>& box
   order_.resize(n);
   cell_start_.resize(cells + 1);
   if (n > 0) {
-    assign_cells_kernel<<<blocks_for(n), kBlockSize, 0, stream>>>(pos, n, flo, inv, dims_, cell_unsorted_.data(),
-                                                                  index_.data());
-    PAIRMD_CHECK_LAUNCH();
+    launcher.kernel(PAIRMD_HERE, assign_cells_kernel, blocks_for(n), kBlockSize, 0, pos, tag, n, system_size, flo, inv,
+                    dims_, cell_unsorted_.data(), index_.data());
     // Stable: particles of one cell keep their order, so the order is a function of the
     // positions and the previous order alone.
     const int bits = bits_for(cells);
     size_t temp = 0;
     PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp, cell_unsorted_.data(), cell_sorted_.data(),
-                                                      index_.data(), order_.data(), n, 0, bits, stream));
+                                                      index_.data(), order_.data(), n, 0, bits));
     cub_temp_.reserve_grow(temp);
     temp = cub_temp_.capacity();
-    PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp_.data(), temp, cell_unsorted_.data(),
-                                                      cell_sorted_.data(), index_.data(), order_.data(), n, 0, bits,
-                                                      stream));
+    unsigned char* scratch = cub_temp_.data();
+    int *keys_in = cell_unsorted_.data(), *keys_out = cell_sorted_.data(), *values_in = index_.data(),
+        *values_out = order_.data();
+    launcher.call(
+        PAIRMD_HERE,
+        [=](cudaStream_t s) {
+          size_t bytes = temp;
+          return cub::DeviceRadixSort::SortPairs(scratch, bytes, keys_in, keys_out, values_in, values_out, n, 0, bits,
+                                                 s);
+        },
+        scratch, temp, keys_in, keys_out, values_in, values_out, n, bits);
   }
-  cell_start_kernel<<<blocks_for(cells + 1), kBlockSize, 0, stream>>>(cell_sorted_.data(), n, cells,
-                                                                      cell_start_.data());
-  PAIRMD_CHECK_LAUNCH();
+  launcher.kernel(PAIRMD_HERE, cell_start_kernel, blocks_for(cells + 1), kBlockSize, 0, cell_sorted_.data(), n, cells,
+                  cell_start_.data());
+}
+
+// Open boundaries: the grid covers the particles' bounding box, read back (the host waits).
+void GpuCellOrder::read_bounding_box(Launcher& launcher, const float4* pos, int n, double lo[3], double len[3]) {
+  int init[6];
+  for (int d = 0; d < 3; ++d) {
+    init[d] = 0x7fffffff;
+    init[3 + d] = static_cast<int>(0x80000000u);
+  }
+  bbox_.resize(6);
+  launcher.copy(PAIRMD_HERE, bbox_.data(), init, sizeof init, cudaMemcpyHostToDevice);
+  launcher.kernel(PAIRMD_HERE, bounding_box_kernel, blocks_for(n), kBlockSize, 0, pos, n, bbox_.data());
+  launcher.copy(PAIRMD_HERE, host_bbox_, bbox_.data(), 6 * sizeof(int), cudaMemcpyDeviceToHost);
+  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(launcher.stream()));
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = order_float(host_bbox_[d]);
+    len[d] = order_float(host_bbox_[3 + d]) - lo[d] + 1e-4;
+  }
 }
 
 }  // namespace pairmd

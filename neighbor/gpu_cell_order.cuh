@@ -14,6 +14,7 @@
 
 #include "base/box.h"
 #include "cuda/device_buffer.h"
+#include "cuda/launcher.cuh"
 #include "neighbor/cell_runs.h"
 
 namespace pairmd {
@@ -33,17 +34,22 @@ class GpuCellOrder {
   GpuCellOrder(const GpuCellOrder&) = delete;
   GpuCellOrder& operator=(const GpuCellOrder&) = delete;
 
-  // Bins and sorts n particles at pos (xyz in .x .y .z) into cells at least `width` wide.
-  void build(const float4* pos, int n, const BoxGeometry<float>& box, double width, cudaStream_t stream);
+  // Bins and sorts n particles at pos (xyz in .x .y .z) into cells at least `width` wide: n /
+  // system_size systems of system_size particles, particle i of system tag[i] / system_size, each
+  // in a grid of its own (stacked along z, neighbor/cell_runs.h). The cell order keeps the
+  // systems apart: system k's particles come k-th. An open box reads the particles' bounding box
+  // back, so its launcher must issue at once.
+  void build(Launcher& launcher, const float4* pos, const unsigned* tag, int n, int system_size,
+             const BoxGeometry<float>& box, double width);
 
   // order()[k]: the index, before the sort, of the particle that comes k-th in cell order.
   const int* order() const { return order_.data(); }
   CellGridView view() const;
   size_t bytes() const;
-  // Every buffer and size the build uses (for a captured build: kernels/cuda_backend.cu).
-  void append_signature(std::vector<uintptr_t>& s) const;
 
  private:
+  void read_bounding_box(Launcher& launcher, const float4* pos, int n, double lo[3], double len[3]);
+
   CellGridDims dims_{1, 1, 1, true};
   double width_[3] = {1, 1, 1};
   DeviceBuffer<int> cell_unsorted_, index_, cell_sorted_, order_, cell_start_;

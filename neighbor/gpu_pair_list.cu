@@ -249,12 +249,11 @@ unsigned long long claimable(size_t capacity) {
 }
 
 template <bool kFull>
-void launch_search(const SearchArgs& a, int shared, bool short_rows, int cells, cudaStream_t stream) {
+void launch_search(Launcher& launcher, const SearchArgs& a, int shared, bool short_rows, int cells) {
   if (short_rows)
-    search_kernel<kFull, kShortRowBlocks><<<cells, kSearchParts * 32, shared, stream>>>(a);
+    launcher.kernel(PAIRMD_HERE, search_kernel<kFull, kShortRowBlocks>, cells, kSearchParts * 32, shared, a);
   else
-    search_kernel<kFull, kLongRowBlocks><<<cells, kSearchParts * 32, shared, stream>>>(a);
-  PAIRMD_CHECK_LAUNCH();
+    launcher.kernel(PAIRMD_HERE, search_kernel<kFull, kLongRowBlocks>, cells, kSearchParts * 32, shared, a);
 }
 
 template <bool kFull>
@@ -305,25 +304,7 @@ size_t GpuPairList::bytes() const {
          col_count_.bytes() + cols_.bytes() + counter_.bytes();
 }
 
-void GpuPairList::append_view_signature(std::vector<uintptr_t>& s) const {
-  for (const void* p : {static_cast<const void*>(j_.data()), static_cast<const void*>(home_.data()),
-                        static_cast<const void*>(chunk_first_.data()), static_cast<const void*>(row_start_.data()),
-                        static_cast<const void*>(row_count_.data()), static_cast<const void*>(col_count_.data()),
-                        static_cast<const void*>(cols_.data()), static_cast<const void*>(counter_.data())})
-    s.push_back(reinterpret_cast<uintptr_t>(p));
-  s.push_back(static_cast<uintptr_t>(capacity_));
-  s.push_back(static_cast<uintptr_t>(col_width_));
-  s.push_back(static_cast<uintptr_t>(chunk_shift_));
-}
-
-void GpuPairList::append_signature(std::vector<uintptr_t>& s) const {
-  append_view_signature(s);
-  s.push_back(reinterpret_cast<uintptr_t>(host_counter_));
-  s.push_back(static_cast<uintptr_t>(staging_));
-  s.push_back(static_cast<uintptr_t>(shared_set_));
-}
-
-void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream,
+void GpuPairList::enqueue_search(Launcher& launcher, const PairListInput& in, const CellGridView& grid,
                                  int* short_flag) {
   const double rlist = static_cast<double>(cutoff_) + skin_;
   SearchArgs a{};
@@ -379,15 +360,15 @@ void GpuPairList::enqueue_search(const PairListInput& in, const CellGridView& gr
     a.cols = cols_.data();
     a.col_count = col_count_.data();
     a.col_width = col_width_;
-    PAIRMD_CUDA_CHECK(cudaMemsetAsync(col_count_.data(), 0, in.n * sizeof(int), stream));
+    launcher.memset(PAIRMD_HERE, col_count_.data(), 0, in.n * sizeof(int));
   }
-  PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, kCounters * sizeof(unsigned long long), stream));
+  launcher.memset(PAIRMD_HERE, counter_.data(), 0, kCounters * sizeof(unsigned long long));
   if (full_)
-    launch_search<true>(a, static_cast<int>(shared), short_rows, cells, stream);
+    launch_search<true>(launcher, a, static_cast<int>(shared), short_rows, cells);
   else
-    launch_search<false>(a, static_cast<int>(shared), short_rows, cells, stream);
-  PAIRMD_CUDA_CHECK(cudaMemcpyAsync(host_counter_, counter_.data(), kCounters * sizeof(unsigned long long),
-                                    cudaMemcpyDeviceToHost, stream));
+    launch_search<false>(launcher, a, static_cast<int>(shared), short_rows, cells);
+  launcher.copy(PAIRMD_HERE, host_counter_, counter_.data(), kCounters * sizeof(unsigned long long),
+                cudaMemcpyDeviceToHost);
   unsettled_ = true;
 }
 
@@ -434,30 +415,30 @@ void GpuPairList::prepare(int n) {
   short_flag_.resize(1);
 }
 
-bool GpuPairList::enqueue_build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream,
+bool GpuPairList::enqueue_build(Launcher& launcher, const PairListInput& in, const CellGridView& grid,
                                 int* short_flag) {
   prepare(in.n);
   ++builds_;
   if (in.n == 0) {
     entries_ = 0;
-    PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), stream));
+    launcher.memset(PAIRMD_HERE, counter_.data(), 0, sizeof(unsigned long long));
     return false;
   }
-  enqueue_search(in, grid, stream, short_flag);
+  enqueue_search(launcher, in, grid, short_flag);
   return true;
 }
 
-void GpuPairList::build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream) {
+void GpuPairList::build(Launcher& launcher, const PairListInput& in, const CellGridView& grid) {
   prepare(in.n);
   ++builds_;
   if (in.n == 0) {
     entries_ = 0;
-    PAIRMD_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), stream));
+    launcher.memset(PAIRMD_HERE, counter_.data(), 0, sizeof(unsigned long long));
     return;
   }
   do {
-    enqueue_search(in, grid, stream, short_flag_.data());
-    PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
+    enqueue_search(launcher, in, grid, short_flag_.data());
+    PAIRMD_CUDA_CHECK(cudaStreamSynchronize(launcher.stream()));
   } while (!settle());
 }
 

@@ -39,6 +39,7 @@
 
 #include "base/box.h"
 #include "cuda/device_buffer.h"
+#include "cuda/launcher.cuh"
 #include "neighbor/gpu_cell_order.cuh"
 
 namespace pairmd {
@@ -88,30 +89,19 @@ class GpuPairList {
   GpuPairList(const GpuPairList&) = delete;
   GpuPairList& operator=(const GpuPairList&) = delete;
 
-  // Builds the list and waits: it is complete on return.
-  void build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream);
+  // Builds the list and waits: it is complete on return (the launcher must issue at once).
+  void build(Launcher& launcher, const PairListInput& in, const CellGridView& grid);
   // Enqueues the search without waiting: when something does not fit, the search sets
   // *short_flag (device memory) to 1 and the list is incomplete. Call settle() after the
   // stream has been synchronised, before the next build. Returns false when there was
   // nothing to search (no particles).
-  bool enqueue_build(const PairListInput& in, const CellGridView& grid, cudaStream_t stream, int* short_flag);
+  bool enqueue_build(Launcher& launcher, const PairListInput& in, const CellGridView& grid, int* short_flag);
   // After a synchronisation: true if the last enqueued search fit (entries() is then valid); false
   // if it did not, in which case the buffers have grown and the list must be built again.
   bool settle();
   bool unsettled() const { return unsettled_; }
-  // Every buffer, size and launch setting the search uses: a captured search (a CUDA graph of a
-  // whole list build, kernels/cuda_backend.cu) stays valid while these do not change.
-  void append_signature(std::vector<uintptr_t>& s) const;
-  // What the kernels that read the list capture (view(), rows, columns, capacity): a captured
-  // step stays valid while these do not change. Part of append_signature().
-  void append_view_signature(std::vector<uintptr_t>& s) const;
-  // What enqueue_build() does on the host, for a captured build that is replayed.
-  void replayed_build() {
-    ++builds_;
-    unsettled_ = true;
-  }
-  // An enqueued search that never ran (its graph capture failed): forget it, back to the
-  // unsettled state from before it.
+  // An enqueued search that never ran (the plan it was kept in failed to issue): forget it, back
+  // to the unsettled state from before it.
   void abandon_build(bool was_unsettled) {
     --builds_;
     unsettled_ = was_unsettled;
@@ -151,7 +141,7 @@ class GpuPairList {
 
  private:
   void prepare(int n);
-  void enqueue_search(const PairListInput& in, const CellGridView& grid, cudaStream_t stream, int* short_flag);
+  void enqueue_search(Launcher& launcher, const PairListInput& in, const CellGridView& grid, int* short_flag);
 
   float cutoff_, skin_;
   bool full_, columns_;

@@ -74,6 +74,10 @@ std::vector<BadInput> bad_inputs() {
        replace(kGood, "  dt: 0.005\n", ""),
        {},
        R"(^cfg\.yaml:11:3: integrator: missing required key 'dt' \(a time step > 0\)$)"},
+      {"max_step_displacement_beyond_half_box",
+       replace(kGood, "  temperature: 1.2", "  temperature: 1.2\n  max_step_displacement: 1e10"),
+       {},
+       R"(^cfg\.yaml:14:26: integrator\.max_step_displacement: 1e\+10 is not less than half the smallest box edge \(3\.3.*\); a particle that moves that far in one step is a blow-up the run could not detect$)"},
       {"cutoff_beyond_half_box",
        replace(kGood, "cutoff: 2.5", "cutoff: 3.5"),
        {},
@@ -256,9 +260,10 @@ TEST(Config, NonFiniteValuesOfAStartFileAreNamed) {
   std::vector<Vec3d> bad = grid;
   bad[2].y = NAN;
   write_start_file((dir / "start.h5"), bad, 10.0);
-  expect_refused(dir, "system\\.file\\.path: 'start\\.h5': particle 2 has a non-finite position or velocity");
+  expect_refused(dir,
+                 "system\\.file\\.path: 'start\\.h5': frame 0, particle 2: the position \\(5, nan, 5\\) is not finite");
   write_start_file((dir / "start.h5"), grid, INFINITY);
-  expect_refused(dir, "system\\.file\\.path: 'start\\.h5': box edge inf is not a positive number");
+  expect_refused(dir, "system\\.file\\.path: 'start\\.h5': the box's edge inf is not a number > 0");
   write_start_file((dir / "start.h5"), grid, 10.0, NAN);
   expect_refused(dir, "system\\.file\\.path: 'start\\.h5': the time of frame 0 is not finite");
 }

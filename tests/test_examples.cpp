@@ -3,6 +3,9 @@
 
 #include <filesystem>
 
+#include "base/bond_images.h"
+#include "engine/start_file.h"
+#include "io/start_readers.h"
 #include "tests/test_support.h"
 
 namespace pairmd {
@@ -39,6 +42,38 @@ TEST(Examples, PolymerExamplesStartCleanly) {
     EXPECT_EQ(r.exit_code, 0) << name << "\n" << r.out << r.err;
     EXPECT_LT(r.seconds, 60.0) << name;
     EXPECT_TRUE(std::filesystem::exists(dir / "out.thermo.csv")) << name;
+  }
+}
+
+// What every chain analysis reads (MDAnalysis's and OVITO's unwrapping, pairmd_mda.py): the
+// positions unwrapped with the image flags. A bond of the examples is ~1 sigma long; one that a
+// wrong image flag cuts is about a box length long. Every bond must be shorter than half the
+// box in the first and the last frame of both trajectories, H5MD and GSD, that the shipped
+// chain configs write.
+TEST(Examples, ChainsAreWholeInUnwrappedCoordinatesAtTheStartAndAfterARun) {
+  for (const char* name : {"kremer_grest", "polyelectrolyte"}) {
+    SCOPED_TRACE(name);
+    test::ScratchDir dir("examples");
+    const std::string cfg = std::string(PAIRMD_SOURCE_DIR) + "/configs/" + name + ".yaml";
+    const test::ChildResult r = test::run_pairmd_shell(
+        "run '" + cfg +
+            "' --backend cpu --steps 400 --output out --set output.progress=off "
+            "--set output.trajectory.every=400 --set output.gsd.every=400 --set output.trajectory.flush_seconds=0",
+        dir.path);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const BuiltSystem built = build_system(parse_config(test::read_text(cfg), cfg));
+    for (int64_t frame : {0, -1}) {
+      for (const std::string file : {"out.h5", "out.gsd"}) {
+        RunConfig rc = parse_config(test::read_text(cfg), cfg);
+        rc.system.source = SystemSource::File;
+        rc.system.file.path = dir / file;
+        rc.system.file.frame = frame;
+        const StartStructure s = load_start_file(rc);
+        ASSERT_EQ(s.state.size(), built.state.size());
+        const double half = 0.5 * s.state.box.L.x;
+        EXPECT_LT(longest_unwrapped_bond(s.state, built.topology), half) << file << " frame " << frame;
+      }
+    }
   }
 }
 

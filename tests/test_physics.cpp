@@ -10,14 +10,15 @@
 // in fp64 or fixed point). Rounding to float is relative 2^-24 = 6e-8 (half an ulp).
 #include <gtest/gtest.h>
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "base/bond_images.h"
+#include "base/host_threads.h"
 #include "base/observables.h"
+#include "engine/simulation.h"
 #include "integrators/noise.h"
 #include "tests/test_support.h"
 
@@ -374,12 +375,11 @@ integrator: {kind: langevin, dt: 0.01, temperature: 1.0, friction: 1.0, seed: 3}
   h.type.resize(keep);
   h.mass.resize(keep);
   h.charge.resize(keep);
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
+  pin_host_threads(1);
   const SystemState a = run(full, 100);
-  omp_set_num_threads(2);
+  pin_host_threads(2);
   const SystemState b = run(half, 100);
-  omp_set_num_threads(threads);
+  pin_host_threads(0);
   ASSERT_EQ(b.size(), keep);
   for (size_t i = 0; i < keep; ++i) {
     EXPECT_EQ(std::memcmp(&a.position[i], &b.position[i], sizeof(Vec3d)), 0) << "particle " << i;
@@ -394,9 +394,8 @@ integrator: {kind: langevin, dt: 0.01, temperature: 1.0, friction: 1.0, seed: 3}
 // checkpoints rely on. Checked for one and for two host threads.
 TEST_P(Physics, ContinuationIsTheSameRunWhateverTheListBuildStep) {
   const test::TestSystem s = test::make_system(test::lj_yaml(5, 0.8442, "langevin", 1.2));
-  const int threads = omp_get_max_threads();
   for (int nt : {1, 2}) {
-    omp_set_num_threads(nt);
+    pin_host_threads(nt);
     const SystemState straight = run(s, 250);
     auto first = backend(s);
     first->advance(117);
@@ -411,7 +410,71 @@ TEST_P(Physics, ContinuationIsTheSameRunWhateverTheListBuildStep) {
     // And the same thread count twice gives the same result.
     expect_same_run(target(), straight, run(s, 250), std::to_string(nt) + " thread(s), run twice");
   }
-  omp_set_num_threads(threads);
+  pin_host_threads(0);
+}
+
+// The thermo table counts 3N - 3 degrees of freedom under NVE in a periodic box (the total
+// momentum is conserved, and zero) and 3N under a thermostat; the initial velocities are scaled
+// to the same count, so step 0 reads the requested temperature exactly (it read T (1 - 1/N)
+// under Langevin when they were scaled to 3N - 3 for every integrator). fp32 (GPU): the kinetic
+// energy of float velocities, relative ~1e-7.
+TEST_P(Physics, StepZeroReadsTheRequestedTemperature) {
+  for (const char* kind : {"langevin", "nve", "brownian"}) {
+    const test::TestSystem s = test::make_system(test::lj_yaml(4, 0.8442, kind, 1.5));
+    const double dof = degrees_of_freedom(s.cfg, s.built.state.size());
+    EXPECT_EQ(dof, std::string(kind) == "nve" ? 3.0 * 256 - 3 : 3.0 * 256) << kind;
+    const double T = temperature(backend(s)->observables(), dof, 1.0);
+    EXPECT_NEAR(T, 1.5, target().fp32 ? 1e-6 : 1e-12) << kind;
+  }
+}
+
+// ---- image flags follow the bonds ---------------------------------------------------------
+
+// The chains of the example systems stay whole in unwrapped coordinates (position + image x L,
+// what every chain analysis reads) over a run in which many beads cross the box's faces: a
+// target that lost a crossing, or counted one twice, would leave a bond about a box length long.
+// A FENE bond is at most 1.5 long; half the box is ~4.2 (Kremer-Grest) and ~7.4
+// (polyelectrolyte).
+TEST_P(Physics, BondsStayWholeInUnwrappedCoordinates) {
+  for (const char* yaml : {test::kKremerGrest, test::kPolyelectrolyte}) {
+    const test::TestSystem s = test::make_system(yaml);
+    const double half = 0.5 * s.built.state.box.L.x;
+    EXPECT_LT(longest_unwrapped_bond(s.built.state, s.built.topology), half) << "as built";
+    const SystemState end = run(s, 2000);
+    int crossed = 0;
+    for (size_t i = 0; i < end.size(); ++i) {
+      const Int3 a = s.built.state.image[i], b = end.image[i];
+      crossed += a.x != b.x || a.y != b.y || a.z != b.z;
+    }
+    EXPECT_GT(crossed, 10) << "the run must cross the box's faces to test anything";
+    EXPECT_LT(longest_unwrapped_bond(end, s.built.topology), half) << "after 2000 steps";
+  }
+}
+
+// A run whose time step is ten times too large explodes. With the runaway limit raised as far as
+// it goes (just under half the box: larger is a config error), the explosion must still stop
+// the run as a blow-up: no position outside the box, none non-finite, and never a run that
+// "completes" with garbage. (Before the limit was bounded, a limit above the box length let
+// particles jump more than a box per step, which the wrap does not undo: a run ended with exit
+// 0 and positions of 1e14.)
+TEST_P(Physics, AnExplosionStopsTheRunEvenWithTheLargestRunawayLimit) {
+  EXPECT_THROW(
+      test::make_system(test::lj_yaml(4, 0.8442, "langevin", 1.2, 0.05), {"integrator.max_step_displacement=1e10"}),
+      ConfigError);
+  const test::TestSystem s =
+      test::make_system(test::lj_yaml(4, 0.8442, "langevin", 1.2, 0.05), {"integrator.max_step_displacement=3.3"});
+  ASSERT_LT(3.3, 0.5 * s.built.state.box.L.x);
+  auto b = backend(s);
+  bool blew_up = false;
+  SystemState st;
+  try {
+    b->advance(20000);
+    b->get_state(st);
+  } catch (const SimulationBlowup& e) {
+    blew_up = true;
+    std::printf("[explosion] %s: %s\n", target().label().c_str(), e.what());
+  }
+  ASSERT_TRUE(blew_up) << "20,000 steps at dt 0.05 ended at step " << st.step << " without a blow-up";
 }
 
 // ---- forces against the energy ---------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <regex>
 
+#include "base/bond_images.h"
 #include "base/observables.h"
 #include "engine/simulation.h"
 #include "io/gsd_writer.h"
@@ -50,8 +51,8 @@ Pair Coeffs # lj/cut/coul/long
 
 Atoms # full
 
-3 1 2 -0.5 3.0 1.0 4.0 0 0 0
-1 1 1 0.25 1.0 1.0 1.0 0 0 0
+3 1 2 -0.5 3.0 1.0 4.0 1 0 -1
+1 1 1 0.25 1.0 1.0 1.0 1 0 -1
 2 1 1 0.25 2.4 1.0 1.0 1 0 -1
 4 2 2 -0.5 25.0 -12.0 5.0 0 0 0
 5 2 1 0.25 10.0 5.0 5.0 0 0 0
@@ -127,6 +128,46 @@ TEST(StartFiles, LammpsFullStyleGivesTypesMassesChargesImagesVelocitiesAndBonds)
   EXPECT_NE(notes.find("Pair Coeffs of the file are not used"), std::string::npos) << notes;
   EXPECT_NE(notes.find("atom types by order: 1 -> C, 2 -> O"), std::string::npos) << notes;
   EXPECT_EQ(notes.find("velocities: the start file has none"), std::string::npos) << notes;
+}
+
+// A chain written with every image flag zero although it crosses the box's faces (as hand-made
+// or converted files often are): its bonds are a box length long in unwrapped coordinates, which
+// every chain analysis would read. The start is accepted with a warning and the flags are set
+// to follow the bonds; the positions stay as they are, and the flags of unbonded atoms are kept.
+TEST(StartFiles, ImageFlagsThatCutBondsAreRepairedWithAWarning) {
+  test::ScratchDir dir("start");
+  std::ostringstream data;
+  data << "chain across the faces\n\n7 atoms\n1 atom types\n5 bonds\n1 bond types\n\n"
+       << "0 30 xlo xhi\n0 30 ylo yhi\n0 30 zlo zhi\n\nMasses\n\n1 1.0\n\nAtoms # molecular\n\n";
+  // Atoms 1-6: a chain of steps of 1 that leaves the box through x = 30 (atom 3) and then
+  // through y = 30 (atom 4); atom 7 is alone with its own flags.
+  data << "1 1 1 28.0 29.0 5.0 0 0 0\n2 1 1 29.0 29.0 5.0 0 0 0\n3 1 1 0.0 29.0 5.0 0 0 0\n"
+       << "4 1 1 0.0 0.0 5.0 0 0 0\n5 1 1 1.0 0.0 5.0 0 0 0\n6 1 1 2.0 0.0 5.0 0 0 0\n"
+       << "7 2 1 15.0 15.0 15.0 2 -1 3\n\nBonds\n\n1 1 1 2\n2 1 2 3\n3 1 3 4\n4 1 4 5\n5 1 5 6\n";
+  write(dir / "chain.data", data.str());
+  const RunConfig cfg = parse_config(
+      config_for("{path: " + (dir / "chain.data") + "}", "", "[{name: C, mass: 1.0}, {name: O, mass: 1.0}]"),
+      "cfg.yaml");
+  const BuiltSystem b = build_system(cfg);
+  const SystemState& s = b.state;
+  EXPECT_LT(longest_unwrapped_bond(s, b.topology), 1.0 + 1e-9);
+  EXPECT_EQ(s.image[0].x, 0);  // the molecule's first atom keeps its flags
+  EXPECT_EQ(s.image[2].x, 1);
+  EXPECT_EQ(s.image[3].x, 1);
+  EXPECT_EQ(s.image[3].y, 1);
+  EXPECT_EQ(s.image[5].x, 1);
+  EXPECT_EQ(s.image[5].y, 1);
+  EXPECT_EQ(s.position[2].x, 0.0);  // positions untouched
+  EXPECT_EQ(s.image[6].x, 2);       // the lone atom keeps its own
+  EXPECT_EQ(s.image[6].z, 3);
+  std::string notes;
+  for (const std::string& n : b.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("warning: 2 of 5 bonds were not whole in unwrapped coordinates"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("the image flags of 4 particle(s) were set to follow the bonds"), std::string::npos) << notes;
+  // A file whose flags are right gets no warning.
+  write(dir / "full.data", kFullData);
+  const BuiltSystem f = build_system(parse_config(config_for("{path: " + (dir / "full.data") + "}"), "f.yaml"));
+  for (const std::string& n : f.notes) EXPECT_EQ(n.find("not whole"), std::string::npos) << n;
 }
 
 TEST(StartFiles, LammpsStylesByCommentColumnsOrConfig) {
@@ -368,10 +409,11 @@ TEST(StartFiles, MissingVelocitiesAreDrawnReproduciblyAtTheIntegratorTemperature
   EXPECT_NE(a.state.velocity[7].x, c.state.velocity[7].x);
   for (const Vec3d& v : z.state.velocity) ASSERT_EQ(v.x * v.x + v.y * v.y + v.z * v.z, 0.0);
   const Units u = Units::real();
-  // The total is scaled to (3N - 3) k_B T / 2 exactly.
+  // The total is scaled to 3N k_B T / 2 exactly: a Langevin run's thermo counts 3N degrees of
+  // freedom (docs/config.md), so step 0 reads 300 K.
   double ke2 = 0;
   for (int i = 0; i < n; ++i) ke2 += a.state.mass[i] * dot(a.state.velocity[i], a.state.velocity[i]);
-  EXPECT_NEAR(ke2 / u.force_to_accel, (3.0 * n - 3) * u.kB * 300, 1e-9 * ke2 / u.force_to_accel);
+  EXPECT_NEAR(ke2 / u.force_to_accel, 3.0 * n * u.kB * 300, 1e-9 * ke2 / u.force_to_accel);
   // Per type: <v_x^2> m / (k_B T f2a) = 1 within 5 standard errors (sqrt(2 / 3000) for 3 x 1000... components).
   for (int t = 0; t < 2; ++t) {
     double sum = 0;

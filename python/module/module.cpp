@@ -28,10 +28,17 @@ PYBIND11_MODULE(pairmd, m) {
       "cuda_available",
       [] {
         std::string why;
-        const bool ok = cuda_available(&why);
-        return py::make_tuple(ok, why);
+        return cuda_available(&why);
       },
-      "(True, the GPU) where the CUDA backend can run, else (False, why not)");
+      "True where the CUDA backend can run (a GPU and its driver); cuda_status() says which GPU or why not");
+  m.def(
+      "cuda_status",
+      [] {
+        std::string why;
+        cuda_available(&why);
+        return why;
+      },
+      "the GPU the CUDA backend runs on, or why it cannot run (no GPU, no driver, built without CUDA)");
   m.def(
       "strategies", [] { return strategy_names(); }, "the registered GPU force-summation strategies");
   // Runs still open at exit are ended as close() ends them: outputs finished and flushed.

@@ -3,6 +3,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <climits>
+
 #include "analysis/potential_map.h"
 #include "analysis/potential_map_observer.h"
 #include "io/h5md.h"
@@ -10,6 +12,7 @@
 #include "python/module/py_errors.h"
 #include "python/module/py_simulation.h"
 #include "session/compare.h"
+#include "session/map_options.h"
 
 namespace pairmd::python {
 
@@ -24,25 +27,35 @@ RunConfig load_config_of(const py::object& config, const std::vector<std::string
   return load_config(r.config_path, overrides);
 }
 
-py::dict compare(const py::object& config, const py::object& strategies, long steps, long repeats, long warmup,
-                 const py::object& sizes, bool reference, const py::object& overrides) {
+// A str, or a list or tuple of them; a list or tuple of ints (one int alone too): TypeError
+// naming `what` for anything else.
+std::vector<std::string> strs_arg(const py::handle& v, const std::string& what) {
+  if (py::isinstance<py::str>(v)) return {v.cast<std::string>()};
+  if (!py::isinstance<py::list>(v) && !py::isinstance<py::tuple>(v))
+    throw py::type_error(what + ": expected a str or a list of str, got " + py::repr(v).cast<std::string>());
+  std::vector<std::string> out;
+  for (const auto& x : v) out.push_back(str_arg(x, what + "[" + std::to_string(out.size()) + "]"));
+  return out;
+}
+
+std::vector<long> counts_arg(const py::handle& v, const std::string& what) {
+  if (!py::isinstance<py::list>(v) && !py::isinstance<py::tuple>(v)) return {int_arg(v, what, 1, LONG_MAX)};
+  std::vector<long> out;
+  for (const auto& x : v) out.push_back(int_arg(x, what + "[" + std::to_string(out.size()) + "]", 1, LONG_MAX));
+  return out;
+}
+
+py::dict compare(const py::object& config, const py::object& strategies, const py::object& steps,
+                 const py::object& repeats, const py::object& warmup, const py::object& sizes,
+                 const py::object& reference, const py::object& overrides) {
+  const std::string who = "pairmd.compare: ";
   CompareSettings c;
-  c.steps = steps;
-  c.repeats = repeats;
-  c.warmup = warmup;
-  c.reference = reference;
-  if (!strategies.is_none()) {
-    if (py::isinstance<py::str>(strategies))
-      c.strategies = {strategies.cast<std::string>()};
-    else
-      c.strategies = strategies.cast<std::vector<std::string>>();
-  }
-  if (!sizes.is_none()) {
-    if (py::isinstance<py::int_>(sizes))
-      c.sizes = {sizes.cast<long>()};
-    else
-      c.sizes = sizes.cast<std::vector<long>>();
-  }
+  c.steps = int_arg(steps, who + "steps", 1, LONG_MAX);
+  c.repeats = int_arg(repeats, who + "repeats", 1, LONG_MAX);
+  c.warmup = int_arg(warmup, who + "warmup", 0, LONG_MAX);
+  c.reference = bool_arg(reference, who + "reference");
+  if (!strategies.is_none()) c.strategies = strs_arg(strategies, who + "strategies");
+  if (!sizes.is_none()) c.sizes = counts_arg(sizes, who + "sizes");
   CompareNames names;
   names.steps = "steps", names.repeats = "repeats", names.warmup = "warmup", names.sizes = "sizes",
   names.strategies = "strategies";
@@ -131,10 +144,51 @@ py::dict map_dict(const Grid3& g, const PotentialMapSeries& series) {
   return d;
 }
 
-py::dict potential_map(const py::object& source, const py::object& config, const std::string& frames,
-                       const py::object& spacing, const std::string& region, const py::object& padding,
-                       const std::string& kernel, const py::object& min_distance, const std::string& method,
-                       const std::string& boundary, const std::string& units_name, const py::object& overrides) {
+// The map's settings from the arguments of pairmd.potential_map (checked: TypeError/ValueError
+// naming the argument), over `settings` (the config's analysis.potential_map or the defaults).
+struct MapArgs {
+  py::object spacing, padding, min_distance;
+  std::string region, kernel, method, boundary;
+};
+
+// The settings and units of a map: the config's analysis.potential_map and units (if there is
+// a config), then the arguments, applied and checked as `pairmd potential-map` does
+// (session/map_options.h).
+void resolve_map_settings(const RunConfig* cfg, const std::string& units_name, const MapArgs& a, MapSettings& settings,
+                          Units& units) {
+  const std::string who = "pairmd.potential_map: ";
+  try {
+    if (cfg && cfg->potential_map.every > 0) settings = cfg->potential_map.settings;
+    if (!map_units(cfg, units_name, kPythonMapNames, units))
+      throw std::invalid_argument("the trajectory's units are needed for k_e: give units='lj' or 'real', or config=");
+    MapOptions given;
+    if (!a.spacing.is_none()) given.spacing = number_arg(a.spacing, who + "spacing", 0, true);
+    if (!a.padding.is_none()) given.padding = number_arg(a.padding, who + "padding", 0, false);
+    if (!a.min_distance.is_none()) given.min_distance = number_arg(a.min_distance, who + "min_distance", 0, false);
+    given.region = a.region;
+    given.kernel = a.kernel;
+    given.method = a.method;
+    given.boundary = a.boundary;
+    apply_map_options(given, settings, kPythonMapNames);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(who + e.what());
+  }
+}
+
+py::dict potential_map(const py::object& source, const py::object& config, const py::object& frames_arg,
+                       const py::object& spacing, const py::object& region, const py::object& padding,
+                       const py::object& kernel, const py::object& min_distance, const py::object& method,
+                       const py::object& boundary, const py::object& units_arg, const py::object& overrides) {
+  const std::string who = "pairmd.potential_map: ";
+  const std::string frames = str_arg(frames_arg, who + "frames");
+  const std::string units_name = str_arg(units_arg, who + "units");
+  const MapArgs args{spacing,
+                     padding,
+                     min_distance,
+                     str_arg(region, who + "region"),
+                     str_arg(kernel, who + "kernel"),
+                     str_arg(method, who + "method"),
+                     str_arg(boundary, who + "boundary")};
   // The settings: the config's analysis.potential_map (if any), then the arguments.
   RunConfig cfg;
   bool have_cfg = false;
@@ -146,8 +200,7 @@ py::dict potential_map(const py::object& source, const py::object& config, const
       cfg = sim->run_config();
       have_cfg = true;
     } else if (py::isinstance<py::str>(source) || py::hasattr(source, "__fspath__")) {
-      trajectory =
-          py::str(py::hasattr(source, "__fspath__") ? source.attr("__fspath__")() : source).cast<std::string>();
+      trajectory = path_arg(source, who + "source");
     } else {
       throw py::type_error("pairmd.potential_map: source: expected a pairmd.Simulation or a trajectory path");
     }
@@ -161,37 +214,7 @@ py::dict potential_map(const py::object& source, const py::object& config, const
     throw py::value_error("pairmd.potential_map: give a simulation, a trajectory or config=");
   MapSettings settings;
   Units units = Units::lj();
-  try {
-    if (have_cfg) {
-      units = cfg.model.units;
-      if (cfg.potential_map.every > 0) settings = map_settings(cfg.potential_map);
-    }
-    if (!units_name.empty()) {
-      if (units_name != "lj" && units_name != "real")
-        throw std::invalid_argument("units: expected lj or real, got '" + units_name + "'");
-      if (have_cfg && units_name != units.name)
-        throw std::invalid_argument("units " + units_name + " contradicts the config's units " + units.name);
-      units = units_name == "real" ? Units::real() : Units::lj();
-    } else if (!have_cfg) {
-      throw std::invalid_argument("the trajectory's units are needed for k_e: give units='lj' or 'real', or config=");
-    }
-    if (!spacing.is_none()) settings.spacing = spacing.cast<double>();
-    if (!padding.is_none()) settings.padding = padding.cast<double>();
-    if (!min_distance.is_none()) settings.min_distance = min_distance.cast<double>();
-    if (!region.empty()) settings.region = region;
-    if (!kernel.empty()) settings.kernel = kernel;
-    if (!method.empty()) settings.method = method;
-    if (!boundary.empty()) settings.boundary = boundary;
-    if (!(settings.spacing > 0)) throw std::invalid_argument("spacing: expected a number > 0");
-    if (!(settings.padding >= 0)) throw std::invalid_argument("padding: expected a number >= 0");
-    if (!(settings.min_distance >= 0)) throw std::invalid_argument("min_distance: expected a number >= 0");
-    if (settings.region != "box" && settings.region != "particles")
-      throw std::invalid_argument("region: expected box or particles, got '" + settings.region + "'");
-    parse_map_kernel(settings.kernel);
-    parse_map_method(settings.method);
-  } catch (const std::invalid_argument& e) {
-    throw py::value_error(std::string("pairmd.potential_map: ") + e.what());
-  }
+  resolve_map_settings(have_cfg ? &cfg : nullptr, units_name, args, settings, units);
   std::unique_ptr<PotentialMapSeries> series;
   try {
     series = std::make_unique<PotentialMapSeries>(settings, units);

@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <limits>
+#include <sstream>
 
 #include "engine/config.h"
 
@@ -66,8 +68,8 @@ void set_config(const py::object& config, RunRequest& r) {
     return;
   }
   if (!py::isinstance<py::str>(config))
-    throw ConfigError("config: expected a path, YAML text or a dict, got a " +
-                      py::str(py::type::handle_of(config).attr("__name__")).cast<std::string>());
+    throw py::type_error("config: expected a path, YAML text or a dict, got " + py::repr(config).cast<std::string>() +
+                         " (" + py::str(py::type::handle_of(config).attr("__name__")).cast<std::string>() + ")");
   const std::string s = config.cast<std::string>();
   if (looks_like_path(s)) {
     r.config_path = s;
@@ -86,11 +88,12 @@ std::vector<std::string> overrides_of(const py::object& overrides) {
       out.push_back(py::str(kv.first).cast<std::string>() + "=" + yaml_of(kv.second));
     return out;
   }
-  if (py::isinstance<py::str>(overrides))
-    throw ConfigError("overrides: expected a dict {\"key.path\": value} or a list of \"key.path=value\", got a str");
+  if (!py::isinstance<py::list>(overrides) && !py::isinstance<py::tuple>(overrides))
+    throw py::type_error("overrides: expected a dict {\"key.path\": value} or a list of \"key.path=value\", got " +
+                         py::repr(overrides).cast<std::string>());
   for (const auto& x : overrides) {
     if (!py::isinstance<py::str>(x))
-      throw ConfigError("overrides: expected \"key.path=value\" strings, got " + py::repr(x).cast<std::string>());
+      throw py::type_error("overrides: expected \"key.path=value\" strings, got " + py::repr(x).cast<std::string>());
     out.push_back(x.cast<std::string>());
   }
   return out;
@@ -122,6 +125,90 @@ std::vector<Vec3d> vec3s_of(const py::handle& obj, size_t n, const std::string& 
       throw py::value_error(what + ": row " + std::to_string(i) + " is not finite");
   }
   return v;
+}
+
+namespace {
+
+std::string type_name(const py::handle& v) { return py::str(py::type::handle_of(v).attr("__name__")); }
+
+// "1.5 (float)": the value as Python shows it (long reprs shortened), and its type.
+std::string shown(const py::handle& v) {
+  std::string r = py::repr(v).cast<std::string>();
+  if (r.size() > 60) r = r.substr(0, 57) + "...";
+  return r + " (" + type_name(v) + ")";
+}
+
+bool is_bool(const py::handle& v) {
+  if (py::isinstance<py::bool_>(v)) return true;
+  const py::module_ numpy = py::module_::import("numpy");
+  return py::isinstance(v, numpy.attr("bool_"));
+}
+
+[[noreturn]] void wrong_type(const std::string& what, const std::string& expected, const py::handle& v) {
+  throw py::type_error(what + ": expected " + expected + ", got " + shown(v));
+}
+
+std::string range_text(int64_t lo, int64_t hi) {
+  if (hi == std::numeric_limits<int64_t>::max()) return "an int >= " + std::to_string(lo);
+  return "an int in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+}
+
+}  // namespace
+
+int64_t int_arg(const py::handle& v, const std::string& what, int64_t lo, int64_t hi) {
+  // operator.index() takes ints and NumPy integers and refuses floats and strings; bool is an
+  // int to Python but never meant as a count.
+  if (is_bool(v) || !PyIndex_Check(v.ptr())) wrong_type(what, range_text(lo, hi), v);
+  const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow == 0 && x == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0 || x < lo || x > hi)
+    throw py::value_error(what + ": expected " + range_text(lo, hi) + ", got " + shown(v));
+  return x;
+}
+
+double number_arg(const py::handle& v, const std::string& what, double lo, bool lo_open) {
+  std::ostringstream expected;
+  expected << "a number " << (lo_open ? "> " : ">= ") << lo;
+  const bool real = !is_bool(v) && !py::isinstance<py::str>(v) &&
+                    (PyFloat_Check(v.ptr()) || PyIndex_Check(v.ptr()) || py::hasattr(v, "__float__"));
+  if (!real) wrong_type(what, expected.str(), v);
+  const double x = PyFloat_AsDouble(v.ptr());
+  if (x == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw py::value_error(what + ": expected " + expected.str() + ", got " + shown(v));
+  }
+  if (!std::isfinite(x) || x < lo || (lo_open && x == lo))
+    throw py::value_error(what + ": expected " + expected.str() + ", got " + shown(v));
+  return x;
+}
+
+bool bool_arg(const py::handle& v, const std::string& what) {
+  if (!is_bool(v)) wrong_type(what, "True or False", v);
+  return PyObject_IsTrue(v.ptr()) == 1;
+}
+
+std::string str_arg(const py::handle& v, const std::string& what) {
+  if (!py::isinstance<py::str>(v)) wrong_type(what, "a str", v);
+  return v.cast<std::string>();
+}
+
+std::string path_arg(const py::handle& v, const std::string& what) {
+  std::string s;
+  if (py::isinstance<py::str>(v))
+    s = v.cast<std::string>();
+  else if (py::hasattr(v, "__fspath__") && py::isinstance<py::str>(v.attr("__fspath__")()))
+    s = v.attr("__fspath__")().cast<std::string>();
+  else
+    wrong_type(what, "a path (a str or an os.PathLike)", v);
+  if (s.empty()) throw py::value_error(what + ": an empty path");
+  return s;
+}
+
+void check_callable(const py::handle& v, const std::string& what) {
+  if (!v.is_none() && !PyCallable_Check(v.ptr())) wrong_type(what, "a callable or None", v);
 }
 
 }  // namespace pairmd::python

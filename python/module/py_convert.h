@@ -21,7 +21,7 @@ namespace py = pybind11;
 void set_config(const py::object& config, RunRequest& r);
 
 // Overrides as --set takes them: a dict {"integrator.dt": 0.002, ...} (values written as YAML)
-// or a list of "key.path=value" strings. Throws ConfigError for anything else.
+// or a list of "key.path=value" strings. Throws TypeError for anything else.
 std::vector<std::string> overrides_of(const py::object& overrides);
 
 // A Python value as YAML text (a scalar, or a flow sequence/map).
@@ -32,5 +32,21 @@ py::array_t<double> array_of(const std::vector<Vec3d>& v);
 py::array_t<int32_t> array_of(const std::vector<Int3>& v);
 // `what` names the array in messages (ValueError: wrong shape or non-finite values).
 std::vector<Vec3d> vec3s_of(const py::handle& a, size_t n, const std::string& what);
+
+// Arguments of the module's functions, checked as the CLI checks its options: a value of the
+// wrong type raises TypeError, one out of range ValueError, each naming the argument (`what`,
+// e.g. "pairmd.Simulation.run: steps") and the value given.
+// An int (a Python int or a NumPy integer; not a bool, float or str) in [lo, hi].
+int64_t int_arg(const py::handle& v, const std::string& what, int64_t lo, int64_t hi);
+// A finite real number (int or float, NumPy's too; not a bool or str) >= lo (> lo if lo_open).
+double number_arg(const py::handle& v, const std::string& what, double lo, bool lo_open);
+// True or False (or a NumPy bool); not 0, 1, "no" or None.
+bool bool_arg(const py::handle& v, const std::string& what);
+// A str.
+std::string str_arg(const py::handle& v, const std::string& what);
+// A path: a str or an os.PathLike (pathlib.Path); not empty.
+std::string path_arg(const py::handle& v, const std::string& what);
+// None or a callable.
+void check_callable(const py::handle& v, const std::string& what);
 
 }  // namespace pairmd::python

@@ -2,6 +2,7 @@
 
 #include <pybind11/stl.h>
 
+#include <climits>
 #include <cmath>
 #include <iostream>
 #include <set>
@@ -69,44 +70,114 @@ std::string outcome_name(RunOutcome o) {
   return "failed";
 }
 
+std::string number_text(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
+// Puts particle i's position into the box, counting the crossings in its image, so that the
+// unwrapped position stays where it was. A position so far out that the image would not fit the
+// int counter is refused (ValueError naming the particle).
+void wrap_into_box(const Box& b, size_t i, Vec3d& r, Int3& image) {
+  const double L[3] = {b.L.x, b.L.y, b.L.z}, lo[3] = {b.lo.x, b.lo.y, b.lo.z};
+  double* x[3] = {&r.x, &r.y, &r.z};
+  int* im[3] = {&image.x, &image.y, &image.z};
+  for (int d = 0; d < 3; ++d) {
+    const double k = std::floor((*x[d] - lo[d]) / L[d]);
+    const double crossed = static_cast<double>(*im[d]) + k;
+    if (!(std::fabs(crossed) <= INT_MAX))
+      throw py::value_error("pairmd.Simulation.positions: particle " + std::to_string(i) + ": " + "xyz"[d] + " = " +
+                            number_text(*x[d]) + " is " + number_text(k) + " box lengths from the box: its image " +
+                            "count would overflow (at most " + std::to_string(INT_MAX) + " crossings)");
+    *x[d] -= k * L[d];
+    *im[d] = static_cast<int>(crossed);
+    if (*x[d] >= lo[d] + L[d] || *x[d] < lo[d]) *x[d] = lo[d];  // rounding
+  }
+}
+
+// The request, as `pairmd run` makes it from its command line; every argument checked.
+RunRequest request_of(const py::object& config, const py::object& overrides, const py::object& backend,
+                      const py::object& strategy, const py::object& output, const py::object& overwrite,
+                      const py::object& restart) {
+  const std::string who = "pairmd.Simulation: ";
+  RunRequest r;
+  const std::string backend_name = str_arg(backend, who + "backend");
+  const std::string strategy_name = str_arg(strategy, who + "strategy");
+  r.overwrite = bool_arg(overwrite, who + "overwrite");
+  if (!restart.is_none()) r.restart = path_arg(restart, who + "restart");
+  if (output.is_none() || (py::isinstance<py::bool_>(output) && !output.cast<bool>())) {
+    r.no_files = true;
+  } else if (!py::isinstance<py::bool_>(output)) {
+    if (py::isinstance<py::str>(output) && output.cast<std::string>().empty())
+      raise_config_error("pairmd.Simulation: output: an empty prefix (None: no files)");
+    r.output = path_arg(output, who + "output");
+  }
+  set_config(config, r);
+  r.overrides = overrides_of(overrides);
+  if (!backend_name.empty()) r.overrides.push_back("backend=" + backend_name);
+  if (!strategy_name.empty()) r.overrides.push_back("force.strategy=" + strategy_name);
+  if (r.config_path.empty() && !r.config_is_text && r.restart.empty())
+    raise_config_error("pairmd.Simulation: give a config (a path, YAML text or a dict) or restart=CHECKPOINT");
+  return r;
+}
+
+std::string config_word(const RunRequest& r) { return !r.config_path.empty() ? "'" + r.config_path + "'" : "config"; }
+
+// How pairmd's messages name the module's arguments.
+FrontEnd python_front_end(const RunRequest& r) {
+  FrontEnd fe;
+  fe.who = "pairmd.Simulation";
+  fe.overwrite = "overwrite=True";
+  fe.output = "output=";
+  fe.output_example = "output='PREFIX'";
+  fe.restart = "restart=";
+  fe.set = "overrides";
+  fe.steps = "run(steps)";
+  fe.continue_with = [word = config_word(r)](const std::string& ck) {
+    return "pairmd.Simulation(" + word + ", restart='" + ck + "')";
+  };
+  return fe;
+}
+
+// The call as the log records it.
+std::string command_of(const RunRequest& r) {
+  std::string command = "pairmd.Simulation(" + (r.config_is_text ? r.config_name : config_word(r));
+  for (const std::string& s : r.overrides) command += ", " + s;
+  if (!r.restart.empty()) command += ", restart='" + r.restart + "'";
+  return command + ") from Python " + py::module_::import("platform").attr("python_version")().cast<std::string>();
+}
+
 }  // namespace
 
-PySimulation::PySimulation(const py::object& config, const py::object& overrides, const std::string& backend,
-                           const std::string& strategy, const py::object& output, bool overwrite,
-                           const py::object& restart, bool quiet)
-    : rows_(std::make_shared<ThermoRows>()), quiet_(quiet) {
-  // The request, as `pairmd run` makes it from its command line.
-  set_config(config, request_);
-  request_.overrides = overrides_of(overrides);
-  if (!backend.empty()) request_.overrides.push_back("backend=" + backend);
-  if (!strategy.empty()) request_.overrides.push_back("force.strategy=" + strategy);
-  if (!restart.is_none()) request_.restart = py::str(restart).cast<std::string>();
-  if (output.is_none() || (py::isinstance<py::bool_>(output) && !output.cast<bool>())) {
-    request_.no_files = true;
-  } else if (!py::isinstance<py::bool_>(output)) {
-    request_.output = py::str(output).cast<std::string>();
-    if (request_.output.empty()) raise_config_error("pairmd.Simulation: output: an empty prefix (None: no files)");
+PySimulation::Busy::Busy(PySimulation& s, const std::string& what, const std::string& doing) : s_(s) {
+  if (s.busy_elsewhere())
+    throw std::runtime_error("pairmd.Simulation." + what + ": refused: " + s.busy_what_ +
+                             " is running on this simulation in another thread, and a simulation takes one call at "
+                             "a time (wait for it to return; other simulations can run meanwhile)");
+  if (s.busy_depth_++ == 0) {
+    s.busy_thread_ = std::this_thread::get_id();
+    s.busy_what_ = doing.empty() ? what : doing;
   }
-  request_.overwrite = overwrite;
-  if (request_.config_path.empty() && !request_.config_is_text && request_.restart.empty())
-    raise_config_error("pairmd.Simulation: give a config (a path, YAML text or a dict) or restart=CHECKPOINT");
-  fe_.who = "pairmd.Simulation";
-  fe_.overwrite = "overwrite=True";
-  fe_.output = "output=";
-  fe_.output_example = "output='PREFIX'";
-  fe_.restart = "restart=";
-  fe_.set = "overrides";
-  fe_.steps = "run(steps)";
-  const std::string config_word = !request_.config_path.empty() ? "'" + request_.config_path + "'" : "config";
-  fe_.continue_with = [config_word](const std::string& ck) {
-    return "pairmd.Simulation(" + config_word + ", restart='" + ck + "')";
-  };
-  std::string command = "pairmd.Simulation(" + (request_.config_is_text ? request_.config_name : config_word);
-  for (const std::string& s : request_.overrides) command += ", " + s;
-  if (!request_.restart.empty()) command += ", restart='" + request_.restart + "'";
-  command += ") from Python " + py::module_::import("platform").attr("python_version")().cast<std::string>();
+}
 
-  log_ = std::make_unique<RunLog>(false, !quiet);
+PySimulation::Busy::~Busy() {
+  if (--s_.busy_depth_ == 0) {
+    s_.busy_thread_ = std::thread::id();
+    s_.busy_what_.clear();
+  }
+}
+
+PySimulation::PySimulation(const py::object& config, const py::object& overrides, const py::object& backend,
+                           const py::object& strategy, const py::object& output, const py::object& overwrite,
+                           const py::object& restart, const py::object& quiet)
+    : request_(request_of(config, overrides, backend, strategy, output, overwrite, restart)),
+      fe_(python_front_end(request_)),
+      rows_(std::make_shared<ThermoRows>()),
+      quiet_(bool_arg(quiet, "pairmd.Simulation: quiet")) {
+  const std::string command = command_of(request_);
+
+  log_ = std::make_unique<RunLog>(false, !quiet_);
   // Warnings go into the log and to Python's warnings.
   std::ostringstream warnings;
   auto warn = [&]() {
@@ -196,6 +267,11 @@ void PySimulation::settle() {
   if (sim_->ended()) ended(r);
 }
 
+const SystemState& PySimulation::state() {
+  Busy busy(*this, "state");
+  return current();
+}
+
 const SystemState& PySimulation::current() {
   if (!sim_) return final_state_;
   settle();
@@ -204,6 +280,7 @@ const SystemState& PySimulation::current() {
 }
 
 int64_t PySimulation::step() {
+  Busy busy(*this, "step");
   if (!sim_) return final_state_.step;
   return sim_->begun() ? sim_->step() : run_.plan.first;
 }
@@ -282,17 +359,23 @@ void PySimulation::interrupted() {
   finish_run();
 }
 
-void PySimulation::run(const py::object& steps, const py::object& callback, int64_t every) {
+void PySimulation::run(const py::object& steps, const py::object& callback, const py::object& every_arg) {
+  Busy busy(*this, "run", "run(" + (steps.is_none() ? std::string() : py::repr(steps).cast<std::string>()) + ")");
   require_open("run");
+  const std::string who = "pairmd.Simulation.run: ";
+  check_callable(callback, who + "callback");
+  int64_t every = int_arg(every_arg, who + "every", 0, kLastStep);
   const bool call = !callback.is_none();
-  if (every < 0) throw py::value_error("run: every must be >= 0");
   if (call && every == 0) every = run_.plan.cfg.output.thermo_every > 0 ? run_.plan.cfg.output.thermo_every : 1;
   const int64_t from = step();
   int64_t target = run_.plan.last;
   if (!steps.is_none()) {
-    const int64_t n = steps.cast<int64_t>();
-    if (n < 0) throw py::value_error("run: steps must be >= 0, got " + std::to_string(n));
-    target = from + n;
+    try {
+      target = from + int_arg(steps, who + "steps", 0, std::max<int64_t>(0, kLastStep - from));
+    } catch (const py::value_error& e) {
+      throw py::value_error(std::string(e.what()) + " (the step counter goes up to " + std::to_string(kLastStep) +
+                            "; the simulation is at step " + std::to_string(from) + ")");
+    }
   }
   if (!sim_->begun()) {
     RunResult r;
@@ -332,6 +415,7 @@ void PySimulation::run(const py::object& steps, const py::object& callback, int6
 }
 
 void PySimulation::close(bool quiet_errors) {
+  Busy busy(*this, "close");
   if (!sim_) return;
   RunResult r;
   {
@@ -347,10 +431,11 @@ void PySimulation::close(bool quiet_errors) {
 }
 
 std::string PySimulation::write_checkpoint(const py::object& path) {
+  Busy busy(*this, "write_checkpoint");
   require_open("write_checkpoint");
   std::string where;
   if (!path.is_none())
-    where = py::str(path).cast<std::string>();
+    where = path_arg(path, "pairmd.Simulation.write_checkpoint: path");
   else if (!request_.no_files)
     where = run_.plan.files.checkpoint();
   else
@@ -373,17 +458,7 @@ void PySimulation::set_state(const std::vector<Vec3d>& v, bool positions) {
   if (positions) {
     for (size_t i = 0; i < v.size(); ++i) {
       s.position[i] = v[i];
-      if (!s.box.periodic) continue;
-      // Into the box, counting the crossings in the image (the unwrapped position is kept).
-      const double L[3] = {s.box.L.x, s.box.L.y, s.box.L.z}, lo[3] = {s.box.lo.x, s.box.lo.y, s.box.lo.z};
-      double* x[3] = {&s.position[i].x, &s.position[i].y, &s.position[i].z};
-      int* im[3] = {&s.image[i].x, &s.image[i].y, &s.image[i].z};
-      for (int d = 0; d < 3; ++d) {
-        const double k = std::floor((*x[d] - lo[d]) / L[d]);
-        *x[d] -= k * L[d];
-        *im[d] += static_cast<int>(k);
-        if (*x[d] >= lo[d] + L[d]) *x[d] = lo[d];  // rounding
-      }
+      if (s.box.periodic) wrap_into_box(s.box, i, s.position[i], s.image[i]);
     }
   } else {
     s.velocity = v;
@@ -393,21 +468,35 @@ void PySimulation::set_state(const std::vector<Vec3d>& v, bool positions) {
   if (sim_->begun()) sim_->state_replaced();
 }
 
-py::array_t<double> PySimulation::positions() { return array_of(current().position); }
-py::array_t<double> PySimulation::velocities() { return array_of(current().velocity); }
-py::array_t<int32_t> PySimulation::images() { return array_of(current().image); }
+py::array_t<double> PySimulation::positions() {
+  Busy busy(*this, "positions");
+  return array_of(current().position);
+}
+
+py::array_t<double> PySimulation::velocities() {
+  Busy busy(*this, "velocities");
+  return array_of(current().velocity);
+}
+
+py::array_t<int32_t> PySimulation::images() {
+  Busy busy(*this, "images");
+  return array_of(current().image);
+}
 
 void PySimulation::set_positions(const py::object& a) {
+  Busy busy(*this, "positions");
   require_open("positions");
   set_state(vec3s_of(a, size(), "positions"), true);
 }
 
 void PySimulation::set_velocities(const py::object& a) {
+  Busy busy(*this, "velocities");
   require_open("velocities");
   set_state(vec3s_of(a, size(), "velocities"), false);
 }
 
 py::array_t<double> PySimulation::forces() {
+  Busy busy(*this, "forces");
   if (!sim_) {
     if (final_forces_.empty())
       throw std::runtime_error("pairmd.Simulation.forces: the run blew up; no forces of its last good state");
@@ -423,21 +512,27 @@ py::array_t<double> PySimulation::forces() {
 }
 
 py::array_t<int32_t> PySimulation::types() {
+  Busy busy(*this, "types");
   const std::vector<int>& t = current().type;
   return py::array_t<int32_t>(static_cast<py::ssize_t>(t.size()), t.data());
 }
 
 py::array_t<double> PySimulation::charges() {
+  Busy busy(*this, "charges");
   const std::vector<double>& q = current().charge;
   return py::array_t<double>(static_cast<py::ssize_t>(q.size()), q.data());
 }
 
 py::array_t<double> PySimulation::masses() {
+  Busy busy(*this, "masses");
   const std::vector<double>& m = current().mass;
   return py::array_t<double>(static_cast<py::ssize_t>(m.size()), m.data());
 }
 
-py::list PySimulation::type_names() { return py::cast(current().type_names); }
+py::list PySimulation::type_names() {
+  Busy busy(*this, "type_names");
+  return py::cast(current().type_names);
+}
 
 py::dict PySimulation::box() {
   const Box& b = run_.plan.sys.state.box;
@@ -455,6 +550,7 @@ py::array_t<double> PySimulation::dimensions() {
 }
 
 py::dict PySimulation::thermo() {
+  Busy busy(*this, "thermo");
   Observables o;
   const SystemState& s = current();
   if (sim_) {
@@ -480,7 +576,8 @@ py::dict PySimulation::thermo() {
   return d;
 }
 
-py::dict PySimulation::thermo_table() const {
+py::dict PySimulation::thermo_table() {
+  Busy busy(*this, "thermo_table");  // the run's observer appends to the rows
   py::dict d;
   for (size_t c = 0; c < rows_->names.size(); ++c) {
     const std::vector<double>& col = rows_->columns[c];
@@ -526,9 +623,12 @@ py::object PySimulation::files() const {
 
 std::string PySimulation::repr() const {
   std::ostringstream s;
-  s << "<pairmd.Simulation " << size() << " particles, backend " << backend_name_ << ", step "
-    << (sim_ ? (sim_->begun() ? sim_->step() : run_.plan.first) : final_state_.step)
-    << (request_.no_files ? ", no files" : ", output " + run_.plan.files.prefix + ".*") << (sim_ ? "" : ", closed")
+  s << "<pairmd.Simulation " << size() << " particles, backend " << backend_name_;
+  if (busy_elsewhere())
+    s << ", busy: " << busy_what_ << " in another thread";
+  else
+    s << ", step " << (sim_ ? (sim_->begun() ? sim_->step() : run_.plan.first) : final_state_.step);
+  s << (request_.no_files ? ", no files" : ", output " + run_.plan.files.prefix + ".*") << (sim_ ? "" : ", closed")
     << ">";
   return s.str();
 }
@@ -551,18 +651,19 @@ output: True: the config's output prefix (output.prefix, else the config file's 
 restart: a checkpoint to continue (config may then be left out).
 quiet: print nothing (the log file, if any, still gets everything).
 )doc")
-      .def(py::init<const py::object&, const py::object&, const std::string&, const std::string&, const py::object&,
-                    bool, const py::object&, bool>(),
+      .def(py::init<const py::object&, const py::object&, const py::object&, const py::object&, const py::object&,
+                    const py::object&, const py::object&, const py::object&>(),
            py::arg("config") = py::none(), py::kw_only(), py::arg("overrides") = py::none(), py::arg("backend") = "",
            py::arg("strategy") = "", py::arg("output") = true, py::arg("overwrite") = false,
            py::arg("restart") = py::none(), py::arg("quiet") = false)
       .def("run", &PySimulation::run, py::arg("steps") = py::none(), py::arg("callback") = py::none(),
            py::arg("every") = 0,
-           "Advance `steps` steps (None: to the end the config's `steps` sets, counted from the run's first step).\n"
-           "callback(sim) runs at every multiple of `every` steps (default output.thermo_every). The GIL is\n"
-           "released while the engine runs. Ctrl-C ends the run as `pairmd run` ends on SIGINT (outputs flushed,\n"
-           "checkpoint written) and the KeyboardInterrupt goes on. A blow-up or an output that cannot be written\n"
-           "raises pairmd.SimulationError; the simulation then holds its last good state.")
+           "Advance `steps` steps (None: to the end the config's `steps` sets, counted from the run's first step);\n"
+           "steps is an int in [0, 9e15 - the current step]. callback(sim) runs at every multiple of `every` steps\n"
+           "(default output.thermo_every). The GIL is released while the engine runs; a call on this simulation\n"
+           "from another thread meanwhile raises RuntimeError. Ctrl-C ends the run as `pairmd run` ends on SIGINT\n"
+           "(outputs flushed, checkpoint written) and the KeyboardInterrupt goes on. A blow-up or an output that\n"
+           "cannot be written raises pairmd.SimulationError; the simulation then holds its last good state.")
       .def(
           "close", [](PySimulation& s) { s.close(false); },
           "End the run: the last frame, thermo row and checkpoint are written, the files closed and the\n"

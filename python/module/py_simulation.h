@@ -11,6 +11,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/simulation.h"
@@ -30,16 +31,21 @@ struct ThermoRows {
 
 class PySimulation {
  public:
-  PySimulation(const py::object& config, const py::object& overrides, const std::string& backend,
-               const std::string& strategy, const py::object& output, bool overwrite, const py::object& restart,
-               bool quiet);
+  // Every argument is checked (TypeError/ValueError naming it) before anything is read or written.
+  PySimulation(const py::object& config, const py::object& overrides, const py::object& backend,
+               const py::object& strategy, const py::object& output, const py::object& overwrite,
+               const py::object& restart, const py::object& quiet);
   ~PySimulation();
   PySimulation(const PySimulation&) = delete;
   PySimulation& operator=(const PySimulation&) = delete;
 
   // Advances `steps` steps (None: to the end the config's `steps` sets); `callback(sim)` runs at
-  // every multiple of `every` (0: output.thermo_every).
-  void run(const py::object& steps, const py::object& callback, int64_t every);
+  // every multiple of `every` (0: output.thermo_every). `steps` is an int in [0, kLastStep - step].
+  void run(const py::object& steps, const py::object& callback, const py::object& every);
+  // The last step a simulation can reach: the largest `steps` a config takes (engine/config.cpp
+  // reads integers through a double, exact to 9e15), far enough below 2^63 that no output
+  // interval's next multiple can overflow.
+  static constexpr int64_t kLastStep = 9'000'000'000'000'000;
   // Ends the run (observers finished: last frame, thermo row, checkpoint), closes the files and
   // gives up the output prefix. The state stays readable. Raises SimulationError when an output
   // could not be finished (unless `quiet_errors`, as in the destructor).
@@ -65,8 +71,8 @@ class PySimulation {
   double dt() const { return run_.plan.cfg.model.integrator.dt; }
   size_t size() const { return run_.plan.sys.state.size(); }
 
-  py::dict thermo();              // the current state's observables
-  py::dict thermo_table() const;  // every thermo row of the run so far, as NumPy columns
+  py::dict thermo();        // the current state's observables
+  py::dict thermo_table();  // every thermo row of the run so far, as NumPy columns
   py::dict thermo_units() const;
   std::string backend_name() const { return backend_name_; }
   py::object files() const;  // the output files, or None
@@ -76,11 +82,27 @@ class PySimulation {
 
   // For pairmd.potential_map(sim): the config and the current state.
   const RunConfig& run_config() const { return run_.plan.cfg; }
-  const SystemState& state() { return current(); }
+  const SystemState& state();
 
   static void close_all();  // at interpreter exit: every simulation still open
 
  private:
+  // Marks the simulation busy for the life of one call (run, close, a state read) and refuses
+  // a call from another thread meanwhile: the engine is not thread-safe, and run() releases the
+  // GIL. Calls from the busy thread itself (run's callback) go through.
+  class Busy {
+   public:
+    // `what`: the attribute or method called; `doing`: how a refused call names this one.
+    Busy(PySimulation& s, const std::string& what, const std::string& doing = "");
+    ~Busy();
+    Busy(const Busy&) = delete;
+    Busy& operator=(const Busy&) = delete;
+
+   private:
+    PySimulation& s_;
+  };
+  bool busy_elsewhere() const { return busy_depth_ > 0 && busy_thread_ != std::this_thread::get_id(); }
+
   void require_open(const char* what) const;
   const SystemState& current();
   void settle();
@@ -105,6 +127,10 @@ class PySimulation {
   Observables final_obs_;
   bool have_final_obs_ = false;
   RunResult last_;
+  // The call in progress (see Busy); changed only with the GIL held.
+  int busy_depth_ = 0;
+  std::thread::id busy_thread_;
+  std::string busy_what_;
 };
 
 // Registers pairmd.Simulation in `m`.

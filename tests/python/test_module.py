@@ -19,7 +19,7 @@ import pytest
 
 import pairmd
 
-HAVE_GPU, NO_GPU_REASON = pairmd.cuda_available()
+HAVE_GPU, NO_GPU_REASON = pairmd.cuda_available(), pairmd.cuda_status()
 BINARY = os.environ.get("PAIRMD_BINARY", "")
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -76,6 +76,9 @@ def test_module_basics():
     assert issubclass(pairmd.ConfigError, ValueError)
     assert issubclass(pairmd.SimulationError, RuntimeError)
     assert "pair_slots_fused" in pairmd.strategies()
+    # A bool (a tuple would always be true); the reason or the GPU comes from cuda_status().
+    assert type(pairmd.cuda_available()) is bool
+    assert isinstance(pairmd.cuda_status(), str) and pairmd.cuda_status()
 
 
 def test_config_error_carries_file_and_line(tmp_path):
@@ -221,6 +224,22 @@ def test_positions_set_outside_the_box_are_wrapped_with_images():
         assert list(sim.dimensions[3:]) == [90, 90, 90]
 
 
+def test_positions_whose_image_would_overflow_are_refused():
+    with pairmd.Simulation(lj_config(cells=4), backend="cpu", output=None, quiet=True) as sim:
+        L = sim.box["lengths"]
+        before = sim.positions.copy(), sim.images.copy()
+        far = sim.positions.copy()
+        far[3, 1] = 1e12  # ~1.5e11 boxes away: the int32 image cannot count that
+        with pytest.raises(ValueError, match=r"particle 3: y = 1e\+12 .*image count would overflow"):
+            sim.positions = far
+        assert np.array_equal(sim.positions, before[0]) and np.array_equal(sim.images, before[1])  # unchanged
+        # As far as the counter goes: accepted, the unwrapped position kept.
+        far[3, 1] = 1e9
+        sim.positions = far
+        assert sim.images[3, 1] == np.floor((1e9 - sim.box["lo"][1]) / L[1]) + before[1][3, 1]
+        assert (sim.positions + sim.images * L)[3, 1] == pytest.approx(1e9, rel=1e-12)
+
+
 def test_checkpoint_restart_is_bitwise():
     with pairmd.Simulation(lj_config(prefix="a"), backend="cpu", quiet=True) as sim:
         sim.run(100)
@@ -284,6 +303,153 @@ def test_gil_is_released_while_running():
         # With the GIL held for the whole run the thread would count (almost) nothing; free, it
         # counts about one per millisecond (sleep(0.001) lasts a little longer).
         assert counts[0] > 0.2 * elapsed / 0.001
+
+
+class StopRun(Exception):
+    pass
+
+
+def test_one_simulation_takes_one_call_at_a_time():
+    """A run releases the GIL: a call from another thread on the same simulation meanwhile is
+    refused with a RuntimeError naming the run (it used to crash the interpreter)."""
+    sim = pairmd.Simulation(lj_config(prefix="busy", cells=5, thermo_every=10), backend="cpu", quiet=True)
+    started, stop, errors = threading.Event(), threading.Event(), []
+
+    def callback(s):
+        s.positions  # the run's own thread may read the state in its callback
+        started.set()
+        if stop.is_set():
+            raise StopRun()
+
+    def go():
+        try:
+            sim.run(10**6, callback=callback, every=10)
+        except StopRun:
+            pass
+        except BaseException as e:  # anything else fails the test below
+            errors.append(e)
+
+    t = threading.Thread(target=go)
+    t.start()
+    assert started.wait(60)
+    try:
+        x = np.zeros((len(sim), 3))
+        attempts = {
+            "run": lambda: sim.run(10),
+            "positions": lambda: sim.positions,
+            "velocities": lambda: sim.velocities,
+            "forces": lambda: sim.forces,
+            "images": lambda: sim.images,
+            "types": lambda: sim.types,
+            "thermo": lambda: sim.thermo,
+            "thermo_table": lambda: sim.thermo_table,
+            "step": lambda: sim.step,
+            "write_checkpoint": lambda: sim.write_checkpoint("refused.checkpoint.h5"),
+            "close": lambda: sim.close(),
+            "positions ": lambda: setattr(sim, "positions", x),
+            "velocities ": lambda: setattr(sim, "velocities", x),
+            "state": lambda: pairmd.potential_map(sim, spacing=1.0, kernel="cpu"),
+        }
+        for name, attempt in attempts.items():
+            with pytest.raises(RuntimeError, match=r"\.%s: refused: run\(1000000\) is running on this simulation "
+                               r"in another thread" % name.strip()):
+                attempt()
+        assert "busy: run(1000000) in another thread" in repr(sim)
+        assert not sim.closed
+        # Another simulation runs meanwhile.
+        with pairmd.Simulation(lj_config(prefix="other", cells=4), backend="cpu", quiet=True) as other:
+            other.run(50)
+            assert other.step == 50
+    finally:
+        stop.set()
+        t.join(60)
+    assert not errors, errors
+    # The refused calls changed nothing: the run goes on, and the simulation closes as usual.
+    step = sim.step
+    assert step >= 10 and step % 10 == 0
+    sim.run(10)
+    assert sim.step == step + 10
+    sim.close()
+    assert not os.path.exists("refused.checkpoint.h5")
+
+
+def test_simulations_run_concurrently_in_threads():
+    # Each simulation in its own thread, with its own files: the same numbers as one at a time.
+    def one(prefix, out):
+        with pairmd.Simulation(lj_config(prefix=prefix, cells=4, seed=11), backend="cpu", quiet=True) as sim:
+            sim.run(300)
+            out[prefix] = sim.positions.copy()
+
+    alone, together = {}, {}
+    one("alone", alone)
+    threads = [threading.Thread(target=one, args=(p, together)) for p in ("t1", "t2", "t3")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert sorted(together) == ["t1", "t2", "t3"]
+    for p in together:
+        assert np.array_equal(together[p], alone["alone"])
+        _, rows = read_csv(p + ".thermo.csv")
+        assert list(rows[:, 0]) == [0, 50, 100, 150, 200, 250, 300]
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda s: s.run(1.5), TypeError, r"run: steps: expected an int in \[0, 8999999999999997\], got 1.5 \(float\)"),
+    (lambda s: s.run("10"), TypeError, r"run: steps: expected an int .*got '10' \(str\)"),
+    (lambda s: s.run(True), TypeError, r"run: steps: .*got True \(bool\)"),
+    (lambda s: s.run(10**30), ValueError, r"run: steps: expected an int in \[0, 8999999999999997\], got 1000000000000000000000000000000 \(int\) \(the step counter goes up to 9000000000000000; the simulation is at step 3\)"),
+    (lambda s: s.run(2**63 - 1), ValueError, r"run: steps: .*the step counter goes up to 9000000000000000"),
+    (lambda s: s.run(-1), ValueError, r"run: steps: expected an int in \[0, "),
+    (lambda s: s.run(1, every=2.0), TypeError, r"run: every: expected an int in \[0, 9000000000000000\], got 2.0 \(float\)"),
+    (lambda s: s.run(1, every=-1), ValueError, r"run: every: "),
+    (lambda s: s.run(1, callback=5), TypeError, r"run: callback: expected a callable or None, got 5 \(int\)"),
+    (lambda s: s.write_checkpoint(5), TypeError, r"write_checkpoint: path: expected a path"),
+    (lambda s: pairmd.Simulation(lj_config(), backend=5), TypeError, r"backend: expected a str"),
+    (lambda s: pairmd.Simulation(lj_config(), strategy=None), TypeError, r"strategy: expected a str"),
+    (lambda s: pairmd.Simulation(lj_config(), overwrite="no"), TypeError, r"overwrite: expected True or False"),
+    (lambda s: pairmd.Simulation(lj_config(), quiet=1), TypeError, r"quiet: expected True or False"),
+    (lambda s: pairmd.Simulation(lj_config(), output=5), TypeError, r"output: expected a path"),
+    (lambda s: pairmd.Simulation(restart=5), TypeError, r"restart: expected a path"),
+    (lambda s: pairmd.Simulation(5), TypeError, r"config: expected a path, YAML text or a dict"),
+    (lambda s: pairmd.Simulation(lj_config(), overrides=5), TypeError, r"overrides: expected a dict"),
+    (lambda s: pairmd.Simulation(lj_config(), overrides={"integrator.seed": 1.5}, quiet=True), pairmd.ConfigError,
+     r"integrator.seed: expected an integer"),
+    (lambda s: pairmd.Simulation(lj_config(), overrides={"integrator.seed": 2**70}, quiet=True), pairmd.ConfigError,
+     r"integrator.seed: expected an integer"),
+    (lambda s: pairmd.Simulation(lj_config(), overrides={"integrator.temperature": float("nan")}, quiet=True),
+     pairmd.ConfigError, r"integrator.temperature: expected a temperature"),
+    (lambda s: pairmd.compare(lj_config(), strategies=["cpu"], steps=1.5), TypeError, r"compare: steps: expected an int"),
+    (lambda s: pairmd.compare(lj_config(), strategies=["cpu"], repeats="2"), TypeError, r"compare: repeats: "),
+    (lambda s: pairmd.compare(lj_config(), strategies=["cpu"], warmup=-1), ValueError, r"compare: warmup: "),
+    (lambda s: pairmd.compare(lj_config(), strategies=5), TypeError, r"compare: strategies: expected a str or a list"),
+    (lambda s: pairmd.compare(lj_config(), strategies=["cpu"], sizes=[1.5]), TypeError, r"compare: sizes\[0\]: "),
+    (lambda s: pairmd.compare(lj_config(), strategies=["cpu"], reference=1), TypeError, r"compare: reference: "),
+    (lambda s: pairmd.potential_map(s, spacing="1"), TypeError, r"potential_map: spacing: expected a number > 0"),
+    (lambda s: pairmd.potential_map(s, spacing=float("nan")), ValueError, r"potential_map: spacing: expected a number"),
+    (lambda s: pairmd.potential_map(s, padding=-1), ValueError, r"potential_map: padding: expected a number >= 0"),
+    (lambda s: pairmd.potential_map(s, min_distance=[1]), TypeError, r"potential_map: min_distance: "),
+    (lambda s: pairmd.potential_map(s, kernel=1), TypeError, r"potential_map: kernel: expected a str"),
+    (lambda s: pairmd.potential_map("q.h5", frames=0, units="lj"), TypeError, r"potential_map: frames: expected a str"),
+    (lambda s: pairmd.potential_map("q.h5", units=None), TypeError, r"potential_map: units: expected a str"),
+])
+def test_arguments_are_checked(call, error, message):
+    # Every public argument: the wrong type is a TypeError, a value out of range a ValueError, each
+    # naming the argument and the value (not pybind11's "Unable to cast" or "incompatible arguments").
+    with pairmd.Simulation(lj_config(cells=4), backend="cpu", output=None, quiet=True) as sim:
+        sim.run(3)
+        with pytest.raises(error, match=message):
+            call(sim)
+        assert sim.step == 3  # nothing happened
+        assert not os.listdir(".")  # nothing written
+
+
+def test_numpy_numbers_are_arguments():
+    with pairmd.Simulation(lj_config(cells=4), backend="cpu", output=None, quiet=True) as sim:
+        sim.run(np.int64(2), callback=lambda s: None, every=np.int32(1))
+        assert sim.step == 2
+        m = pairmd.potential_map(sim, spacing=np.float32(1.0), padding=np.int64(1), kernel="cpu")
+        assert m["spacing"][0] == 1.0
 
 
 CTRL_C_SCRIPT = """
