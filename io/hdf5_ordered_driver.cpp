@@ -35,8 +35,9 @@ struct PosixHandle {
   haddr_t disk_eoa = 0;
 };
 
-struct OrderedFile {
-  H5FD_t pub;  // first: HDF5 sees the file as this
+// HDF5 sees the file as its H5FD_t base (the library fills it in after open()).
+struct OrderedFile : H5FD_t {
+  OrderedFile() : H5FD_t() {}
   PosixHandle handle;
   int& fd = handle.fd;
   haddr_t& disk_eoa = handle.disk_eoa;
@@ -49,8 +50,8 @@ struct OrderedFile {
   std::map<haddr_t, Pending> pending;  // by address, not overlapping
 };
 
-OrderedFile* as_file(H5FD_t* f) { return reinterpret_cast<OrderedFile*>(f); }
-const OrderedFile* as_file(const H5FD_t* f) { return reinterpret_cast<const OrderedFile*>(f); }
+OrderedFile* as_file(H5FD_t* f) { return static_cast<OrderedFile*>(f); }
+const OrderedFile* as_file(const H5FD_t* f) { return static_cast<const OrderedFile*>(f); }
 
 herr_t fail(hid_t minor, const std::string& what) {
   H5Epush2(H5E_DEFAULT, __FILE__, "ordered file driver", __LINE__, H5E_ERR_CLS, H5E_VFL, minor, "%s", what.c_str());
@@ -236,7 +237,6 @@ H5FD_t* open_file(const char* name, unsigned flags, hid_t, haddr_t maxaddr) {
     return nullptr;
   }
   auto* f = new OrderedFile();
-  std::memset(&f->pub, 0, sizeof f->pub);
   f->fd = fd;
   f->device = st.st_dev;
   f->inode = st.st_ino;
@@ -245,7 +245,7 @@ H5FD_t* open_file(const char* name, unsigned flags, hid_t, haddr_t maxaddr) {
   if (st.st_size >= static_cast<off_t>(kSuperblockHead) && pread(fd, sb, sizeof sb, 0) == sizeof sb)
     f->eoa_field = eoa_field_of(sb, sizeof sb, &f->disk_eoa);
   if (f->eoa_field < 0) f->disk_eoa = f->eof;  // an existing file of another layout: all of it is in use
-  return &f->pub;
+  return f;
 }
 
 herr_t close_file(H5FD_t* file) {
