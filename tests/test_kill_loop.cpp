@@ -1,16 +1,23 @@
-// Kills at random moments, many of them, also in the middle of a flush: every trajectory a killed
-// `pairmd run` leaves (H5MD and GSD) opens in pairmd's readers and in users' tools (h5py, gsd)
-// and holds every frame flushed before the kill, and no frame that was only half written.
+// Kills at random moments, many of them, also in the middle of a flush, and cuts at every page
+// written: every trajectory a killed `pairmd run` leaves (H5MD and GSD) opens in pairmd's readers
+// and in users' tools (h5py, gsd) and holds every frame flushed before the kill, and no frame
+// that was only half written (GSD: but the last, unflushed one; docs/output.md).
 //
 // The slow-write library (tests/slow_write_preload.c) pauses before every page written to the
-// trajectory, so that most kills land inside a flush: with HDF5's own file driver about half of
-// the files broke here ("addr overflow", frames of zeros). Settings (environment):
+// trajectory, so that most kills land inside a flush, or kills the process before a chosen page.
+// With HDF5's own file driver (main at ad54c74) 40 of 200 slowed kills and 340 of all 1,786 cuts
+// broke the file ("addr overflow", frames of zeros); the long setting's results are in
+// docs/output.md ("Flush policy"). Settings (environment):
 //   PAIRMD_KILL_LOOP_KILLS    kills per test (default 20 H5MD, 10 GSD; the long setting is 500)
 //   PAIRMD_KILL_LOOP_SLOW_US  the pause before each page, microseconds (default 300; 0: none)
 //   PAIRMD_KILL_LOOP_SPLIT_US the pause before each page after a write's first (default: the
 //                             same): a kill inside one write, as the kernel may cut one
 //   PAIRMD_KILL_LOOP_SEED     the kill times' seed (default 2929)
 //   PAIRMD_KILL_LOOP_PAIRMD   another pairmd binary to kill (an older build, for comparison)
+//   PAIRMD_KILL_LOOP_MAX_S    the latest kill, seconds after the start (default 3 with pauses,
+//                             1.5 without; HDF5 splits a chunk index node after 64 frames)
+//   PAIRMD_KILL_LOOP_CUT_STRIDE  cut before every N-th page (default: about 40 cuts; 1: all)
+//   PAIRMD_KILL_LOOP_CUT_STEPS   the steps of the run that is cut (default 40: 21 frames)
 #include <gtest/gtest.h>
 
 #include <gsd/gsd.h>
@@ -138,6 +145,7 @@ std::string pairmd_gsd_check(const std::string& path, int64_t min_frames) {
 
 struct LoopResult {
   int kills = 0, checked = 0;
+  int64_t most_frames = 0;  // the most flushed frames a checked file held
   std::vector<std::string> failures;
 };
 
@@ -153,6 +161,7 @@ std::string check_killed_run(const ScratchDir& dir, const std::string& file, con
   if (last < 0) return "";
   ++res.checked;
   const int64_t min_frames = last / kEvery + 1;
+  res.most_frames = std::max(res.most_frames, min_frames);
   const std::string path = dir / file;
   std::string problem = check(path, min_frames);
   if (problem.empty()) problem = users_tool_check(kind, path, min_frames);
@@ -174,7 +183,8 @@ LoopResult kill_loop(const std::string& output, const std::string& file, const c
   std::mt19937_64 rng(static_cast<uint64_t>(env_long("PAIRMD_KILL_LOOP_SEED", 2929)));
   // Kill times from the start of the process: some before or while the files are created, most
   // while frames are written.
-  std::uniform_real_distribution<double> delay(0.05, slow_us > 0 ? 3.0 : 1.5);
+  const char* max_s = std::getenv("PAIRMD_KILL_LOOP_MAX_S");
+  std::uniform_real_distribution<double> delay(0.05, max_s && *max_s ? std::atof(max_s) : slow_us > 0 ? 3.0 : 1.5);
   LoopResult res;
   for (int k = 0; k < kills; ++k) {
     ScratchDir dir;
@@ -192,23 +202,25 @@ LoopResult kill_loop(const std::string& output, const std::string& file, const c
         r.signal != SIGKILL ? "the run ended before the kill: " + r.err : check_killed_run(dir, file, kind, check, res);
     if (!problem.empty()) res.failures.push_back("kill " + std::to_string(k) + ": " + problem);
   }
-  std::printf("%s kill loop: %d kills, %d files with flushed frames checked, %zu failures (pause %ld us)\n", kind,
-              res.kills, res.checked, res.failures.size(), slow_us);
+  std::printf(
+      "%s kill loop: %d kills, %d files with flushed frames checked (up to %lld frames), %zu failures (pause %ld us)\n",
+      kind, res.kills, res.checked, static_cast<long long>(res.most_frames), res.failures.size(), slow_us);
   return res;
 }
 
-// Cuts a short run (40 steps, 21 frames) at chosen points: the slow-write library kills the
-// process instead of writing the N-th page-sized piece to the trajectory (`inside_writes`:
-// counting only the pieces after a write's first, the cuts a kill makes inside one write), for
-// N = every PAIRMD_KILL_LOOP_CUT_STRIDE-th piece (default: about 40 cuts; 1 cuts at every
-// point) until the run ends.
+// Cuts a short run (40 steps, 21 frames; PAIRMD_KILL_LOOP_CUT_STEPS) at chosen points: the
+// slow-write library kills the process instead of writing the N-th page-sized piece to the
+// trajectory (`inside_writes`: counting only the pieces after a write's first, the cuts a kill
+// makes inside one write), for N = every PAIRMD_KILL_LOOP_CUT_STRIDE-th piece (default: about 40
+// cuts; 1 cuts at every point) until the run ends.
 LoopResult cut_loop(const std::string& output, const std::string& file, const char* kind, long default_stride,
                     bool inside_writes, const Check& check) {
   const long stride = std::max(1L, env_long("PAIRMD_KILL_LOOP_CUT_STRIDE", default_stride));
+  const int64_t steps = std::max(2L, env_long("PAIRMD_KILL_LOOP_CUT_STEPS", 40));
   LoopResult res;
   for (long n = (stride + 1) / 2;; n += stride) {
     ScratchDir dir;
-    test::write_text(dir / "run.yaml", config(output, 40));
+    test::write_text(dir / "run.yaml", config(output, steps));
     const std::vector<std::string> env = {std::string("LD_PRELOAD=") + PAIRMD_SLOW_WRITE_LIBRARY,
                                           "PAIRMD_TEST_SLOW_DIR=" + dir.path, "PAIRMD_TEST_SLOW_US=0",
                                           "PAIRMD_TEST_KILL_AT_PIECE=" + std::to_string(n),
@@ -221,8 +233,11 @@ LoopResult cut_loop(const std::string& output, const std::string& file, const ch
         r.signal != SIGKILL ? "the run failed: " + r.err : check_killed_run(dir, file, kind, check, res);
     if (!problem.empty()) res.failures.push_back("cut before piece " + std::to_string(n) + ": " + problem);
   }
-  std::printf("%s cuts: %d cut points (every %ld%s pieces), %d files with flushed frames checked, %zu failures\n", kind,
-              res.kills, stride, inside_writes ? " inner" : "", res.checked, res.failures.size());
+  std::printf(
+      "%s cuts: %d cut points (every %ld%s pieces), %d files with flushed frames checked (up to %lld frames), %zu "
+      "failures\n",
+      kind, res.kills, stride, inside_writes ? " inner" : "", res.checked, static_cast<long long>(res.most_frames),
+      res.failures.size());
   return res;
 }
 
