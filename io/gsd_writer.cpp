@@ -379,8 +379,30 @@ int64_t GsdWriter::frames() const {
   return static_cast<int64_t>(frames_);
 }
 
+// GSD 5 moves a full index to the end of the file as it is (lseek(SEEK_END)), where its 32-byte
+// entries can straddle a page boundary; a kill can cut a write there (the kernel stops a write
+// between pages when a fatal signal comes), and an entry cut in two makes the whole file
+// unreadable ("Corrupt GSD file"). Before a flush that moves the index, the file is extended to
+// the page boundary past everything the flush writes before the index, so that the index
+// starts there and every entry lies within a page. Where the index stays, entries lie at
+// 32-byte offsets from the header's end already.
+void GsdWriter::align_a_moving_index() {
+  const uint64_t entries = handle_.buffer_index.size - handle_.pending_index_entries;
+  if (entries == 0 || handle_.file_index.size + entries <= handle_.file_index.reserved) return;
+  // The frames' data, then a name list GSD may move (its buffer at most doubles): an upper bound.
+  const uint64_t end = static_cast<uint64_t>(handle_.file_size) + handle_.write_buffer.size +
+                       2 * (handle_.file_names.data.reserved + handle_.frame_names.data.size);
+  const uint64_t page = 4096, aligned = (end + page - 1) / page * page;
+  struct stat s;
+  if (fstat(handle_.fd, &s) != 0)
+    throw std::runtime_error(std::string("cannot stat the file: ") + std::strerror(errno));
+  if (static_cast<uint64_t>(s.st_size) < aligned && ftruncate(handle_.fd, static_cast<off_t>(aligned)) != 0)
+    throw std::runtime_error(std::string("cannot extend the file: ") + std::strerror(errno));
+}
+
 void GsdWriter::flush_locked() {
   if (!open_ || failed_) return;
+  align_a_moving_index();
   gsdio::check(gsd_flush(&handle_), "cannot flush");
   struct stat s;
   if (fstat(handle_.fd, &s) != 0)
@@ -435,6 +457,7 @@ void GsdWriter::close_locked() {
     return;
   }
   const int fd = handle_.fd;
+  align_a_moving_index();
   gsdio::check(gsd_flush(&handle_), "cannot flush the GSD trajectory '" + path_ + "'");
   struct stat s;
   if (fstat(fd, &s) == 0 && ftruncate(fd, s.st_size) != 0) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "base/observables.h"
 #include "base/version.h"
 #include "io/h5md.h"
+#include "io/hdf5_ordered_driver.h"
 #include "io/hdf5_util.h"
 
 namespace pairmd {
@@ -31,6 +33,7 @@ struct H5mdWriter::Series {
   // step and time are hard links to another series' (image and box/edges share position's, as
   // H5MD asks of elements sampled together): that series appends them.
   bool linked = false;
+  bool unflushed = false;  // frames appended since the last flush
 };
 
 namespace {
@@ -208,6 +211,10 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
   mdc.initial_size = 8 << 20;
   mdc.max_size = std::max<size_t>(mdc.max_size, 8 << 20);
   h5::check(H5Pset_mdc_config(fapl, &mdc), "cannot configure the HDF5 cache");
+  // A kill in the middle of a flush leaves a file that reads with every frame of the flushes
+  // before (io/hdf5_ordered_driver.h): HDF5's own driver can leave metadata pointing past the
+  // recorded end of the file, or an extent whose chunk is missing.
+  h5::check(H5Pset_driver(fapl, h5::ordered_driver(), nullptr), "cannot select the trajectory's file driver");
 
   if (appending_) {
     if (access(path.c_str(), F_OK) != 0) {
@@ -498,6 +505,7 @@ void H5mdWriter::append(Series& s, int64_t step, double time, const void* data, 
   }
   ++s.count;
   s.last_step = step;
+  s.unflushed = true;
 }
 
 int64_t H5mdWriter::frames_written(const std::string& name) const {
@@ -624,6 +632,7 @@ void H5mdWriter::flush() {
 void H5mdWriter::flush_locked() {
   if (file_ < 0 || failed_) return;
   const hid_t f = static_cast<hid_t>(file_);
+  flush_series_in_order();
   h5::check(H5Fflush(f, H5F_SCOPE_LOCAL), "cannot flush");
   last_flush_ = std::chrono::steady_clock::now();
   bytes_since_flush_ = 0;
@@ -647,6 +656,25 @@ void H5mdWriter::flush_locked() {
   }
 }
 
+// Each H5Dflush ends with the file driver writing what it flushed, so a kill between two of
+// them leaves the earlier ones whole: the steps and times of every series before any value (no
+// value without its step), and the positions last (no position frame without its image, box and
+// velocity). H5Fflush then writes the rest (groups, the superblock).
+void H5mdWriter::flush_series_in_order() {
+  for (auto& [key, s] : series_) {
+    if (s->linked || !s->unflushed) continue;
+    h5::check(H5Dflush(s->step), "cannot flush " + key + "/step");
+    if (s->time.valid()) h5::check(H5Dflush(s->time), "cannot flush " + key + "/time");
+  }
+  const std::string positions = "particles/all/position";
+  for (auto& [key, s] : series_)
+    if (key != positions && s->unflushed) h5::check(H5Dflush(s->value), "cannot flush " + key + "/value");
+  auto pos = series_.find(positions);
+  if (pos != series_.end() && pos->second->unflushed)
+    h5::check(H5Dflush(pos->second->value), "cannot flush " + positions + "/value");
+  for (auto& [key, s] : series_) s->unflushed = false;
+}
+
 void H5mdWriter::fail_locked() {
   if (failed_) return;
   failed_ = true;
@@ -661,10 +689,16 @@ void H5mdWriter::fail_locked() {
     return;
   }
   const int fd = *static_cast<int*>(handle);
+  // Not below the end the superblock on disk records, which a shrink of the allocated space
+  // since the last flush leaves above eoa.
+  eoa = std::max(eoa, h5::recorded_eoa(static_cast<hid_t>(file_)));
   struct stat st;
   if (fstat(fd, &st) == 0 && st.st_size > static_cast<off_t>(eoa) && ftruncate(fd, static_cast<off_t>(eoa)) != 0) {
     // The reservation stays; the file is still valid.
   }
+  // Nothing more is written: let readers in (the abandoned handle keeps HDF5's lock otherwise,
+  // as long as the process lives).
+  flock(fd, LOCK_UN);
 }
 
 void H5mdWriter::close() {
@@ -706,10 +740,11 @@ void H5mdWriter::close_locked() {
 }
 
 void H5mdWriter::write_grid_frame(const std::string& name, int64_t step, double time, const Grid3& grid) {
+  // A grid that does not hold together is the caller's error: it leaves the file alone.
+  if (grid.values.size() != grid.size())
+    throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
   h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a grid frame", [&] {
-    if (grid.values.size() != grid.size())
-      throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
     const std::string key = grid_series_path(name).substr(1);
     auto it = series_.find(key);
     if (it != series_.end() && it->second->last_step >= step) return;
@@ -741,10 +776,10 @@ void H5mdWriter::write_scalar_frame(const std::string& name, int64_t step, doubl
 }
 
 void H5mdWriter::write_grid(const std::string& name, const Grid3& grid) {
+  if (grid.values.size() != grid.size())
+    throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
   h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a grid", [&] {
-    if (grid.values.size() != grid.size())
-      throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
     const hid_t f = static_cast<hid_t>(file_);
     const std::string p = grid_average_path(name);
     const std::vector<hsize_t> dims{static_cast<hsize_t>(grid.dims[2]), static_cast<hsize_t>(grid.dims[1]),
