@@ -57,6 +57,14 @@ std::vector<EnsembleSystem> settings(const test::TestSystem& s) {
   return v;
 }
 
+// The model of system `one` of an ensemble run alone: its temperature and seed.
+Model alone_model(const Model& m, const EnsembleSystem& one) {
+  Model alone = m;
+  alone.integrator.temperature = one.temperature;
+  alone.integrator.seed = one.seed;
+  return alone;
+}
+
 void expect_same(const Target& t, const SystemState& a, const SystemState& b, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   EXPECT_EQ(a.step, b.step) << what;
@@ -82,9 +90,7 @@ void expect_each_runs_alone(const Target& t, const test::TestSystem& s, const Mo
   ASSERT_EQ(e->size(), kSystems);
   e->advance(steps);
   for (int k = 0; k < kSystems; ++k) {
-    Model alone = m;
-    alone.integrator.temperature = sys[k].temperature;
-    alone.integrator.seed = sys[k].seed;
+    const Model alone = alone_model(m, sys[k]);
     auto single = make_backend(t.backend, alone, st[k]);
     single->advance(steps);
     SystemState a, b;
@@ -143,9 +149,7 @@ TEST_P(Ensembles, ATemperatureChangeIsOneSystems) {
   e->set_temperature(1, 2.5);
   e->advance(100);
   for (int k : {0, 1}) {
-    Model alone = m;
-    alone.integrator.temperature = sys[k].temperature;
-    alone.integrator.seed = sys[k].seed;
+    const Model alone = alone_model(m, sys[k]);
     auto single = make_backend(t.backend, alone, st[k]);
     single->advance(50);
     if (k == 1) single->set_temperature(2.5);
@@ -172,9 +176,7 @@ TEST_P(Ensembles, AVelocityRescaleIsOneSystemsAndMatchesTheHostPath) {
   e->scale_velocities(1, 1.3);
   e->advance(60);
   for (int k : {0, 1}) {
-    Model alone = m;
-    alone.integrator.temperature = sys[k].temperature;
-    alone.integrator.seed = sys[k].seed;
+    const Model alone = alone_model(m, sys[k]);
     auto device = make_backend(t.backend, alone, st[k]);
     auto host = make_backend(t.backend, alone, st[k]);
     device->advance(50);
@@ -219,9 +221,7 @@ TEST_P(Ensembles, LockstepMembersRunInThreadsAndMayLeaveEarly) {
   for (std::thread& th : threads) th.join();
   for (int k = 0; k < kSystems; ++k) {
     EXPECT_EQ(results[k].outcome, RunOutcome::Completed) << results[k].message;
-    Model alone = m;
-    alone.integrator.temperature = sys[k].temperature;
-    alone.integrator.seed = sys[k].seed;
+    const Model alone = alone_model(m, sys[k]);
     auto single = make_backend(t.backend, alone, st[k]);
     single->advance(k == 2 ? 120 : 200);
     SystemState a;
