@@ -28,14 +28,16 @@ class CpuBackend final : public Backend {
   void set_state(const SystemState& state) override;
   void get_state(SystemState& state) override;
   void advance(int64_t nsteps) override;
+  // The observables of the last move_to() are kept until the state changes again: the
+  // minimiser asks for them after every move, which then costs one force pass, not two.
   Observables observables() override;
   std::vector<Vec3d> forces() override { return force_; }
   BackendStats stats() const override;
   void set_temperature(double temperature) override { model_.integrator.temperature = temperature; }
 
-  // New positions (and images) for the same particles, keeping velocities and step; the lists
-  // are rebuilt only if the particles moved too far. For steepest descent (system_builder).
-  void move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image);
+  // The lists are rebuilt only if the particles moved too far; the energies are computed with
+  // the forces (observables() returns them).
+  void move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image) override;
 
   // Forces without any neighbour list: every pair under minimum image (tests use this as the
   // check of the list itself).
@@ -44,23 +46,29 @@ class CpuBackend final : public Backend {
  private:
   struct PairTermData;
   struct BondData;
+  struct BondedTerms;  // angles, dihedrals, impropers and scaled 1-2/1-3/1-4 pairs (cpu_backend.cpp)
 
   // Recomputes force_ (and, if `obs` is given, energies and virial) at the current positions.
   void compute_forces(Observables* obs);
   void check_sane(int64_t step) const;
   void make_pme();  // the reciprocal-space solver for the state's box and charges (electrostatics)
+  void bonded_forces(bool with_energy, Vec3d* f, double* energy, size_t first, double& virial) const;
 
   Model model_;
+  int threads_;  // OpenMP threads of every parallel loop (base/host_threads.h)
   SystemState state_;
   std::vector<Vec3d> force_;
   std::vector<double> inv_mass_;
   std::vector<std::unique_ptr<PairTermData>> pair_terms_;
   std::vector<std::unique_ptr<BondData>> bond_terms_;
+  std::unique_ptr<BondedTerms> bonded_;
   std::vector<std::vector<Vec3d>> thread_force_;           // per-thread accumulators (Newton's 3rd law)
   std::vector<std::vector<CloseNeighbour>> thread_close_;  // per-thread scratch of the pair loop
   BackendStats stats_;
   double max_step_displacement_;
-  std::unique_ptr<PmeCpu> pme_;  // null without electrostatics
+  std::unique_ptr<PmeCpu> pme_;    // null without electrostatics
+  Observables moved_observables_;  // of the state move_to() left, while moved_valid_
+  bool moved_valid_ = false;
 };
 
 }  // namespace pairmd

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <exception>
+#include <sstream>
 #include <stdexcept>
 
 #include "backends/cpu_backend.h"
@@ -22,6 +23,21 @@ Model replicate_model(const Model& m, int systems, int n) {
   r.topology.bonds.reserve(m.topology.bonds.size() * systems);
   for (int k = 0; k < systems; ++k)
     for (const Bond& b : m.topology.bonds) r.topology.bonds.push_back({b.i + k * n, b.j + k * n, b.type});
+  // Angles, dihedrals and impropers (and so the scaled 1-2/1-3/1-4 pairs, found from the bonds)
+  // of copy k on its particles.
+  Topology& t = r.topology;
+  t.angles.clear();
+  t.dihedrals.clear();
+  t.impropers.clear();
+  t.angles.reserve(m.topology.angles.size() * systems);
+  t.dihedrals.reserve(m.topology.dihedrals.size() * systems);
+  t.impropers.reserve(m.topology.impropers.size() * systems);
+  for (int k = 0; k < systems; ++k) {
+    const int o = k * n;
+    for (const Angle& a : m.topology.angles) t.angles.push_back({a.i + o, a.j + o, a.k + o, a.type});
+    for (const Dihedral& d : m.topology.dihedrals) t.dihedrals.push_back({d.i + o, d.j + o, d.k + o, d.l + o, d.type});
+    for (const Dihedral& d : m.topology.impropers) t.impropers.push_back({d.i + o, d.j + o, d.k + o, d.l + o, d.type});
+  }
   for (PairList& list : r.force_field.pair_lists) {
     // Pair k of copy c is pair c m + k of the repeated list, with its own coefficients.
     auto data = std::make_shared<PairListData>();
@@ -73,6 +89,14 @@ SystemState system_state(const SystemState& all, int k, int n) {
   return s;
 }
 
+void Ensemble::move_to(int k, const std::vector<Vec3d>& position, const std::vector<Int3>& image) {
+  SystemState s;
+  get_state(k, s);
+  s.position = position;
+  s.image = image;
+  set_state(k, s);
+}
+
 namespace {
 
 // K CPU backends, each with its system's temperature and seed: the oracle of the CUDA ensemble.
@@ -113,9 +137,13 @@ class CpuEnsemble final : public Ensemble {
   }
   void get_state(int k, SystemState& s) override { backends_.at(k)->get_state(s); }
   void set_state(int k, const SystemState& s) override { backends_.at(k)->set_state(s); }
+  void move_to(int k, const std::vector<Vec3d>& x, const std::vector<Int3>& image) override {
+    backends_.at(k)->move_to(x, image);
+  }
   Observables observables(int k) override { return backends_.at(k)->observables(); }
   std::vector<Vec3d> forces(int k) override { return backends_.at(k)->forces(); }
   void set_temperature(int k, double t) override { backends_.at(k)->set_temperature(t); }
+  void scale_velocities(int k, double f) override { backends_.at(k)->scale_velocities(f); }
   BackendStats stats() const override {
     BackendStats s;
     for (const auto& b : backends_) {
@@ -134,6 +162,24 @@ class CpuEnsemble final : public Ensemble {
 
 }  // namespace
 
+std::string ensemble_memory_problem(const Model& model, const SystemState& one, int64_t systems) {
+  double free_bytes = 0, total_bytes = 0;
+  if (!cuda_device_memory(&free_bytes, &total_bytes)) return "";
+  SystemSize size;
+  size.particles = static_cast<int64_t>(one.size());
+  size.bonds = static_cast<int64_t>(model.topology.bonds.size());
+  size.volume = one.box.periodic ? one.box.volume() : 0.0;
+  const MemoryEstimate e = estimate_backend_memory("cuda", model, size);
+  const double need = e.device_bytes * static_cast<double>(systems);
+  if (e.device_bytes <= 0 || need <= free_bytes) return "";
+  std::ostringstream m;
+  m.precision(3);
+  m << "an ensemble of " << systems << " systems of " << one.size() << " particles needs about " << need / 1e9
+    << " GB of GPU memory (" << e.device_bytes / 1e6 << " MB each), more than the " << free_bytes / 1e9
+    << " GB free; at most " << static_cast<long long>(free_bytes / e.device_bytes) << " such systems fit";
+  return m.str();
+}
+
 std::unique_ptr<Ensemble> make_ensemble(const std::string& backend, const Model& model,
                                         const std::vector<SystemState>& states,
                                         const std::vector<EnsembleSystem>& systems, std::string* why) {
@@ -151,6 +197,8 @@ std::unique_ptr<Ensemble> make_ensemble(const std::string& backend, const Model&
     throw std::runtime_error("unknown backend '" + backend + "' (cpu, cuda, auto)");
 #ifdef PAIRMD_HAVE_CUDA
   if (gpu) {
+    const std::string problem = ensemble_memory_problem(model, states[0], static_cast<int64_t>(states.size()));
+    if (!problem.empty()) throw std::runtime_error(problem);
     if (why) *why = "cuda (" + reason + "): " + std::to_string(states.size()) + " systems in one set of kernels";
     return make_cuda_ensemble(model, states, systems);
   }

@@ -48,11 +48,26 @@ class Ensemble {
   virtual void get_state(int k, SystemState& state) = 0;
   // Replaces system k's state (its step must be the ensemble's).
   virtual void set_state(int k, const SystemState& state) = 0;
+  // Every system's state at once (one upload on the GPU rather than one per system).
+  virtual void set_states(const std::vector<SystemState>& states) {
+    for (size_t k = 0; k < states.size(); ++k) set_state(static_cast<int>(k), states[k]);
+  }
+  // New positions and images for system k alone (Backend::move_to: the energy minimiser's moves
+  // of one system; the others are left as they are). The default goes through get_state and
+  // set_state.
+  virtual void move_to(int k, const std::vector<Vec3d>& position, const std::vector<Int3>& image);
   virtual Observables observables(int k) = 0;
   virtual std::vector<Vec3d> forces(int k) = 0;
   virtual void set_temperature(int k, double temperature) = 0;
+  // System k's velocities times f (Backend::scale_velocities); the other systems keep theirs.
+  virtual void scale_velocities(int k, double f) = 0;
   virtual BackendStats stats() const = 0;
 };
+
+// Why `systems` copies of `one` cannot fit in the GPU's free memory (the estimate per system of
+// backends/backend.h times the copies, and the largest number that fits); "" when they fit or the
+// GPU's memory is not known. make_ensemble refuses such an ensemble before it allocates anything.
+std::string ensemble_memory_problem(const Model& model, const SystemState& one, int64_t systems);
 
 // "cpu", "cuda" or "auto", as make_backend. All states have the same particles, box and step;
 // `systems` gives each its temperature and seed (the model's integrator settings are the rest).

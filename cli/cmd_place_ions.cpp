@@ -18,6 +18,7 @@
 #include "io/h5md.h"
 #include "io/output_files.h"
 #include "kernels/dcs/map_registry.h"
+#include "session/map_options.h"
 
 namespace pairmd::cli {
 
@@ -112,17 +113,15 @@ int read_place_options(const Args& args, PlaceOptions& o) {
 
 // The map's settings: CONFIG's analysis.potential_map, then the options.
 void plan_map(const PlaceOptions& o, PlacePlan& p) {
-  if (p.cfg.potential_map.every > 0) p.settings = map_settings(p.cfg.potential_map);
-  if (!o.spacing.empty()) p.settings.spacing = option_number("--spacing", o.spacing);
-  if (!o.padding.empty()) p.settings.padding = option_number("--padding", o.padding);
-  if (!o.region.empty()) p.settings.region = o.region;
-  if (!o.kernel.empty()) p.settings.kernel = o.kernel;
-  if (!o.method.empty()) p.settings.method = o.method;
-  if (!o.boundary.empty()) p.settings.boundary = o.boundary;
-  if (!(p.settings.spacing > 0)) throw std::invalid_argument("--spacing: expected a number > 0");
-  if (p.settings.region != "box" && p.settings.region != "particles")
-    throw std::invalid_argument("--region: expected box or particles, got '" + p.settings.region + "'");
-  parse_map_kernel(p.settings.kernel);
+  if (p.cfg.potential_map.every > 0) p.settings = p.cfg.potential_map.settings;
+  MapOptions given;
+  if (!o.spacing.empty()) given.spacing = option_number("--spacing", o.spacing);
+  if (!o.padding.empty()) given.padding = option_number("--padding", o.padding);
+  given.region = o.region;
+  given.kernel = o.kernel;
+  given.method = o.method;
+  given.boundary = o.boundary;
+  apply_map_options(given, p.settings, kCommandLineMapNames);
 }
 
 // The ions: how many, how close, and their type (one of the config's, or a new one).
@@ -323,6 +322,7 @@ std::string config_with_ions(const PlaceOptions& o, const PlacePlan& p, const st
   }
   if (!o.trajectory.empty()) {
     for (const char* k : {"lattice", "chains", "file", "relax"}) sys.remove(k);
+    root.remove("minimize");  // the frame is the state the ions were placed against
     YAML::Node f;
     f["path"] = o.trajectory;
     f["frame"] = p.frame;

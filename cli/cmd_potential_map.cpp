@@ -13,6 +13,7 @@
 #include "io/h5md_run_info.h"
 #include "io/output_files.h"
 #include "kernels/dcs/map_registry.h"
+#include "session/map_options.h"
 
 namespace pairmd::cli {
 
@@ -96,31 +97,20 @@ int read_map_options(const Args& args, const std::string& usage_text, MapOptions
 void plan_map(const MapOptions& o, RunConfig& cfg, MapSettings& settings, Units& units, FrameRange& range) {
   if (!o.config_path.empty()) {
     cfg = load_config(o.config_path);
-    units = cfg.model.units;
-    if (cfg.potential_map.every > 0) settings = map_settings(cfg.potential_map);
+    if (cfg.potential_map.every > 0) settings = cfg.potential_map.settings;
   }
-  if (!o.units_name.empty()) {
-    if (o.units_name != "lj" && o.units_name != "real")
-      throw std::invalid_argument("--units: expected lj or real, got '" + o.units_name + "'");
-    if (!o.config_path.empty() && o.units_name != units.name)
-      throw std::invalid_argument("--units " + o.units_name + " contradicts the config's units " + units.name);
-    units = o.units_name == "real" ? Units::real() : Units::lj();
-  } else if (o.config_path.empty() && o.trajectory.empty()) {
+  if (!map_units(o.config_path.empty() ? nullptr : &cfg, o.units_name, kCommandLineMapNames, units) &&
+      o.trajectory.empty())
     throw std::invalid_argument("give --config CONFIG");
-  }
-  if (!o.spacing.empty()) settings.spacing = option_number("--spacing", o.spacing);
-  if (!o.padding.empty()) settings.padding = option_number("--padding", o.padding);
-  if (!o.min_distance.empty()) settings.min_distance = option_number("--min-distance", o.min_distance);
-  if (!o.region.empty()) settings.region = o.region;
-  if (!o.kernel.empty()) settings.kernel = o.kernel;
-  if (!o.method.empty()) settings.method = o.method;
-  if (!o.boundary.empty()) settings.boundary = o.boundary;
-  if (!(settings.spacing > 0)) throw std::invalid_argument("--spacing: expected a number > 0");
-  if (!(settings.padding >= 0)) throw std::invalid_argument("--padding: expected a number >= 0");
-  if (!(settings.min_distance >= 0)) throw std::invalid_argument("--min-distance: expected a number >= 0");
-  if (settings.region != "box" && settings.region != "particles")
-    throw std::invalid_argument("--region: expected box or particles, got '" + settings.region + "'");
-  parse_map_kernel(settings.kernel);
+  pairmd::MapOptions given;
+  if (!o.spacing.empty()) given.spacing = option_number("--spacing", o.spacing);
+  if (!o.padding.empty()) given.padding = option_number("--padding", o.padding);
+  if (!o.min_distance.empty()) given.min_distance = option_number("--min-distance", o.min_distance);
+  given.region = o.region;
+  given.kernel = o.kernel;
+  given.method = o.method;
+  given.boundary = o.boundary;
+  apply_map_options(given, settings, kCommandLineMapNames);
   range = parse_frame_range(o.frames);
 }
 

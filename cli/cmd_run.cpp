@@ -30,6 +30,7 @@
 #include "replicas/ensemble.h"
 #include "replicas/ensemble_plan.h"
 #include "replicas/local_ensemble.h"
+#include "replicas/pull_statistics.h"
 #include "replicas/thread_communicator.h"
 #include "session/run_log.h"
 #include "session/run_outputs.h"
@@ -114,16 +115,21 @@ RunRequest request_of(const RunOptions& o) {
   return r;
 }
 
-// `ranks` > 1: an ensemble, whose replicas' checkpoints are BASE.rNN.checkpoint.h5, continued under
-// mpirun with BASE.r{replica}.checkpoint.h5.
+// How an ensemble of `ranks` replicas is started again: under mpirun when this one was (one rank
+// per replica), else as this process did (the replicas as threads: docs/ensembles.md).
+std::string launcher_words(int ranks) {
+  return mpi_launched() ? "mpirun -np " + std::to_string(ranks) + " " : std::string();
+}
+
+// `ranks` > 1: an ensemble, whose replicas' checkpoints are BASE.rNN.checkpoint.h5, continued
+// with BASE.r{replica}.checkpoint.h5.
 FrontEnd front_end(const RunOptions& o, int ranks) {
   FrontEnd fe;
   fe.continue_with = [o, ranks](const std::string& checkpoint) {
     const std::string end = ".checkpoint.h5";
     const size_t tag = checkpoint.rfind(".r", checkpoint.size() >= end.size() ? checkpoint.size() - end.size() : 0);
     if (ranks <= 1 || tag == std::string::npos) return continue_command(o, checkpoint);
-    return "mpirun -np " + std::to_string(ranks) + " " +
-           continue_command(o, checkpoint.substr(0, tag) + ".r{replica}" + end);
+    return launcher_words(ranks) + continue_command(o, checkpoint.substr(0, tag) + ".r{replica}" + end);
   };
   return fe;
 }
@@ -196,6 +202,25 @@ int agree(Communicator& comm, int code, const std::string& message, const Replic
 
 // The end of an ensemble: each replica's own lines (its log), and replica 0's report of the whole
 // ensemble: each replica's end, the acceptance and round trips, the walk plot, how to go on.
+// Pulling statistics (replicas/pull_statistics.h): each replica's rupture force into
+// BASE.rupture.csv, and the summary line.
+std::string rupture_report(const RunPlan& p, const ReplicaPlan& rp) {
+  std::vector<std::string> prefixes;
+  for (int q = 0; q < rp.count; ++q) prefixes.push_back(replica_prefix(rp.base_prefix, q, rp.count));
+  const std::vector<RuptureEvent> events = rupture_events(prefixes);
+  const Units& u = p.cfg.model.units;
+  const std::string force_unit = std::string(u.energy_unit()) + "/" + u.length_unit();
+  // 1 kcal/(mol A) in pN (real units); reduced units have none.
+  const double pn = u.reduced() ? 0.0 : 4184.0 / 6.02214076e23 / 1e-10 / 1e-12;
+  std::string csv = EnsembleFiles{rp.base_prefix}.rupture();
+  try {
+    write_rupture_csv(csv, events, u.length_unit(), force_unit);
+  } catch (const std::exception& e) {
+    csv = std::string("not written: ") + e.what();
+  }
+  return "pulling: " + rupture_summary(events, force_unit, pn) + " (each run's largest force: " + csv + ")\n";
+}
+
 int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp, const EnsembleOutcome& e,
                     Simulation& sim, const Outputs& out, EnsembleLog* log, const CommonCheckpoint& common) {
   const BackendStats st = sim.backend().stats();
@@ -248,6 +273,7 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
     t << line;
   }
   t << "ensemble: aggregate " << aggregate << " timesteps/s over " << k << " replicas\n";
+  if (p.cfg.pulling.mode != PullMode::None) t << rupture_report(p, rp);
   if (e.meetings > 0) {
     const double ms = 1e3 / static_cast<double>(e.meetings);
     char line[320];
@@ -273,7 +299,7 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
       }
     }
   }
-  std::string again = "mpirun -np " + std::to_string(k) + " pairmd run ";
+  std::string again = launcher_words(k) + "pairmd run ";
   if (!o.config.config_path.empty()) again += shell_word(o.config.config_path) + " ";
   again += "--restart " + rp.base_prefix + ".r{replica}.checkpoint.h5";
   std::cout.flush();

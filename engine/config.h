@@ -12,6 +12,7 @@
 #include "backends/model.h"
 #include "base/system_state.h"
 #include "base/vec3.h"
+#include "engine/map_settings.h"
 
 namespace pairmd {
 
@@ -38,6 +39,8 @@ struct ChainsSpec {
   int length = 0;
   double density = 0.85;  // monomers (and counterions) per volume
   int bond_type = 0;
+  int angle_type = -1;     // -1: no angles along the chains; else an index of force_field.angles
+  int dihedral_type = -1;  // -1: no dihedrals; else an index of force_field.dihedrals
   double bond_length = 0.97;
   int monomer_type = 0;
   int charged_every = 0;      // 0: monomers carry their type's charge; k > 0: only every k-th does
@@ -54,11 +57,6 @@ struct FileSpec {
   Vec3d box{0, 0, 0};               // XYZ files without a Lattice: the box edges (0: none)
 };
 
-struct RelaxSpec {
-  int steps = 0;           // capped steepest-descent steps before the run (removes overlaps)
-  double max_move = 0.02;  // largest displacement per relaxation step
-};
-
 struct TypeSpec {
   std::string name;
   double mass = 1.0;
@@ -68,7 +66,7 @@ struct TypeSpec {
 enum class SystemSource { Lattice, Chains, File };
 
 // system.add_particles: extra particles (e.g. ions from `pairmd place-ions`), appended after the
-// system is built and relaxed, with their type's mass and charge.
+// system is built and minimised, with their type's mass and charge.
 struct AddedParticle {
   int type = 0;
   Vec3d position{0, 0, 0};
@@ -81,11 +79,31 @@ struct SystemSpec {
   LatticeSpec lattice;
   ChainsSpec chains;
   FileSpec file;
-  RelaxSpec relax;
   std::vector<AddedParticle> add_particles;
   double velocity_temperature = -1;     // < 0: the integrator's temperature
   uint64_t velocity_seed = 0;           // 0: the integrator's seed
   bool draw_missing_velocities = true;  // a start file without velocities: draw them (false: zero)
+};
+
+enum class MinimizeAlgorithm { None, Fire, SteepestDescent };
+
+// `minimize` (or its alias system.relax): the energy minimisation between building the system
+// and the dynamics (engine/minimize.h). Stopping rules set to 0 are off.
+struct MinimizeSpec {
+  MinimizeAlgorithm algorithm = MinimizeAlgorithm::None;  // None: no minimisation
+  double ftol = 0.1;                                      // stop when max_i |F_i| < ftol (force units)
+  double etol = 0.0;                                      // stop when |E_k - E_k-1| < etol (|E_k| + |E_k-1|) / 2
+  int64_t max_iterations = 10000;
+  int64_t max_evaluations = 100000;  // force evaluations
+  double max_move = 0.1;             // largest displacement of a particle in one iteration
+  // FIRE (Bitzek et al. 2006; FIRE 2.0, Guenole et al. 2020, as LAMMPS min_style fire):
+  double dt = 0.0;     // initial time step (0: integrator.dt)
+  double dtmax = 0.0;  // largest time step (0: 10 dt)
+  double dtmin = 0.0;  // smallest time step (0: dt / 50)
+  int64_t delay = 20;  // P > 0 iterations before dt grows and alpha shrinks (N_delay)
+  double dt_grow = 1.1, dt_shrink = 0.5, alpha0 = 0.1, alpha_shrink = 0.99;
+  // Given as system.relax {steps, max_move}: the old capped steepest descent, said so in the log.
+  bool from_relax = false;
 };
 
 struct TrajectorySpec {
@@ -104,19 +122,10 @@ struct GsdSpec {
   double flush_seconds = 10.0;  // as output.trajectory.flush_seconds
 };
 
+// analysis.potential_map: a map every `every` steps of the run (0: none), with these settings.
 struct PotentialMapSpec {
-  int64_t every = 0;  // 0: off
-  double spacing = 1.0;
-  std::string region = "box";  // box | particles (bounding box plus padding)
-  double padding = 5.0;
-  std::string kernel = "auto";
-  double min_distance = 0.0;      // distance floor against the 1/r singularity; 0 = spacing / 2
-  std::string method = "exact";   // exact | msm (multilevel summation) | auto (by estimated cost)
-  std::string boundary = "open";  // open | periodic (every image, neutralising background; msm)
-  double msm_cutoff = 0.0;        // splitting distance a; 0 = automatic
-  double msm_grid_spacing = 0.0;  // finest grid spacing h; 0 = automatic (a / 5; periodic a / 6)
-  int msm_order = 6;              // interpolation: 4 cubic, 6 quintic
-  int error_samples = 256;        // msm: lattice points of the sampled exact check; 0 = none
+  int64_t every = 0;
+  MapSettings settings;
 };
 
 struct OutputSpec {
@@ -167,6 +176,7 @@ struct RunConfig {
   int64_t steps = 0;
   Model model;
   SystemSpec system;
+  MinimizeSpec minimize;
   OutputSpec output;
   PotentialMapSpec potential_map;
   ReplicaSpec replicas;
@@ -183,6 +193,10 @@ struct RunConfig {
   // against the box, the start file), by config path.
   std::map<std::string, std::string> locations;
   std::string chains_bond_name;
+  std::string chains_angle_name, chains_dihedral_name;
+  // force_field.angles / dihedrals / impropers: file: the types are the LAMMPS data file's
+  // (system.file), with their Coeffs (in that order).
+  bool angle_types_from_file = false, dihedral_types_from_file = false, improper_types_from_file = false;
 };
 
 // The electrostatics section against the system's box (engine/config_electrostatics.cpp): an open

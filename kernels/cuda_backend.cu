@@ -290,11 +290,80 @@ void CudaBackend::enqueue_gather_forces(Launcher& launcher, int buffer) {
   }
 }
 
+// The extra force, cleared, then the bonded terms' and PME's reciprocal-space forces; the same
+// for every strategy. Nothing for runs without them.
 void CudaBackend::enqueue_extra_forces(Launcher& launcher, int buffer) {
   FixedVec* extra = extra_force();
   if (!extra) return;
   launcher.memset(PAIRMD_HERE, extra, 0, n_ * sizeof(FixedVec));
+  enqueue_bonded_forces(launcher, buffer, extra);
   if (pme_) pme_->enqueue_forces(launcher, particles(buffer), particles_.tag(), extra, flags());
+}
+
+// Angles, dihedrals, impropers and scaled pairs into the extra force.
+void CudaBackend::enqueue_bonded_forces(Launcher& launcher, int buffer, FixedVec* extra) {
+  const ParticleData pd = particles(buffer);
+  for (auto& t : bonded_terms_) {
+    const BondedListView v = bonded_view(*t);
+    auto quad = [&](auto eval) {  // dihedrals and impropers
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, dihedral_force_kernel<Eval>, blocks_for(t->count), kBlockSize, 0, v, pd,
+                      reinterpret_cast<const typename Eval::Params*>(t->table.data()), extra, flags(), ctrl());
+    };
+    if (t->family == GpuBondedTerm::kAngle)
+      dispatch_bonded<float>(static_cast<AngleKind>(t->kind), [&](auto eval) {
+        using Eval = decltype(eval);
+        launcher.kernel(PAIRMD_HERE, angle_force_kernel<Eval>, blocks_for(t->count), kBlockSize, 0, v, pd,
+                        reinterpret_cast<const typename Eval::Params*>(t->table.data()), extra, flags(), ctrl());
+      });
+    else if (t->family == GpuBondedTerm::kDihedral)
+      dispatch_bonded<float>(static_cast<DihedralKind>(t->kind), quad);
+    else
+      dispatch_bonded<float>(static_cast<ImproperKind>(t->kind), quad);
+  }
+  for (auto& sp : scaled_pairs_) {
+    const GpuPairTerm& pt = *pair_terms_[sp->term];
+    dispatch_pair<float>(pt.kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, scaled_pair_force_kernel<Eval>, blocks_for(sp->count), kBlockSize, 0,
+                      scaled_view(*sp), pd, reinterpret_cast<const typename Eval::Params*>(pt.table.data()), pt.ntypes,
+                      extra, flags(), ctrl());
+    });
+  }
+}
+
+// Their energies and virials: the k-th bonded term into slot first_slot + k, scaled pairs into
+// their pair term's slot, each in its system's accumulators (stride words apart).
+void CudaBackend::enqueue_bonded_energies(Launcher& launcher, const ParticleData& pd, size_t first_slot, int stride) {
+  for (size_t k = 0; k < bonded_terms_.size(); ++k) {
+    GpuBondedTerm& t = *bonded_terms_[k];
+    long long* acc = energy_.data() + kEnergyWords * (first_slot + k);
+    const BondedListView v = bonded_view(t);
+    auto quad = [&](auto eval) {
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, dihedral_energy_kernel<Eval>, blocks_for(t.count), kBlockSize, 0, v, pd,
+                      reinterpret_cast<const typename Eval::Params*>(t.table.data()), system_size_, acc, stride);
+    };
+    if (t.family == GpuBondedTerm::kAngle)
+      dispatch_bonded<float>(static_cast<AngleKind>(t.kind), [&](auto eval) {
+        using Eval = decltype(eval);
+        launcher.kernel(PAIRMD_HERE, angle_energy_kernel<Eval>, blocks_for(t.count), kBlockSize, 0, v, pd,
+                        reinterpret_cast<const typename Eval::Params*>(t.table.data()), system_size_, acc, stride);
+      });
+    else if (t.family == GpuBondedTerm::kDihedral)
+      dispatch_bonded<float>(static_cast<DihedralKind>(t.kind), quad);
+    else
+      dispatch_bonded<float>(static_cast<ImproperKind>(t.kind), quad);
+  }
+  for (auto& sp : scaled_pairs_) {
+    const GpuPairTerm& pt = *pair_terms_[sp->term];
+    dispatch_pair<float>(pt.kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, scaled_pair_energy_kernel<Eval>, blocks_for(sp->count), kBlockSize, 0,
+                      scaled_view(*sp), pd, reinterpret_cast<const typename Eval::Params*>(pt.table.data()), pt.ntypes,
+                      system_size_, energy_.data() + kEnergyWords * sp->term, stride);
+    });
+  }
 }
 
 int fused_blocks_per_sm() {
@@ -353,8 +422,10 @@ void CudaBackend::enqueue_integrate(Launcher& launcher, int buffer, bool begin, 
                       FixedArrayForce{particles_.fixed_force(), extra_force()});
       break;
     default:
+      // The slot summation (sum_slots_kernel) has added the extra force already, in fixed point
+      // as the fused kernel adds it; the float-atomic forces have not.
       launcher.kernel(PAIRMD_HERE, integrate_kernel<ArrayForce>, blocks_for(n_), kBlockSize, 0, a,
-                      ArrayForce{particles_.force(), extra_force()});
+                      ArrayForce{particles_.force(), uses_slots(strategy_) ? nullptr : extra_force()});
   }
   phase_end(stats_.seconds_integrate);
 }
@@ -613,7 +684,7 @@ Observables CudaBackend::observables() {
 std::vector<Observables> CudaBackend::system_observables() {
   complete_step();
   const bool pulling = pull_.mode != static_cast<int>(PullMode::None);
-  const size_t nterms = pair_terms_.size() + bond_terms_.size() + (pulling ? 1 : 0);
+  const size_t nterms = pair_terms_.size() + bond_terms_.size() + bonded_terms_.size() + (pulling ? 1 : 0);
   std::vector<Observables> out(systems_);
   for (Observables& o : out) {
     o.step = host_.step;
@@ -688,10 +759,12 @@ void CudaBackend::enqueue_energies(Launcher& now, int stride) {
                  energy_.data() + kEnergyWords * (pair_terms_.size() + k), stride);
     });
   }
+  const size_t first_bonded = pair_terms_.size() + bond_terms_.size();
+  enqueue_bonded_energies(now, pd, first_bonded, stride);
   if (pull_.mode != static_cast<int>(PullMode::None))
     now.kernel(PAIRMD_HERE, pull_force_kernel, blocks_for(2 * systems_), kBlockSize, 0, pd.pos, particles_.image(),
                particles_.rank(), system_size_, systems_, box_, pull_, host_.step, static_cast<float4*>(nullptr),
-               energy_.data() + kEnergyWords * (pair_terms_.size() + bond_terms_.size()), stride);
+               energy_.data() + kEnergyWords * (first_bonded + bonded_terms_.size()), stride);
 }
 
 }  // namespace pairmd

@@ -46,6 +46,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "cuda/launcher.cuh"
+#include "kernels/bonded_kernels.cuh"
 #include "kernels/device_particles.cuh"
 #include "kernels/force_kernels.cuh"
 #include "kernels/force_sources.cuh"
@@ -124,6 +125,25 @@ struct GpuBondTerm {
   DeviceBuffer<float> slots;
 };
 
+// Angles, dihedrals or impropers of one kind (kernels/bonded_kernels.cuh): static, by tag, with
+// the table of every type of the family (index by type).
+struct GpuBondedTerm {
+  enum Family { kAngle, kDihedral, kImproper } family;
+  int kind;  // AngleKind, DihedralKind or ImproperKind
+  int count = 0;
+  DeviceBuffer<unsigned char> table;
+  DeviceBuffer<uint4> atoms;  // tags i, j, k (, l)
+  DeviceBuffer<int> type;
+};
+
+// The scaled 1-2/1-3/1-4 pairs of one pair term (ForceField::special).
+struct GpuScaledPairs {
+  size_t term;
+  int count = 0;
+  DeviceBuffer<unsigned> i, j;
+  DeviceBuffer<float> weight;
+};
+
 class CudaBackend final : public Backend {
  public:
   // `systems` > 1: an ensemble of that many systems of initial.size() / systems particles each,
@@ -143,12 +163,16 @@ class CudaBackend final : public Backend {
   std::vector<Vec3d> forces() override;
   BackendStats stats() const override;
   void set_temperature(double temperature) override;
+  void scale_velocities(double f) override { scale_system_velocities(-1, f); }
   // The ensemble's systems (1 for a single system), each with its own thermostat temperature and
   // noise seed (set_temperature() sets every system's), and the observables of each.
-  int systems() const { return systems_; }
+  int systems() const override { return systems_; }
   int system_size() const { return system_size_; }
   void set_system_temperature(int k, double temperature);
   void set_system_seed(int k, uint64_t seed);
+  // System k's velocities (every system's for k < 0) times f, on the device: each rounded to
+  // float from the double product, as the host's get_state / scale / set_state would.
+  void scale_system_velocities(int k, double f);
   std::vector<Observables> system_observables();
   void set_profiling(bool on) override {
     if (!on) resolve_phases();
@@ -166,6 +190,7 @@ class CudaBackend final : public Backend {
 
   void make_pair_terms(const SystemState& initial);
   void make_bond_terms();
+  void make_bonded_terms();             // angles, dihedrals, impropers, scaled pairs, the extra-force buffer
   void make_pme(const SystemState& s);  // the reciprocal-space solver and the extra-force buffer
 
   // Cells, renumbering and every list's search. With `wait` the lists are complete on return;
@@ -181,10 +206,16 @@ class CudaBackend final : public Backend {
   void enqueue_slot_forces(Launcher& launcher, int buffer);
   void enqueue_atomic_forces(Launcher& launcher, int buffer);
   void enqueue_gather_forces(Launcher& launcher, int buffer);
-  // The extra force (cleared, then PME's reciprocal-space forces), before the strategy's forces.
+  // The extra force (cleared, then the bonded terms' and PME's reciprocal-space forces), before
+  // the strategy's forces.
   void enqueue_extra_forces(Launcher& launcher, int buffer);
-  // The per-particle extra force that every integrate kernel adds (null without PME: nothing added).
-  FixedVec* extra_force() { return pme_ ? extra_force_.data() : nullptr; }
+  void enqueue_bonded_forces(Launcher& launcher, int buffer, FixedVec* extra);
+  void enqueue_bonded_energies(Launcher& launcher, const ParticleData& pd, size_t first_slot, int stride);
+  // The per-particle extra force that every integrate kernel adds (null without bonded terms or
+  // PME: the integrate kernels then add nothing).
+  FixedVec* extra_force() {
+    return bonded_terms_.empty() && scaled_pairs_.empty() && !pme_ ? nullptr : extra_force_.data();
+  }
   void enqueue_integrate(Launcher& launcher, int buffer, bool begin, bool write_force);
   // `steps` steps from position buffer `parity`, then the control block into read-back `slot`.
   void enqueue_steps(Launcher& launcher, int steps, int parity, int slot);
@@ -212,6 +243,10 @@ class CudaBackend final : public Backend {
   SlotForce slot_source(int buffer);
   BondListView bond_view(GpuBondTerm& t) {
     return {t.bi.data(), t.bj.data(), t.btype.data(), static_cast<int>(t.bonds.size()), particles_.rank()};
+  }
+  BondedListView bonded_view(GpuBondedTerm& t) { return {t.atoms.data(), t.type.data(), t.count, particles_.rank()}; }
+  ScaledPairView scaled_view(GpuScaledPairs& s) {
+    return {s.i.data(), s.j.data(), s.weight.data(), s.count, particles_.rank()};
   }
   StepControl* ctrl() { return &state_.data()->ctrl; }
   unsigned* tickets() { return tickets_.data(); }
@@ -245,6 +280,8 @@ class CudaBackend final : public Backend {
   GpuCellOrder cells_;
   std::vector<std::unique_ptr<GpuPairTerm>> pair_terms_;
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
+  std::vector<std::unique_ptr<GpuBondedTerm>> bonded_terms_;
+  std::vector<std::unique_ptr<GpuScaledPairs>> scaled_pairs_;
   std::unique_ptr<PmeGpu> pme_;  // particle-mesh Ewald (null without electrostatics)
   DeviceBuffer<FixedVec> extra_force_;
   DeviceBuffer<ChunkState> state_;

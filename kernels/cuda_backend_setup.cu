@@ -61,6 +61,7 @@ void CudaBackend::construct(const SystemState& initial) {
   pull_ = make_pull_params<float>(model_.pulling);
   make_pair_terms(initial);
   make_bond_terms();
+  make_bonded_terms();
   set_state(initial);
 }
 
@@ -99,9 +100,13 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
     g->table =
         dispatch_pair<float>(t.kind, [&](auto eval) { return upload_table(make_pair_table<decltype(eval)>(t)); });
     const double rl = t.max_cutoff() + model_.neighbor.skin;
+    // A particle has no more partners than its system has particles (an open box's density of 1
+    // per unit volume put 37,000 partners on a bead of a 98-bead protein with SOP's 20 A cutoff,
+    // more than the search can stage); the list grows if a first guess is short.
+    const double sphere = 1.3 * (4.0 / 3.0) * M_PI * rl * rl * rl * density * (full ? 1.0 : 0.5) + 8;
     const double per_particle = model_.neighbor.initial_capacity_per_particle > 0
                                     ? model_.neighbor.initial_capacity_per_particle
-                                    : 1.3 * (4.0 / 3.0) * M_PI * rl * rl * rl * density * (full ? 1.0 : 0.5) + 8;
+                                    : std::min(sphere, static_cast<double>(system_size_) + 8);
     g->list =
         std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), static_cast<float>(model_.neighbor.skin),
                                       full, uses_slots(strategy_), per_particle, n_);
@@ -205,6 +210,70 @@ void CudaBackend::make_bond_terms() {
   }
 }
 
+namespace {
+
+// The terms of one family grouped by kind, in order of first appearance (as the CPU backend).
+template <typename Kind, typename Term>
+void add_bonded_terms(const std::vector<Term>& terms, const std::vector<BondedType<Kind>>& types,
+                      GpuBondedTerm::Family family, std::vector<std::unique_ptr<GpuBondedTerm>>& out) {
+  std::vector<Kind> kinds;
+  for (const Term& t : terms)
+    if (std::find(kinds.begin(), kinds.end(), types.at(t.type).kind) == kinds.end())
+      kinds.push_back(types.at(t.type).kind);
+  for (const Kind kind : kinds) {
+    std::vector<uint4> atoms;
+    std::vector<int> type;
+    for (const Term& t : terms) {
+      if (types[t.type].kind != kind) continue;
+      if constexpr (std::is_same_v<Term, Angle>)
+        atoms.push_back(make_uint4(t.i, t.j, t.k, 0));
+      else
+        atoms.push_back(make_uint4(t.i, t.j, t.k, t.l));
+      type.push_back(t.type);
+    }
+    auto g = std::make_unique<GpuBondedTerm>();
+    g->family = family;
+    g->kind = static_cast<int>(kind);
+    g->count = static_cast<int>(atoms.size());
+    g->table = dispatch_bonded<float>(
+        kind, [&](auto eval) { return upload_table(make_bonded_table<decltype(eval)>(types, kind)); });
+    g->atoms = upload_vector(atoms);
+    g->type = upload_vector(type);
+    out.push_back(std::move(g));
+  }
+}
+
+}  // namespace
+
+// Angles, dihedrals and impropers (one term per kind), the scaled pairs of each pair term, and
+// the extra-force buffer they add to (kernels/bonded_kernels.cuh); nothing without them.
+void CudaBackend::make_bonded_terms() {
+  const ForceField& ff = model_.force_field;
+  const Topology& top = model_.topology;
+  add_bonded_terms(top.angles, ff.angle_types, GpuBondedTerm::kAngle, bonded_terms_);
+  add_bonded_terms(top.dihedrals, ff.dihedral_types, GpuBondedTerm::kDihedral, bonded_terms_);
+  add_bonded_terms(top.impropers, ff.improper_types, GpuBondedTerm::kImproper, bonded_terms_);
+  for (size_t k = 0; k < ff.pair_terms.size(); ++k) {
+    const std::vector<ScaledPair> pairs = pair_term_scaled_pairs(ff, top, n_, k);
+    if (pairs.empty()) continue;
+    std::vector<unsigned> i, j;
+    std::vector<float> w;
+    for (const ScaledPair& p : pairs) {
+      i.push_back(static_cast<unsigned>(p.i));
+      j.push_back(static_cast<unsigned>(p.j));
+      w.push_back(static_cast<float>(p.weight));
+    }
+    auto g = std::make_unique<GpuScaledPairs>();
+    g->term = k;
+    g->count = static_cast<int>(pairs.size());
+    g->i = upload_vector(i);
+    g->j = upload_vector(j);
+    g->weight = upload_vector(w);
+    scaled_pairs_.push_back(std::move(g));
+  }
+  if (!bonded_terms_.empty() || !scaled_pairs_.empty()) extra_force_.resize(std::max(n_, 1));
+}
+
 CudaBackend::~CudaBackend() { release(); }
 
 // The handles that are not DeviceBuffers (those free themselves); any of them may be unset.
@@ -237,6 +306,30 @@ void CudaBackend::set_system_temperature(int k, double temperature) {
   s.temperature = temperature;
   system_params_.at(k).kT_mvv = make_step_constants<float>(s, model_.units.kB, model_.units.force_to_accel).kT_mvv;
   upload_system_params();
+}
+
+namespace {
+
+// v times f in double, rounded to float: what the host's download, scale and upload give.
+__global__ void scale_velocities_kernel(float4* vel, const unsigned* tag, int n, int system_size, int system,
+                                        double f) {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= n || (system >= 0 && static_cast<int>(tag[p] / static_cast<unsigned>(system_size)) != system)) return;
+  float4 v = vel[p];
+  v.x = static_cast<float>(static_cast<double>(v.x) * f);
+  v.y = static_cast<float>(static_cast<double>(v.y) * f);
+  v.z = static_cast<float>(static_cast<double>(v.z) * f);
+  vel[p] = v;  // w, the mass, stays
+}
+
+}  // namespace
+
+void CudaBackend::scale_system_velocities(int k, double f) {
+  if (k >= systems_) throw std::out_of_range("no system " + std::to_string(k) + " in the ensemble");
+  complete_step();  // the velocities of the step, not of its half
+  Launcher(stream_).kernel(PAIRMD_HERE, scale_velocities_kernel, blocks_for(n_), kBlockSize, 0, particles_.vel(),
+                           particles_.tag(), n_, system_size_, k, f);
+  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void CudaBackend::set_system_seed(int k, uint64_t seed) {

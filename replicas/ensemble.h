@@ -45,7 +45,8 @@ struct EnsembleFiles {
   std::string exchange_log() const { return prefix + ".exchange.csv"; }
   std::string walk() const { return prefix + ".walk.csv"; }
   std::string walk_plot() const { return prefix + ".walk.svg"; }
-  std::vector<std::string> all() const { return {exchange_log(), walk(), walk_plot()}; }
+  std::string rupture() const { return prefix + ".rupture.csv"; }  // pulling statistics
+  std::vector<std::string> all() const { return {exchange_log(), walk(), walk_plot(), rupture()}; }
   std::vector<std::string> existing() const;
 };
 

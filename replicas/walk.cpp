@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/text.h"
 #include "io/csv_rows.h"
 #include "io/svg_plot.h"
 #include "replicas/exchange.h"
@@ -59,6 +60,7 @@ Walk read_walk_csv(const std::string& path) {
   size_t columns = 0;
   while (std::getline(in, line)) {
     ++number;
+    drop_cr(line);
     std::vector<std::string> cells;
     std::stringstream ss(line);
     for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);

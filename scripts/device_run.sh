@@ -13,6 +13,11 @@
 #   compare    all strategies: LJ liquid at 64k and 1M, Kremer-Grest melt (issue 4)
 #   openmm     pairmd compare and OpenMM (bench/openmm_lj.py, wheels carried in .whl/) on the
 #              same LJ liquids in one job, and their ratio (issue 12)
+#   semiflexible  the semiflexible Kremer-Grest melt (configs/semiflexible_melt.yaml, angles) at
+#              64,000 beads: every strategy (pairmd compare), then OpenMM on the same model
+#              (bench/openmm_semiflexible.py, CustomAngleForce; wheels in .whl/) in the same
+#              job, and their ratio (issue 32: pairmd >= 1.5x); semiflexible_{pairmd,openmm}.*,
+#              semiflexible.txt
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
 #   profile_1m the same on the 1,000,188-particle liquid (fewer steps; kernel_times_1m.txt)
@@ -85,7 +90,8 @@ for stage in "${stages[@]}"; do
   echo "=== $stage ($(date +%T))"
   case $stage in
     tests)
-      "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" > "$OUT/gpu_tests.log" 2>&1
+      timeout "${PAIRMD_GPU_TESTS_TIMEOUT:-420}" "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" \
+        > "$OUT/gpu_tests.log" 2>&1
       summary+=("gpu tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/gpu_tests.log" | tr '\n' ' '))")
       grep -E '^\[(forces|trajectory|momentum|same run)\]|^(NVE|Langevin|Brownian) |FAILED|Failure|error' "$OUT/gpu_tests.log" | head -150
       "$B/pairmd_tests" > "$OUT/cpu_tests.log" 2>&1
@@ -117,14 +123,16 @@ for stage in "${stages[@]}"; do
       cat "$OUT/python_overhead.log"
       ;;
     gpu)
-      "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" > "$OUT/gpu_tests.log" 2>&1
+      # A hang (a test that never ends) must not take the session's whole device time.
+      timeout "${PAIRMD_GPU_TESTS_TIMEOUT:-420}" "$B/pairmd_gpu_tests" --gtest_output=xml:"$OUT/gpu_tests.xml" \
+        > "$OUT/gpu_tests.log" 2>&1
       summary+=("gpu tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/gpu_tests.log" | tr '\n' ' '))")
       grep -E 'FAILED|Failure|exception' "$OUT/gpu_tests.log" | head -20
       ;;
     sanitize)
       # Small systems: the sanitizers slow kernels down by 10-100x.
       export PAIRMD_SYNC_LAUNCHES=1
-      filter='GpuPairList.*:GpuBackend.ForcesMatchCpu*:GpuBackend.ListOverflow*:GpuBackend.EnergyAndVirial*:GpuBackend.BlowUps*:GpuBackend.BlowUpInStepsLeft*'
+      filter='GpuPairList.*:GpuBackend.BondedTerms*:GpuBackend.ForcesMatchCpu*:GpuBackend.ListOverflow*:GpuBackend.EnergyAndVirial*:GpuBackend.BlowUps*:GpuBackend.BlowUpInStepsLeft*'
       for tool in memcheck racecheck; do
         compute-sanitizer --tool $tool --error-exitcode 99 "$B/pairmd_gpu_tests" --gtest_filter="$filter" \
           > "$OUT/sanitize_$tool.log" 2>&1
@@ -161,6 +169,24 @@ for stage in "${stages[@]}"; do
         python3 bench/openmm_ratio.py "$OUT/vs_openmm_pairmd.csv" "$OUT/vs_openmm_openmm.csv" | tee "$OUT/vs_openmm.txt"
       else
         summary+=("openmm: the wheels in .whl/ did not install")
+      fi
+      ;;
+    semiflexible)
+      # Issue 32: angles on the GPU against OpenMM, the same melt in one job.
+      "$B/pairmd" compare configs/semiflexible_melt.yaml --sizes 64000 --steps 200 --repeats 5 --warmup 500 \
+        --no-reference --out "$OUT/semiflexible_pairmd" > "$OUT/semiflexible_pairmd.log" 2>&1
+      summary+=("semiflexible, pairmd compare: exit $?")
+      cat "$OUT/semiflexible_pairmd.log"
+      if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl; then
+        PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_semiflexible.py \
+          --sizes 64000 --precision mixed,single --csv "$OUT/semiflexible_openmm.csv" \
+          2>&1 | tee "$OUT/semiflexible_openmm.log"
+        summary+=("semiflexible, openmm: exit ${PIPESTATUS[0]}")
+        python3 bench/openmm_ratio.py "$OUT/semiflexible_pairmd.csv" "$OUT/semiflexible_openmm.csv" |
+          tee "$OUT/semiflexible.txt"
+        summary+=("semiflexible: $(tail -n 1 "$OUT/semiflexible.txt")")
+      else
+        summary+=("semiflexible: the wheels in .whl/ did not install")
       fi
       ;;
     bench)
@@ -380,17 +406,26 @@ PY
           --warmup 1000 --repeats 3 --csv "$OUT/ensemble_$name.csv" >> "$log" 2>&1
         echo "ensemble_bench $name: exit $?" >> "$log"
       done
-      # Replica exchange on one GPU: K replicas as threads, exchanges every 1000 steps.
+      # Replica exchange on one GPU: K replicas as threads, exchanges every 1000 steps; "bare"
+      # writes only the exchange log, thermo every 5000 and the final checkpoints, "as
+      # configured" keeps the config's trajectory, observables and checkpoints.
       for sys in "16:configs/lj_liquid.yaml:10" "64:configs/lj_tempering.yaml:5"; do
         IFS=: read -r k cfg cells <<< "$sys"
-        echo "== replica exchange, $k replicas of $cfg (cells $cells), one GPU" >> "$log"
-        (cd "$w" && "$B/pairmd" run "$root/$cfg" --output "rx$k" --steps 20000 --set system.lattice.cells=$cells \
-          --set "replicas={count: $k, min_temperature: 1.2, max_temperature: 1.5, exchange_every: 1000}" \
-          --set output.trajectory.every=0 --set output.thermo_every=5000 --set output.progress=off) >> "$log" 2>&1
-        echo "replica exchange $k: exit $?" >> "$log"
+        for outputs in bare configured; do
+          extra=()
+          [[ $outputs == bare ]] && extra=(--set output.trajectory.every=0 --set output.trajectory.observables_every=0
+                                           --set output.trajectory.velocities_every=0 --set output.checkpoint_every=0
+                                           --set output.thermo_every=5000)
+          echo "== replica exchange, $k replicas of $cfg (cells $cells), one GPU, outputs $outputs" >> "$log"
+          (cd "$w" && rm -f rx$k.* && "$B/pairmd" run "$root/$cfg" --output "rx$k" --steps 20000 \
+            --set system.lattice.cells=$cells \
+            --set "replicas={count: $k, min_temperature: 1.2, max_temperature: 1.5, exchange_every: 1000}" \
+            "${extra[@]}" --set output.progress=off) >> "$log" 2>&1
+          echo "replica exchange $k $outputs: exit $?" >> "$log"
+        done
       done
       summary+=("ensembles: $(grep -c 'exit 0' "$log") runs exit 0, $(grep -c 'exit [1-9]' "$log") failed")
-      grep -E '^[0-9]+ +[0-9]+ |^== |ensemble: aggregate|exit [1-9]' "$log"
+      grep -E '^[0-9]+ +[0-9]+ |^== |ensemble: aggregate|ensemble: [0-9]+ meetings|exit [1-9]' "$log"
       ;;
     sop)
       # Issue 20 (docs/benchmarks.md, "Coarse-grained proteins"). sop-build writes relative

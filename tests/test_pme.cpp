@@ -96,7 +96,6 @@ Model pme_model(double cutoff, double accuracy, int order) {
   t.coeffs = {c};
   m.force_field.ntypes = 1;
   m.force_field.pair_terms = {t};
-  m.force_field.exclusions = ExclusionPolicy::None;
   m.integrator.kind = IntegratorKind::VelocityVerlet;
   m.integrator.dt = 0.001;
   m.neighbor.skin = 0.3;

@@ -444,7 +444,7 @@ TEST(PotentialMapCommands, RunAndPotentialMapAndPlaceIonsEndToEnd) {
       << read_text(temp_path("cmd.log"));
   const RunConfig cfg = load_config(cfg_path);
   const BuiltSystem sys = build_system(cfg);
-  MapSettings m = map_settings(cfg.potential_map);
+  MapSettings m = cfg.potential_map.settings;
   m.spacing = 0.25;
   Grid3 want = map_lattice(sys.state, m, cfg.model.units);
   potential_cpu(charged_particles(sys.state), cfg.model.units.coulomb, m.floor(), want);

@@ -169,6 +169,31 @@ TEST_P(SopForces, EnergyByTermMatchesPairByPairSum) {
               o.potential_by_term[2], e.native, o.potential_by_term[3]);
 }
 
+// One protein alone, as sop-build writes it: an open box and the 20 A repulsion cutoff. On the GPU
+// the first pair list was sized for a density of one bead per A^3 there (37,000 partners a bead,
+// more than the search could stage: every GPU run of a sop-build model failed). Forces as in
+// ForcesMatchCpuAndFiniteDifferences, and 200 Brownian steps run.
+TEST_P(SopForces, OneProteinInAnOpenBoxRuns) {
+  test::ScratchDir dir("sop_open");
+  SopParameters p = p_;
+  p.copies = 1;
+  const SopModel one = two_helix_model(p);
+  ASSERT_FALSE(one.box.periodic);
+  const test::TestSystem s = load_sop(one, p, dir.path);
+  ASSERT_GE(s.cfg.model.force_field.pair_terms.at(0).max_cutoff(), 20.0);
+  const SystemState st = jiggled(s);
+  auto b = test::make_target_backend(target(), s.model(), st);
+  const std::vector<Vec3d> f = b->forces(), ref = CpuBackend(s.model(), st).forces();
+  const double f_rms = rms(ref);
+  double max_err = 0;
+  for (size_t i = 0; i < f.size(); ++i) max_err = std::max(max_err, std::sqrt(dot(f[i] - ref[i], f[i] - ref[i])));
+  EXPECT_LT(max_err / f_rms, target().fp32 ? 2e-3 : 1e-12);
+  b->advance(200);
+  SystemState end;
+  b->get_state(end);
+  EXPECT_EQ(end.step, st.step + 200);
+}
+
 // Exclusions per pair term: with `exclude_from: none` on the native list, the repulsion term
 // takes the native pairs in as well: it grows by exactly their repulsion, computed here.
 TEST_P(SopForces, ExcludeFromNoneAddsTheListsPairsToTheRepulsion) {
@@ -827,6 +852,34 @@ TEST(Sop, PulledRunWritesCsvAndPlot) {
   const std::string svg = test::read_text(dir / "d.pull.svg");
   EXPECT_NE(svg.find("<polyline"), std::string::npos);
   EXPECT_NE(svg.find("extension (A)"), std::string::npos);
+}
+
+// Pulling statistics: `sop-build --independent K --pull` writes K independent runs of the protein
+// (a replicas section; without mpirun the runs are threads of one process, docs/ensembles.md),
+// each with its own force-extension log, and the run ends with each run's rupture force in
+// BASE.rupture.csv and their mean and spread. The runs differ (seed + k), so their largest forces do.
+TEST(Sop, IndependentPulledRunsGiveTheirRuptureForces) {
+  if (!test::file_exists(kStructure)) GTEST_SKIP() << "no " << kStructure << " (Debian's pymol-data)";
+  test::ScratchDir dir("sop_independent");
+  const test::ChildResult b = sop_build(
+      dir.path, {kStructure, "--chains", "D", "--pull", "--integrator", "langevin", "--independent", "3", "--steps",
+                 "600", "--pull-every", "50", "--thermo-every", "200", "--trajectory-every", "0", "-o", "ind.yaml"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(test::read_text(dir / "ind.yaml").find("mode: independent"), std::string::npos);
+  const test::ChildResult r =
+      test::run_pairmd({"run", "ind.yaml", "--backend", "cpu", "--set", "output.progress=off"}, dir.path);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("rupture forces of 3 runs: mean"), std::string::npos) << r.out;
+  const std::string csv = test::read_text(dir / "ind.rupture.csv");
+  std::vector<double> forces;
+  std::stringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "replica,step,extension[Angstrom],force[kcal/mol/Angstrom]");
+  while (std::getline(lines, line)) forces.push_back(std::stod(line.substr(line.rfind(',') + 1)));
+  ASSERT_EQ(forces.size(), 3u) << csv;
+  EXPECT_NE(forces[0], forces[1]) << "independent runs: seed + k";
+  for (int k = 0; k < 3; ++k) EXPECT_TRUE(test::file_exists(dir / ("ind.r" + std::to_string(k) + ".pull.csv")));
 }
 
 #endif  // PAIRMD_PHYSICS_ON_GPU
