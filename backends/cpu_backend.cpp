@@ -88,6 +88,7 @@ struct CpuBackend::BondedTerms {
   std::vector<BondedKindTerms<DihedralKind, Dihedral>> dihedrals;
   std::vector<BondedKindTerms<ImproperKind, Dihedral>> impropers;
   std::vector<ScaledPairTerm> scaled;
+  std::vector<ScaledPair> pme_excluded;  // the coulomb_long term's pairs whose mesh part is taken out
   size_t count() const { return angles.size() + dihedrals.size() + impropers.size(); }
 };
 
@@ -136,6 +137,8 @@ CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
     std::vector<ScaledPair> pairs = pair_term_scaled_pairs(ff, model_.topology, initial.size(), k);
     if (!pairs.empty()) bonded_->scaled.push_back({k, std::move(pairs)});
   }
+  if (model_.electrostatics.enabled)
+    bonded_->pme_excluded = pme_excluded_pairs(ff, model_.topology, initial.size(), model_.electrostatics.term);
   thread_force_.resize(threads_);
   thread_close_.resize(threads_);
   set_state(initial);
@@ -367,9 +370,9 @@ void scaled_pair_forces(const typename Eval::Params* table, int ntypes, const st
 
 }  // namespace
 
-// Angles, dihedrals, impropers and scaled pairs into f (this thread's share inside a parallel
-// region, all of them outside one); energies into energy[first + k] for the k-th bonded kind,
-// scaled pairs into their pair term's slot.
+// Angles, dihedrals, impropers, scaled pairs and PME's excluded pairs into f (this thread's share
+// inside a parallel region, all of them outside one); energies into energy[first + k] for the
+// k-th bonded kind, scaled and excluded pairs into their pair term's slot.
 void CpuBackend::bonded_forces(bool with_energy, Vec3d* f, double* energy, size_t first, double& virial) const {
   const BondedTerms& b = *bonded_;
   size_t slot = first;
@@ -409,6 +412,16 @@ void CpuBackend::bonded_forces(bool with_energy, Vec3d* f, double* energy, size_
       else
         scaled_pair_forces<Eval, false>(table, d.ntypes, sp.pairs, state_, f, energy[sp.term], virial);
     });
+  }
+  if (!b.pme_excluded.empty()) {  // in the coulomb_long term's slot, as its mesh part
+    using Excluded = CoulombLongExcluded<double>;
+    const size_t t = static_cast<size_t>(model_.electrostatics.term);
+    const PairTermData& d = *pair_terms_[t];
+    const auto* table = d.table.as<Excluded::Params>();
+    if (with_energy)
+      scaled_pair_forces<Excluded, true>(table, d.ntypes, b.pme_excluded, state_, f, energy[t], virial);
+    else
+      scaled_pair_forces<Excluded, false>(table, d.ntypes, b.pme_excluded, state_, f, energy[t], virial);
   }
 }
 

@@ -20,7 +20,7 @@ int coulomb_long_term(const Map& root, const ForceField& ff) {
     if (ff.pair_terms[t].kind != PairKind::CoulombLong) continue;
     if (term >= 0)
       root.ctx().fail(root.node("force_field"), "force_field.pair[" + std::to_string(t) + "]",
-                      "a second coulomb_long term; the Ewald sum takes one (give per-pair cutoffs in one term)");
+                      "a second coulomb_long term; the Ewald sum has one splitting, so one such term");
     term = static_cast<int>(t);
   }
   return term;
@@ -53,7 +53,7 @@ void read_electrostatics(const Map& root, RunConfig& cfg) {
     m.choice("method", "pme", {"pme"});
     s.accuracy = m.number("accuracy", 1e-5, kMinAccuracy, kMaxAccuracy, false,
                           "a relative force accuracy in [1e-10, 0.01] (e.g. 1e-5)");
-    s.order = static_cast<int>(m.integer("order", 5, kPmeMinOrder, kPmeMaxOrder));
+    s.order = static_cast<int>(m.integer("order", 6, kPmeMinOrder, kPmeMaxOrder));
     s.grid = read_grid(m, s.order);
     cfg.locations["electrostatics"] = m.where("accuracy");
   } else if (term >= 0) {

@@ -297,7 +297,30 @@ void CudaBackend::enqueue_extra_forces(Launcher& launcher, int buffer) {
   if (!extra) return;
   launcher.memset(PAIRMD_HERE, extra, 0, n_ * sizeof(FixedVec));
   enqueue_bonded_forces(launcher, buffer, extra);
-  if (pme_) pme_->enqueue_forces(launcher, particles(buffer), particles_.tag(), extra, flags());
+  if (pme_) enqueue_pme_forces(launcher, buffer, extra);
+}
+
+void CudaBackend::enqueue_pme_forces(Launcher& launcher, int buffer, FixedVec* extra) {
+  const ParticleData pd = particles(buffer);
+  pme_->enqueue_forces(launcher, pd, particles_.tag(), extra, flags());
+  if (!pme_excluded_) return;
+  using Excluded = CoulombLongExcluded<float>;
+  const GpuPairTerm& pt = *pair_terms_[pme_excluded_->term];
+  launcher.kernel(PAIRMD_HERE, scaled_pair_force_kernel<Excluded>, blocks_for(pme_excluded_->count), kBlockSize, 0,
+                  scaled_view(*pme_excluded_), pd, reinterpret_cast<const Excluded::Params*>(pt.table.data()),
+                  pt.ntypes, extra, flags(), ctrl());
+}
+
+// The reciprocal energy and virial, and the excluded pairs', into the coulomb_long term's slot.
+void CudaBackend::enqueue_pme_energies(Launcher& launcher, const ParticleData& pd, int stride) {
+  long long* acc = energy_.data() + kEnergyWords * model_.electrostatics.term;
+  pme_->enqueue_energy(launcher, pd, acc);
+  if (!pme_excluded_) return;
+  using Excluded = CoulombLongExcluded<float>;
+  const GpuPairTerm& pt = *pair_terms_[pme_excluded_->term];
+  launcher.kernel(PAIRMD_HERE, scaled_pair_energy_kernel<Excluded>, blocks_for(pme_excluded_->count), kBlockSize, 0,
+                  scaled_view(*pme_excluded_), pd, reinterpret_cast<const Excluded::Params*>(pt.table.data()),
+                  pt.ntypes, system_size_, acc, stride);
 }
 
 // Angles, dihedrals, impropers and scaled pairs into the extra force.
@@ -749,7 +772,7 @@ void CudaBackend::enqueue_energies(Launcher& now, int stride) {
                    stride);
     });
   }
-  if (pme_) pme_->enqueue_energy(now, pd, energy_.data() + kEnergyWords * model_.electrostatics.term);
+  if (pme_) enqueue_pme_energies(now, pd, stride);
   for (size_t k = 0; k < bond_terms_.size(); ++k) {
     auto& t = bond_terms_[k];
     dispatch_bond<float>(t->kind, [&](auto eval) {

@@ -211,6 +211,9 @@ class CudaBackend final : public Backend {
   void enqueue_extra_forces(Launcher& launcher, int buffer);
   void enqueue_bonded_forces(Launcher& launcher, int buffer, FixedVec* extra);
   void enqueue_bonded_energies(Launcher& launcher, const ParticleData& pd, size_t first_slot, int stride);
+  // PME's reciprocal-space forces and its excluded pairs' corrections into the extra force.
+  void enqueue_pme_forces(Launcher& launcher, int buffer, FixedVec* extra);
+  void enqueue_pme_energies(Launcher& launcher, const ParticleData& pd, int stride);
   // The per-particle extra force that every integrate kernel adds (null without bonded terms or
   // PME: the integrate kernels then add nothing).
   FixedVec* extra_force() {
@@ -282,7 +285,8 @@ class CudaBackend final : public Backend {
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
   std::vector<std::unique_ptr<GpuBondedTerm>> bonded_terms_;
   std::vector<std::unique_ptr<GpuScaledPairs>> scaled_pairs_;
-  std::unique_ptr<PmeGpu> pme_;  // particle-mesh Ewald (null without electrostatics)
+  std::unique_ptr<PmeGpu> pme_;                   // particle-mesh Ewald (null without electrostatics)
+  std::unique_ptr<GpuScaledPairs> pme_excluded_;  // its pairs whose mesh part is taken out (or null)
   DeviceBuffer<FixedVec> extra_force_;
   DeviceBuffer<ChunkState> state_;
   DeviceBuffer<unsigned> tickets_;        // the integrate kernels' first-level block tickets

@@ -243,10 +243,28 @@ void add_bonded_terms(const std::vector<Term>& terms, const std::vector<BondedTy
   }
 }
 
+std::unique_ptr<GpuScaledPairs> upload_scaled_pairs(size_t term, const std::vector<ScaledPair>& pairs) {
+  std::vector<unsigned> i, j;
+  std::vector<float> w;
+  for (const ScaledPair& p : pairs) {
+    i.push_back(static_cast<unsigned>(p.i));
+    j.push_back(static_cast<unsigned>(p.j));
+    w.push_back(static_cast<float>(p.weight));
+  }
+  auto g = std::make_unique<GpuScaledPairs>();
+  g->term = term;
+  g->count = static_cast<int>(pairs.size());
+  g->i = upload_vector(i);
+  g->j = upload_vector(j);
+  g->weight = upload_vector(w);
+  return g;
+}
+
 }  // namespace
 
-// Angles, dihedrals and impropers (one term per kind), the scaled pairs of each pair term, and
-// the extra-force buffer they add to (kernels/bonded_kernels.cuh); nothing without them.
+// Angles, dihedrals and impropers (one term per kind), the scaled pairs of each pair term, PME's
+// excluded pairs, and the extra-force buffer they add to (kernels/bonded_kernels.cuh); nothing
+// without them.
 void CudaBackend::make_bonded_terms() {
   const ForceField& ff = model_.force_field;
   const Topology& top = model_.topology;
@@ -255,23 +273,14 @@ void CudaBackend::make_bonded_terms() {
   add_bonded_terms(top.impropers, ff.improper_types, GpuBondedTerm::kImproper, bonded_terms_);
   for (size_t k = 0; k < ff.pair_terms.size(); ++k) {
     const std::vector<ScaledPair> pairs = pair_term_scaled_pairs(ff, top, n_, k);
-    if (pairs.empty()) continue;
-    std::vector<unsigned> i, j;
-    std::vector<float> w;
-    for (const ScaledPair& p : pairs) {
-      i.push_back(static_cast<unsigned>(p.i));
-      j.push_back(static_cast<unsigned>(p.j));
-      w.push_back(static_cast<float>(p.weight));
-    }
-    auto g = std::make_unique<GpuScaledPairs>();
-    g->term = k;
-    g->count = static_cast<int>(pairs.size());
-    g->i = upload_vector(i);
-    g->j = upload_vector(j);
-    g->weight = upload_vector(w);
-    scaled_pairs_.push_back(std::move(g));
+    if (!pairs.empty()) scaled_pairs_.push_back(upload_scaled_pairs(k, pairs));
   }
-  if (!bonded_terms_.empty() || !scaled_pairs_.empty()) extra_force_.resize(std::max(n_, 1));
+  const PmeSettings& e = model_.electrostatics;
+  if (e.enabled) {
+    const std::vector<ScaledPair> pairs = pme_excluded_pairs(ff, top, n_, e.term);
+    if (!pairs.empty()) pme_excluded_ = upload_scaled_pairs(e.term, pairs);
+  }
+  if (!bonded_terms_.empty() || !scaled_pairs_.empty() || e.enabled) extra_force_.resize(std::max(n_, 1));
 }
 
 CudaBackend::~CudaBackend() { release(); }
@@ -348,19 +357,24 @@ void CudaBackend::upload_system_params() {
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
-// PME for the state's box and charges (a new solver when either changed). One system only: the
-// grid is the box's; fp32 interpolation and transforms cannot meet accuracies below 1e-6.
+// PME for the state's box and charges (a new solver, with its cuFFT plans, only when the box
+// changed). One system only: the grid is the box's; fp32 forces cannot meet accuracies finer
+// than kPmeMinAccuracyFp32.
 void CudaBackend::make_pme(const SystemState& s) {
   const PmeSettings& e = model_.electrostatics;
   if (!e.enabled) return;
   if (systems_ != 1)
     throw std::invalid_argument("particle-mesh Ewald runs one system per CUDA backend, not an ensemble of " +
                                 std::to_string(systems_));
-  if (e.accuracy < 1e-6)
-    throw std::invalid_argument("electrostatics.accuracy " + std::to_string(e.accuracy) +
-                                " is below what the CUDA backend's fp32 PME meets (1e-6); use backend: cpu");
-  pme_ = std::make_unique<PmeGpu>(resolve_pme(e, s.box), s.box, s.charge);
-  extra_force_.resize(std::max(n_, 1));
+  if (e.accuracy < kPmeMinAccuracyFp32) {
+    std::ostringstream m;
+    m << "electrostatics.accuracy " << e.accuracy << " is finer than the CUDA backend's fp32 forces can meet ("
+      << kPmeMinAccuracyFp32 << "); use backend: cpu, or accuracy >= " << kPmeMinAccuracyFp32;
+    throw std::invalid_argument(m.str());
+  }
+  const PmeParams params = resolve_pme(e, s.box);
+  if (!pme_ || !pme_->fits(params, s.box)) pme_ = std::make_unique<PmeGpu>(params, s.box);
+  pme_->set_charges(s.charge);
 }
 
 void CudaBackend::set_state(const SystemState& s) {

@@ -126,10 +126,7 @@ cudaError_t cufft_status(cufftResult r) { return r == CUFFT_SUCCESS ? cudaSucces
 
 }  // namespace
 
-PmeGpu::PmeGpu(const PmeParams& params, const Box& box, const std::vector<double>& charge) : params_(params) {
-  box_.lo = {static_cast<float>(box.lo.x), static_cast<float>(box.lo.y), static_cast<float>(box.lo.z)};
-  box_.L = {static_cast<float>(box.L.x), static_cast<float>(box.L.y), static_cast<float>(box.L.z)};
-  box_.periodic = true;
+PmeGpu::PmeGpu(const PmeParams& params, const Box& box) : params_(params), box_(box) {
   const int nx = params.grid[0], ny = params.grid[1], nz = params.grid[2];
   points_ = nx * ny * nz;
   half_ = nx * ny * (nz / 2 + 1);
@@ -145,13 +142,21 @@ PmeGpu::PmeGpu(const PmeParams& params, const Box& box, const std::vector<double
     throw std::runtime_error("cuFFT could not plan the PME transforms (" + std::to_string(nx) + " x " +
                              std::to_string(ny) + " x " + std::to_string(nz) + ")");
   }
+}
+
+bool PmeGpu::fits(const PmeParams& params, const Box& box) const {
+  return params.grid == params_.grid && params.order == params_.order && params.alpha == params_.alpha &&
+         params.prefactor == params_.prefactor && box.L.x == box_.L.x && box.L.y == box_.L.y && box.L.z == box_.L.z;
+}
+
+void PmeGpu::set_charges(const std::vector<double>& charge) {
   double sum_q2 = 0.0, total = 0.0;
   for (double q : charge) {
     sum_q2 += q * q;
     total += q;
   }
-  const double background = pme_background_energy(params, total, box.volume());
-  constant_energy_ = pme_self_energy(params, sum_q2) + background;
+  const double background = pme_background_energy(params_, total, box_.volume());
+  constant_energy_ = pme_self_energy(params_, sum_q2) + background;
   constant_virial_ = 3.0 * background;
 }
 

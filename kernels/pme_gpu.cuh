@@ -31,12 +31,15 @@ namespace pairmd {
 
 class PmeGpu {
  public:
-  // `charge` in any order (the self and background energies need only their sums).
-  PmeGpu(const PmeParams& params, const Box& box, const std::vector<double>& charge);
+  PmeGpu(const PmeParams& params, const Box& box);
   ~PmeGpu();
   PmeGpu(const PmeGpu&) = delete;
   PmeGpu& operator=(const PmeGpu&) = delete;
 
+  // Whether this solver (its grid, plans and influence function) serves `params` in `box`.
+  bool fits(const PmeParams& params, const Box& box) const;
+  // The self and background energies of these charges, in any order (they need only the sums).
+  void set_charges(const std::vector<double>& charge);
   // Adds the reciprocal-space forces at pd's positions to extra (current numbering).
   void enqueue_forces(Launcher& launcher, const ParticleData& pd, const unsigned* tag, FixedVec* extra,
                       DeviceFlags* flags);
@@ -52,7 +55,7 @@ class PmeGpu {
   void enqueue_transform(Launcher& launcher, const ParticleData& pd);  // spread, convert, forward
 
   PmeParams params_;
-  BoxGeometry<float> box_{};
+  Box box_;
   int points_ = 0, half_ = 0;  // real grid points, half-spectrum entries
   DeviceBuffer<long long> fixed_;
   DeviceBuffer<float> real_, g_, virial_factor_;

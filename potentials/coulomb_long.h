@@ -55,4 +55,36 @@ struct CoulombLong {
   }
 };
 
+// The reciprocal-space part of a pair that the coulomb_long term leaves out (weight 0) or scales
+// (special_bonds): the mesh sums every pair, so the pair's C q_i q_j erf(alpha r) / r is taken
+// out again, times 1 - w (the ScaledPair weight of potentials/pme.h, pme_excluded_pairs), as
+// LAMMPS's coul/long and OpenMM's exceptions do. The pair's real-space part (w erfc / r) is the
+// term's own business, so the pair interacts as w C q_i q_j / r in all. No cutoff (a bonded pair
+// is always nearer than half the box); below alpha r = 1e-2 (0.1 in float) a series keeps
+// r -> 0 finite and exact:
+//   V(r) = -C q_i q_j erf(alpha r) / r
+//   F/r  = C q_i q_j [(2 alpha / sqrt(pi)) exp(-alpha^2 r^2) - erf(alpha r) / r] / r^2
+template <typename Real>
+struct CoulombLongExcluded {
+  static constexpr bool kUsesCharge = true;
+  using Params = typename CoulombLong<Real>::Params;
+
+  PAIRMD_HD static bool eval(Real rsq, Real qiqj, const Params& p, Real& force_divr, Real& energy) {
+    const Real cq = p.prefactor * qiqj;
+    const Real x2 = p.alpha * p.alpha * rsq;
+    // Where the two terms of F/r cancel to a few digits, the series (to x^6 / 42 relative):
+    //   erf(x) / x = (2 / sqrt(pi)) (1 - x^2 / 3 + x^4 / 10 - ...)
+    if (x2 < (sizeof(Real) == sizeof(float) ? Real(1e-2) : Real(1e-4))) {
+      energy = -cq * p.gauss * (Real(1) - x2 / Real(3) + x2 * x2 / Real(10));
+      force_divr = cq * p.gauss * p.alpha * p.alpha * (Real(-2) / Real(3) + Real(2) / Real(5) * x2 - x2 * x2 / Real(7));
+      return true;
+    }
+    const Real r = std::sqrt(rsq);
+    const Real erf_r = std::erf(p.alpha * r) / r;
+    energy = -cq * erf_r;
+    force_divr = cq * (p.gauss * std::exp(-x2) - erf_r) / rsq;
+    return true;
+  }
+};
+
 }  // namespace pairmd

@@ -5,6 +5,7 @@
 #include <complex>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace pairmd {
 
@@ -71,6 +72,29 @@ std::string describe_pme(const PmeParams& p, const char* length_unit) {
     << ", real-space cutoff " << p.cutoff << ", grid " << p.grid[0] << " x " << p.grid[1] << " x " << p.grid[2]
     << ", B-spline order " << p.order;
   return m.str();
+}
+
+std::vector<ScaledPair> pme_excluded_pairs(const ForceField& ff, const Topology& topology, size_t n, size_t term) {
+  const double* w = ff.special.weights(true);
+  std::vector<std::pair<int, int>> listed;  // a pair list's exclusion wins over a bonded weight
+  for (const PairList& list : ff.pair_lists)
+    if (list.excluded_from(term))
+      for (const Bond& b : list.data->pairs) listed.emplace_back(std::min(b.i, b.j), std::max(b.i, b.j));
+  std::sort(listed.begin(), listed.end());
+  listed.erase(std::unique(listed.begin(), listed.end()), listed.end());
+  std::vector<ScaledPair> out;
+  for (const auto& [i, j] : listed) out.push_back({i, j, 1.0});
+  int max_order = 0;  // the highest order of weight below 1
+  for (int order = 1; order <= 3; ++order)
+    if (w[order - 1] < 1.0) max_order = order;
+  for (const SpecialPair& p : topology.special_pairs(n, max_order)) {
+    const double weight = w[p.order - 1];
+    if (weight < 1.0 && !std::binary_search(listed.begin(), listed.end(), std::make_pair(p.i, p.j)))
+      out.push_back({p.i, p.j, 1.0 - weight});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ScaledPair& a, const ScaledPair& b) { return a.i != b.i ? a.i < b.i : a.j < b.j; });
+  return out;
 }
 
 double pme_self_energy(const PmeParams& p, double sum_q2) { return -p.prefactor * p.alpha / std::sqrt(M_PI) * sum_q2; }

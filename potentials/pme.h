@@ -34,18 +34,24 @@
 
 #include "base/box.h"
 #include "base/hd.h"
+#include "base/topology.h"
+#include "potentials/force_field.h"
 
 namespace pairmd {
 
 constexpr int kPmeMinOrder = 4;
 constexpr int kPmeMaxOrder = 6;
 constexpr int kPmeMaxGrid = 1024;  // points per edge; more is an accuracy this machine cannot meet
+// The finest accuracy a single-precision backend (CUDA) takes: its float positions, pair forces,
+// transforms and gathers differ from the fp64 reference by ~1e-6 relative (tests/test_pme.cpp),
+// so a finer one could not be met there.
+constexpr double kPmeMinAccuracyFp32 = 1e-5;
 
 // The `electrostatics` section, with what the config reader takes from the coulomb_long term.
 struct PmeSettings {
   bool enabled = false;       // method: pme
   double accuracy = 1e-5;     // relative force accuracy delta
-  int order = 5;              // B-spline order n
+  int order = 6;              // B-spline order n (6: the smallest grid for an accuracy, docs/electrostatics.md)
   std::array<int, 3> grid{};  // points per edge; 0: from the accuracy
   int term = -1;              // the coulomb_long pair term (index in force_field.pair)
   double cutoff = 0.0;        // its real-space cutoff (largest over type pairs)
@@ -56,7 +62,7 @@ struct PmeSettings {
 // What a solver runs with, for one box.
 struct PmeParams {
   double alpha = 0.0;
-  int order = 5;
+  int order = 6;
   std::array<int, 3> grid{};
   double prefactor = 1.0;
   double accuracy = 0.0;
@@ -74,6 +80,12 @@ int pme_grid_points(double alpha, double length, double accuracy, int order);
 PmeParams resolve_pme(const PmeSettings& s, const Box& box);
 // One line for the log: alpha, grid, order, the accuracy asked for.
 std::string describe_pme(const PmeParams& p, const char* length_unit);
+
+// The pairs whose reciprocal-space interaction the coulomb_long term `term` must take out again
+// (potentials/coulomb_long.h, CoulombLongExcluded), sorted by (i, j): its 1-2, 1-3 and 1-4 pairs
+// of weight w < 1 (special_bonds, exclusions) with weight 1 - w, and the pairs of every pair list
+// that leaves the term out, with weight 1.
+std::vector<ScaledPair> pme_excluded_pairs(const ForceField& ff, const Topology& topology, size_t n, size_t term);
 
 // E_self and E_background of charges with sum q^2 = sum_q2 and sum q = total.
 double pme_self_energy(const PmeParams& p, double sum_q2);
