@@ -18,6 +18,10 @@
 #              (bench/openmm_semiflexible.py, CustomAngleForce; wheels in .whl/) in the same
 #              job, and their ratio (issue 32: pairmd >= 1.5x); semiflexible_{pairmd,openmm}.*,
 #              semiflexible.txt
+#   pme        particle-mesh Ewald (issue 35): the PME GPU tests (pme_tests.log), then the periodic
+#              polyelectrolyte (configs/polyelectrolyte_pme.yaml) at 64k and 256k: every strategy
+#              (pairmd compare) and OpenMM's PME at the same accuracy (bench/openmm_pme.py; wheels
+#              in .whl/) in the same job, and their ratio; pme_{pairmd,openmm}.*, pme.txt
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
 #   profile_1m the same on the 1,000,188-particle liquid (fewer steps; kernel_times_1m.txt)
@@ -74,6 +78,14 @@ B=$PWD/device-bundle
 # pairmd links libmpi (replica ensembles): the bundle's Open MPI libraries (scripts/bundle_mpi.sh;
 # no C++ runtime or zlib among them) serve every stage; `replicas` also sources its env.sh.
 export LD_LIBRARY_PATH=$B/lib:$B/mpi/lib:${LD_LIBRARY_PATH:-}
+# cuFFT (PME, kernels/pme_gpu.cu) is linked as a shared library, 280 MB: too large to carry. The
+# GPU machine's image has it (its CUDA toolkit, or PyTorch's nvidia-cufft wheel): put its folder
+# on the path where the loader does not find it already.
+if ldd "$B/pairmd" 2>/dev/null | grep -q 'libcufft.* not found'; then
+  cufft=$(find /usr/local/cuda*/ /usr/local/lib /opt -name 'libcufft.so.1[0-9]' 2>/dev/null | head -n 1)
+  [[ -n "$cufft" ]] && export LD_LIBRARY_PATH=$(dirname "$cufft"):$LD_LIBRARY_PATH
+  echo "cuFFT: ${cufft:-not found on this machine (PME runs on the GPU will not start)}"
+fi
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 stages=("$@")
@@ -187,6 +199,28 @@ for stage in "${stages[@]}"; do
         summary+=("semiflexible: $(tail -n 1 "$OUT/semiflexible.txt")")
       else
         summary+=("semiflexible: the wheels in .whl/ did not install")
+      fi
+      ;;
+    pme)
+      # Issue 35: particle-mesh Ewald. The PME GPU tests (every strategy against the CPU reference
+      # and the Ewald sum), then the periodic polyelectrolyte (configs/polyelectrolyte_pme.yaml,
+      # accuracy 1e-5) at 64k and 256k particles: pairmd (every strategy) and OpenMM's PME
+      # (bench/openmm_pme.py; wheels in .whl/) in the same job, and their ratio.
+      "$B/pairmd_gpu_tests" --gtest_filter='*Pme*' > "$OUT/pme_tests.log" 2>&1
+      summary+=("pme tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/pme_tests.log" | tr '\n' ' '))")
+      grep -E '^\[pme\]|FAILED|Failure' "$OUT/pme_tests.log" | head -80
+      "$B/pairmd" compare configs/polyelectrolyte_pme.yaml --sizes 64000,256000 --steps 200 --repeats 5 \
+        --warmup 500 --no-reference --out "$OUT/pme_pairmd" > "$OUT/pme_pairmd.log" 2>&1
+      summary+=("pme, pairmd compare: exit $?")
+      cat "$OUT/pme_pairmd.log"
+      if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl; then
+        PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_pme.py \
+          --sizes 64000,256000 --precision mixed,single --csv "$OUT/pme_openmm.csv" 2>&1 | tee "$OUT/pme_openmm.log"
+        summary+=("pme, openmm: exit ${PIPESTATUS[0]}")
+        python3 bench/openmm_ratio.py "$OUT/pme_pairmd.csv" "$OUT/pme_openmm.csv" | tee "$OUT/pme.txt"
+        summary+=("pme: $(tail -n 1 "$OUT/pme.txt")")
+      else
+        summary+=("pme: the wheels in .whl/ did not install")
       fi
       ;;
     bench)
