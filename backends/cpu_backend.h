@@ -44,9 +44,14 @@ class CpuBackend final : public Backend {
   struct PairTermData;
   struct BondData;
 
-  // Recomputes force_ (and, if `obs` is given, energies and virial) at the current positions.
+  // Recomputes force_ (and, if `obs` is given, energies and virial, and virial_diag_) at the
+  // current positions.
   void compute_forces(Observables* obs);
   void check_sane(int64_t step) const;
+  // The barostat's box update during step `step`, after the drift (integrators/barostat.h).
+  void update_box(int64_t step);
+  // Throws SimulationBlowup when `box` is too small for the lists' minimum image.
+  void check_box_size(const Box& box, int64_t step) const;
 
   Model model_;
   SystemState state_;
@@ -58,6 +63,11 @@ class CpuBackend final : public Backend {
   std::vector<std::vector<CloseNeighbour>> thread_close_;  // per-thread scratch of the pair loop
   BackendStats stats_;
   double max_step_displacement_;
+  double largest_list_radius_ = 0.0;  // cutoff + skin of the widest pair term
+  // The virial per direction (sum over pairs of r_a f_a) at the positions of step virial_step_
+  // (-1: none), what the barostat reads.
+  double virial_diag_[3] = {0, 0, 0};
+  int64_t virial_step_ = -1;
 };
 
 }  // namespace pairmd

@@ -169,7 +169,7 @@ constexpr Section kSections[] = {
     {"force_field", config::read_force_field}, {"force", config::read_force},
     {"neighbor", config::read_neighbor},       {"output", config::read_output},
     {"analysis", config::read_analysis},       {"replicas", config::read_replicas},
-    {"pulling", config::read_pulling},
+    {"pulling", config::read_pulling},         {"barostat", config::read_barostat},
 };
 
 }  // namespace

@@ -25,7 +25,9 @@ std::string csv_header(const RunConfig& cfg) {
   auto col = [](const char* name, const char* unit) { return std::string(name) + "[" + unit + "]"; };
   std::string h = "step," + col("time", u.time_unit()) + "," + col("temperature", u.temperature_unit()) + "," +
                   col("potential_energy", u.energy_unit()) + "," + col("kinetic_energy", u.energy_unit()) + "," +
-                  col("total_energy", u.energy_unit()) + "," + col("pressure", u.pressure_unit()) + ",steps_per_second";
+                  col("total_energy", u.energy_unit()) + "," + col("pressure", u.pressure_unit()) + "," +
+                  col("volume", (std::string(u.length_unit()) + "^3").c_str()) + "," +
+                  col("density", (std::string("1/") + u.length_unit() + "^3").c_str()) + ",steps_per_second";
   for (const PairTerm& t : cfg.model.force_field.pair_terms)
     h += "," + col((std::string("energy_") + pair_kind_name(t.kind)).c_str(), u.energy_unit());
   return h;
@@ -79,8 +81,10 @@ void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
     start_ = rate_time_ = std::chrono::steady_clock::now();
   }
   const double T = temperature(o, dof_, cfg_.model.units.kB);
-  const double P =
-      cfg_.model.units.pressure_out * pressure(o, frame.state.box.periodic ? frame.state.box.volume() : 0.0);
+  // Open boundaries have no volume: V, density and pressure read nan.
+  const double V = frame.state.box.periodic ? frame.state.box.volume() : NAN;
+  const double P = cfg_.model.units.pressure_out * pressure(o, frame.state.box.periodic ? V : 0.0);
+  const double rho = static_cast<double>(frame.state.size()) / V;
   const double sps = step > start_step_ ? rate(step) : 0.0;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double avg = step > start_step_ ? (step - start_step_) / elapsed : 0.0;
@@ -96,26 +100,29 @@ void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
     auto in = [](const char* unit) { return "[" + std::string(unit) + "]"; };
     const bool lj = u.reduced();
     out_ << std::setw(10) << "step" << std::setw(12) << "time" << std::setw(10) << "T" << std::setw(14) << "PE"
-         << std::setw(14) << "KE" << std::setw(14) << "E_total" << std::setw(12) << "P" << std::setw(11) << "steps/s"
-         << std::setw(10) << "ETA"
+         << std::setw(14) << "KE" << std::setw(14) << "E_total" << std::setw(12) << "P" << std::setw(13) << "V"
+         << std::setw(9) << "rho" << std::setw(11) << "steps/s" << std::setw(10) << "ETA"
          << "\n"
          << std::setw(10) << "" << std::setw(12) << in(u.time_unit()) << std::setw(10)
          << in(lj ? "eps/k_B" : u.temperature_unit()) << std::setw(14) << in(u.energy_unit()) << std::setw(14)
          << in(u.energy_unit()) << std::setw(14) << in(u.energy_unit()) << std::setw(12)
-         << in(lj ? "eps/sig^3" : u.pressure_unit()) << std::setw(11) << "" << std::setw(10) << "[h:m:s]"
+         << in(lj ? "eps/sig^3" : u.pressure_unit()) << std::setw(13) << in(lj ? "sig^3" : "A^3") << std::setw(9)
+         << in(lj ? "sig^-3" : "A^-3") << std::setw(11) << "" << std::setw(10) << "[h:m:s]"
          << "\n";
     header_printed_ = true;
   }
   out_ << std::setw(10) << step << std::setw(12) << std::setprecision(5) << frame.time << std::setw(10) << std::fixed
        << std::setprecision(4) << T << std::setw(14) << std::setprecision(4) << o.potential << std::setw(14)
-       << o.kinetic << std::setw(14) << o.total() << std::setw(12) << P << std::defaultfloat << std::setw(11)
-       << std::setprecision(4) << sps << std::setw(10) << (step > start_step_ ? format_duration(eta) : "") << "\n";
+       << o.kinetic << std::setw(14) << o.total() << std::setw(12) << P << std::setw(13) << std::setprecision(2) << V
+       << std::setw(9) << std::setprecision(4) << rho << std::defaultfloat << std::setw(11) << std::setprecision(4)
+       << sps << std::setw(10) << (step > start_step_ ? format_duration(eta) : "") << "\n";
   out_.unsetf(std::ios::floatfield);
   out_ << std::flush;
   if (csv_) {
     std::ostringstream row;
     row << step << "," << std::setprecision(10) << frame.time << "," << T << "," << std::setprecision(15) << o.potential
-        << "," << o.kinetic << "," << o.total() << "," << std::setprecision(10) << P << "," << sps;
+        << "," << o.kinetic << "," << o.total() << "," << std::setprecision(10) << P << "," << std::setprecision(15)
+        << V << "," << rho << "," << sps;
     for (size_t t = 0; t < cfg_.model.force_field.pair_terms.size() && t < o.potential_by_term.size(); ++t)
       row << "," << std::setprecision(15) << o.potential_by_term[t];
     row << "\n";
