@@ -37,15 +37,15 @@ void read_barostat(const Map& root, RunConfig& cfg) {
   if (kind.empty()) m.missing("kind", "c_rescale: stochastic cell rescaling");
   b.kind = BarostatKind::CRescale;
   const Units& u = cfg.model.units;
-  const double p = m.number_required("pressure", -kInf, kInf, false,
-                                     u.reduced() ? "the target pressure (epsilon/sigma^3)" : "the target pressure (atm)");
+  const double p =
+      m.number_required("pressure", -kInf, kInf, false,
+                        u.reduced() ? "the target pressure (epsilon/sigma^3)" : "the target pressure (atm)");
   b.pressure = p / u.pressure_out;
   b.tau_p = m.number_required("tau_p", 0.0, kInf, true, "the volume's relaxation time > 0 (time units)");
-  b.compressibility =
-      m.number_required("compressibility", 0.0, kInf, true,
-                        u.reduced() ? "the isothermal compressibility > 0 (sigma^3/epsilon)"
-                                    : "the isothermal compressibility > 0 (1/atm)") *
-      u.pressure_out;
+  b.compressibility = m.number_required("compressibility", 0.0, kInf, true,
+                                        u.reduced() ? "the isothermal compressibility > 0 (sigma^3/epsilon)"
+                                                    : "the isothermal compressibility > 0 (1/atm)") *
+                      u.pressure_out;
   const std::string couple = m.choice("couple", "iso", {"iso", "semi_iso", "aniso"});
   b.couple = couple == "iso"        ? BarostatCoupling::Isotropic
              : couple == "semi_iso" ? BarostatCoupling::SemiIsotropic

@@ -75,9 +75,9 @@ PAIRMD_HD PressureDiagonal pressure_diagonal(const double kinetic[3], const doub
 // the time step. The noise is Philox (seed, step) on its own stream, the same draws on every
 // backend: a function of the seed and the step only, so restarts repeat it.
 PAIRMD_HD void c_rescale_factors(const BarostatSettings& s, double kT, double dt, const PressureDiagonal& p,
-                                        double volume, uint64_t seed, uint64_t step, double mu[3]) {
+                                 double volume, uint64_t seed, uint64_t step, double mu[3]) {
   const double rate = s.compressibility * s.every * dt / s.tau_p;  // beta_T dt_b / tau_p
-  const double var = 2.0 * kT * rate / volume;                      // noise variance of d(ln V)
+  const double var = 2.0 * kT * rate / volume;                     // noise variance of d(ln V)
   const Vec3<double> r = gaussian3<double>(seed, step, 0, kNoiseBarostat);
   if (s.couple == BarostatCoupling::Isotropic) {
     // d ln L = d ln V / 3 for every edge.

@@ -104,8 +104,8 @@ system:
 force_field:
   pair:
     - {potential: lj, cutoff: 0.3, coeffs: [{types: [A, A], epsilon: 0.0, sigma: 1.0}]}
-integrator: {kind: )") + integrator + ", dt: 0.005, temperature: 1.0, friction: 1.0, seed: " +
-                           std::to_string(seed) + R"(}
+integrator: {kind: )") + integrator +
+                           ", dt: 0.005, temperature: 1.0, friction: 1.0, seed: " + std::to_string(seed) + R"(}
 neighbor: {skin: 0.3}
 barostat: {kind: c_rescale, pressure: 0.5, tau_p: 1.0, compressibility: 2.0}
 )";
@@ -161,9 +161,9 @@ TEST(Barostat, VerletListRebuildsWhenCompressionBringsPairsIn) {
 // the all-pairs forces at every step (the list as the barostat leaves it, rebuilt or not).
 TEST(Barostat, ListForcesStayExactWhileTheBoxScales) {
   for (const char* p0 : {"30.0", "-2.0"}) {
-    const test::TestSystem sys = test::make_system(
-        test::lj_yaml(4, 0.7, "langevin", 1.2) + "barostat: {kind: c_rescale, pressure: " + p0 +
-        ", tau_p: 0.05, compressibility: 0.05, couple: aniso}\n");
+    const test::TestSystem sys =
+        test::make_system(test::lj_yaml(4, 0.7, "langevin", 1.2) + "barostat: {kind: c_rescale, pressure: " + p0 +
+                          ", tau_p: 0.05, compressibility: 0.05, couple: aniso}\n");
     auto b = sys.backend();
     SystemState s0, s;
     b->get_state(s0);

@@ -1,0 +1,71 @@
+// The barostat's box update on the GPU (integrators/barostat.h): the stage the CPU backend runs
+// in CpuBackend::update_box, for a step in which barostat.due(step) holds, between the
+// integrate launch that begins the step (kick, drift, thermostat, drift) and the step's forces.
+// Four launches through the step's Launcher, so that they are part of the chunk's graph and the
+// host never reads the box:
+//   kinetic_diag_kernel + sum_block_parts   K_aa of the velocities (after the thermostat), in a
+//                                           fixed order (bitwise reproducible)
+//   c_rescale_kernel (one thread)           the pressure diagonal from K_aa, the virial diagonal
+//                                           of x_n and the box; mu and the new box, into
+//                                           DeviceBox; halts the chunk (kHaltBlowup, with
+//                                           DeviceBox::too_small) if the box became too small
+//   rescale_particles_kernel                positions (wrapped, images kept), velocities by
+//                                           1 / mu, and the positions at the list build
+//
+// Not wired into the step yet (kernels/cuda_backend.cu): that needs the box in device memory,
+// read there by every kernel of the step instead of a BoxGeometry<float> argument (graphs would
+// otherwise hold the box they were captured with); the force kernels to sum the virial diagonal
+// W_aa (energy units, three doubles at BoxUpdateArgs::virial_diag) in the force pass before a
+// due step; the rebuild test of decide_step to read rebuild_threshold_sq(); and the host to
+// read DeviceBox back with the state (get_state's box) and to name too_small in its message.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "base/box.h"
+#include "cuda/launcher.cuh"
+#include "integrators/barostat.h"
+#include "kernels/step_control.cuh"
+
+namespace pairmd {
+
+// The box as the barostat keeps it in device memory.
+struct DeviceBox {
+  double L[3];              // the edges, in double: the float box below is rounded from these, so
+                            // rounding does not accumulate over many updates
+  BoxGeometry<float> box;   // what the kernels of the step read
+  double mu[3];             // the factors of the last update
+  float scale_since_build;  // smallest edge ratio since the last list build (the build sets 1)
+  int too_small;            // 1: an update would have made half the smallest edge < min_half_edge
+};
+
+struct BoxUpdateArgs {
+  float4* pos;  // x_{n+1} (the begin launch's pos_out): xyz + type bits
+  float4* vel;  // after the thermostat: xyz + mass
+  int3* image;
+  float4* pos_at_build;  // the rebuild test's reference, scaled with the particles
+  int n;
+  const double* virial_diag;  // W_aa of x_n (energy units), 3 doubles in device memory
+  double* parts;              // scratch, 3 * blocks_for(n) doubles
+  double* sums;               // scratch, 3 doubles: sum m v_a^2 (m v^2 units)
+  DeviceBox* box;
+  StepControl* ctrl;  // ctrl->step - 1 is the step being taken (decide_step counted it)
+  BarostatSettings settings;
+  double force_to_accel;  // m v^2 = force_to_accel * energy (k_B T comes from ctrl->kT_mvv)
+  double dt;
+  uint64_t seed;
+  float min_half_edge;  // the largest list radius (cutoff + skin), and above max_step_displacement
+};
+
+// Launches the stage on `launcher` (issued at once, keyed, or planned into a graph).
+void enqueue_box_update(Launcher& launcher, const BoxUpdateArgs& a);
+
+// The list's rebuild threshold on a particle's squared displacement from its (scaled) position at
+// the build: half of s (rc + skin) - rc, squared (skin / 2 without scaling); negative (rebuild
+// at once) when the box shrank by rc / (rc + skin) or more since the build.
+__device__ __forceinline__ float rebuild_threshold_sq(const DeviceBox* box, float rc, float skin) {
+  const float half = 0.5f * (box->scale_since_build * (rc + skin) - rc);
+  return half > 0.f ? half * half : -1.f;
+}
+
+}  // namespace pairmd
