@@ -24,7 +24,7 @@ __global__ void kinetic_diag_kernel(const float4* vel, int n, double* parts) {
 
 // One thread: the factors and the new box (integrators/barostat.h, in double as on the CPU).
 __global__ void c_rescale_kernel(BoxUpdateArgs a) {
-  if (halted(a.ctrl) || threadIdx.x != 0) return;
+  if (halted(a.ctrl) || threadIdx.x != 0 || !a.settings.due(a.ctrl->step - 1)) return;
   DeviceBox* b = a.box;
   const double volume = b->L[0] * b->L[1] * b->L[2];
   const double to_energy = 0.5 / a.force_to_accel;
@@ -54,7 +54,7 @@ __global__ void c_rescale_kernel(BoxUpdateArgs a) {
 // Every particle by the factors of c_rescale_kernel (the same function as the CPU backend's).
 __global__ void rescale_particles_kernel(BoxUpdateArgs a) {
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
-  if (halted(a.ctrl) || p >= a.n) return;
+  if (halted(a.ctrl) || p >= a.n || !a.settings.due(a.ctrl->step - 1)) return;
   const DeviceBox* b = a.box;
   const float mu[3] = {float(b->mu[0]), float(b->mu[1]), float(b->mu[2])};
   const BoxGeometry<float> box = b->box;  // lo is the old box's too: scaling keeps the lower corner

@@ -2,7 +2,9 @@
 // in CpuBackend::update_box, for a step in which barostat.due(step) holds, between the
 // integrate launch that begins the step (kick, drift, thermostat, drift) and the step's forces.
 // Four launches through the step's Launcher, so that they are part of the chunk's graph and the
-// host never reads the box:
+// host never reads the box. They may go into every step of a graph: the last two do nothing on a
+// step that barostat.due() leaves out (read on the device from the step counter), so a graph of
+// any number of steps stays the same graph whatever `every` is.
 //   kinetic_diag_kernel + sum_block_parts   K_aa of the velocities (after the thermostat), in a
 //                                           fixed order (bitwise reproducible)
 //   c_rescale_kernel (one thread)           the pressure diagonal from K_aa, the virial diagonal
@@ -12,12 +14,20 @@
 //   rescale_particles_kernel                positions (wrapped, images kept), velocities by
 //                                           1 / mu, and the positions at the list build
 //
-// Not wired into the step yet (kernels/cuda_backend.cu): that needs the box in device memory,
-// read there by every kernel of the step instead of a BoxGeometry<float> argument (graphs would
-// otherwise hold the box they were captured with); the force kernels to sum the virial diagonal
-// W_aa (energy units, three doubles at BoxUpdateArgs::virial_diag) in the force pass before a
-// due step; the rebuild test of decide_step to read rebuild_threshold_sq(); and the host to
-// read DeviceBox back with the state (get_state's box) and to name too_small in its message.
+// Not wired into the step yet (kernels/cuda_backend.cu). What that takes:
+//   - the box in device memory, read there by every kernel of the step and of the list build
+//     (integrate, forces, pulling, cell order) instead of a BoxGeometry<float> argument: graphs
+//     hold their arguments, and would keep the box they were captured with;
+//   - the cell grid follows the box: its cells must stay at least a list radius wide as the box
+//     shrinks (the build recomputes the grid from the DeviceBox, or the host rebuilds it when
+//     the chunk halts for a rebuild);
+//   - the force kernels sum the virial diagonal W_aa (deterministically, as the energy words)
+//     in the force pass before a due step, into BoxUpdateArgs::virial_diag;
+//   - decide_step's rebuild test reads rebuild_threshold_sq(), and a list build sets
+//     scale_since_build to 1;
+//   - set_state uploads the DeviceBox, get_state reads its box back, and a blow-up with
+//     too_small is reported with the box-size message of the CPU backend;
+//   - make_backend stops sending barostat runs to the CPU backend.
 #pragma once
 
 #include <cuda_runtime.h>

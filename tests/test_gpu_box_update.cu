@@ -40,7 +40,7 @@ void expect_same_update(BarostatCoupling couple, double p0) {
   s.couple = couple;
   s.every = 2;
   const double dt = 0.005, kT = 1.3, virial[3] = {-900.0, -1400.0, -700.0};
-  const uint64_t seed = 77, step = 41;
+  const uint64_t seed = 77, step = 40;  // due: every is 2
 
   // The CPU reference: K_aa in double from the float velocities, then the shared functions.
   double mvv[3] = {0, 0, 0};
@@ -135,9 +135,8 @@ TEST(GpuBoxUpdate, MatchesTheCpuStageInEveryCoupling) {
 }
 
 // A box the update would shrink below min_half_edge halts the chunk and says why; the box and
-// the particles stay as they were.
-TEST(GpuBoxUpdate, ABoxTooSmallHaltsTheChunk) {
-  PAIRMD_REQUIRE_GPU();
+// the particles stay as they were. On a step the barostat leaves out (every: 2) nothing happens.
+void squeeze(int64_t every, uint64_t ctrl_step, bool expect_halt) {
   DeviceBox hb{};
   for (double& l : hb.L) l = 5.6;
   hb.box = {{0, 0, 0}, {5.6f, 5.6f, 5.6f}, true};
@@ -145,12 +144,12 @@ TEST(GpuBoxUpdate, ABoxTooSmallHaltsTheChunk) {
   DeviceBuffer<DeviceBox> d_box;
   d_box.upload(std::vector<DeviceBox>{hb});
   StepControl hc{};
-  hc.step = 1;
+  hc.step = ctrl_step;
   DeviceBuffer<StepControl> d_ctrl;
   d_ctrl.upload(std::vector<StepControl>{hc});
   DeviceBuffer<float4> pos, vel, ref;
   pos.upload(std::vector<float4>{make_float4(1, 1, 1, 0)});
-  vel.upload(std::vector<float4>{make_float4(0, 0, 0, 1)});
+  vel.upload(std::vector<float4>{make_float4(0.5f, 0, 0, 1)});
   ref.upload(std::vector<float4>{make_float4(1, 1, 1, 0)});
   DeviceBuffer<int3> image;
   image.upload(std::vector<int3>{make_int3(0, 0, 0)});
@@ -160,16 +159,28 @@ TEST(GpuBoxUpdate, ABoxTooSmallHaltsTheChunk) {
   s.kind = BarostatKind::CRescale;
   s.tau_p = 0.05;
   s.compressibility = 1.0;
+  s.every = every;
   BoxUpdateArgs a{pos.data(),   vel.data(),  image.data(), ref.data(),    1, virial.data(),
                   parts.data(), sums.data(), d_box.data(), d_ctrl.data(), s, 1.0,
                   0.005,        1,           2.8f};
   Launcher now(nullptr);
   enqueue_box_update(now, a);
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_EQ(d_box.download()[0].too_small, 1);
+  EXPECT_EQ(d_box.download()[0].too_small, expect_halt ? 1 : 0);
   EXPECT_EQ(d_box.download()[0].L[0], 5.6);
-  EXPECT_EQ(d_ctrl.download()[0].halt, kHaltBlowup);
+  EXPECT_EQ(d_ctrl.download()[0].halt, expect_halt ? kHaltBlowup : kRunning);
   EXPECT_EQ(pos.download()[0].x, 1.f);
+  EXPECT_EQ(vel.download()[0].x, 0.5f);
+}
+
+TEST(GpuBoxUpdate, ABoxTooSmallHaltsTheChunk) {
+  PAIRMD_REQUIRE_GPU();
+  squeeze(1, 1, true);
+}
+
+TEST(GpuBoxUpdate, AStepTheBarostatLeavesOutChangesNothing) {
+  PAIRMD_REQUIRE_GPU();
+  squeeze(2, 2, false);  // the step being taken is 1
 }
 
 }  // namespace
