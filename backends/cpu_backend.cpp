@@ -1,6 +1,7 @@
 #include "backends/cpu_backend.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -335,6 +336,7 @@ void CpuBackend::compute_forces(Observables* obs) {
     virial_diag_[0] = virial_diag.x;
     virial_diag_[1] = virial_diag.y;
     virial_diag_[2] = virial_diag.z;
+    virial_ = virial;
     virial_step_ = state_.step;
     obs->step = state_.step;
     obs->potential_by_term = energy;
@@ -471,6 +473,21 @@ void CpuBackend::check_box_size(const Box& box, int64_t step) const {
   throw SimulationBlowup(msg.str());
 }
 
+// The virial per direction the box update reads. The isotropic coupling needs only the trace, and
+// takes the total W (every force term adds to it); the others need the diagonal, whose sum must
+// be W: a force term that adds to W and not to the diagonal would make them scale the box by a
+// wrong pressure, so that stops the run.
+std::array<double, 3> CpuBackend::barostat_virial() const {
+  if (model_.barostat.couple == BarostatCoupling::Isotropic) return {virial_ / 3, virial_ / 3, virial_ / 3};
+  const double sum = virial_diag_[0] + virial_diag_[1] + virial_diag_[2];
+  const double scale = std::fabs(virial_diag_[0]) + std::fabs(virial_diag_[1]) + std::fabs(virial_diag_[2]);
+  if (!(std::fabs(sum - virial_) <= 1e-9 * scale + 1e-300))
+    throw std::logic_error("the virial per direction (" + std::to_string(sum) + ") is not the virial (" +
+                           std::to_string(virial_) + "): a force term leaves it out; barostat.couple: " +
+                           barostat_coupling_name(model_.barostat.couple) + " cannot run");
+  return {virial_diag_[0], virial_diag_[1], virial_diag_[2]};
+}
+
 // Stochastic cell rescaling (integrators/barostat.h) between the drift of step `step` and its
 // forces: the pressure is that of the virial at x_n (computed with the forces of x_n) and of the
 // kinetic energy of the velocities now (after the thermostat: BAOAB's velocities there are
@@ -494,7 +511,7 @@ void CpuBackend::update_box(int64_t step) {
   const double to_energy = 0.5 / model_.units.force_to_accel;
   const double kinetic[3] = {to_energy * mvv.x, to_energy * mvv.y, to_energy * mvv.z};
   const Box old_box = state_.box;
-  const PressureDiagonal p = pressure_diagonal(kinetic, virial_diag_, old_box.volume());
+  const PressureDiagonal p = pressure_diagonal(kinetic, barostat_virial().data(), old_box.volume());
   double mu[3];
   c_rescale_factors(model_.barostat, model_.units.kB * model_.integrator.temperature, model_.integrator.dt, p,
                     old_box.volume(), model_.integrator.seed, static_cast<uint64_t>(step), mu);

@@ -3,6 +3,7 @@
 // so it favours plain loops over tricks; OpenMP threads split the particle loops.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -50,6 +51,7 @@ class CpuBackend final : public Backend {
   void check_sane(int64_t step) const;
   // The barostat's box update during step `step`, after the drift (integrators/barostat.h).
   void update_box(int64_t step);
+  std::array<double, 3> barostat_virial() const;
   // Throws SimulationBlowup when `box` is too small for the lists' minimum image.
   void check_box_size(const Box& box, int64_t step) const;
 
@@ -67,6 +69,7 @@ class CpuBackend final : public Backend {
   // The virial per direction (sum over pairs of r_a f_a) at the positions of step virial_step_
   // (-1: none), what the barostat reads.
   double virial_diag_[3] = {0, 0, 0};
+  double virial_ = 0.0;  // their sum as every force term adds it (W of Observables)
   int64_t virial_step_ = -1;
 };
 

@@ -187,6 +187,23 @@ TEST(Barostat, ListForcesStayExactWhileTheBoxScales) {
   }
 }
 
+// The anisotropic couplings read the virial per direction, whose sum must be the virial every
+// force term adds to (bonds here, FENE, as well as pairs): the box update checks that and stops
+// otherwise, so a term left out of the diagonal cannot go unnoticed.
+TEST(Barostat, AnisotropicCouplingsReadEveryForceTermsVirial) {
+  for (const char* couple : {"semi_iso", "aniso"}) {
+    const test::TestSystem sys = test::make_system(
+        std::string(test::kKremerGrest) +
+        "barostat: {kind: c_rescale, pressure: 5.0, tau_p: 1.0, compressibility: 0.05, couple: " + couple + "}\n");
+    auto b = sys.backend();
+    SystemState s0, s;
+    b->get_state(s0);
+    ASSERT_NO_THROW(b->advance(200)) << couple;
+    b->get_state(s);
+    EXPECT_NE(s.box.L.z, s0.box.L.z) << couple;
+  }
+}
+
 bool same_bits(const void* a, const void* b, size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
 
 template <typename T>
