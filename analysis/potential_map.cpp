@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "analysis/msm.h"
+#include "engine/resources.h"
 #include "kernels/dcs/dcs_launch.h"
 
 namespace pairmd {
@@ -121,6 +122,12 @@ Grid3 map_lattice(const SystemState& s, const MapSettings& settings, const Units
     g.origin[d] = lo[d];
     g.spacing[d] = h;
   }
+  // The map, the sum over frames and their mean (8 bytes a point each), before they are allocated.
+  const std::string room = room_for(points, static_cast<double>(kMaxMapPoints), 24, "points");
+  if (!room.empty())
+    throw std::invalid_argument("potential map: a lattice of " + std::to_string(g.dims[0]) + " x " +
+                                std::to_string(g.dims[1]) + " x " + std::to_string(g.dims[2]) + ": " + room +
+                                "; use a larger spacing");
   g.values.assign(g.size(), 0.0);
   g.unit = potential_unit(units);
   return g;

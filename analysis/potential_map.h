@@ -22,6 +22,7 @@
 #include "base/grid.h"
 #include "base/system_state.h"
 #include "base/units.h"
+#include "engine/map_settings.h"
 #include "kernels/dcs/map_registry.h"
 
 namespace pairmd {
@@ -55,22 +56,6 @@ const char* map_kernel_name(MapKernel k);
 MapKernel resolve_map_kernel(MapKernel requested, std::string* why);
 
 // Where the lattice lies and how fine it is.
-struct MapSettings {
-  std::string region = "box";  // box: the simulation box; particles: their bounding box + padding
-  double spacing = 1.0;
-  double padding = 5.0;       // region particles only
-  double min_distance = 0.0;  // distance floor; <= 0: spacing / 2
-  std::string kernel = "auto";
-  int coarsen = 8;                // points per thread of the coarsened GPU kernels (4, 8, 16)
-  std::string method = "exact";   // exact | msm | auto
-  std::string boundary = "open";  // open | periodic (every image and a neutralising background; msm)
-  double msm_cutoff = 0;          // multilevel summation: splitting distance a; 0 = automatic
-  double msm_grid_spacing = 0;    // finest grid spacing h; 0 = automatic (docs/potential_maps.md)
-  int msm_order = 6;              // interpolation: 4 cubic, 6 quintic
-  int error_samples = 256;        // msm: lattice points of the sampled exact check of the first map
-
-  double floor() const { return min_distance > 0 ? min_distance : 0.5 * spacing; }
-};
 
 // Accuracy of a map against the exact sum at sampled lattice points (analysis/msm.h,
 // sampled_accuracy): sqrt(sum (V - V_exact)^2 / sum V_exact^2) over the samples.

@@ -6,27 +6,11 @@
 
 namespace pairmd {
 
-MapSettings map_settings(const PotentialMapSpec& spec) {
-  MapSettings m;
-  m.region = spec.region;
-  m.spacing = spec.spacing;
-  m.padding = spec.padding;
-  m.min_distance = spec.min_distance;
-  m.kernel = spec.kernel;
-  m.method = spec.method;
-  m.boundary = spec.boundary;
-  m.msm_cutoff = spec.msm_cutoff;
-  m.msm_grid_spacing = spec.msm_grid_spacing;
-  m.msm_order = spec.msm_order;
-  m.error_samples = spec.error_samples;
-  return m;
-}
-
 PotentialMapObserver::PotentialMapObserver(const RunConfig& cfg, std::string dx_path, GridSink* sink)
     : every_(cfg.potential_map.every),
       dx_path_(std::move(dx_path)),
       sink_(sink),
-      series_(map_settings(cfg.potential_map), cfg.model.units) {}
+      series_(cfg.potential_map.settings, cfg.model.units) {}
 
 void PotentialMapObserver::observe(const RunContext&, const Frame& frame) {
   if (frame.state.step == last_step_) return;  // finish() may show the last frame again

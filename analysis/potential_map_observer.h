@@ -12,9 +12,6 @@
 
 namespace pairmd {
 
-// The settings of a config's analysis.potential_map.
-MapSettings map_settings(const PotentialMapSpec& spec);
-
 class PotentialMapObserver : public RunObserver {
  public:
   // `sink` (may be null) must outlive finish(). Throws (like PotentialMapSeries) when the

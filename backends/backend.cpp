@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "backends/cpu_backend.h"
+#include "base/host_threads.h"
 
 namespace pairmd {
 
@@ -18,18 +15,6 @@ bool cuda_device_present(std::string* reason);
 bool cuda_device_free_memory(double* free_bytes, double* total_bytes);
 std::pair<int, int> cuda_select_device(int local_rank);
 #endif
-
-namespace {
-
-int host_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-
-}  // namespace
 
 double pairs_per_particle(const PairTerm& term, double skin, const SystemSize& size) {
   const double n = static_cast<double>(size.particles);
@@ -65,7 +50,8 @@ MemoryEstimate estimate_backend_memory(const std::string& backend, const Model& 
     return e;
   }
   // CpuBackend: state (80 B), forces, 1/m, per-thread force buffers, exclusion rows.
-  e.host_bytes = n * (80.0 + 24.0 + 8.0 + 24.0 * host_threads() + 24.0) + bonds * per_bond;
+  const double threads = host_threads_for_particles(static_cast<size_t>(std::max<int64_t>(0, size.particles)));
+  e.host_bytes = n * (80.0 + 24.0 + 8.0 + 24.0 * threads + 24.0) + bonds * per_bond;
   for (const PairTerm& t : ff.pair_terms) {
     // Room for density fluctuations and clustering during the run: the list grows with them.
     const double p = std::min(1.5 * pairs_per_particle(t, skin, size), 0.5 * std::max(n - 1, 0.0));

@@ -10,6 +10,7 @@
 #include <omp.h>
 #endif
 
+#include "base/host_threads.h"
 #include "integrators/barostat.h"
 #include "integrators/particle_step.h"
 #include "potentials/param_table.h"
@@ -17,14 +18,6 @@
 namespace pairmd {
 
 namespace {
-
-int num_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
 
 int thread_id() {
 #ifdef _OPENMP
@@ -54,12 +47,14 @@ struct CpuBackend::BondData {
 };
 
 CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
-    : model_(model), max_step_displacement_(model.max_step_displacement) {
+    : model_(model),
+      threads_(host_threads_for_particles(initial.size())),
+      max_step_displacement_(model.max_step_displacement) {
   const ForceField& ff = model_.force_field;
   for (size_t k = 0; k < ff.pair_terms.size(); ++k) {
     const PairTerm& t = ff.pair_terms[k];
     auto d = std::make_unique<PairTermData>(
-        PairTermData{t.kind, ff.ntypes, {}, VerletList(t.max_cutoff(), model_.neighbor.skin), {}});
+        PairTermData{t.kind, ff.ntypes, {}, VerletList(t.max_cutoff(), model_.neighbor.skin, threads_), {}});
     d->table = dispatch_pair<double>(t.kind, [&](auto eval) { return make_pair_table<decltype(eval)>(t); });
     d->exclusions = pair_term_exclusions(ff, model_.topology, initial.size(), k);
     pair_terms_.push_back(std::move(d));
@@ -90,8 +85,8 @@ CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
   }
   for (const PairTerm& t : ff.pair_terms)
     largest_list_radius_ = std::max(largest_list_radius_, t.max_cutoff() + model_.neighbor.skin);
-  thread_force_.resize(num_threads());
-  thread_close_.resize(num_threads());
+  thread_force_.resize(threads_);
+  thread_close_.resize(threads_);
   set_state(initial);
 }
 
@@ -248,7 +243,7 @@ void CpuBackend::compute_forces(Observables* obs) {
   force_.resize(n);
   int broken_term = -1;
 
-#pragma omp parallel
+#pragma omp parallel num_threads(nthreads)
   {
     // With one thread the forces go straight into force_; with several, each thread sums into
     // its own buffer (pairs update both partners) and the buffers are added in a fixed order.
@@ -409,7 +404,7 @@ void CpuBackend::advance(int64_t nsteps) {
       compute_forces(&scratch);
     }
     int runaway = -1;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_)
     for (int i = 0; i < n; ++i) {
       if (end_previous) end_step(kind, state_.velocity[i], force_[i], inv_mass_[i], c);
       const Vec3d before = state_.position[i];
@@ -449,7 +444,7 @@ void CpuBackend::advance(int64_t nsteps) {
     stats_.seconds_force += std::chrono::duration<double>(std::chrono::steady_clock::now() - tf).count();
   }
   if (nsteps > 0) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_)
     for (int i = 0; i < n; ++i) end_step(kind, state_.velocity[i], force_[i], inv_mass_[i], c);
   }
   check_sane(state_.step);
@@ -496,7 +491,7 @@ std::array<double, 3> CpuBackend::barostat_virial() const {
 void CpuBackend::update_box(int64_t step) {
   const int n = static_cast<int>(state_.size());
   std::vector<Vec3d> parts(thread_force_.size(), Vec3d{0, 0, 0});
-#pragma omp parallel
+#pragma omp parallel num_threads(threads_)
   {
     Vec3d k{0, 0, 0};
 #pragma omp for schedule(static) nowait
@@ -523,7 +518,7 @@ void CpuBackend::update_box(int64_t step) {
   }
   const Box box = scaled_box(old_box, mu);
   check_box_size(box, step + 1);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_)
   for (int i = 0; i < n; ++i)
     rescale_particle(state_.position[i], state_.velocity[i], state_.image[i], mu, old_box, box);
   for (auto& t : pair_terms_) t->list.rescale(old_box, box);
@@ -539,7 +534,7 @@ Observables CpuBackend::observables() {
 BackendStats CpuBackend::stats() const {
   BackendStats s = stats_;
   std::ostringstream d;
-  d << num_threads() << " thread(s); seconds in lists " << s.seconds_list << ", forces " << s.seconds_force
+  d << threads_ << " thread(s); seconds in lists " << s.seconds_list << ", forces " << s.seconds_force
     << ", integration " << s.seconds_integrate;
   s.detail = d.str();
   return s;

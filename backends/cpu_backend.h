@@ -56,6 +56,7 @@ class CpuBackend final : public Backend {
   void check_box_size(const Box& box, int64_t step) const;
 
   Model model_;
+  int threads_;  // OpenMP threads of every parallel loop (base/host_threads.h)
   SystemState state_;
   std::vector<Vec3d> force_;
   std::vector<double> inv_mass_;

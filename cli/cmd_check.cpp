@@ -52,6 +52,7 @@ int cmd_check(const Args& args) {
   }
   try {
     const RunConfig cfg = load_with_options(o);
+    check_storable_names(cfg);
     // What check itself does (build the system, forces on it with the CPU reference) must fit
     // here; what the run needs is reported, and only noted when this machine could not hold it.
     check_build_memory(cfg, "cpu");

@@ -15,6 +15,7 @@
 
 #include "backends/strategies.h"
 #include "cli/run_setup.h"
+#include "io/output_files.h"
 #include "io/svg_plot.h"
 #include "session/compare.h"
 
@@ -75,7 +76,9 @@ int read_compare_options(const Args& args, CompareOptions& o) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--warmup", o.warmup, "steps of the first strategy to equilibrate the common start (default 1000)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--out", o.out, "output file stem (default: the output prefix + .compare)")
+  app.add_option("--out", o.out,
+                 "output file stem: STEM.csv (and STEM.svg); default the output prefix + .compare; never an input or a "
+                 "file of a run")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_flag_callback(
       "--no-reference", [&o] { o.reference = false; }, "skip the forces against the CPU reference");
@@ -169,6 +172,16 @@ int cmd_compare(const Args& args) {
     return kExitUsage;
   }
   const std::string out_prefix = o.out.empty() ? output_prefix(base) + ".compare" : o.out;
+  // Its files are never an input or a file of a run; checked before the minutes of timing.
+  try {
+    std::vector<std::string> inputs = config_input_files(base);
+    inputs.push_back(o.config.config_path);
+    require_output_path("--out", out_prefix + ".csv", inputs);
+    if (c.sizes.size() > 1) require_output_path("--out", out_prefix + ".svg", inputs);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "pairmd compare: " << e.what() << "\n";
+    return kExitUsage;
+  }
   std::cout << "pairmd compare: " << o.config.config_path << ", " << c.steps << " timed steps x " << c.repeats
             << " repeats after " << c.warmup << " warm-up steps; " << (c.gpu ? c.why : "no GPU") << "\n";
   const auto load = [&o](const std::vector<std::string>& extra) {

@@ -1,7 +1,6 @@
 // pairmd place-ions: put ions at the extrema of the electrostatic potential of a system (the
 // one a config builds, or a trajectory frame) and write a config that starts from the system
 // with the ions added (system.add_particles).
-#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 #include <CLI/CLI.hpp>
 
@@ -17,7 +16,9 @@
 #include "cli/run_setup.h"
 #include "io/dx_writer.h"
 #include "io/h5md.h"
+#include "io/output_files.h"
 #include "kernels/dcs/map_registry.h"
+#include "session/map_options.h"
 
 namespace pairmd::cli {
 
@@ -31,22 +32,20 @@ const char* kUsage =
     "                         [--out OUT.yaml] [--map-out MAP.dx]\n"
     "  Places K ions of type NAME one at a time at the lattice point of lowest (--highest: highest)\n"
     "  energy q*V at least d from every particle and placed ion, adding each ion's potential before\n"
-    "  the next. The system is the one CONFIG builds, or frame n (default -1, the last) of T.h5;\n"
-    "  the map is computed from it (settings: CONFIG's analysis.potential_map, then the options)\n"
-    "  unless --map gives one computed for the same positions. NAME may be a type of CONFIG (its\n"
-    "  charge and mass are used) or a new one (--charge required; --mass defaults to 1).\n"
+    "  the next. The system is the one CONFIG builds, or frame n (default -1, the last) of T.h5\n"
+    "  (a trajectory of CONFIG's system: its types, its particle count); the map is computed from\n"
+    "  it (settings: CONFIG's analysis.potential_map, then --spacing ... --boundary) unless --map\n"
+    "  gives one of the same system (its units, covering every particle; the map settings are then\n"
+    "  the file's and may not be given). A map that is zero everywhere (no charges) is refused.\n"
+    "  NAME may be a type of CONFIG (its charge and mass are used) or a new one (--charge\n"
+    "  required; --mass defaults to 1).\n"
     "  Writes OUT.yaml (default PREFIX.ions.yaml): CONFIG with the ions under system.add_particles\n"
     "  (and system.file pointing at T.h5 frame n when --trajectory is given); `pairmd run OUT.yaml`\n"
-    "  starts from it. --map-out writes the map including the ions' potential.\n";
+    "  starts from it. --map-out writes the map including the ions' potential. Neither output may\n"
+    "  be an input or a file of a run (docs/output.md).\n";
 
 bool ends_with(const std::string& s, const std::string& e) {
   return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
-}
-
-// Whether two paths name the same existing file.
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat x, y;
-  return stat(a.c_str(), &x) == 0 && stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
 // The command line, as text (checked by plan()).
@@ -78,22 +77,25 @@ int read_place_options(const Args& args, PlaceOptions& o) {
     app.add_option(name, value, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   };
   text("--config", o.config_path, "the config of the system (required)");
-  text("--trajectory", o.trajectory, "take the system from this trajectory instead");
+  text("--trajectory", o.trajectory, "take the system from this trajectory (of CONFIG's system) instead");
   text("--frame", o.frame_text, "the frame of --trajectory (default -1, the last)");
-  text("--map", o.map_in, "a .dx map computed for the same positions, instead of computing one");
+  text("--map", o.map_in,
+       "a .dx map of the same system (e.g. a run's time average), instead of computing one; not with the map "
+       "settings --spacing, --region, --padding, --kernel, --method, --boundary");
   text("--count", o.count_text, "how many ions (required)");
   text("--type", o.type_name, "their type: one of the config's, or a new one (required)");
   text("--charge", o.charge_text, "the charge of a new type");
   text("--mass", o.mass_text, "the mass of a new type (default 1)");
   text("--min-distance", o.min_dist_text, "closest distance to every particle and placed ion (required)");
-  text("--spacing", o.spacing, "lattice spacing of the map");
+  text("--spacing", o.spacing, "lattice spacing of the map place-ions computes (not with --map)");
   text("--region", o.region, "box or particles");
   text("--padding", o.padding, "padding around the particles for --region particles");
   text("--kernel", o.kernel, choices(map_kernel_names()));
   text("--method", o.method, choices(map_method_names()));
   text("--boundary", o.boundary, "open or periodic");
-  text("--out", o.out, "the config to write (default PREFIX.ions.yaml)");
-  text("--map-out", o.map_out, "also write the map including the ions' potential");
+  text("--out", o.out, "the config to write (default PREFIX.ions.yaml); not an input, not a file of a run");
+  text("--map-out", o.map_out,
+       "also write the map including the ions' potential; not an input, not a file of a run, not --out");
   app.add_flag("--highest", o.highest, "place at the highest energy q*V");
   app.add_flag("--lowest", o.lowest, "place at the lowest energy q*V (the default)");
   app.footer(kUsage);
@@ -111,17 +113,15 @@ int read_place_options(const Args& args, PlaceOptions& o) {
 
 // The map's settings: CONFIG's analysis.potential_map, then the options.
 void plan_map(const PlaceOptions& o, PlacePlan& p) {
-  if (p.cfg.potential_map.every > 0) p.settings = map_settings(p.cfg.potential_map);
-  if (!o.spacing.empty()) p.settings.spacing = option_number("--spacing", o.spacing);
-  if (!o.padding.empty()) p.settings.padding = option_number("--padding", o.padding);
-  if (!o.region.empty()) p.settings.region = o.region;
-  if (!o.kernel.empty()) p.settings.kernel = o.kernel;
-  if (!o.method.empty()) p.settings.method = o.method;
-  if (!o.boundary.empty()) p.settings.boundary = o.boundary;
-  if (!(p.settings.spacing > 0)) throw std::invalid_argument("--spacing: expected a number > 0");
-  if (p.settings.region != "box" && p.settings.region != "particles")
-    throw std::invalid_argument("--region: expected box or particles, got '" + p.settings.region + "'");
-  parse_map_kernel(p.settings.kernel);
+  if (p.cfg.potential_map.every > 0) p.settings = p.cfg.potential_map.settings;
+  MapOptions given;
+  if (!o.spacing.empty()) given.spacing = option_number("--spacing", o.spacing);
+  if (!o.padding.empty()) given.padding = option_number("--padding", o.padding);
+  given.region = o.region;
+  given.kernel = o.kernel;
+  given.method = o.method;
+  given.boundary = o.boundary;
+  apply_map_options(given, p.settings, kCommandLineMapNames);
 }
 
 // The ions: how many, how close, and their type (one of the config's, or a new one).
@@ -158,20 +158,34 @@ void plan_ions(const PlaceOptions& o, PlacePlan& p) {
   if (p.place.charge == 0) throw std::invalid_argument("ions of type '" + o.type_name + "' carry no charge");
 }
 
-// Where the config goes: not a trajectory, and never one of the inputs.
+// Where the config goes: not a trajectory, never one of the inputs nor a file of a run
+// (io/output_files.h), and not where the map goes.
 void plan_output(const PlaceOptions& o, PlacePlan& p) {
   p.out = o.out.empty() ? output_prefix(p.cfg) + ".ions.yaml" : o.out;
   if (ends_with(p.out, ".h5") || ends_with(p.out, ".hdf5"))
     throw std::invalid_argument("--out " + p.out +
                                 ": place-ions writes a config (.yaml) that starts from the system plus the ions");
-  // The output must not be one of the inputs: writing it would destroy the user's config.
-  for (const std::string& in : {o.config_path, o.trajectory, o.map_in})
-    if (!in.empty() && same_file(p.out, in))
-      throw std::invalid_argument("--out " + p.out + " is the input " + in + "; give another file name");
-  if (!o.map_out.empty())
-    for (const std::string& in : {o.config_path, o.trajectory, o.map_in})
-      if (!in.empty() && same_file(o.map_out, in))
-        throw std::invalid_argument("--map-out " + o.map_out + " is the input " + in + "; give another file name");
+  std::vector<std::string> inputs = {o.config_path, o.trajectory, o.map_in};
+  for (const std::string& f : config_input_files(p.cfg)) inputs.push_back(f);
+  require_output_path("--out", p.out, inputs);
+  if (o.map_out.empty()) return;
+  require_output_path("--map-out", o.map_out, inputs);
+  if (same_prefix(o.map_out, p.out))
+    throw std::invalid_argument("--map-out " + o.map_out + " is the file --out writes; give another file name");
+}
+
+// With --map the lattice is the map's: the options that set up a map place-ions computes would
+// be ignored, so they are refused.
+void refuse_map_settings(const PlaceOptions& o) {
+  if (o.map_in.empty()) return;
+  const std::pair<const char*, const std::string*> settings[] = {
+      {"--spacing", &o.spacing}, {"--region", &o.region}, {"--padding", &o.padding},
+      {"--kernel", &o.kernel},   {"--method", &o.method}, {"--boundary", &o.boundary}};
+  for (const auto& [name, value] : settings)
+    if (!value->empty())
+      throw std::invalid_argument(std::string(name) + " sets up the map place-ions computes; with --map " + o.map_in +
+                                  " the map (its lattice, spacing and method) is the file's: leave " + name +
+                                  " out, or leave --map out to compute the map");
 }
 
 // Everything about the input is checked before anything is computed or written. Returns kParsed,
@@ -179,6 +193,7 @@ void plan_output(const PlaceOptions& o, PlacePlan& p) {
 int plan(const PlaceOptions& o, PlacePlan& p) {
   try {
     p.cfg = load_config(o.config_path);
+    refuse_map_settings(o);
     plan_map(o, p);
     plan_ions(o, p);
     plan_output(o, p);
@@ -192,16 +207,39 @@ int plan(const PlaceOptions& o, PlacePlan& p) {
   return kParsed;
 }
 
+// A trajectory's frame must be of the system CONFIG describes: its types are CONFIG's, and it
+// holds as many particles as CONFIG builds (where that can be told without building it). Throws
+// std::invalid_argument.
+void check_frame_matches(const PlaceOptions& o, const PlacePlan& p, const SystemState& frame) {
+  const std::string what = "--trajectory " + o.trajectory + " frame " + std::to_string(p.frame);
+  for (const std::string& name : frame.type_names) {
+    bool known = false;
+    for (const TypeSpec& t : p.cfg.system.types) known = known || t.name == name;
+    if (!known)
+      throw std::invalid_argument(what + " has particles of type '" + name + "', which " + o.config_path +
+                                  " does not declare: the trajectory is not of the system of the config");
+  }
+  const int64_t n = planned_size(p.cfg).particles;
+  if (n >= 0 && n != static_cast<int64_t>(frame.size()))
+    throw std::invalid_argument(what + " holds " + std::to_string(frame.size()) + " particles, " + o.config_path +
+                                " builds " + std::to_string(n) + ": the trajectory is not of the system of the config");
+}
+
 // The system: the one CONFIG builds, or the trajectory's frame. Inputs that cannot be read (a
-// missing or damaged trajectory) are bad input (exit 2).
+// missing or damaged trajectory), or a trajectory of another system, are bad input (exit 2).
 int load_state(const PlaceOptions& o, const PlacePlan& p, SystemState& state) {
   try {
-    if (o.trajectory.empty())
+    if (o.trajectory.empty()) {
       state = build_system(p.cfg).state;
-    else
+    } else {
       state = read_h5md_frame(o.trajectory, p.frame).state;
+      check_frame_matches(o, p, state);
+    }
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "pairmd place-ions: " << e.what() << "\n";
     return kExitUsage;
   } catch (const std::runtime_error& e) {
     std::cerr << "pairmd place-ions: --trajectory: " << e.what() << "\n";
@@ -210,31 +248,63 @@ int load_state(const PlaceOptions& o, const PlacePlan& p, SystemState& state) {
   return kParsed;
 }
 
+// A map read with --map must be of this system: in the config's units, and its lattice covers
+// every particle (a map of another, smaller system does not). Throws std::invalid_argument.
+void check_map_matches(const PlaceOptions& o, const PlacePlan& p, const Grid3& map, const SystemState& state) {
+  const std::string unit = potential_unit(p.cfg.model.units);
+  if (!map.unit.empty() && map.unit != unit)
+    throw std::invalid_argument("--map " + o.map_in + " is in " + map.unit + ", the config's units give " + unit +
+                                ": the map is not of this system");
+  for (size_t i = 0; i < state.size(); ++i) {
+    Vec3d x = state.position[i];
+    auto image = state.image.empty() ? decltype(state.image)::value_type{} : state.image[i];
+    state.box.wrap(x, image);
+    const double c[3] = {x.x, x.y, x.z};
+    for (int d = 0; d < 3; ++d) {
+      const double lo = map.origin[d] - map.spacing[d], hi = map.origin[d] + map.dims[d] * map.spacing[d];
+      if (c[d] < lo || c[d] > hi) {
+        std::ostringstream m;
+        m << "--map " << o.map_in << " does not cover the system: particle " << i << " is at "
+          << "xyz"[d] << " = " << c[d] << ", the map's lattice spans " << map.origin[d] << " .. " << hi - map.spacing[d]
+          << ": the map is not of this system";
+        throw std::invalid_argument(m.str());
+      }
+    }
+  }
+}
+
+// The map must hold a potential: a system without charges gives one that is zero everywhere,
+// and ions placed on it would go anywhere. Throws std::invalid_argument.
+void check_map_not_zero(const Grid3& map, const std::string& source) {
+  for (const double v : map.values)
+    if (v != 0) return;
+  throw std::invalid_argument("the map (" + source +
+                              ") is zero everywhere: the system carries no charge, so there is no potential to "
+                              "place ions by (a trajectory or map of another system?)");
+}
+
 // The map: read from --map, or computed for `state` (a lattice too fine for the region is bad
 // input, exit 2). `source` says which, for the report.
 int obtain_map(const PlaceOptions& o, const PlacePlan& p, PotentialMapSeries* series, const SystemState& state,
                Grid3& map, std::string& source) {
-  if (!o.map_in.empty()) {
-    try {
-      map = read_dx(o.map_in);
-    } catch (const std::runtime_error& e) {
-      std::cerr << "pairmd place-ions: --map: " << e.what() << "\n";
-      return kExitUsage;
-    }
-    source = o.map_in;
-    const std::string unit = potential_unit(p.cfg.model.units);
-    if (!map.unit.empty() && map.unit != unit)
-      std::cerr << "pairmd place-ions: warning: " << o.map_in << " is in " << map.unit << ", the config's units give "
-                << unit << "\n";
-    return kParsed;
-  }
   try {
-    map = series->add(state);
+    if (!o.map_in.empty()) {
+      try {
+        map = read_dx(o.map_in);
+      } catch (const std::runtime_error& e) {
+        throw std::invalid_argument(std::string("--map: ") + e.what());
+      }
+      source = o.map_in;
+      check_map_matches(o, p, map, state);
+    } else {
+      map = series->add(state);
+      source = std::string("computed (") + series->kernel_description() + "; " + series->summary() + ")";
+    }
+    check_map_not_zero(map, o.map_in.empty() ? "computed" : o.map_in);
   } catch (const std::invalid_argument& e) {
     std::cerr << "pairmd place-ions: " << e.what() << "\n";
     return kExitUsage;
   }
-  source = std::string("computed (") + series->kernel_description() + "; " + series->summary() + ")";
   return kParsed;
 }
 

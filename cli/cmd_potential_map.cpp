@@ -10,7 +10,10 @@
 #include "cli/run_setup.h"
 #include "io/dx_writer.h"
 #include "io/h5md.h"
+#include "io/h5md_run_info.h"
+#include "io/output_files.h"
 #include "kernels/dcs/map_registry.h"
+#include "session/map_options.h"
 
 namespace pairmd::cli {
 
@@ -28,12 +31,14 @@ std::string usage() {
          "                            [--min-distance d] [--method " +
          methods +
          "] [--boundary open|periodic]\n"
-         "                            [--units lj|real | --config CONFIG] [--out map.dx]\n"
+         "                            [--units lj|real] [--config CONFIG] [--out map.dx]\n"
          "       pairmd potential-map --config CONFIG [same options]   (the map of the system CONFIG builds)\n"
          "  frames: a:b:s as in Python (b exclusive, default all frames), a single index, or -1 (the last)\n"
+         "  units: those the trajectory stores (--units or --config only for a file that does not say)\n"
          "  defaults: the config's analysis.potential_map if given, else spacing 1, region box, padding 5,\n"
          "            kernel auto, min-distance spacing/2, method exact, boundary open;\n"
-         "            out: TRAJECTORY (or output prefix) + .potential.dx\n"
+         "            out: TRAJECTORY (or the output prefix) without its extension + .map.dx; never an input\n"
+         "            or a file of a run (its trajectory, checkpoint, potential map, ...)\n"
          "  method msm: multilevel summation (O(atoms + points), relative error ~1e-4, estimated and printed);\n"
          "  auto: msm where it is estimated 4x faster; boundary periodic: every image (needs msm or auto)\n";
 }
@@ -48,79 +53,173 @@ std::string stem_of(const std::string& path) {
 
 }  // namespace
 
-int cmd_potential_map(const Args& args) {
-  const std::string kUsage = usage();
+namespace {
+
+struct MapOptions {
   std::string trajectory, config_path, frames = "0:", spacing, padding, region, kernel, min_distance, units_name, out,
                                        method, boundary;
+};
+
+// Returns kParsed, or the exit code (help, or the message with the usage, printed).
+int read_map_options(const Args& args, const std::string& usage_text, MapOptions& o) {
   CLI::App app{
       "The electrostatic potential map (Direct Coulomb Summation or multilevel summation) of trajectory "
       "frames, averaged, as an OpenDX file; or of the system a config builds (docs/potential_maps.md).",
       "pairmd potential-map"};
   prepare_app(app);
-  app.add_option("TRAJECTORY", trajectory, "an H5MD trajectory written by pairmd");
+  app.add_option("TRAJECTORY", o.trajectory, "an H5MD trajectory written by pairmd");
   const auto text = [&app](const char* name, std::string& value, const std::string& help) {
     app.add_option(name, value, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   };
-  text("--frames", frames, "a:b:s as in Python (b exclusive, default all frames), a single index, or -1 (the last)");
-  text("--spacing", spacing, "lattice spacing (default the config's, else 1)");
-  text("--padding", padding, "padding around the particles for --region particles (default 5)");
-  text("--region", region, "box or particles");
-  text("--kernel", kernel, choices(map_kernel_names()) + " (default auto)");
-  text("--min-distance", min_distance, "distance floor against the 1/r singularity (default spacing/2)");
-  text("--method", method, choices(map_method_names()) + " (default exact)");
-  text("--boundary", boundary, "open or periodic (every image; needs msm or auto)");
-  text("--units", units_name, "lj or real: the trajectory's units (or --config)");
-  text("--config", config_path, "the run's config: units and analysis.potential_map; alone, the map of its system");
-  text("--out", out, "the .dx file (default TRAJECTORY, or the output prefix, + .potential.dx)");
-  app.footer(kUsage);
-  if (const int rc = parse_command_line(app, args, {"potential-map", kUsage, ""}); rc != kParsed) return rc;
-  if (trajectory.empty() && config_path.empty()) {
-    std::cerr << "pairmd potential-map: give a trajectory or --config\n" << kUsage;
+  text("--frames", o.frames, "a:b:s as in Python (b exclusive, default all frames), a single index, or -1 (the last)");
+  text("--spacing", o.spacing, "lattice spacing (default the config's, else 1)");
+  text("--padding", o.padding, "padding around the particles for --region particles (default 5)");
+  text("--region", o.region, "box or particles");
+  text("--kernel", o.kernel, choices(map_kernel_names()) + " (default auto)");
+  text("--min-distance", o.min_distance, "distance floor against the 1/r singularity (default spacing/2)");
+  text("--method", o.method, choices(map_method_names()) + " (default exact)");
+  text("--boundary", o.boundary, "open or periodic (every image; needs msm or auto)");
+  text("--units", o.units_name, "lj or real: the trajectory's units, where the file does not store them");
+  text("--config", o.config_path, "the run's config: units and analysis.potential_map; alone, the map of its system");
+  text("--out", o.out,
+       "the .dx file (default TRAJECTORY, or the output prefix, + .map.dx); not an input, not a file of a run");
+  app.footer(usage_text);
+  if (const int rc = parse_command_line(app, args, {"potential-map", usage_text, ""}); rc != kParsed) return rc;
+  if (o.trajectory.empty() && o.config_path.empty()) {
+    std::cerr << "pairmd potential-map: give a trajectory or --config\n" << usage_text;
     return kExitUsage;
   }
+  return kParsed;
+}
 
-  // Settings: the config's analysis.potential_map (if any), then the command line.
-  RunConfig cfg;
-  MapSettings settings;
-  Units units = Units::lj();
-  FrameRange range;
+// The map's settings (the config's analysis.potential_map, then the options), the units the
+// options give, and the frames. Throws ConfigError or std::invalid_argument.
+void plan_map(const MapOptions& o, RunConfig& cfg, MapSettings& settings, Units& units, FrameRange& range) {
+  if (!o.config_path.empty()) {
+    cfg = load_config(o.config_path);
+    if (cfg.potential_map.every > 0) settings = cfg.potential_map.settings;
+  }
+  if (!map_units(o.config_path.empty() ? nullptr : &cfg, o.units_name, kCommandLineMapNames, units) &&
+      o.trajectory.empty())
+    throw std::invalid_argument("give --config CONFIG");
+  pairmd::MapOptions given;
+  if (!o.spacing.empty()) given.spacing = option_number("--spacing", o.spacing);
+  if (!o.padding.empty()) given.padding = option_number("--padding", o.padding);
+  if (!o.min_distance.empty()) given.min_distance = option_number("--min-distance", o.min_distance);
+  given.region = o.region;
+  given.kernel = o.kernel;
+  given.method = o.method;
+  given.boundary = o.boundary;
+  apply_map_options(given, settings, kCommandLineMapNames);
+  range = parse_frame_range(o.frames);
+}
+
+// The .dx file: --out, or the trajectory's (the config's output prefix's) name + .map.dx. It is
+// never an input, nor a file of a run (io/output_files.h). Throws std::invalid_argument.
+std::string plan_out(const MapOptions& o, const RunConfig& cfg) {
+  const std::string out =
+      !o.out.empty() ? o.out : (o.trajectory.empty() ? output_prefix(cfg) : stem_of(o.trajectory)) + ".map.dx";
+  std::vector<std::string> inputs = {o.trajectory, o.config_path};
+  if (o.trajectory.empty())
+    for (const std::string& f : config_input_files(cfg)) inputs.push_back(f);
+  require_output_path(o.out.empty() ? "the map" : "--out", out, inputs);
+  return out;
+}
+
+// The trajectory's units: those it stores (the options must agree), else the options'. Read
+// after one frame was read in a child process (read_h5md_frame), which stops a damaged file.
+// Throws std::invalid_argument or std::runtime_error (bad input).
+Units trajectory_units(const MapOptions& o, const Units& given) {
+  read_h5md_frame(o.trajectory, 0);
+  const std::string stored = read_h5md_run_info(o.trajectory).units;
+  if (stored.empty()) {
+    if (o.units_name.empty() && o.config_path.empty())
+      throw std::invalid_argument(o.trajectory +
+                                  " does not store its units (not written by pairmd?); give --units lj|real or "
+                                  "--config CONFIG");
+    return given;
+  }
+  if ((!o.units_name.empty() || !o.config_path.empty()) && given.name != stored)
+    throw std::invalid_argument((o.units_name.empty() ? "--config " + o.config_path + ": its units " : "--units ") +
+                                given.name + " contradict" + (o.units_name.empty() ? " " : "s ") +
+                                "the units of the trajectory " + o.trajectory + " (" + stored +
+                                ", parameters/units): k_e would be wrong");
+  return stored == "real" ? Units::real() : Units::lj();
+}
+
+void print_summary(const PotentialMapSeries& series, const MapSettings& settings, const Grid3& avg,
+                   const std::string& note, const std::string& out) {
+  std::cout << "potential map: " << series.frames() << " frame(s), lattice " << avg.dims[0] << " x " << avg.dims[1]
+            << " x " << avg.dims[2] << " (spacing " << settings.spacing << ", origin " << avg.origin[0] << " "
+            << avg.origin[1] << " " << avg.origin[2] << "), unit " << avg.unit << "\n"
+            << "kernel: " << series.kernel_description() << ", " << series.seconds() << " s";
+  if (series.seconds() > 0)
+    std::cout << " (" << 1e-9 * series.evaluations() / series.seconds() << " billion atom evaluations/s"
+              << (series.method() == MapMethod::Msm ? " of the exact sum's work" : "") << ")";
+  std::cout << "\n"
+            << "method: " << series.method_description() << "\n";
+  if (series.accuracy().samples > 0)
+    std::cout << "accuracy: estimated relative RMS error " << series.accuracy().rel_rms << " (max abs error "
+              << series.accuracy().max_abs_err << " " << avg.unit << "), from the exact sum at "
+              << series.accuracy().samples << " sampled lattice points of the first map\n";
+  if (!note.empty()) std::cout << note << "\n";
+  std::cout << "wrote " << out << "\n";
+}
+
+// Adds the maps: of the frames of the trajectory, or of the system the config builds. Returns
+// kParsed or the exit code (message printed). A trajectory that cannot be read (missing, not
+// HDF5, damaged, frame out of range) and a lattice too fine for the region are bad input (exit 2);
+// other failures reach main() (exit 1).
+int add_maps(const MapOptions& o, const RunConfig& cfg, const FrameRange& range, PotentialMapSeries& series,
+             std::string& note, std::string& source) {
   try {
-    if (!config_path.empty()) {
-      cfg = load_config(config_path);
-      units = cfg.model.units;
-      if (cfg.potential_map.every > 0) settings = map_settings(cfg.potential_map);
+    if (o.trajectory.empty()) {
+      series.add(build_system(cfg).state);
+      source = "the system " + o.config_path + " builds";
+    } else {
+      const auto read = [&](int64_t f) { return read_h5md_frame(o.trajectory, f).state; };
+      map_frames(read, range, series, &note);
+      source = o.trajectory + " frames " + o.frames;
     }
-    if (!units_name.empty()) {
-      if (units_name != "lj" && units_name != "real")
-        throw std::invalid_argument("--units: expected lj or real, got '" + units_name + "'");
-      if (!config_path.empty() && units_name != units.name)
-        throw std::invalid_argument("--units " + units_name + " contradicts the config's units " + units.name);
-      units = units_name == "real" ? Units::real() : Units::lj();
-    } else if (config_path.empty()) {
-      throw std::invalid_argument("the trajectory's units are needed for k_e: give --units lj|real or --config CONFIG");
-    }
-    if (!spacing.empty()) settings.spacing = option_number("--spacing", spacing);
-    if (!padding.empty()) settings.padding = option_number("--padding", padding);
-    if (!min_distance.empty()) settings.min_distance = option_number("--min-distance", min_distance);
-    if (!region.empty()) settings.region = region;
-    if (!kernel.empty()) settings.kernel = kernel;
-    if (!method.empty()) settings.method = method;
-    if (!boundary.empty()) settings.boundary = boundary;
-    if (!(settings.spacing > 0)) throw std::invalid_argument("--spacing: expected a number > 0");
-    if (!(settings.padding >= 0)) throw std::invalid_argument("--padding: expected a number >= 0");
-    if (!(settings.min_distance >= 0)) throw std::invalid_argument("--min-distance: expected a number >= 0");
-    if (settings.region != "box" && settings.region != "particles")
-      throw std::invalid_argument("--region: expected box or particles, got '" + settings.region + "'");
-    parse_map_kernel(settings.kernel);
-    range = parse_frame_range(frames);
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
     return kExitUsage;
   } catch (const std::invalid_argument& e) {
     std::cerr << "pairmd potential-map: " << e.what() << "\n";
     return kExitUsage;
+  } catch (const std::runtime_error& e) {
+    std::cerr << "pairmd potential-map: " << e.what() << "\n";
+    return kExitUsage;
   }
-  if (out.empty()) out = (trajectory.empty() ? output_prefix(cfg) : stem_of(trajectory)) + ".potential.dx";
+  return kParsed;
+}
+
+}  // namespace
+
+int cmd_potential_map(const Args& args) {
+  const std::string kUsage = usage();
+  MapOptions o;
+  if (const int rc = read_map_options(args, kUsage, o); rc != kParsed) return rc;
+  // Settings, units and the output, all checked before anything is computed or written.
+  RunConfig cfg;
+  MapSettings settings;
+  Units units = Units::lj();
+  FrameRange range;
+  std::string out;
+  try {
+    plan_map(o, cfg, settings, units, range);
+    out = plan_out(o, cfg);
+    if (!o.trajectory.empty()) units = trajectory_units(o, units);
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "pairmd potential-map: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::runtime_error& e) {
+    std::cerr << "pairmd potential-map: " << e.what() << "\n";
+    return kExitUsage;
+  }
 
   std::unique_ptr<PotentialMapSeries> series;
   try {
@@ -130,34 +229,9 @@ int cmd_potential_map(const Args& args) {
     return kExitUsage;
   }
   std::string note, source;
-  if (trajectory.empty()) {
-    try {
-      series->add(build_system(cfg).state);
-    } catch (const ConfigError& e) {
-      std::cerr << e.what() << "\n";
-      return kExitUsage;
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "pairmd potential-map: " << e.what() << "\n";
-      return kExitUsage;
-    }
-    source = "the system " + config_path + " builds";
-  } else {
-    // A trajectory that cannot be read (missing, not HDF5, damaged, frame out of range) and a
-    // lattice too fine for the region are bad input (exit 2); other failures reach main() (exit 1).
-    const auto read = [&](int64_t f) { return read_h5md_frame(trajectory, f).state; };
-    try {
-      map_frames(read, range, *series, &note);
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "pairmd potential-map: " << e.what() << "\n";
-      return kExitUsage;
-    } catch (const std::runtime_error& e) {
-      std::cerr << "pairmd potential-map: " << e.what() << "\n";
-      return kExitUsage;
-    }
-    source = trajectory + " frames " + frames;
-  }
+  if (const int rc = add_maps(o, cfg, range, *series, note, source); rc != kParsed) return rc;
   if (series->frames() == 0) {
-    std::cerr << "pairmd potential-map: --frames " << frames << " selects no frame of " << trajectory << "\n";
+    std::cerr << "pairmd potential-map: --frames " << o.frames << " selects no frame of " << o.trajectory << "\n";
     return kExitUsage;
   }
   const Grid3 avg = series->average();
@@ -165,21 +239,7 @@ int cmd_potential_map(const Args& args) {
   title << "pairmd electrostatic potential map (" << series->summary() << ") of " << source << ", mean of "
         << series->frames() << " frame(s)";
   write_dx(out, avg, title.str());
-  std::cout << "potential map: " << series->frames() << " frame(s), lattice " << avg.dims[0] << " x " << avg.dims[1]
-            << " x " << avg.dims[2] << " (spacing " << settings.spacing << ", origin " << avg.origin[0] << " "
-            << avg.origin[1] << " " << avg.origin[2] << "), unit " << avg.unit << "\n"
-            << "kernel: " << series->kernel_description() << ", " << series->seconds() << " s";
-  if (series->seconds() > 0)
-    std::cout << " (" << 1e-9 * series->evaluations() / series->seconds() << " billion atom evaluations/s"
-              << (series->method() == MapMethod::Msm ? " of the exact sum's work" : "") << ")";
-  std::cout << "\n"
-            << "method: " << series->method_description() << "\n";
-  if (series->accuracy().samples > 0)
-    std::cout << "accuracy: estimated relative RMS error " << series->accuracy().rel_rms << " (max abs error "
-              << series->accuracy().max_abs_err << " " << avg.unit << "), from the exact sum at "
-              << series->accuracy().samples << " sampled lattice points of the first map\n";
-  if (!note.empty()) std::cout << note << "\n";
-  std::cout << "wrote " << out << "\n";
+  print_summary(*series, settings, avg, note, out);
   return kExitOk;
 }
 

@@ -14,14 +14,24 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <thread>
+#include <vector>
+
+#include <omp.h>
 
 #include "cli/run_setup.h"
 #include "engine/simulation.h"
+#include "io/checkpoint.h"
+#include "replicas/checkpoint_set.h"
 #include "replicas/communicator.h"
 #include "replicas/ensemble.h"
 #include "replicas/ensemble_plan.h"
+#include "replicas/local_ensemble.h"
+#include "replicas/pull_statistics.h"
+#include "replicas/thread_communicator.h"
 #include "session/run_log.h"
 #include "session/run_outputs.h"
 #include "session/run_plan.h"
@@ -54,11 +64,14 @@ int read_options(const Args& args, RunOptions& o) {
   add_config_options(app, o.config);
   app.add_option("--restart", o.restart,
                  "continue the run of CHECKPOINT: its state, prefix, --set overrides and end step (CONFIG may be "
-                 "left out: the checkpoint holds it)")
+                 "left out: the checkpoint holds it, and no start file is read); files moved with the checkpoint "
+                 "are continued where they are")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--output", o.output, "output file stem (instead of output.prefix)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_flag("--overwrite", o.overwrite, "replace the files of an earlier run with the same prefix");
+  app.add_flag("--overwrite", o.overwrite,
+               "replace the files of an earlier run with the same prefix (never a directory, an input of the run, "
+               "a file of another run, or the file this command's output is redirected to)");
   app.footer("exit codes: 0 success, 1 the run failed, 2 bad input (nothing written), 130 interrupted");
   if (const int rc = parse_command_line(app, args, {"run", "", ""}); rc != kParsed) return rc;
   if (o.config.config_path.empty() && o.restart.empty()) {
@@ -102,9 +115,22 @@ RunRequest request_of(const RunOptions& o) {
   return r;
 }
 
-FrontEnd front_end(const RunOptions& o) {
+// How an ensemble of `ranks` replicas is started again: under mpirun when this one was (one rank
+// per replica), else as this process did (the replicas as threads: docs/ensembles.md).
+std::string launcher_words(int ranks) {
+  return mpi_launched() ? "mpirun -np " + std::to_string(ranks) + " " : std::string();
+}
+
+// `ranks` > 1: an ensemble, whose replicas' checkpoints are BASE.rNN.checkpoint.h5, continued
+// with BASE.r{replica}.checkpoint.h5.
+FrontEnd front_end(const RunOptions& o, int ranks) {
   FrontEnd fe;
-  fe.continue_with = [o](const std::string& checkpoint) { return continue_command(o, checkpoint); };
+  fe.continue_with = [o, ranks](const std::string& checkpoint) {
+    const std::string end = ".checkpoint.h5";
+    const size_t tag = checkpoint.rfind(".r", checkpoint.size() >= end.size() ? checkpoint.size() - end.size() : 0);
+    if (ranks <= 1 || tag == std::string::npos) return continue_command(o, checkpoint);
+    return launcher_words(ranks) + continue_command(o, checkpoint.substr(0, tag) + ".r{replica}" + end);
+  };
   return fe;
 }
 
@@ -176,8 +202,27 @@ int agree(Communicator& comm, int code, const std::string& message, const Replic
 
 // The end of an ensemble: each replica's own lines (its log), and replica 0's report of the whole
 // ensemble: each replica's end, the acceptance and round trips, the walk plot, how to go on.
+// Pulling statistics (replicas/pull_statistics.h): each replica's rupture force into
+// BASE.rupture.csv, and the summary line.
+std::string rupture_report(const RunPlan& p, const ReplicaPlan& rp) {
+  std::vector<std::string> prefixes;
+  for (int q = 0; q < rp.count; ++q) prefixes.push_back(replica_prefix(rp.base_prefix, q, rp.count));
+  const std::vector<RuptureEvent> events = rupture_events(prefixes);
+  const Units& u = p.cfg.model.units;
+  const std::string force_unit = std::string(u.energy_unit()) + "/" + u.length_unit();
+  // 1 kcal/(mol A) in pN (real units); reduced units have none.
+  const double pn = u.reduced() ? 0.0 : 4184.0 / 6.02214076e23 / 1e-10 / 1e-12;
+  std::string csv = EnsembleFiles{rp.base_prefix}.rupture();
+  try {
+    write_rupture_csv(csv, events, u.length_unit(), force_unit);
+  } catch (const std::exception& e) {
+    csv = std::string("not written: ") + e.what();
+  }
+  return "pulling: " + rupture_summary(events, force_unit, pn) + " (each run's largest force: " + csv + ")\n";
+}
+
 int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp, const EnsembleOutcome& e,
-                    Simulation& sim, const Outputs& out, EnsembleLog* log) {
+                    Simulation& sim, const Outputs& out, EnsembleLog* log, const CommonCheckpoint& common) {
   const BackendStats st = sim.backend().stats();
   const RunResult& r = e.result;
   std::cout << "performance: " << st.steps << " steps in " << st.seconds_total << " s";
@@ -194,6 +239,8 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
   else
     saved << "no checkpoint of step " << r.last_good_step;
   const std::string who = "replica " + std::to_string(rp.replica) + " (" + p.files.prefix + ".*)";
+  if (!e.common_error.empty())
+    std::cerr << "pairmd run: " << who << ": warning: no common checkpoint: " << e.common_error << "\n";
   for (const std::string& f : r.finish_errors)
     if (r.outcome != RunOutcome::Failed || f != r.message)
       std::cerr << "pairmd run: " << who << ": error: " << f << "\n";
@@ -226,6 +273,7 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
     t << line;
   }
   t << "ensemble: aggregate " << aggregate << " timesteps/s over " << k << " replicas\n";
+  if (p.cfg.pulling.mode != PullMode::None) t << rupture_report(p, rp);
   if (e.meetings > 0) {
     const double ms = 1e3 / static_cast<double>(e.meetings);
     char line[320];
@@ -251,7 +299,7 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
       }
     }
   }
-  std::string again = "mpirun -np " + std::to_string(k) + " pairmd run ";
+  std::string again = launcher_words(k) + "pairmd run ";
   if (!o.config.config_path.empty()) again += shell_word(o.config.config_path) + " ";
   again += "--restart " + rp.base_prefix + ".r{replica}.checkpoint.h5";
   std::cout.flush();
@@ -264,6 +312,10 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
     if (same)
       std::cerr << "  every replica has a checkpoint of step " << e.last_step[0]
                 << "; once the cause is fixed: " << again << "\n";
+    else if (common.step() >= 0)
+      std::cerr << "  the replicas stopped at different steps; every replica has a checkpoint of step " << common.step()
+                << " (" << common.path() << " and the others' .checkpoint.common.h5), which the restart goes on from"
+                << " once the cause is fixed: " << again << "\n";
   } else if (exit_code == kExitInterrupted) {
     std::cerr << "pairmd run: interrupted (signal) at step " << e.last_step[0]
               << "; every replica wrote its files and a checkpoint of that step\n  continue with: " << again << "\n";
@@ -274,11 +326,33 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
   return exit_code;
 }
 
-}  // namespace
+// This rank's replica of the ensemble, run in step with the others, and its report.
+int run_replica(const RunOptions& o, const RunPlan& p, ReplicaPlan& rp, Communicator& comm, Simulation& sim,
+                const Outputs& out, EnsembleLog* log) {
+  out.checkpoints->set_ensemble([&rp] { return replica_checkpoint_text(rp); });
+  // Every replica starts from one step (check_same_start): the start is a common checkpoint.
+  CommonCheckpoint common(out.checkpoints->path());
+  if (p.restart && p.continues_files) {
+    const std::string why = common.start(o.restart, p.first);
+    if (!why.empty()) std::cerr << "pairmd run: replica " << rp.replica << ": warning: " << why << "\n";
+  }
+  EnsembleOptions eo;
+  eo.comm = &comm;
+  eo.replica = rp.replica;
+  eo.count = rp.count;
+  eo.every = p.cfg.replicas.exchange_every;
+  eo.exchange = rp.exchange ? &rp.exchange_state : nullptr;
+  eo.log = log;
+  eo.newest_checkpoint = [&out] { return out.checkpoints->last_written_step(); };
+  eo.common = &common;
+  const EnsembleOutcome outcome = run_ensemble(sim, p.last, eo);
+  return report_ensemble(o, p, rp, outcome, sim, out, log, common);
+}
 
-int cmd_run(const Args& args) {
+// One run of the command: a single run, or replica comm.rank() of an ensemble (an MPI rank, or a
+// thread of this process with `rendezvous` for a GPU ensemble).
+int run_command(const Args& args, Communicator& comm, EnsembleRendezvous* rendezvous) {
   RunLog log;  // copies everything printed, into PREFIX.log once the outputs are opened
-  Communicator& comm = world();
   // In an ensemble, only replica 0 prints its table on the terminal; every replica's is in its log.
   if (comm.rank() > 0) log.quiet_stdout();
   std::string command = "pairmd run";
@@ -289,15 +363,31 @@ int cmd_run(const Args& args) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   RunOptions o;
   if (const int rc = read_options(args, o); rc != kParsed) return rc;
-  // Each replica of an ensemble restarts from its own checkpoint: PREFIX.r{replica}.checkpoint.h5.
-  if (!o.restart.empty() && comm.size() > 1) o.restart = replica_path(o.restart, comm.rank(), comm.size());
+  // Each replica of an ensemble restarts from its own checkpoint: PREFIX.r{replica}.checkpoint.h5,
+  // or its common checkpoint where the replicas' newest are of different steps.
+  std::string restart_note;
+  if (!o.restart.empty() && comm.size() > 1) {
+    const RestartSet set = choose_restart_set(comm, replica_path(o.restart, comm.rank(), comm.size()));
+    o.restart = set.path;
+    restart_note = set.note;
+  }
 
+  // A stop signal from here on ends the run cleanly: before the run began (in system.relax, or
+  // before the outputs are opened) with the claim removed and nothing written.
+  install_stop_handlers();
   // Everything that can be wrong with the input is found before any output file is touched, on
   // every rank; the ranks agree on the outcome before any of them goes on.
   RunRequest request = request_of(o);
-  const FrontEnd fe = front_end(o);
+  const FrontEnd fe = front_end(o, comm.size());
   ReplicaPlan rp;
   plan_replicas(request, fe, comm, rp);
+  if (rendezvous)
+    request.backend_hook = [rendezvous, &comm](const RunPlan& p, const Model& model,
+                                               std::string* why) -> std::unique_ptr<Backend> {
+      const std::string backend = planned_backend(p.cfg);
+      if (backend != "cuda") return nullptr;  // each replica its own CPU backend
+      return rendezvous->join(comm.rank(), backend, model, p.sys.state, why);
+    };
   PreparedRun run;
   std::unique_ptr<OutputClaim> ensemble_claim;
   int code = kParsed;
@@ -312,6 +402,10 @@ int cmd_run(const Args& args) {
       }
       check_existing_ensemble_files(fe, o.overwrite, run.plan, rp, false, std::cout);
     }
+    if (rp.replica >= 0) check_existing_common_checkpoint(fe, o.overwrite, run.plan, false, std::cout);
+  } catch (const StoppedBeforeRun& e) {
+    code = kExitInterrupted;
+    message = std::string("pairmd run: ") + e.what() + "; nothing was written";
   } catch (const ConfigError& e) {
     code = kExitUsage;
     message = e.what();
@@ -320,6 +414,8 @@ int cmd_run(const Args& args) {
     code = kExitFailure;
     message = std::string("pairmd run: error: ") + e.what();
   }
+  // The other replicas of a GPU ensemble must not wait for this one's system.
+  if (code != kParsed && rendezvous) rendezvous->cancel("replica " + std::to_string(comm.rank()) + " could not start");
   if ((code = agree(comm, code, message, rp)) != kParsed) return code;
   if (rp.replica >= 0) {
     message = check_same_start(comm, run.plan.first, rp, fe);
@@ -327,6 +423,7 @@ int cmd_run(const Args& args) {
       if (comm.rank() == 0) std::cerr << message << "\n";
       return kExitUsage;
     }
+    if (comm.rank() == 0 && !restart_note.empty()) std::cout << restart_note << "\n";
   }
 
   code = describe_start(request, fe, run, std::cout, std::cerr) ? kParsed : kExitOk;
@@ -347,6 +444,11 @@ int cmd_run(const Args& args) {
       message = std::string("pairmd run: analysis.potential_map: ") + e.what();
     }
   }
+  if (code == kParsed && g_stop_signal.load() != 0) {
+    code = kExitInterrupted;
+    message = "pairmd run: interrupted (signal " + std::to_string(g_stop_signal.load()) +
+              ") before the run began; nothing was written";
+  }
   if ((code = agree(comm, code, message, rp)) != kParsed) return code;
 
   Outputs out;
@@ -355,6 +457,7 @@ int cmd_run(const Args& args) {
   try {
     open_outputs(request, fe, p, std::move(potential_map), sim, out, log, command);
     if (rp.replica == 0) check_existing_ensemble_files(fe, o.overwrite, p, rp, true, std::cout);
+    if (rp.replica >= 0) check_existing_common_checkpoint(fe, o.overwrite, p, true, std::cout);
     if (rp.replica == 0 && rp.exchange) {
       ensemble_log = std::make_unique<EnsembleLog>(EnsembleFiles{rp.base_prefix}, rp.exchange_state, p.first,
                                                    p.restart && p.continues_files);
@@ -368,23 +471,77 @@ int cmd_run(const Args& args) {
   }
   if ((code = agree(comm, code, message, rp)) != kParsed) return code;
 
-  install_stop_handlers();
   // Exceeding a file-size limit must be a write error we report, not a silent kill.
   std::signal(SIGXFSZ, SIG_IGN);
   if (rp.replica < 0) {
     const RunResult result = sim.run(p.last);
     return report(o, result, sim, out);
   }
-  out.checkpoints->set_ensemble([&rp] { return replica_checkpoint_text(rp); });
-  EnsembleOptions eo;
-  eo.comm = &comm;
-  eo.replica = rp.replica;
-  eo.count = rp.count;
-  eo.every = cfg.replicas.exchange_every;
-  eo.exchange = rp.exchange ? &rp.exchange_state : nullptr;
-  eo.log = ensemble_log.get();
-  const EnsembleOutcome outcome = run_ensemble(sim, p.last, eo);
-  return report_ensemble(o, p, rp, outcome, sim, out, ensemble_log.get());
+  return run_replica(o, p, rp, comm, sim, out, ensemble_log.get());
+}
+
+// The number of replicas a run without an MPI launcher runs in this process: the config's
+// replicas.count (a restart's from its replica 0 checkpoint); 0 for a single run, or where the
+// options or the config are wrong (the run itself then says what is wrong).
+int replicas_in_process(const Args& args) {
+  RunOptions o;
+  std::ostringstream quiet;
+  std::streambuf* out = std::cout.rdbuf(quiet.rdbuf());
+  std::streambuf* err = std::cerr.rdbuf(quiet.rdbuf());
+  const int rc = read_options(args, o);
+  std::cout.rdbuf(out);
+  std::cerr.rdbuf(err);
+  if (rc != kParsed) return 0;
+  try {
+    if (o.restart.empty()) return load_config(o.config.config_path, command_line_overrides(o.config)).replicas.count;
+    // PREFIX.r{replica}.checkpoint.h5: replica 0's, whichever number of digits the run used.
+    if (o.restart.find("{replica}") == std::string::npos) return 0;
+    for (const char* zero : {"0", "00", "000", "0000"}) {
+      std::string path = o.restart;
+      path.replace(path.find("{replica}"), 9, zero);
+      if (!std::filesystem::exists(path)) continue;
+      const Checkpoint ck = read_checkpoint(path);
+      return ck.ensemble.empty() ? 0 : ReplicaCheckpoint::parse(ck.ensemble).count;
+    }
+  } catch (const std::exception&) {
+  }
+  return 0;
+}
+
+// K replicas as threads of this process, each running what an MPI rank runs (its own files,
+// meetings and exchanges through a ThreadCommunicator); on a GPU they share one ensemble backend.
+// The CPU threads are shared out among them. The exit code is replica 0's, or the first other
+// replica's that is not 0.
+int run_replicas_in_threads(const Args& args, int count) {
+  ThreadGroup group(count);
+  EnsembleRendezvous rendezvous(count);
+  std::vector<int> codes(count, kExitOk);
+  const int threads = std::max(1, omp_get_max_threads() / count);
+  std::vector<std::thread> replicas;
+  for (int k = 0; k < count; ++k)
+    replicas.emplace_back([&, k] {
+      omp_set_num_threads(threads);
+      ThreadCommunicator comm(group, k);
+      try {
+        codes[k] = run_command(args, comm, &rendezvous);
+      } catch (const std::exception& e) {
+        std::cerr << "pairmd run: replica " << k << ": error: " << e.what() << "\n";
+        codes[k] = kExitFailure;
+      }
+    });
+  for (std::thread& t : replicas) t.join();
+  for (int c : codes)
+    if (codes[0] == kExitOk && c != kExitOk) return c;
+  return codes[0];
+}
+
+}  // namespace
+
+int cmd_run(const Args& args) {
+  Communicator& comm = world();
+  if (comm.size() == 1)
+    if (const int count = replicas_in_process(args); count > 1) return run_replicas_in_threads(args, count);
+  return run_command(args, comm, nullptr);
 }
 
 }  // namespace pairmd::cli

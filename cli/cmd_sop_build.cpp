@@ -25,6 +25,7 @@
 #include "backends/cpu_backend.h"
 #include "cli/commands.h"
 #include "engine/config.h"
+#include "engine/resources.h"
 #include "engine/sop_model.h"
 #include "engine/system_builder.h"
 #include "io/sop_files.h"
@@ -42,9 +43,9 @@ const char* kUsage =
 struct SopBuildOptions {
   std::string structure, out, chains,
       gaps = "error", altloc = "error", disulfides = "bonds", max_bond, contact_cutoff, epsilon_h, epsilon_l, sigma,
-      bond_k, max_extension, repulsion_cutoff, mass, copies, copy_gap, integrator, temperature, dt, friction, skin,
-      steps, thermo_every, trajectory_every, seed, pull, pull_mode, pull_speed, pull_spring, pull_force, tether_spring,
-      pull_every;
+      bond_k, max_extension, repulsion_cutoff, mass, copies, copy_gap, independent, integrator, temperature, dt,
+      friction, skin, steps, thermo_every, trajectory_every, seed, pull, pull_mode, pull_speed, pull_spring, pull_force,
+      tether_spring, pull_every;
   bool overwrite = false;
 };
 
@@ -111,6 +112,9 @@ int read_options(const Args& args, SopBuildOptions& o) {
   text("--mass", o.mass, "bead mass (default 110 amu)");
   text("--copies", o.copies,
        "copies of the protein on a cubic lattice in a periodic box (default 1: one, open boundaries)");
+  text("--independent", o.independent,
+       "K independent runs of the protein (a replicas section, mode independent: seed + k, each with its own files "
+       "and force-extension log; without mpirun they run side by side on one GPU, docs/ensembles.md)");
   text("--copy-gap", o.copy_gap,
        "distance between the copies' bounding boxes (default: the repulsion cutoff, so they start out of reach)");
   text("--integrator", o.integrator, "brownian (overdamped, default) or langevin (underdamped)");
@@ -161,6 +165,9 @@ SopParameters parameters(const SopBuildOptions& o) {
   if (!o.repulsion_cutoff.empty()) p.repulsion_cutoff = number("--repulsion-cutoff", o.repulsion_cutoff, 0, inf, true);
   if (!o.mass.empty()) p.mass = number("--mass", o.mass, 0, inf, true);
   if (!o.copies.empty()) p.copies = static_cast<int>(whole("--copies", o.copies, 1, 100000000));
+  if (!o.independent.empty()) p.independent = static_cast<int>(whole("--independent", o.independent, 1, 1 << 16));
+  if (p.independent > 1 && p.copies > 1)
+    throw std::invalid_argument("--independent: runs of one protein each; --copies puts copies in one box (not both)");
   if (!o.copy_gap.empty()) p.copy_gap = number("--copy-gap", o.copy_gap, 0, inf);
   if (!o.integrator.empty()) {
     if (o.integrator != "brownian" && o.integrator != "langevin")
@@ -256,6 +263,14 @@ void plan(const SopBuildOptions& o, SopPlan& s) {
     for (const CalphaResidue& r : c.residues) chains.back().push_back(r.x);
     beads += static_cast<int>(c.residues.size());
   }
+  // Every copy's beads, bonds and contacts, and the system and backend the report builds, before
+  // they are allocated: about 600 bytes a bead.
+  const std::string room = room_for(static_cast<double>(beads) * s.p.copies, kMaxParticles, 600, "beads");
+  if (!room.empty())
+    throw std::invalid_argument(
+        (s.p.copies > 1 ? "--copies " + std::to_string(s.p.copies) + " of " + std::to_string(beads) + " beads"
+                        : o.structure) +
+        ": " + room);
   std::vector<SopBridge> bridges;
   for (const CalphaBridge& b : s.structure.disulfides)
     bridges.push_back({first_bead[b.a.chain] + b.a.residue, first_bead[b.b.chain] + b.b.residue});

@@ -1,7 +1,15 @@
 // pairmd: the command-line entry point. Dispatches to the subcommands in this folder.
+#include <unistd.h>
+
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "base/host_threads.h"
 #include "base/version.h"
 #include "cli/commands.h"
 #include "replicas/communicator.h"
@@ -45,10 +53,43 @@ namespace {
 
 int run_command(int argc, char** argv);
 
+// OpenMP threads that spin while they wait (libgomp's default: ~300,000 turns at every
+// meeting) take the cores from the thread they wait for when other processes keep the cores
+// busy: runs many times slower than with one thread (docs/benchmarks.md, "CPU backend
+// threads"). libgomp reads OMP_WAIT_POLICY once, when it is loaded, before main: so pairmd
+// starts itself again with it set, unless the user set it (or GOMP_SPINCOUNT) or one thread
+// runs. Where that fails (no /proc), it goes on with the runtime's default.
+void restart_with_passive_openmp_wait(char** argv) {
+#ifdef _OPENMP
+  const int max_threads = omp_get_max_threads();
+#else
+  const int max_threads = 1;
+#endif
+  if (!pairmd::wants_passive_wait_restart(std::getenv("OMP_WAIT_POLICY"), std::getenv("GOMP_SPINCOUNT"), max_threads))
+    return;
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  execv("/proc/self/exe", argv);
+  unsetenv("OMP_WAIT_POLICY");
+}
+
+// How idle OpenMP threads wait, for --version.
+std::string openmp_wait_policy() {
+  for (const char* name : {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"}) {
+    const char* v = std::getenv(name);
+    if (v && *v) return std::string(name) + "=" + v;
+  }
+#ifdef _OPENMP
+  if (omp_get_max_threads() > 1) return "the OpenMP runtime's default";
+#endif
+  return "no thread waits (one thread)";
+}
+
 }  // namespace
 
 // MPI (where pairmd was built with it and mpirun started it) lives as long as the command.
 int main(int argc, char** argv) {
+  restart_with_passive_openmp_wait(argv);
+  pairmd::configure_host_threads();
   pairmd::init_world(&argc, &argv);
   const int rc = run_command(argc, argv);
   pairmd::finalize_world();
@@ -72,7 +113,9 @@ int run_command(int argc, char** argv) {
   if (cmd == "--version" || cmd == "version") {
     std::cout << "pairmd " << PAIRMD_VERSION << "\n"
               << "mpi: " << (pairmd::mpi_built() ? "yes" : "no")
-              << " (replica ensembles over mpirun; docs/replicas.md)\n";
+              << " (replica ensembles over mpirun; docs/replicas.md)\n"
+              << "cpu threads: " << pairmd::configure_host_threads() << "\n"
+              << "idle threads wait: " << openmp_wait_policy() << "\n";
     return kExitOk;
   }
   // The subcommands, one file each in cli/; each parses its own options (with --help).

@@ -23,6 +23,47 @@ namespace {
 using config::Context;
 using config::Map;
 
+// yaml-cpp shares an aliased node (*name) instead of copying it, so a few lines of anchors can
+// stand for billions of nodes, and every walk over the document would visit them all. Documents
+// are walked once first, counting nodes as aliases expand them: a document without aliases has
+// at most one node per byte of its text; aliases may add a million.
+constexpr size_t kAliasNodes = 1000000;
+
+// Counts the nodes of `n` (aliases expanded) against `left`; false when they run out.
+bool count_nodes(const YAML::Node& n, size_t& left) {
+  if (left == 0) return false;
+  --left;
+  if (n.IsSequence())
+    for (const YAML::Node& item : n)
+      if (!count_nodes(item, left)) return false;
+  if (n.IsMap())
+    for (auto it = n.begin(); it != n.end(); ++it)
+      if (!count_nodes(it->first, left) || !count_nodes(it->second, left)) return false;
+  return true;
+}
+
+// The message when `root` (of `bytes` of text) expands past the bound: "" when it does not, else
+// "LINE:COLUMN: KEY: ..." of the top-level key where the count ran out (`what`: "document").
+std::string alias_expansion(const YAML::Node& root, size_t bytes, const char* what) {
+  const size_t limit = bytes + kAliasNodes;
+  size_t left = limit;
+  std::ostringstream s;
+  const std::string why = std::string("YAML aliases (*name) expand the ") + what + " past " + std::to_string(limit) +
+                          " nodes, more than a config has; pairmd refuses it (an alias bomb?)";
+  if (!root.IsMap()) {
+    if (count_nodes(root, left)) return "";
+    s << root.Mark().line + 1 << ":" << root.Mark().column + 1 << ": " << why;
+    return s.str();
+  }
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (count_nodes(it->first, left) && count_nodes(it->second, left)) continue;
+    s << it->first.Mark().line + 1 << ":" << it->first.Mark().column + 1 << ": "
+      << (it->first.IsScalar() ? printable(it->first.Scalar()) + ": " : "") << why;
+    return s.str();
+  }
+  return "";
+}
+
 // Applies "a.b.c=value" to the document: maps are created on the way, list items are named by
 // their index ("force_field.pair.0.cutoff=3").
 void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
@@ -33,8 +74,13 @@ void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
   try {
     parsed = YAML::Load(value);
   } catch (const YAML::Exception& e) {
-    throw ConfigError("--set " + spec + ": the value is not valid YAML: " + e.msg);
+    throw ConfigError("--set " + spec + ": the value is not valid YAML: " + printable(e.msg));
   }
+  size_t left = value.size() + kAliasNodes;
+  if (!count_nodes(parsed, left))
+    throw ConfigError("--set " + spec + ": YAML aliases (*name) expand the value past " +
+                      std::to_string(value.size() + kAliasNodes) +
+                      " nodes, more than a config has; pairmd refuses it (an alias bomb?)");
   std::vector<std::string> parts;
   std::stringstream ss(path);
   for (std::string p; std::getline(ss, p, '.');) {
@@ -50,8 +96,13 @@ void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
     if (cur.IsSequence()) {
       char* end = nullptr;
       const long idx = std::strtol(p.c_str(), &end, 10);
-      if (*end || idx < 0 || static_cast<size_t>(idx) >= cur.size())
-        throw ConfigError("--set " + spec + ": '" + p + "' is not an index of the list at " + display);
+      const std::string here = display.empty() ? "the document" : display;
+      if (*end)
+        throw ConfigError("--set " + spec + ": " + here + " is a list, not a mapping: it has no key '" + printable(p) +
+                          "'");
+      if (idx < 0 || static_cast<size_t>(idx) >= cur.size())
+        throw ConfigError("--set " + spec + ": " + here + " is a list of " + std::to_string(cur.size()) +
+                          " items: it has no item " + p);
       display += "[" + p + "]";
       if (last)
         cur[idx] = parsed;
@@ -61,7 +112,8 @@ void apply_override(YAML::Node& root, const std::string& spec, RunConfig& cfg) {
       }
     } else {
       if (cur.IsDefined() && !cur.IsNull() && !cur.IsMap())
-        throw ConfigError("--set " + spec + ": " + display + " is not a mapping");
+        throw ConfigError("--set " + spec + ": " + (display.empty() ? "the document" : display) + " is " +
+                          config::describe(cur) + ", not a mapping: it has no key '" + printable(p) + "'");
       display += (display.empty() ? "" : ".") + p;
       if (last)
         cur[p] = parsed;
@@ -109,8 +161,10 @@ YAML::Node document(const std::string& text, const std::vector<std::string>& ove
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(std::string("YAML syntax error: ") + e.msg);
+    throw ConfigError(std::string("YAML syntax error: ") + printable(e.msg));
   }
+  const std::string bomb = alias_expansion(root, text.size(), "document");
+  if (!bomb.empty()) throw ConfigError("line " + bomb);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   RunConfig scratch;
   for (const std::string& o : overrides) apply_override(root, o, scratch);
@@ -183,9 +237,11 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
     root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     std::ostringstream s;
-    s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": YAML syntax error: " << e.msg;
+    s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": YAML syntax error: " << printable(e.msg);
     throw ConfigError(s.str());
   }
+  const std::string bomb = alias_expansion(root, text.size(), "document");
+  if (!bomb.empty()) throw ConfigError(name + ":" + bomb);
   check_quotes_closed(root, text, name);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   for (const std::string& o : overrides) apply_override(root, o, cfg);
@@ -206,7 +262,7 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
   } catch (const YAML::Exception& e) {
     // yaml-cpp conversion errors that slipped past the checks above still get a location.
     std::ostringstream s;
-    s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": " << e.msg;
+    s << name << ":" << e.mark.line + 1 << ":" << e.mark.column + 1 << ": " << printable(e.msg);
     throw ConfigError(s.str());
   }
   return cfg;

@@ -11,6 +11,7 @@
 
 #include "backends/model.h"
 #include "base/vec3.h"
+#include "engine/map_settings.h"
 
 namespace pairmd {
 
@@ -103,19 +104,10 @@ struct GsdSpec {
   double flush_seconds = 10.0;  // as output.trajectory.flush_seconds
 };
 
+// analysis.potential_map: a map every `every` steps of the run (0: none), with these settings.
 struct PotentialMapSpec {
-  int64_t every = 0;  // 0: off
-  double spacing = 1.0;
-  std::string region = "box";  // box | particles (bounding box plus padding)
-  double padding = 5.0;
-  std::string kernel = "auto";
-  double min_distance = 0.0;      // distance floor against the 1/r singularity; 0 = spacing / 2
-  std::string method = "exact";   // exact | msm (multilevel summation) | auto (by estimated cost)
-  std::string boundary = "open";  // open | periodic (every image, neutralising background; msm)
-  double msm_cutoff = 0.0;        // splitting distance a; 0 = automatic
-  double msm_grid_spacing = 0.0;  // finest grid spacing h; 0 = automatic (a / 5; periodic a / 6)
-  int msm_order = 6;              // interpolation: 4 cubic, 6 quintic
-  int error_samples = 256;        // msm: lattice points of the sampled exact check; 0 = none
+  int64_t every = 0;
+  MapSettings settings;
 };
 
 struct OutputSpec {

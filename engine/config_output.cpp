@@ -41,8 +41,9 @@ void read_analysis(const Map& root, RunConfig& cfg) {
   Map m(root.ctx(), a.node("potential_map"), "analysis.potential_map",
         {"every", "spacing", "region", "padding", "kernel", "min_distance", "method", "boundary", "msm_cutoff",
          "msm_grid_spacing", "msm_order", "error_samples"});
-  PotentialMapSpec& p = cfg.potential_map;
-  p.every = m.integer_required("every", 1, kMaxInt);
+  PotentialMapSpec& spec = cfg.potential_map;
+  MapSettings& p = spec.settings;
+  spec.every = m.integer_required("every", 1, kMaxInt);
   p.spacing = m.number_required("spacing", 0.0, kInf, true, "a lattice spacing > 0");
   cfg.locations["analysis.potential_map.spacing"] = m.where("spacing");
   p.region = m.choice("region", "box", {"box", "particles"});

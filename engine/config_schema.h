@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/text.h"
 #include "engine/config.h"
 
 namespace pairmd::config {
@@ -42,7 +43,7 @@ struct Context {
 
 inline std::string describe(const YAML::Node& n) {
   if (!n.IsDefined() || n.IsNull()) return "nothing";
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsScalar()) return "'" + printable(n.Scalar()) + "'";
   if (n.IsSequence()) return "a list";
   return "a mapping";
 }
@@ -87,10 +88,11 @@ class Map {
     // down would be silently ignored, so it is an error here.
     std::map<std::string, int> line_of;
     for (auto it = node_.begin(); it != node_.end(); ++it) {
-      const std::string k = it->first.as<std::string>();
+      if (!it->first.IsScalar()) ctx_.fail(it->first, path_, "expected a key name, got " + describe(it->first));
+      const std::string k = it->first.Scalar();
       bool ok = false;
       for (const char* a : keys) ok = ok || k == a;
-      if (!ok) ctx_.fail(it->first, sub(k), "unknown key (expected one of: " + join(keys) + ")");
+      if (!ok) ctx_.fail(it->first, sub(printable(k)), "unknown key (expected one of: " + join(keys) + ")");
       const auto [first, fresh] = line_of.emplace(k, it->first.Mark().line + 1);
       if (!fresh)
         ctx_.fail(it->first, sub(k), "duplicate key (already given at line " + std::to_string(first->second) + ")");
@@ -172,9 +174,12 @@ class Map {
       want << expected;
     else {
       want << "a number";
-      if (hi == std::numeric_limits<double>::infinity())
+      const double inf = std::numeric_limits<double>::infinity();
+      if (hi == inf && lo != -inf)
         want << (lo_open ? " > " : " >= ") << lo;
-      else
+      else if (lo == -inf && hi != inf)
+        want << " <= " << hi;
+      else if (lo != -inf)
         want << " in " << (lo_open ? "(" : "[") << lo << ", " << hi << "]";
     }
     double v;

@@ -153,6 +153,19 @@ std::string format_bytes(double bytes) {
   return buf;
 }
 
+std::string room_for(double count, double max_count, double bytes_each, const std::string& what) {
+  char n[32], most[32];
+  std::snprintf(n, sizeof n, "%.0f", count);
+  std::snprintf(most, sizeof most, "%.0f", max_count);
+  if (!(count <= max_count)) return std::string(n) + " " + what + ", more than the " + most + " pairmd can hold";
+  const double need = count * bytes_each;
+  const HostMemory host = available_host_memory();
+  if (!(need <= host.available_bytes))
+    return std::string(n) + " " + what + " need about " + format_bytes(need) + " of memory, but only " +
+           format_bytes(host.available_bytes) + " can be had here (" + host.limited_by + ")";
+  return "";
+}
+
 std::string describe_memory(const MemoryEstimate& need, const SystemSize& size) {
   std::ostringstream s;
   s << "memory: about " << format_bytes(need.host_bytes) << " of host memory";

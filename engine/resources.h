@@ -33,6 +33,13 @@ SystemSize built_size(const SystemState& state, int64_t bonds);
 MemoryEstimate estimate_run_memory(const RunConfig& cfg, const std::string& backend, const SystemSize& size,
                                    double map_points);
 
+// Whether `count` items of about `bytes_each` bytes may be allocated: "" when `count` is at most
+// `max_count` and they fit in what this process can have (available_host_memory), else why not,
+// naming them as `what`: "1000000000000 atom types, more than the 1073741824 pairmd can hold" or
+// "1073741824 atom types need about 96 GiB of memory, but only 1.5 GiB can be had here (the
+// address-space limit, ulimit -v)". For sizes read from files, checked before they are allocated.
+std::string room_for(double count, double max_count, double bytes_each, const std::string& what);
+
 // "1.2 GiB", "340 MiB", "12 KiB".
 std::string format_bytes(double bytes);
 

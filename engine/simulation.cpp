@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <string>
 
 namespace pairmd {
 
@@ -16,6 +17,11 @@ extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
 void install_stop_handlers() {
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
+}
+
+void stop_if_signalled(const char* during) {
+  if (const int sig = g_stop_signal.load())
+    throw StoppedBeforeRun("interrupted (signal " + std::to_string(sig) + ") " + during);
 }
 
 double degrees_of_freedom(const RunConfig& cfg, size_t n) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,9 +15,18 @@
 
 namespace pairmd {
 
-// Set by the signal handler of `pairmd run` (the signal number), polled by the run loop.
+// Set by the signal handler of `pairmd run` (the signal number), polled by the run loop and by
+// the work before it (system.relax).
 extern std::atomic<int> g_stop_signal;
 void install_stop_handlers();
+
+// A stop signal that came before the run began (during system.relax): nothing was run, and the
+// front end removes what it created (its claim) and says so.
+struct StoppedBeforeRun : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Throws StoppedBeforeRun, saying `during` what, when a stop signal has come.
+void stop_if_signalled(const char* during);
 
 // Failed: an observer could not write its output (disk full, unwritable file).
 enum class RunOutcome { Completed, Interrupted, BlewUp, Failed };

@@ -225,6 +225,9 @@ std::string sop_config_text(const SopModel& m, const SopParameters& p, const Sop
     }
     y << "  every: " << p.pull_every << "\n";
   }
+  if (p.independent > 1)
+    y << "replicas:   # " << p.independent << " independent runs (seed + k), one GPU ensemble (docs/ensembles.md)\n"
+      << "  count: " << p.independent << "\n  mode: independent\n  exchange_every: " << p.thermo_every << "\n";
   return y.str();
 }
 

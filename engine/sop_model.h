@@ -42,6 +42,9 @@ struct SopParameters {
   // Copies of the protein on a cubic lattice in a periodic box (assemblies, benchmarks).
   int copies = 1;
   double copy_gap = -1;  // A between the copies' bounding boxes; < 0: the repulsion cutoff (out of reach)
+  // Independent runs of one protein (pulling statistics, SOP-GPU's many runs): a replicas section
+  // of that many independent replicas (seed + k), run side by side on one GPU (docs/ensembles.md).
+  int independent = 0;
   // The run.
   std::string integrator = "brownian";  // brownian (overdamped) or langevin (underdamped)
   double temperature = 300.0;           // K

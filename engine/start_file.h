@@ -23,6 +23,13 @@ struct StartFileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The largest coordinate (and box bound) a start file may give, in length units: beyond it a
+// double resolves a time step's move (~0.005 sigma) to worse than a few percent, and squares of
+// coordinates (1e154) would overflow.
+constexpr double kMaxCoordinate = 1e12;
+// The largest step a start file may be at (a run adds its steps to it).
+constexpr int64_t kMaxStartStep = int64_t(1) << 62;
+
 struct StartStructure {
   // Positions (wrapped into a periodic box, images counting the crossings), images, velocities
   // (zero where the file has none), per-particle types as indices into state.type_names,
@@ -36,6 +43,10 @@ struct StartStructure {
   bool has_charges = false;  // false: the charges of the config's types
   double time = 0;
   std::vector<std::string> notes;  // what the reader took, converted or left out
+  // Where each particle is, for messages: its line (text formats; empty for the others), or the
+  // frame read (H5MD, GSD: "frame F, particle I").
+  std::vector<int> lines;
+  int64_t frame = 0;
 };
 
 // The start structure of cfg.system.file, mapped onto the config: types and bond types by name

@@ -325,6 +325,7 @@ void relax(SystemState& s, const RunConfig& cfg, const Topology& topology, int s
   model.topology = topology;
   CpuBackend backend(model, s);
   for (int k = 0; k < steps; ++k) {
+    stop_if_signalled("during system.relax, before the run began");
     const std::vector<Vec3d> f = backend.forces();
     double fmax = 0;
     for (const Vec3d& fi : f) fmax = std::max(fmax, dot(fi, fi));

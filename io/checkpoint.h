@@ -18,6 +18,7 @@
 #include "base/topology.h"
 #include "engine/config.h"
 #include "engine/run_observer.h"
+#include "potentials/pulling.h"
 
 namespace pairmd {
 
@@ -37,6 +38,10 @@ struct Checkpoint {
   std::string pairmd_version;
   std::string time_unit;  // unit of dt and velocities ("": not stored, older checkpoint)
   std::string ensemble;   // a replica's ensemble state (replicas/ensemble.h; "": not a replica)
+  // The run's pulling as its start resolved it (engine/pulling.h: the points the config leaves
+  // out come from the start state), so that a restart needs no start file. Mode None: the run
+  // does not pull, or the checkpoint is older than this field.
+  PullSettings pulling;
 };
 
 // Throws std::runtime_error naming the path and the problem; PATH is untouched on failure.
@@ -44,7 +49,8 @@ struct Checkpoint {
 // continue the same run into the same files.
 void write_checkpoint(const std::string& path, const SystemState& state, const Topology& topology,
                       const RunConfig& config, int64_t first_step, const std::string& backend,
-                      const std::string& prefix = "", int64_t last_step = -1, const std::string& ensemble = "");
+                      const std::string& prefix = "", int64_t last_step = -1, const std::string& ensemble = "",
+                      const PullSettings& pulling = PullSettings());
 // Throws std::runtime_error for a missing, truncated, corrupted or foreign file.
 Checkpoint read_checkpoint(const std::string& path);
 
@@ -61,6 +67,8 @@ class CheckpointWriter final : public RunObserver {
   void add_before_write(std::function<void()> f) { before_.push_back(std::move(f)); }
   // Text stored with each checkpoint as run/ensemble (a replica's ladder and exchange state).
   void set_ensemble(std::function<std::string()> f) { ensemble_ = std::move(f); }
+  // The run's pulling as its start resolved it, stored with each checkpoint.
+  void set_pulling(const PullSettings& pulling) { pulling_ = pulling; }
   int64_t next_step(int64_t step) const override { return next_multiple(step, every_); }
   void observe(const RunContext& ctx, const Frame& frame) override;
   void finish(const RunContext& ctx, const Frame& frame) override;
@@ -78,6 +86,7 @@ class CheckpointWriter final : public RunObserver {
   std::string error_;
   std::vector<std::function<void()>> before_;
   std::function<std::string()> ensemble_;
+  PullSettings pulling_;
 };
 
 }  // namespace pairmd

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/output_files.h"
+
 namespace pairmd {
 
 int64_t drop_csv_rows(const std::string& path, const std::function<RowFate(const std::string& row)>& fate) {
@@ -31,10 +33,12 @@ int64_t drop_csv_rows(const std::string& path, const std::function<RowFate(const
   in.close();
   if (removed == 0) return 0;
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  std::ofstream out(tmp, std::ios::trunc);
-  out << kept.str();
-  out.close();
-  if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
+  try {
+    write_new_file(tmp, kept.str());  // exclusively: a link of that name is never followed
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("cannot rewrite '" + path + "': " + e.what());
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
     throw std::runtime_error("cannot rewrite '" + path + "'");
   }

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/text.h"
+
 namespace pairmd {
 
 namespace {
@@ -63,6 +65,7 @@ Grid3 read_dx(const std::string& path) {
   auto where = [&]() { return "line " + std::to_string(lineno) + ": "; };
   while (std::getline(in, line)) {
     ++lineno;
+    drop_cr(line);
     if (line.rfind("# unit:", 0) == 0) {
       g.unit = line.substr(7);
       const size_t b = g.unit.find_first_not_of(' ');

@@ -84,6 +84,8 @@ GsdWriter::GsdWriter(const std::string& path, const RunConfig& cfg, const System
   velocities_ = g.velocities;
   flush_seconds_ = g.flush_seconds;
   frame_bytes_ = initial.size() * (12 + 12 + (velocities_ ? 12 : 0)) + 512;
+  static_bytes_ = initial.size() * 16 + topology.bonds.size() * 12 + 64 * (initial.type_names.size() + 8) + 4096;
+  frames_left_ = static_cast<uint64_t>(std::max<int64_t>(cfg.steps, 0) / std::max<int64_t>(every_, 1)) + 2;
   std::lock_guard<std::mutex> lock(mutex_);
   if (restart_step >= 0 && access(path.c_str(), F_OK) == 0) {
     open_existing(initial, restart_step);
@@ -101,9 +103,9 @@ GsdWriter::GsdWriter(const std::string& path, const RunConfig& cfg, const System
     open_ = true;
     try {
       flush_locked();
-    } catch (...) {
+    } catch (const std::runtime_error& e) {
       close_locked();
-      throw;
+      throw std::runtime_error("cannot create the GSD trajectory '" + path + "': " + e.what());
     }
   }
   flusher_.start(flush_seconds_, mutex_, [this] { return timed_flush_locked(); });
@@ -279,7 +281,8 @@ void GsdWriter::write_frame(const RunContext& ctx, const Frame& frame) {
   gsdio::check(gsd_end_frame(&handle_), "cannot end the frame");
   ++frames_;
   last_step_ = st.step;
-  (void)ctx;
+  // Frames at the later multiples of `every`, and the last step's.
+  frames_left_ = static_cast<uint64_t>(std::max<int64_t>(ctx.last_step - st.step, 0) / every_) + 1;
   flusher_.mark_unflushed();
   bytes_since_flush_ += frame_bytes_;
   // Also flush before the frames since the last flush outgrow half the reserved space.
@@ -344,9 +347,12 @@ void GsdWriter::flush_locked() {
   // Reserve disk blocks past the end for what the next flush interval writes: the frames and,
   // should the index grow, its copy (GSD moves a full index to the end of the file). A full
   // disk is then found here, right after a complete flush, not in the middle of a flush, where
-  // the library's error handling could leave a file that no longer opens.
+  // the library's error handling could leave a file that no longer opens. Never more than the
+  // rest of the run writes: a short run starts where its whole file fits.
   const uint64_t index_bytes = handle_.header.index_allocated_entries * sizeof(gsd_index_entry);
-  reserve_ = std::max<uint64_t>(uint64_t(1) << 20, 4 * frame_bytes_ + 2 * index_bytes + (64 << 10));
+  const uint64_t interval = std::max<uint64_t>(uint64_t(1) << 20, 4 * frame_bytes_ + 2 * index_bytes + (64 << 10));
+  const uint64_t rest = frames_left_ * frame_bytes_ + (frames_ == 0 ? static_bytes_ : 0) + 2 * index_bytes + (64 << 10);
+  reserve_ = std::min(interval, rest);
   const uint64_t reserve = reserve_;
   if (fallocate(handle_.fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(s.st_size), static_cast<off_t>(reserve)) != 0) {
     const int e = errno;

@@ -82,6 +82,8 @@ class GsdWriter final : public RunObserver {
   int64_t frames_dropped_ = 0;
   int64_t flushed_size_ = -1;  // file size at the last flush: what a failure cuts back to
   uint64_t frame_bytes_ = 0;   // about what one frame adds to the file
+  uint64_t static_bytes_ = 0;  // ... and what the first frame adds besides (types, masses, bonds)
+  uint64_t frames_left_ = 0;   // at most as many frames as the run still writes
   uint64_t bytes_since_flush_ = 0;
   uint64_t reserve_ = 0;     // disk blocks reserved past the end at the last flush
   std::vector<float> buf3_;  // position/velocity staging (float32)

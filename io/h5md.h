@@ -14,6 +14,7 @@ struct H5mdFrame {
   SystemState state;  // positions, images, velocities (zero if not stored), types, masses, charges, box, step
   Topology topology;  // bonds from connectivity/, if any
   double time = 0.0;
+  int64_t frame = 0;          // the frame read (-1 resolved)
   bool has_velocity = false;  // the file has velocities at this frame's step
   // The `unit` attributes of position, velocity and time ("" where there is none): the values
   // above are as stored, the caller converts.

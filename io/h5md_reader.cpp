@@ -1,22 +1,20 @@
 // Reading one frame of an H5MD file: the files pairmd writes (docs/output.md) and, as far as
 // they go, other H5MD files with particles/<group>/position. Every problem becomes one
 // std::runtime_error naming the file; HDF5's own error printing is off.
-#include <poll.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#include <chrono>
-#include <cstdio>
 
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
+#include "base/text.h"
+#include "engine/resources.h"
+#include "io/child_read.h"
 #include "io/h5md.h"
 #include "io/hdf5_util.h"
+#include "io/start_readers.h"
 
 namespace pairmd {
 
@@ -28,6 +26,33 @@ struct Fail : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// `count` items of `bytes_each` read from `where`: refused (room_for) before they are allocated.
+void require_room(double count, double max_count, double bytes_each, const std::string& what,
+                  const std::string& where) {
+  const std::string problem = room_for(count, max_count, bytes_each, what);
+  if (!problem.empty()) throw Fail(where + ": " + problem);
+}
+
+// A dataset compressed with a filter this HDF5 library lacks (a plugin not installed) is named
+// as such; HDF5 itself reports only that its plugin directory cannot be opened.
+void require_filters(hid_t dataset, const std::string& where) {
+  Handle dcpl(H5Dget_create_plist(dataset));
+  if (!dcpl.valid()) return;
+  const int n = H5Pget_nfilters(dcpl);
+  for (int k = 0; k < n; ++k) {
+    unsigned flags = 0, config = 0;
+    size_t nvalues = 0;
+    char name[256] = "";
+    const H5Z_filter_t id =
+        H5Pget_filter2(dcpl, static_cast<unsigned>(k), &flags, &nvalues, nullptr, sizeof name, name, &config);
+    if (id < 0 || H5Zfilter_avail(id) > 0) continue;
+    H5Eclear2(H5E_DEFAULT);
+    throw Fail(where + " is compressed with HDF5 filter " + std::to_string(id) + " (" + printable(name) +
+               "), which this pairmd's HDF5 library does not have (install its plugin, or write the file without it: "
+               "h5repack -f NONE)");
+  }
+}
+
 // A time-dependent element (group with value, step) or a time-independent dataset.
 struct Element {
   Handle value;  // the value dataset (or the dataset itself)
@@ -38,12 +63,14 @@ struct Element {
 };
 
 std::vector<int64_t> read_steps(hid_t group, hsize_t frames, const std::string& where) {
+  require_room(static_cast<double>(frames), 1e15, 32, "frames", where);
   std::vector<int64_t> steps(frames);
   if (!h5::exists(group, "step")) {
     for (hsize_t i = 0; i < frames; ++i) steps[i] = static_cast<int64_t>(i);
     return steps;
   }
   Handle d(h5::check_id(H5Dopen2(group, "step", H5P_DEFAULT), "cannot open " + where + "/step"));
+  require_filters(d, where + "/step");
   const auto dims = h5::dims_of(d);
   if (dims.empty()) {
     // H5MD fixed interval: step is a scalar, frame i is at offset + i * step.
@@ -59,6 +86,7 @@ std::vector<int64_t> read_steps(hid_t group, hsize_t frames, const std::string& 
   if (dims.size() != 1 || dims[0] < frames)
     throw Fail(where + "/step has " + std::to_string(dims.empty() ? 0 : dims[0]) + " entries for " +
                std::to_string(frames) + " frames");
+  require_room(static_cast<double>(dims[0]), 1e15, 16, "steps", where + "/step");
   std::vector<int64_t> all(dims[0]);
   if (dims[0] > 0)
     h5::check(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()),
@@ -71,6 +99,7 @@ std::vector<double> read_times(hid_t group, const std::vector<int64_t>& steps, c
   std::vector<double> t(steps.size(), 0.0);
   if (!h5::exists(group, "time")) return t;
   Handle d(h5::check_id(H5Dopen2(group, "time", H5P_DEFAULT), "cannot open " + where + "/time"));
+  require_filters(d, where + "/time");
   const auto dims = h5::dims_of(d);
   if (dims.empty()) {
     double every = 0, offset = 0;
@@ -83,6 +112,7 @@ std::vector<double> read_times(hid_t group, const std::vector<int64_t>& steps, c
     return t;
   }
   if (dims.size() != 1 || dims[0] < steps.size()) throw Fail(where + "/time has fewer entries than frames");
+  require_room(static_cast<double>(dims[0]), 1e15, 16, "times", where + "/time");
   std::vector<double> all(dims[0]);
   if (dims[0] > 0)
     h5::check(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()),
@@ -98,6 +128,7 @@ bool open_element(hid_t group, const std::string& name, const std::string& where
   h5::check(H5Oget_info_by_name(group, name.c_str(), &oi, H5P_DEFAULT), "cannot inspect " + where);
   if (oi.type == H5O_TYPE_DATASET) {
     e.value = Handle(h5::check_id(H5Dopen2(group, name.c_str(), H5P_DEFAULT), "cannot open " + where));
+    require_filters(e.value, where);
     e.dims = h5::dims_of(e.value);
     return true;
   }
@@ -105,6 +136,7 @@ bool open_element(hid_t group, const std::string& name, const std::string& where
   Handle g(h5::check_id(H5Gopen2(group, name.c_str(), H5P_DEFAULT), "cannot open " + where));
   if (!h5::exists(g, "value")) throw Fail(where + " has no value dataset");
   e.value = Handle(h5::check_id(H5Dopen2(g, "value", H5P_DEFAULT), "cannot open " + where + "/value"));
+  require_filters(e.value, where + "/value");
   e.dims = h5::dims_of(e.value);
   if (e.dims.empty()) throw Fail(where + "/value is a scalar, expected frames");
   e.time_dependent = true;
@@ -194,7 +226,9 @@ void open_positions(hid_t file, int64_t frame, FrameSource& src, H5mdFrame& out)
     throw Fail("frame " + std::to_string(frame) + " is out of range (the file holds " + std::to_string(frames) +
                " frames, 0.." + std::to_string(frames - 1) + "; -1 is the last)");
   const size_t n = src.n = pos.dims[1];
-  if (n > (size_t(1) << 31)) throw Fail("implausible particle count " + std::to_string(n));
+  // Positions, velocities, images, types, masses and charges as read, as state, and twice on
+  // their way from the reading child.
+  require_room(static_cast<double>(n), static_cast<double>(kMaxParticles), 320, "particles", pg + "/position");
   SystemState& s = out.state;
   s.step = pos.steps[frame];
   out.time = pos.times[frame];
@@ -206,7 +240,7 @@ void open_positions(hid_t file, int64_t frame, FrameSource& src, H5mdFrame& out)
   s.position.resize(n);
   for (size_t i = 0; i < n; ++i) s.position[i] = {x[3 * i], x[3 * i + 1], x[3 * i + 2]};
 
-  src.frame = frame;
+  src.frame = out.frame = frame;
 }
 
 // Box: boundary attribute, edges (time-dependent, a vector, or a diagonal matrix), offset.
@@ -236,18 +270,16 @@ void read_box(const FrameSource& src, SystemState& s) {
     L = {L[0], L[4], L[8]};
   }
   s.box.L = {L[0], L[1], L[2]};
-  for (double v : L)
-    if (!(std::isfinite(v) && v > 0)) throw Fail("box edge " + std::to_string(v) + " is not a positive number");
   if (h5::exists(box, "offset")) {
     Element off;
     open_element(box, "offset", pg + "/box/offset", off);
     int64_t of = matching(off, s.step);
     if (of < 0) of = 0;
     const std::vector<double> lo = read_values<double>(off, of, 3, H5T_NATIVE_DOUBLE, pg + "/box/offset");
-    for (double v : lo)
-      if (!std::isfinite(v)) throw Fail("the box offset is not finite");
     s.box.lo = {lo[0], lo[1], lo[2]};
   }
+  const std::string problem = box_problem(s.box.lo, s.box.L);
+  if (!problem.empty()) throw Fail(problem);
 }
 
 // Images, velocities, species and their names, masses and charges: what the file has, defaults
@@ -301,35 +333,25 @@ void read_particles(const FrameSource& src, H5mdFrame& out) {
     std::vector<double> v = read_values<double>(e, f, n, H5T_NATIVE_DOUBLE, pg + "/" + name);
     for (size_t i = 0; i < n; ++i) {
       if (!std::isfinite(v[i]) || (name[0] == 'm' && !(v[i] > 0)))
-        throw Fail("particle " + std::to_string(i) + " has " + name + " " + std::to_string(v[i]));
+        throw Fail("particle " + std::to_string(i) + " has " + name + " " + number_text(v[i]));
     }
     (name[0] == 'm' ? s.mass : s.charge) = std::move(v);
   }
 }
 
 // Sanity: finite values, positions in (or wrapped into) a periodic box.
-void check_and_wrap(SystemState& s) {
-  const size_t n = s.position.size();
-  for (size_t i = 0; i < n; ++i) {
-    Vec3d& p = s.position[i];
+void check_and_wrap(SystemState& s, int64_t frame) {
+  for (size_t i = 0; i < s.position.size(); ++i) {
+    auto fail = [&](const std::string& what) {
+      throw Fail("frame " + std::to_string(frame) + ", particle " + std::to_string(i) + ": " + what);
+    };
+    const std::string problem = position_problem(s.position[i], s.box);
+    if (!problem.empty()) fail(problem);
     const Vec3d v = s.velocity[i];
-    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) || !std::isfinite(v.x) ||
-        !std::isfinite(v.y) || !std::isfinite(v.z))
-      throw Fail("particle " + std::to_string(i) + " has a non-finite position or velocity");
-    if (!s.box.periodic) continue;
-    double* xs[3] = {&p.x, &p.y, &p.z};
-    int* im[3] = {&s.image[i].x, &s.image[i].y, &s.image[i].z};
-    const double lo[3] = {s.box.lo.x, s.box.lo.y, s.box.lo.z}, len[3] = {s.box.L.x, s.box.L.y, s.box.L.z};
-    for (int d = 0; d < 3; ++d) {
-      const double k = std::floor((*xs[d] - lo[d]) / len[d]);
-      if (std::fabs(k) > 1e6)
-        throw Fail("particle " + std::to_string(i) + " is far outside the box (" + std::to_string(*xs[d]) + ")");
-      if (k != 0) {
-        *xs[d] -= k * len[d];
-        *im[d] += static_cast<int>(k);
-      }
-      if (*xs[d] >= lo[d] + len[d] || *xs[d] < lo[d]) *xs[d] = lo[d];  // rounding at the upper face
-    }
+    if (!(std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z)))
+      fail("the velocity (" + number_text(v.x) + ", " + number_text(v.y) + ", " + number_text(v.z) + ") is not finite");
+    if (s.box.periodic && !wrap_into_box(s.position[i], s.image[i], s.box))
+      fail("its image and the box crossings of its position overflow a 32-bit image counter");
   }
 }
 
@@ -337,8 +359,10 @@ void check_and_wrap(SystemState& s) {
 void read_bonds(hid_t file, size_t n, Topology& topology) {
   if (h5::exists(file, "connectivity/bonds")) {
     Handle d(h5::check_id(H5Dopen2(file, "connectivity/bonds", H5P_DEFAULT), "cannot open connectivity/bonds"));
+    require_filters(d, "connectivity/bonds");
     const auto dims = h5::dims_of(d);
     if (dims.size() != 2 || dims[1] != 2) throw Fail("connectivity/bonds is not shaped [bonds, 2]");
+    require_room(static_cast<double>(dims[0]), 2147483647.0, 48, "bonds", "connectivity/bonds");
     std::vector<int32_t> pairs(dims[0] * 2), types(dims[0], 0);
     if (dims[0] > 0)
       h5::check(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, pairs.data()),
@@ -368,7 +392,7 @@ H5mdFrame read_frame(hid_t file, int64_t frame) {
   open_positions(file, frame, src, out);
   read_box(src, out.state);
   read_particles(src, out);
-  check_and_wrap(out.state);
+  check_and_wrap(out.state, out.frame);
   read_bonds(file, src.n, out.topology);
   return out;
 }
@@ -429,71 +453,11 @@ H5mdFrame read_h5md_frame_inprocess(const std::string& path, int64_t frame) {
 
 namespace {
 
-// The frame crosses a pipe from the reading child as a flat byte stream.
-struct Out {
-  std::string b;
-  template <typename T>
-  void put(const T& v) {
-    b.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  template <typename T>
-  void put_vec(const std::vector<T>& v) {
-    put<uint64_t>(v.size());
-    if (!v.empty()) b.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  }
-  void put_str(const std::string& s) {
-    put<uint64_t>(s.size());
-    b.append(s);
-  }
-};
-struct In {
-  const std::string& b;
-  size_t at = 0;
-  void need(size_t n) {
-    if (n > b.size() - at) throw std::runtime_error("short message from the reading process");
-  }
-  template <typename T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, b.data() + at, sizeof v);
-    at += sizeof v;
-    return v;
-  }
-  template <typename T>
-  std::vector<T> get_vec() {
-    const uint64_t n = get<uint64_t>();
-    if (n > (b.size() - at) / sizeof(T)) throw std::runtime_error("short message from the reading process");
-    std::vector<T> v(n);
-    if (n) std::memcpy(v.data(), b.data() + at, n * sizeof(T));
-    at += n * sizeof(T);
-    return v;
-  }
-  std::string get_str() {
-    const uint64_t n = get<uint64_t>();
-    need(n);
-    std::string s = b.substr(at, n);
-    at += n;
-    return s;
-  }
-};
-
 std::string encode(const H5mdFrame& f) {
-  Out o;
-  const SystemState& s = f.state;
-  o.put(s.step);
+  ByteWriter o;
+  o.put_state(f.state);
   o.put(f.time);
-  o.put(s.box.lo);
-  o.put(s.box.L);
-  o.put<int32_t>(s.box.periodic ? 1 : 0);
-  o.put_vec(s.position);
-  o.put_vec(s.velocity);
-  o.put_vec(s.image);
-  o.put_vec(s.type);
-  o.put_vec(s.mass);
-  o.put_vec(s.charge);
-  o.put<uint64_t>(s.type_names.size());
-  for (const std::string& n : s.type_names) o.put_str(n);
+  o.put(f.frame);
   o.put_vec(f.topology.bonds);
   o.put<int32_t>(f.has_velocity ? 1 : 0);
   o.put_str(f.length_unit);
@@ -503,22 +467,11 @@ std::string encode(const H5mdFrame& f) {
 }
 
 H5mdFrame decode(const std::string& bytes) {
-  In in{bytes};
+  ByteReader in{bytes};
   H5mdFrame f;
-  SystemState& s = f.state;
-  s.step = in.get<int64_t>();
+  f.state = in.get_state();
   f.time = in.get<double>();
-  s.box.lo = in.get<Vec3d>();
-  s.box.L = in.get<Vec3d>();
-  s.box.periodic = in.get<int32_t>() != 0;
-  s.position = in.get_vec<Vec3d>();
-  s.velocity = in.get_vec<Vec3d>();
-  s.image = in.get_vec<Int3>();
-  s.type = in.get_vec<int>();
-  s.mass = in.get_vec<double>();
-  s.charge = in.get_vec<double>();
-  const uint64_t nt = in.get<uint64_t>();
-  for (uint64_t k = 0; k < nt; ++k) s.type_names.push_back(in.get_str());
+  f.frame = in.get<int64_t>();
   f.topology.bonds = in.get_vec<Bond>();
   f.has_velocity = in.get<int32_t>() != 0;
   f.length_unit = in.get_str();
@@ -527,86 +480,14 @@ H5mdFrame decode(const std::string& bytes) {
   return f;
 }
 
-bool write_fully(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t w = ::write(fd, data.data() + done, data.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    done += static_cast<size_t>(w);
-  }
-  return true;
-}
-
 }  // namespace
 
 H5mdFrame read_h5md_frame(const std::string& path, int64_t frame) {
-  // HDF5 1.10 can crash (or loop) on a damaged file. The file is read by a child process: a
-  // crash there becomes an error message here, and a reader stuck for too long is stopped.
-  int fds[2];
-  if (pipe(fds) != 0) return read_h5md_frame_inprocess(path, frame);
-  std::fflush(nullptr);
-  // Forked while holding the library lock: no other thread of this process is inside HDF5 at
-  // that moment, so the child's copy of the library is in a consistent state.
-  std::unique_lock<std::recursive_mutex> lock(h5::library_mutex());
-  const pid_t pid = fork();
-  if (pid < 0) {
-    lock.unlock();
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return read_h5md_frame_inprocess(path, frame);
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    std::string msg;
-    char status = 0;
-    try {
-      msg = encode(read_unlocked(path, frame));
-    } catch (const std::exception& e) {
-      status = 1;
-      msg = e.what();
-    }
-    const bool ok = write_fully(fds[1], std::string(1, status)) && write_fully(fds[1], msg);
-    _exit(ok ? 0 : 3);
-  }
-  lock.unlock();
-  ::close(fds[1]);
-  std::string bytes;
-  char buf[1 << 16];
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  bool timed_out = false;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    struct pollfd p {
-      fds[0], POLLIN, 0
-    };
-    const int r = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
-    if (r < 0 && errno == EINTR) continue;
-    if (r == 0) continue;
-    const ssize_t got = ::read(fds[0], buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    bytes.append(buf, static_cast<size_t>(got));
-  }
-  ::close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int wstatus = 0;
-  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) throw std::runtime_error("'" + path + "': reading it did not finish within 120 s (a damaged file?)");
-  if (WIFSIGNALED(wstatus))
-    throw std::runtime_error("'" + path + "' is damaged: the HDF5 library crashed reading it (signal " +
-                             std::to_string(WTERMSIG(wstatus)) + ")");
-  if (bytes.empty() || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
-    throw std::runtime_error("'" + path + "': the reading process failed");
-  if (bytes[0] != 0) throw std::runtime_error(bytes.substr(1));
+  const std::optional<std::string> bytes =
+      read_in_child("'" + path + "'", [&] { return encode(read_unlocked(path, frame)); });
+  if (!bytes) return read_h5md_frame_inprocess(path, frame);
   try {
-    return decode(bytes.substr(1));
+    return decode(*bytes);
   } catch (const std::exception& e) {
     throw std::runtime_error("'" + path + "': " + e.what());
   }

@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/text.h"
+#include "engine/resources.h"
 #include "io/start_readers.h"
 
 namespace pairmd {
@@ -59,16 +61,24 @@ class Parser {
     const std::string& w = l.words.at(k);
     char* end = nullptr;
     const double v = std::strtod(w.c_str(), &end);
-    if (end == w.c_str() || *end || !std::isfinite(v))
-      fail(l, std::string("expected a number for ") + what + ", got '" + w + "'");
+    if (end == w.c_str() || *end)
+      fail(l, std::string("expected a number for ") + what + ", got '" + printable(w) + "'");
+    if (!std::isfinite(v)) fail(l, std::string(what) + " is '" + printable(w) + "', not a finite number");
     return v;
   }
   int64_t integer(const Line& l, size_t k, const char* what) const {
     const std::string& w = l.words.at(k);
     char* end = nullptr;
     const long long v = std::strtoll(w.c_str(), &end, 10);
-    if (end == w.c_str() || *end) fail(l, std::string("expected an integer for ") + what + ", got '" + w + "'");
+    if (end == w.c_str() || *end)
+      fail(l, std::string("expected an integer for ") + what + ", got '" + printable(w) + "'");
     return v;
+  }
+
+  // A box bound or edge of line l, within the range pairmd takes for coordinates.
+  void require_coordinate(const Line& l, double v, const std::string& what) const {
+    const std::string problem = coordinate_problem(v, what);
+    if (!problem.empty()) fail(l, problem);
   }
 
   const std::vector<Line>& lines() const { return lines_; }
@@ -140,333 +150,461 @@ std::string style_names() {
   return n;
 }
 
-}  // namespace
-
-StartStructure read_lammps_data(const std::string& path, const std::string& atom_style) {
-  const Parser p(path);
-  const std::vector<Line>& lines = p.lines();
-  StartStructure out;
-  out.types_by_name = false;
-  SystemState& s = out.state;
+// The header: counts, box, and where the first section starts.
+struct Header {
   std::map<std::string, int64_t> count;
+  std::map<std::string, const Line*> count_line;
   double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
   bool have_box[3] = {false, false, false};
+  size_t first_section = 0;  // index into the lines
+};
 
-  // Header: from line 2 up to the first section keyword.
+std::string words_from(const std::vector<std::string>& w, size_t skip) {
+  std::string key;
+  for (size_t i = skip; i < w.size(); ++i) key += (key.empty() ? "" : " ") + w[i];
+  return key;
+}
+
+// A header line of the box (xlo xhi, avec/bvec/cvec, abc origin, xy xz yz): read into `h`.
+// False when the line is not one.
+bool read_box_line(const Parser& p, const Line& l, Header& h) {
+  const std::vector<std::string>& w = l.words;
+  if (w.size() >= 4 &&
+      (w[2] + " " + w[3] == "xlo xhi" || w[2] + " " + w[3] == "ylo yhi" || w[2] + " " + w[3] == "zlo zhi")) {
+    const int d = w[2][0] - 'x';
+    h.lo[d] = p.number(l, 0, "the box's lower bound");
+    h.hi[d] = p.number(l, 1, "the box's upper bound");
+    p.require_coordinate(l, h.lo[d], w[2] + " " + w[3] + ": the box's bound");
+    p.require_coordinate(l, h.hi[d], w[2] + " " + w[3] + ": the box's bound");
+    if (!(h.hi[d] > h.lo[d])) p.fail(l, w[2] + " " + w[3] + ": the upper bound must be above the lower");
+    h.have_box[d] = true;
+    return true;
+  }
+  // LAMMPS's general triclinic form (written by LAMMPS since 2024 and by OVITO): avec, bvec,
+  // cvec and the origin; pairmd takes it when the cell vectors are along the axes.
+  if (w.size() == 4 && (w[3] == "avec" || w[3] == "bvec" || w[3] == "cvec")) {
+    const int d = w[3][0] - 'a';
+    for (int t = 0; t < 3; ++t) {
+      const double v = p.number(l, t, "a cell vector component");
+      if (t != d && v != 0.0)
+        p.fail(l, w[3] + " is not along the " + "xyz"[d] +
+                      " axis: the box is triclinic; pairmd supports orthorhombic boxes only");
+      if (t == d) {
+        if (!(v > 0)) p.fail(l, w[3] + ": the edge must be > 0");
+        p.require_coordinate(l, v, w[3] + ": the box's edge");
+        h.hi[d] = h.lo[d] + v;
+      }
+    }
+    h.have_box[d] = true;
+    return true;
+  }
+  if (w.size() == 5 && words_from(w, 3) == "abc origin") {
+    for (int d = 0; d < 3; ++d) {
+      const double edge = h.hi[d] - h.lo[d];
+      h.lo[d] = p.number(l, d, "the origin");
+      h.hi[d] = h.lo[d] + edge;
+      p.require_coordinate(l, h.lo[d], "abc origin: the box's bound");
+      p.require_coordinate(l, h.hi[d], "abc origin: the box's bound");
+    }
+    return true;
+  }
+  if (w.size() >= 6 && words_from(w, 3) == "xy xz yz") {
+    for (int t = 0; t < 3; ++t)
+      if (p.number(l, t, "a tilt factor") != 0.0)
+        p.fail(l, "the box is triclinic (xy xz yz not zero); pairmd supports orthorhombic boxes only");
+    return true;
+  }
+  return false;
+}
+
+bool is_section(const Line& l) { return sections().count(l.text) > 0; }
+
+// The header: from line 2 up to the first section keyword.
+Header read_header(const Parser& p) {
+  static const std::set<std::string> counts = {"atoms",
+                                               "bonds",
+                                               "angles",
+                                               "dihedrals",
+                                               "impropers",
+                                               "atom types",
+                                               "bond types",
+                                               "angle types",
+                                               "dihedral types",
+                                               "improper types",
+                                               "extra bond per atom",
+                                               "extra angle per atom",
+                                               "extra dihedral per atom",
+                                               "extra improper per atom",
+                                               "extra special per atom",
+                                               "ellipsoids",
+                                               "lines",
+                                               "triangles",
+                                               "bodies"};
+  const std::vector<Line>& lines = p.lines();
+  Header h;
   size_t k = 1;
-  auto section_of = [&](const Line& l) -> std::string { return sections().count(l.text) ? l.text : std::string(); };
   for (; k < lines.size(); ++k) {
     const Line& l = lines[k];
     if (l.words.empty()) continue;
-    if (!section_of(l).empty()) break;
-    const std::vector<std::string>& w = l.words;
-    const std::string rest = l.text.substr(l.text.find(w[0]) + w[0].size());
-    auto key_after = [&](size_t skip) {
-      std::string key;
-      for (size_t i = skip; i < w.size(); ++i) key += (key.empty() ? "" : " ") + w[i];
-      return key;
-    };
-    if (w.size() >= 4 &&
-        (w[2] + " " + w[3] == "xlo xhi" || w[2] + " " + w[3] == "ylo yhi" || w[2] + " " + w[3] == "zlo zhi")) {
-      const int d = w[2][0] - 'x';
-      lo[d] = p.number(l, 0, "the box's lower bound");
-      hi[d] = p.number(l, 1, "the box's upper bound");
-      if (!(hi[d] > lo[d])) p.fail(l, w[2] + " " + w[3] + ": the upper bound must be above the lower");
-      have_box[d] = true;
-      continue;
-    }
-    // LAMMPS's general triclinic form (written by LAMMPS since 2024 and by OVITO): avec, bvec,
-    // cvec and the origin; pairmd takes it when the cell vectors are along the axes.
-    if (w.size() == 4 && (w[3] == "avec" || w[3] == "bvec" || w[3] == "cvec")) {
-      const int d = w[3][0] - 'a';
-      for (int t = 0; t < 3; ++t) {
-        const double v = p.number(l, t, "a cell vector component");
-        if (t != d && v != 0.0)
-          p.fail(l, w[3] + " is not along the " + "xyz"[d] +
-                        " axis: the box is triclinic; pairmd supports orthorhombic boxes only");
-        if (t == d) {
-          if (!(v > 0)) p.fail(l, w[3] + ": the edge must be > 0");
-          hi[d] = lo[d] + v;
-        }
-      }
-      have_box[d] = true;
-      continue;
-    }
-    if (w.size() == 5 && key_after(3) == "abc origin") {
-      for (int d = 0; d < 3; ++d) {
-        const double edge = hi[d] - lo[d];
-        lo[d] = p.number(l, d, "the origin");
-        hi[d] = lo[d] + edge;
-      }
-      continue;
-    }
-    if (w.size() >= 6 && key_after(3) == "xy xz yz") {
-      for (int t = 0; t < 3; ++t)
-        if (p.number(l, t, "a tilt factor") != 0.0)
-          p.fail(l, "the box is triclinic (xy xz yz not zero); pairmd supports orthorhombic boxes only");
-      continue;
-    }
-    static const std::set<std::string> counts = {"atoms",
-                                                 "bonds",
-                                                 "angles",
-                                                 "dihedrals",
-                                                 "impropers",
-                                                 "atom types",
-                                                 "bond types",
-                                                 "angle types",
-                                                 "dihedral types",
-                                                 "improper types",
-                                                 "extra bond per atom",
-                                                 "extra angle per atom",
-                                                 "extra dihedral per atom",
-                                                 "extra improper per atom",
-                                                 "extra special per atom",
-                                                 "ellipsoids",
-                                                 "lines",
-                                                 "triangles",
-                                                 "bodies"};
-    const std::string key = key_after(1);
-    if (w.size() >= 2 && counts.count(key)) {
+    if (is_section(l)) break;
+    if (read_box_line(p, l, h)) continue;
+    const std::string key = words_from(l.words, 1);
+    if (l.words.size() >= 2 && counts.count(key)) {
       const int64_t v = p.integer(l, 0, key.c_str());
-      if (v < 0) p.fail(l, key + ": expected a count >= 0, got " + w[0]);
-      count[key] = v;
+      if (v < 0) p.fail(l, key + ": expected a count >= 0, got " + l.words[0]);
+      h.count[key] = v;
+      h.count_line[key] = &l;
       continue;
     }
-    (void)rest;
-    p.fail(l, "not a header line pairmd knows: '" + l.text +
+    p.fail(l, "not a header line pairmd knows: '" + printable(l.text) +
                   "' (expected 'N atoms', 'N atom types', 'xlo xhi', ... or a section name such as Atoms)");
   }
   if (k >= lines.size()) p.fail_at_end("no Atoms section");
   for (int d = 0; d < 3; ++d)
-    if (!have_box[d])
+    if (!h.have_box[d])
       p.fail(lines[k], std::string("the header has no ") + "xyz"[d] + "lo " + "xyz"[d] + "hi line (the box)");
-  const int64_t natoms = count["atoms"], ntypes = count["atom types"], nbonds = count["bonds"],
-                nbtypes = count["bond types"];
-  if (natoms <= 0) p.fail(lines[0], "the header gives no atoms ('N atoms')");
-  if (natoms > kMaxParticles)
-    p.fail(lines[0],
-           std::to_string(natoms) + " atoms, more than the " + std::to_string(kMaxParticles) + " pairmd can hold");
-  if (ntypes <= 0) p.fail(lines[0], "the header gives no atom types ('N atom types')");
-  if (nbonds > 0 && nbtypes <= 0) p.fail(lines[0], "the file has bonds but no 'N bond types' line");
-  s.box.lo = {lo[0], lo[1], lo[2]};
-  s.box.L = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
-  s.box.periodic = true;
+  h.first_section = k;
+  return h;
+}
 
-  // Sections.
+int64_t count_of(const Header& h, const std::string& key) {
+  auto it = h.count.find(key);
+  return it == h.count.end() ? 0 : it->second;
+}
+
+// What the sections give, in file order.
+struct Sections {
+  int64_t natoms = 0, ntypes = 0, nbonds = 0, nbtypes = 0;
   std::vector<int64_t> ids;  // file atom ids in file order
+  std::vector<int> lines;    // their lines
   std::vector<Vec3d> pos, vel;
   std::vector<Int3> img;
   std::vector<int> type;
   std::vector<double> charge;
   std::map<int64_t, size_t> velocity_line;
-  std::vector<double> type_mass(ntypes, 0.0);
-  std::vector<char> type_mass_given(ntypes, 0);
-  std::vector<std::string> type_label(ntypes), bond_label(nbtypes);
+  std::vector<double> type_mass;
+  std::vector<char> type_mass_given;
+  std::vector<std::string> type_label, bond_label;
   std::vector<std::array<int64_t, 3>> bonds;  // type, id1, id2
   std::vector<int> bond_line;
   std::set<std::string> seen;
   int atoms_line = 0;
   const Style* style = nullptr;
+};
+
+// The header's counts, checked; the per-type tables sized by them.
+Sections check_counts(const Parser& p, const Header& h) {
+  const std::vector<Line>& lines = p.lines();
+  Sections s;
+  s.natoms = count_of(h, "atoms");
+  s.ntypes = count_of(h, "atom types");
+  s.nbonds = count_of(h, "bonds");
+  s.nbtypes = count_of(h, "bond types");
+  if (s.natoms <= 0) p.fail(lines[0], "the header gives no atoms ('N atoms')");
+  if (s.natoms > kMaxParticles)
+    p.fail(*h.count_line.at("atoms"),
+           std::to_string(s.natoms) + " atoms, more than the " + std::to_string(kMaxParticles) + " pairmd can hold");
+  if (s.ntypes <= 0) p.fail(lines[0], "the header gives no atom types ('N atom types')");
+  if (s.nbonds > 0 && s.nbtypes <= 0) p.fail(lines[0], "the file has bonds but no 'N bond types' line");
+  // The tables per type (mass, label, name, the map onto the config's) before they are made.
+  for (const auto& [key, bytes] : {std::pair<const char*, double>{"atom types", 96}, {"bond types", 80}}) {
+    const std::string room = room_for(static_cast<double>(count_of(h, key)), kMaxParticles, bytes, key);
+    if (!room.empty()) p.fail(*h.count_line.at(key), room);
+  }
+  s.type_mass.assign(s.ntypes, 0.0);
+  s.type_mass_given.assign(s.ntypes, 0);
+  s.type_label.assign(s.ntypes, "");
+  s.bond_label.assign(s.nbtypes, "");
+  return s;
+}
+
+// The section's lines: the next n lines that are not blank; `k` moves past them.
+std::vector<const Line*> section_body(const Parser& p, size_t& k, const std::string& name, const std::string& what,
+                                      int64_t n) {
+  const std::vector<Line>& lines = p.lines();
+  std::vector<const Line*> body;
+  size_t j = k + 1;
+  for (; j < lines.size() && static_cast<int64_t>(body.size()) < n; ++j) {
+    if (lines[j].words.empty()) continue;
+    if (is_section(lines[j]))
+      p.fail(lines[j], name + " has " + std::to_string(body.size()) + " lines, the header promises " +
+                           std::to_string(n) + " (" + what + ")");
+    body.push_back(&lines[j]);
+  }
+  if (static_cast<int64_t>(body.size()) < n)
+    p.fail_at_end(name + " has " + std::to_string(body.size()) + " lines, the header promises " + std::to_string(n) +
+                  " (" + what + ")");
+  k = j;
+  return body;
+}
+
+// A type column: a label of `labels`, else a number in 1..ntype; the index from 0.
+int type_index(const Parser& p, const Line& l, size_t col, const std::vector<std::string>& labels, int64_t ntype,
+               const char* kind) {
+  const std::string& w = l.words[col];
+  for (size_t t = 0; t < labels.size(); ++t)
+    if (!labels[t].empty() && labels[t] == w) return static_cast<int>(t);
+  const int64_t t = p.integer(l, col, kind);
+  if (t < 1 || t > ntype) p.fail(l, std::string(kind) + " " + printable(w) + " is not in 1.." + std::to_string(ntype));
+  return static_cast<int>(t - 1);
+}
+
+// The atom style: system.file.atom_style, else the "Atoms # style" comment, else the number of
+// columns (with a note).
+const Style* atoms_style(const Parser& p, const Line& head, const std::vector<const Line*>& body,
+                         const std::string& atom_style, int64_t nbonds, std::vector<std::string>& notes) {
+  std::string chosen = atom_style == "auto" ? "" : atom_style;
+  std::string hint;
+  if (!head.comment.empty()) {
+    std::istringstream c(head.comment);
+    c >> hint;
+  }
+  if (chosen.empty() && !hint.empty()) {
+    if (!find_style(hint))
+      p.fail(head, "atom style '" + printable(hint) + "' is not one pairmd reads (" + style_names() + ")");
+    chosen = hint;
+  } else if (!chosen.empty() && !hint.empty() && hint != chosen &&
+             !(find_style(hint) && find_style(hint)->columns == find_style(chosen)->columns &&
+               find_style(hint)->q == find_style(chosen)->q)) {
+    p.fail(head, "the file says atom style " + printable(hint) + ", system.file.atom_style says " + chosen);
+  }
+  if (chosen.empty()) {
+    const size_t cols = body.empty() ? 0 : body[0]->words.size();
+    if (cols == 5 || cols == 8)
+      chosen = "atomic";
+    else if (cols == 7 || cols == 10)
+      chosen = "full";
+    else if ((cols == 6 || cols == 9) && nbonds > 0)
+      chosen = "molecular";
+    else if (cols == 6 || cols == 9)
+      p.fail(*body[0],
+             "6 columns fit atom styles bond/molecular (id mol type x y z) and charge (id type q x y z); "
+             "name it: 'Atoms # charge' in the file or system.file.atom_style");
+    else
+      p.fail(*body[0], "cannot tell the atom style from " + std::to_string(cols) +
+                           " columns; name it: 'Atoms # full' in the file or system.file.atom_style");
+    notes.push_back("atom style " + chosen + " (from the number of columns of " + p.path() + ":" +
+                    std::to_string(body[0]->number) + ")");
+  }
+  const Style* style = find_style(chosen);
+  if (!style) p.fail(head, "atom style '" + chosen + "' is not one pairmd reads (" + style_names() + ")");
+  return style;
+}
+
+// One line of the Atoms section: id, type, charge, position and image flags.
+void read_atom_line(const Parser& p, const Line& l, Sections& s) {
+  const Style& style = *s.style;
+  const size_t c = l.words.size();
+  if (c != style.columns && c != style.columns + 3)
+    p.fail(l, "expected " + std::to_string(style.columns) + " or " + std::to_string(style.columns + 3) +
+                  " columns for atom style " + style.name + ", got " + std::to_string(c));
+  const int64_t id = p.integer(l, 0, "the atom id");
+  if (id < 1) p.fail(l, "atom id " + l.words[0] + " is not >= 1");
+  s.ids.push_back(id);
+  s.lines.push_back(l.number);
+  s.type.push_back(type_index(p, l, style.type, s.type_label, s.ntypes, "atom type"));
+  s.charge.push_back(style.q >= 0 ? p.number(l, style.q, "the charge") : 0.0);
+  s.pos.push_back({p.number(l, style.x, "x"), p.number(l, style.x + 1, "y"), p.number(l, style.x + 2, "z")});
+  Int3 im{0, 0, 0};
+  if (c == style.columns + 3) {
+    const int64_t a = p.integer(l, style.columns, "the x image flag"),
+                  b = p.integer(l, style.columns + 1, "the y image flag"),
+                  z = p.integer(l, style.columns + 2, "the z image flag");
+    if (std::llabs(a) > 1000000 || std::llabs(b) > 1000000 || std::llabs(z) > 1000000)
+      p.fail(l, "implausible image flags");
+    im = {static_cast<int>(a), static_cast<int>(b), static_cast<int>(z)};
+  }
+  s.img.push_back(im);
+}
+
+void read_velocities(const Parser& p, const std::vector<const Line*>& body, Sections& s) {
+  for (const Line* lp : body) {
+    const Line& l = *lp;
+    if (l.words.size() < 4) p.fail(l, "expected 'id vx vy vz', got " + std::to_string(l.words.size()) + " columns");
+    const int64_t id = p.integer(l, 0, "the atom id");
+    if (!s.velocity_line.emplace(id, s.vel.size()).second) p.fail(l, "a second velocity for atom " + l.words[0]);
+    s.vel.push_back({p.number(l, 1, "vx"), p.number(l, 2, "vy"), p.number(l, 3, "vz")});
+  }
+}
+
+void read_masses(const Parser& p, const std::vector<const Line*>& body, Sections& s) {
+  for (const Line* lp : body) {
+    const Line& l = *lp;
+    if (l.words.size() < 2) p.fail(l, "expected 'type mass'");
+    const int t = type_index(p, l, 0, s.type_label, s.ntypes, "atom type");
+    const double m = p.number(l, 1, "the mass");
+    if (!(m > 0)) p.fail(l, "mass " + l.words[1] + " is not > 0");
+    s.type_mass[t] = m;
+    s.type_mass_given[t] = 1;
+  }
+}
+
+void read_bonds(const Parser& p, const std::vector<const Line*>& body, Sections& s) {
+  for (const Line* lp : body) {
+    const Line& l = *lp;
+    if (l.words.size() != 4)
+      p.fail(l, "expected 'id type atom1 atom2', got " + std::to_string(l.words.size()) + " columns");
+    const int t = type_index(p, l, 1, s.bond_label, s.nbtypes, "bond type");
+    s.bonds.push_back({t, p.integer(l, 2, "the first atom"), p.integer(l, 3, "the second atom")});
+    s.bond_line.push_back(l.number);
+  }
+}
+
+void read_labels(const Parser& p, const std::vector<const Line*>& body, std::vector<std::string>& labels) {
+  for (const Line* lp : body) {
+    const Line& l = *lp;
+    if (l.words.size() != 2) p.fail(l, "expected 'type label'");
+    const int64_t t = p.integer(l, 0, "the type");
+    if (t < 1 || t > static_cast<int64_t>(labels.size()))
+      p.fail(l, "type " + l.words[0] + " is not in 1.." + std::to_string(labels.size()));
+    labels[t - 1] = l.words[1];
+  }
+}
+
+// One section (its head line and its body): read into `s`, or read past with a note.
+void read_section(const Parser& p, const Line& head, const std::vector<const Line*>& body,
+                  const std::string& atom_style, Sections& s, StartStructure& out) {
+  const std::string& name = head.text;
+  const std::string& what = sections().at(name);
+  if (name == "Atoms") {
+    s.atoms_line = head.number;
+    s.style = atoms_style(p, head, body, atom_style, s.nbonds, out.notes);
+    for (const Line* l : body) read_atom_line(p, *l, s);
+  } else if (name == "Velocities") {
+    read_velocities(p, body, s);
+  } else if (name == "Masses") {
+    read_masses(p, body, s);
+  } else if (name == "Bonds") {
+    read_bonds(p, body, s);
+  } else if (name == "Atom Type Labels" || name == "Bond Type Labels") {
+    read_labels(p, body, name[0] == 'A' ? s.type_label : s.bond_label);
+  } else if (name == "Angles" || name == "Dihedrals" || name == "Impropers") {
+    if (!body.empty())
+      out.notes.push_back("warning: the file's " + std::to_string(body.size()) + " " + what + " (" + name +
+                          ") are not used: pairmd has no " + what.substr(0, what.size() - 1) + " terms");
+  } else if (name.find("Coeffs") != std::string::npos) {
+    out.notes.push_back(name + " of the file are not used: the force field is the config's");
+  } else if (name.find("Type Labels") == std::string::npos) {
+    p.fail(head, name + ": pairmd reads point particles only");
+  }
+}
+
+// The sections, from line index `k` to the end.
+void read_sections(const Parser& p, const Header& h, size_t k, const std::string& atom_style, Sections& s,
+                   StartStructure& out) {
+  const std::vector<Line>& lines = p.lines();
   while (k < lines.size()) {
     const Line& head = lines[k];
     if (head.words.empty()) {
       ++k;
       continue;
     }
-    const std::string name = section_of(head);
-    if (name.empty()) p.fail(head, "not a section pairmd knows: '" + head.text + "'");
-    if (!seen.insert(name).second) p.fail(head, "a second " + name + " section");
-    const std::string what = sections().at(name);
-    int64_t n = what == "pairij" ? ntypes * (ntypes + 1) / 2 : count[what];
-    // The section's lines: the next n lines that are not blank.
-    std::vector<const Line*> body;
-    size_t j = k + 1;
-    for (; j < lines.size() && static_cast<int64_t>(body.size()) < n; ++j) {
-      if (lines[j].words.empty()) continue;
-      if (!section_of(lines[j]).empty())
-        p.fail(lines[j], name + " has " + std::to_string(body.size()) + " lines, the header promises " +
-                             std::to_string(n) + " (" + what + ")");
-      body.push_back(&lines[j]);
-    }
-    if (static_cast<int64_t>(body.size()) < n)
-      p.fail_at_end(name + " has " + std::to_string(body.size()) + " lines, the header promises " + std::to_string(n) +
-                    " (" + what + ")");
-    k = j;
-
-    auto type_index = [&](const Line& l, size_t col, const std::vector<std::string>& labels, int64_t ntype,
-                          const char* kind) {
-      const std::string& w = l.words[col];
-      for (size_t t = 0; t < labels.size(); ++t)
-        if (!labels[t].empty() && labels[t] == w) return static_cast<int>(t);
-      const int64_t t = p.integer(l, col, kind);
-      if (t < 1 || t > ntype) p.fail(l, std::string(kind) + " " + w + " is not in 1.." + std::to_string(ntype));
-      return static_cast<int>(t - 1);
-    };
-    if (name == "Atoms") {
-      atoms_line = head.number;
-      std::string chosen = atom_style == "auto" ? "" : atom_style;
-      std::string hint;
-      if (!head.comment.empty()) {
-        std::istringstream c(head.comment);
-        c >> hint;
-      }
-      if (chosen.empty() && !hint.empty()) {
-        if (!find_style(hint))
-          p.fail(head, "atom style '" + hint + "' is not one pairmd reads (" + style_names() + ")");
-        chosen = hint;
-      } else if (!chosen.empty() && !hint.empty() && hint != chosen &&
-                 !(find_style(hint) && find_style(hint)->columns == find_style(chosen)->columns &&
-                   find_style(hint)->q == find_style(chosen)->q)) {
-        p.fail(head, "the file says atom style " + hint + ", system.file.atom_style says " + chosen);
-      }
-      if (chosen.empty()) {
-        const size_t cols = body.empty() ? 0 : body[0]->words.size();
-        if (cols == 5 || cols == 8)
-          chosen = "atomic";
-        else if (cols == 7 || cols == 10)
-          chosen = "full";
-        else if ((cols == 6 || cols == 9) && nbonds > 0)
-          chosen = "molecular";
-        else if (cols == 6 || cols == 9)
-          p.fail(*body[0],
-                 "6 columns fit atom styles bond/molecular (id mol type x y z) and charge (id type q x y z); "
-                 "name it: 'Atoms # charge' in the file or system.file.atom_style");
-        else
-          p.fail(*body[0], "cannot tell the atom style from " + std::to_string(cols) +
-                               " columns; name it: 'Atoms # full' in the file or system.file.atom_style");
-        out.notes.push_back("atom style " + chosen + " (from the number of columns of " + p.path() + ":" +
-                            std::to_string(body[0]->number) + ")");
-      }
-      style = find_style(chosen);
-      if (!style) p.fail(head, "atom style '" + chosen + "' is not one pairmd reads (" + style_names() + ")");
-      for (const Line* lp : body) {
-        const Line& l = *lp;
-        const size_t c = l.words.size();
-        if (c != style->columns && c != style->columns + 3)
-          p.fail(l, "expected " + std::to_string(style->columns) + " or " + std::to_string(style->columns + 3) +
-                        " columns for atom style " + style->name + ", got " + std::to_string(c));
-        const int64_t id = p.integer(l, 0, "the atom id");
-        if (id < 1) p.fail(l, "atom id " + l.words[0] + " is not >= 1");
-        ids.push_back(id);
-        type.push_back(type_index(l, style->type, type_label, ntypes, "atom type"));
-        charge.push_back(style->q >= 0 ? p.number(l, style->q, "the charge") : 0.0);
-        pos.push_back({p.number(l, style->x, "x"), p.number(l, style->x + 1, "y"), p.number(l, style->x + 2, "z")});
-        Int3 im{0, 0, 0};
-        if (c == style->columns + 3) {
-          const int64_t a = p.integer(l, style->columns, "the x image flag"),
-                        b = p.integer(l, style->columns + 1, "the y image flag"),
-                        z = p.integer(l, style->columns + 2, "the z image flag");
-          if (std::llabs(a) > 1000000 || std::llabs(b) > 1000000 || std::llabs(z) > 1000000)
-            p.fail(l, "implausible image flags");
-          im = {static_cast<int>(a), static_cast<int>(b), static_cast<int>(z)};
-        }
-        img.push_back(im);
-      }
-    } else if (name == "Velocities") {
-      for (const Line* lp : body) {
-        const Line& l = *lp;
-        if (l.words.size() < 4) p.fail(l, "expected 'id vx vy vz', got " + std::to_string(l.words.size()) + " columns");
-        const int64_t id = p.integer(l, 0, "the atom id");
-        if (!velocity_line.emplace(id, vel.size()).second) p.fail(l, "a second velocity for atom " + l.words[0]);
-        vel.push_back({p.number(l, 1, "vx"), p.number(l, 2, "vy"), p.number(l, 3, "vz")});
-      }
-    } else if (name == "Masses") {
-      for (const Line* lp : body) {
-        const Line& l = *lp;
-        if (l.words.size() < 2) p.fail(l, "expected 'type mass'");
-        const int t = type_index(l, 0, type_label, ntypes, "atom type");
-        const double m = p.number(l, 1, "the mass");
-        if (!(m > 0)) p.fail(l, "mass " + l.words[1] + " is not > 0");
-        type_mass[t] = m;
-        type_mass_given[t] = 1;
-      }
-    } else if (name == "Bonds") {
-      for (const Line* lp : body) {
-        const Line& l = *lp;
-        if (l.words.size() != 4)
-          p.fail(l, "expected 'id type atom1 atom2', got " + std::to_string(l.words.size()) + " columns");
-        const int t = type_index(l, 1, bond_label, nbtypes, "bond type");
-        bonds.push_back({t, p.integer(l, 2, "the first atom"), p.integer(l, 3, "the second atom")});
-        bond_line.push_back(l.number);
-      }
-    } else if (name == "Atom Type Labels" || name == "Bond Type Labels") {
-      std::vector<std::string>& labels = name[0] == 'A' ? type_label : bond_label;
-      for (const Line* lp : body) {
-        const Line& l = *lp;
-        if (l.words.size() != 2) p.fail(l, "expected 'type label'");
-        const int64_t t = p.integer(l, 0, "the type");
-        if (t < 1 || t > static_cast<int64_t>(labels.size()))
-          p.fail(l, "type " + l.words[0] + " is not in 1.." + std::to_string(labels.size()));
-        labels[t - 1] = l.words[1];
-      }
-    } else if (name == "Angles" || name == "Dihedrals" || name == "Impropers") {
-      if (n > 0)
-        out.notes.push_back("warning: the file's " + std::to_string(n) + " " + what + " (" + name +
-                            ") are not used: pairmd has no " + what.substr(0, what.size() - 1) + " terms");
-    } else if (name.find("Coeffs") != std::string::npos) {
-      out.notes.push_back(name + " of the file are not used: the force field is the config's");
-    } else if (name.find("Type Labels") == std::string::npos) {
-      p.fail(head, name + ": pairmd reads point particles only");
-    }
+    if (!is_section(head)) p.fail(head, "not a section pairmd knows: '" + printable(head.text) + "'");
+    const std::string& name = head.text;
+    if (!s.seen.insert(name).second) p.fail(head, "a second " + name + " section");
+    const std::string& what = sections().at(name);
+    const int64_t n = what == "pairij" ? s.ntypes * (s.ntypes + 1) / 2 : count_of(h, what);
+    const std::vector<const Line*> body = section_body(p, k, name, what, n);
+    read_section(p, head, body, atom_style, s, out);
   }
-  if (!style) p.fail_at_end("no Atoms section");
+  if (!s.style) p.fail_at_end("no Atoms section");
+}
 
-  // Atoms in the order of their ids.
-  std::vector<size_t> order(ids.size());
+// Atoms in the order of their ids into `st`; the index of each file id.
+std::map<int64_t, int> place_atoms(const std::string& path, const Sections& s, StartStructure& out) {
+  SystemState& st = out.state;
+  std::vector<size_t> order(s.ids.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a] < ids[b]; });
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.ids[a] < s.ids[b]; });
   std::map<int64_t, int> index_of;
   for (size_t r = 0; r < order.size(); ++r) {
-    if (r > 0 && ids[order[r]] == ids[order[r - 1]])
-      throw StartFileError(path + ":" + std::to_string(atoms_line) + ": Atoms: atom id " +
-                           std::to_string(ids[order[r]]) + " is given twice");
-    index_of[ids[order[r]]] = static_cast<int>(r);
+    if (r > 0 && s.ids[order[r]] == s.ids[order[r - 1]])
+      throw StartFileError(path + ":" + std::to_string(s.atoms_line) + ": Atoms: atom id " +
+                           std::to_string(s.ids[order[r]]) + " is given twice");
+    index_of[s.ids[order[r]]] = static_cast<int>(r);
   }
   const size_t n = order.size();
-  s.position.resize(n);
-  s.image.resize(n);
-  s.velocity.assign(n, Vec3d{0, 0, 0});
-  s.type.resize(n);
-  s.charge.resize(n);
-  s.mass.resize(n);
+  st.position.resize(n);
+  st.image.resize(n);
+  st.velocity.assign(n, Vec3d{0, 0, 0});
+  st.type.resize(n);
+  st.charge.resize(n);
+  st.mass.resize(n);
+  out.lines.resize(n);
   for (size_t r = 0; r < n; ++r) {
     const size_t i = order[r];
-    s.position[r] = pos[i];
-    s.image[r] = img[i];
-    s.type[r] = type[i];
-    s.charge[r] = charge[i];
-    s.mass[r] = type_mass[type[i]];
+    out.lines[r] = s.lines[i];
+    st.position[r] = s.pos[i];
+    st.image[r] = s.img[i];
+    st.type[r] = s.type[i];
+    st.charge[r] = s.charge[i];
+    st.mass[r] = s.type_mass[s.type[i]];
   }
-  if (!vel.empty()) {
-    for (const auto& [id, at] : velocity_line) {
-      auto it = index_of.find(id);
-      if (it == index_of.end())
-        throw StartFileError(path + ": Velocities: atom " + std::to_string(id) + " is not in Atoms");
-      s.velocity[it->second] = vel[at];
-    }
-    out.has_velocities = true;
+  return index_of;
+}
+
+void place_velocities(const std::string& path, const Sections& s, const std::map<int64_t, int>& index_of,
+                      StartStructure& out) {
+  if (s.vel.empty()) return;
+  for (const auto& [id, at] : s.velocity_line) {
+    auto it = index_of.find(id);
+    if (it == index_of.end())
+      throw StartFileError(path + ": Velocities: atom " + std::to_string(id) + " is not in Atoms");
+    out.state.velocity[it->second] = s.vel[at];
   }
-  // Types: labels where the file has them (matched by name), else numbers (matched by order).
-  const bool labelled =
-      std::all_of(type_label.begin(), type_label.end(), [](const std::string& l) { return !l.empty(); });
-  for (int64_t t = 0; t < ntypes; ++t) s.type_names.push_back(labelled ? type_label[t] : std::to_string(t + 1));
+  out.has_velocities = true;
+}
+
+// Types: labels where the file has them (matched by name), else numbers (matched by order);
+// masses where the Masses section gives every type one.
+void take_types(const std::string& path, const Sections& s, StartStructure& out) {
+  auto all_named = [](const std::vector<std::string>& labels) {
+    return std::all_of(labels.begin(), labels.end(), [](const std::string& l) { return !l.empty(); });
+  };
+  const bool labelled = all_named(s.type_label);
+  for (int64_t t = 0; t < s.ntypes; ++t)
+    out.state.type_names.push_back(labelled ? s.type_label[t] : std::to_string(t + 1));
   out.types_by_name = labelled;
-  out.has_charges = style->q >= 0;
-  const bool all_masses = std::all_of(type_mass_given.begin(), type_mass_given.end(), [](char g) { return g != 0; });
-  if (seen.count("Masses") && !all_masses) throw StartFileError(path + ": Masses: not every atom type has a mass");
+  out.has_charges = s.style->q >= 0;
+  const bool all_masses =
+      std::all_of(s.type_mass_given.begin(), s.type_mass_given.end(), [](char g) { return g != 0; });
+  if (s.seen.count("Masses") && !all_masses) throw StartFileError(path + ": Masses: not every atom type has a mass");
   out.has_masses = all_masses;
-  if (std::all_of(bond_label.begin(), bond_label.end(), [](const std::string& l) { return !l.empty(); }) && nbtypes > 0)
-    out.bond_type_names = bond_label;
-  for (size_t b = 0; b < bonds.size(); ++b) {
-    auto i = index_of.find(bonds[b][1]), j = index_of.find(bonds[b][2]);
+  if (all_named(s.bond_label) && s.nbtypes > 0) out.bond_type_names = s.bond_label;
+}
+
+void take_bonds(const std::string& path, const Sections& s, const std::map<int64_t, int>& index_of,
+                StartStructure& out) {
+  for (size_t b = 0; b < s.bonds.size(); ++b) {
+    auto i = index_of.find(s.bonds[b][1]), j = index_of.find(s.bonds[b][2]);
     if (i == index_of.end() || j == index_of.end() || i->second == j->second)
-      throw StartFileError(path + ":" + std::to_string(bond_line[b]) + ": Bonds: atoms " + std::to_string(bonds[b][1]) +
-                           " and " + std::to_string(bonds[b][2]) + " are not two atoms of the Atoms section");
-    out.topology.bonds.push_back({i->second, j->second, static_cast<int>(bonds[b][0])});
+      throw StartFileError(path + ":" + std::to_string(s.bond_line[b]) + ": Bonds: atoms " +
+                           std::to_string(s.bonds[b][1]) + " and " + std::to_string(s.bonds[b][2]) +
+                           " are not two atoms of the Atoms section");
+    out.topology.bonds.push_back({i->second, j->second, static_cast<int>(s.bonds[b][0])});
   }
-  if (nbonds > 0 && !seen.count("Bonds"))
-    throw StartFileError(path + ": the header gives " + std::to_string(nbonds) +
+  if (s.nbonds > 0 && !s.seen.count("Bonds"))
+    throw StartFileError(path + ": the header gives " + std::to_string(s.nbonds) +
                          " bonds but there is no Bonds section");
+}
+
+}  // namespace
+
+StartStructure read_lammps_data(const std::string& path, const std::string& atom_style) {
+  const Parser p(path);
+  const Header h = read_header(p);
+  Sections s = check_counts(p, h);
+  StartStructure out;
+  out.types_by_name = false;
+  Box& box = out.state.box;
+  box.lo = {h.lo[0], h.lo[1], h.lo[2]};
+  box.L = {h.hi[0] - h.lo[0], h.hi[1] - h.lo[1], h.hi[2] - h.lo[2]};
+  box.periodic = true;
+  read_sections(p, h, h.first_section, atom_style, s, out);
+  const std::map<int64_t, int> index_of = place_atoms(path, s, out);
+  place_velocities(path, s, index_of, out);
+  take_types(path, s, out);
+  take_bonds(path, s, index_of, out);
   return out;
 }
 

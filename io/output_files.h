@@ -29,15 +29,53 @@ struct OutputFiles {
 
   // Every file a run with this prefix may write (the lock file aside).
   std::vector<std::string> all() const;
-  // Those of them that exist now.
+  // Those of them that exist now (as any kind of file: a directory of that name counts).
   std::vector<std::string> existing() const;
-  // Temporary files a killed run can leave (PREFIX.checkpoint.h5.tmp.PID, ...). Only a run
-  // holding the claim writes them, so once the claim is ours, any that exist are left over.
+  // Temporary files a killed run can leave: exactly the names pairmd gives them
+  // (PREFIX.checkpoint.h5.tmp.PID, PREFIX.thermo.csv.tmp.PID, PREFIX.pull.csv.tmp.PID,
+  // PREFIX.gsd.tmp.PID, PREFIX.pull.svg.tmp.PID; PID digits only), and only where they are
+  // pairmd's: regular files (not links) of this user that are empty or begin as pairmd writes
+  // that file (HDF5 or GSD signature, the CSV header, the SVG prolog). Only a run holding the
+  // claim writes them, so once the claim is ours, any that exist are left over.
   std::vector<std::string> stale_temporaries() const;
 };
 
 // True when two prefixes name the same files ("run" and "./run").
 bool same_prefix(const std::string& a, const std::string& b);
+
+// True when both paths exist and are the same file (device and inode: links and other
+// spellings of one path included).
+bool same_file(const std::string& a, const std::string& b);
+
+// The prefix of the run that owns `path`, or "" when none does: `path` (or, if it is a link,
+// what it points to) is named as a file of a run with prefix P (P.h5, P.gsd, P.thermo.csv,
+// P.checkpoint.h5, P.potential.dx, P.log, P.pull.csv, P.pull.svg, P.lock, a temporary of one of
+// them, or an ensemble's P.walk.csv, P.walk.svg, P.exchange.csv), and P is a run's prefix: P.lock
+// or P.checkpoint.h5 exists (for an ensemble's files, a replica's P.rNN.checkpoint.h5).
+std::string owning_run(const std::string& path);
+
+// Why a command must not write its output `path` (in words, after the path), or "" when it may:
+// `path` is one of the command's `inputs` (the same file), a file a pairmd run owns
+// (owning_run), or something other than a regular file (a directory, a device, a FIFO).
+// A path that does not exist yet may be written.
+std::string output_refusal(const std::string& path, const std::vector<std::string>& inputs);
+
+// output_refusal as an error: throws std::invalid_argument "OPTION PATH <why>; nothing was
+// written". Every command that writes files checks each of its outputs with it before it
+// computes anything.
+void require_output_path(const std::string& option, const std::string& path, const std::vector<std::string>& inputs);
+
+// Whether `path` is this process's standard output (bit 1) or standard error (bit 2): the same
+// file, as a shell redirect (`> P.log`, `2> P.log`) makes it. 0 when it is neither.
+int standard_streams_at(const std::string& path);
+
+// Creates `path` for writing, exclusively (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0644): an existing
+// file, or a link of that name, is an error, never followed or truncated. Returns the descriptor;
+// throws std::runtime_error naming the path.
+int create_new_file(const std::string& path);
+// create_new_file, then `text` written and the file closed; the file is removed again when
+// writing fails. Throws std::runtime_error.
+void write_new_file(const std::string& path, const std::string& text);
 
 // Another process holds the claim on the prefix.
 struct OutputInUse : std::runtime_error {
@@ -48,8 +86,9 @@ class OutputClaim {
  public:
   // Claims `prefix`. Throws OutputInUse (naming the holder's process) when another process holds
   // it, std::runtime_error when the lock file cannot be created (missing directory, no
-  // permission). Where the file system cannot lock at all, the claim is taken without a lock
-  // and warning() says so.
+  // permission) or PREFIX.lock is not a regular file (a link is never followed: another user's
+  // link in a shared directory must not make the run write where it points). Where the file
+  // system cannot lock at all, the claim is taken without a lock and warning() says so.
   explicit OutputClaim(const std::string& prefix);
   ~OutputClaim();
   OutputClaim(const OutputClaim&) = delete;

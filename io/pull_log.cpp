@@ -34,7 +34,7 @@ void write_pull_plot(const std::string& csv_path, const std::string& svg_path, c
   plot.add_series("force", points);
   const std::string tmp = svg_path + ".tmp." + std::to_string(getpid());
   try {
-    plot.write(tmp);
+    plot.write(tmp, true);
   } catch (...) {
     std::remove(tmp.c_str());
     throw;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "base/text.h"
 #include "io/h5md.h"
 
 namespace pairmd {
@@ -48,6 +49,7 @@ StartStructure from_h5md(H5mdFrame f, const Units& units, const std::string& pat
   out.state = std::move(f.state);
   out.topology = std::move(f.topology);
   out.time = f.time;
+  out.frame = f.frame;
   out.types_by_name = false;
   out.has_velocities = f.has_velocity;
   out.has_masses = out.has_charges = true;
@@ -83,26 +85,8 @@ StartStructure from_h5md(H5mdFrame f, const Units& units, const std::string& pat
   return out;
 }
 
-// Wraps positions into a periodic box, counting the crossings in the images.
-void wrap_into_box(SystemState& s, const std::string& path) {
-  if (!s.box.periodic) return;
-  const double lo[3] = {s.box.lo.x, s.box.lo.y, s.box.lo.z}, len[3] = {s.box.L.x, s.box.L.y, s.box.L.z};
-  for (size_t i = 0; i < s.size(); ++i) {
-    double* x[3] = {&s.position[i].x, &s.position[i].y, &s.position[i].z};
-    int* im[3] = {&s.image[i].x, &s.image[i].y, &s.image[i].z};
-    for (int d = 0; d < 3; ++d) {
-      if (!std::isfinite(*x[d]))
-        throw StartFileError("'" + path + "': particle " + std::to_string(i) + " has a non-finite position");
-      const double k = std::floor((*x[d] - lo[d]) / len[d]);
-      if (std::fabs(k) > 1e6)
-        throw StartFileError("'" + path + "': particle " + std::to_string(i) + " is far outside the box");
-      if (k != 0) {
-        *x[d] -= k * len[d];
-        *im[d] += static_cast<int>(k);
-      }
-      if (*x[d] >= lo[d] + len[d] || *x[d] < lo[d]) *x[d] = lo[d];  // rounding at the upper face
-    }
-  }
+std::string vector_text(const Vec3d& v) {
+  return "(" + number_text(v.x) + ", " + number_text(v.y) + ", " + number_text(v.z) + ")";
 }
 
 std::string names_of(const std::vector<TypeSpec>& types) {
@@ -112,6 +96,63 @@ std::string names_of(const std::vector<TypeSpec>& types) {
 }
 
 }  // namespace
+
+std::string coordinate_problem(double v, const std::string& what) {
+  if (!std::isfinite(v)) return what + " " + number_text(v) + " is not finite";
+  if (std::fabs(v) > kMaxCoordinate)
+    return what + " " + number_text(v) + " is beyond +-" + number_text(kMaxCoordinate) +
+           ", the range pairmd takes for coordinates";
+  return "";
+}
+
+std::string box_problem(const Vec3d& lo, const Vec3d& L) {
+  const double l[3] = {lo.x, lo.y, lo.z}, e[3] = {L.x, L.y, L.z};
+  for (int d = 0; d < 3; ++d) {
+    if (!(std::isfinite(e[d]) && e[d] > 0)) return "the box's edge " + number_text(e[d]) + " is not a number > 0";
+    for (const std::string& p :
+         {coordinate_problem(e[d], "the box's edge"), coordinate_problem(l[d], "the box's bound"),
+          coordinate_problem(l[d] + e[d], "the box's bound")})
+      if (!p.empty()) return p;
+  }
+  return "";
+}
+
+std::string position_problem(const Vec3d& x, const Box& box) {
+  if (!(std::isfinite(x.x) && std::isfinite(x.y) && std::isfinite(x.z)))
+    return "the position " + vector_text(x) + " is not finite";
+  const double c[3] = {x.x, x.y, x.z}, lo[3] = {box.lo.x, box.lo.y, box.lo.z}, len[3] = {box.L.x, box.L.y, box.L.z};
+  for (int d = 0; d < 3; ++d) {
+    const std::string name = std::string(1, "xyz"[d]) + " =";
+    if (!box.periodic) {
+      const std::string p = coordinate_problem(c[d], name);
+      if (!p.empty()) return p;
+      continue;
+    }
+    const double hi = lo[d] + len[d];
+    const double out = c[d] < lo[d] ? lo[d] - c[d] : c[d] >= hi ? c[d] - hi : 0;
+    if (out > 1e6 * len[d])
+      return name + " " + number_text(c[d]) + " is outside the box [" + number_text(lo[d]) + ", " + number_text(hi) +
+             ") by " + number_text(out) + ", more than 10^6 box lengths";
+  }
+  return "";
+}
+
+bool wrap_into_box(Vec3d& position, Int3& image, const Box& box) {
+  double* x[3] = {&position.x, &position.y, &position.z};
+  int* im[3] = {&image.x, &image.y, &image.z};
+  const double lo[3] = {box.lo.x, box.lo.y, box.lo.z}, len[3] = {box.L.x, box.L.y, box.L.z};
+  for (int d = 0; d < 3; ++d) {
+    const double k = std::floor((*x[d] - lo[d]) / len[d]);
+    if (k != 0) {
+      const double crossed = static_cast<double>(*im[d]) + k;
+      if (std::fabs(crossed) > 2147483647.0) return false;
+      *x[d] -= k * len[d];
+      *im[d] = static_cast<int>(crossed);
+    }
+    if (*x[d] >= lo[d] + len[d] || *x[d] < lo[d]) *x[d] = lo[d];  // rounding at the upper face
+  }
+  return true;
+}
 
 std::string start_file_format(const std::string& path, const std::string& format) {
   if (format != "auto") return format;
@@ -129,45 +170,47 @@ std::string start_file_format(const std::string& path, const std::string& format
       "' from its name (.h5, .gsd, .data/.lmp, .xyz): give system.file.format (h5md, gsd, lammps, xyz)");
 }
 
-StartStructure load_start_file(const RunConfig& cfg) {
-  const FileSpec& fs = cfg.system.file;
-  auto it = cfg.locations.find("system.file.path");
-  const std::string where = it != cfg.locations.end() ? it->second : cfg.path;
-  // Messages as every config error: where the key is, the key, then the file's own problem
-  // ("run.yaml:8:9: system.file.path: start.data:12: Atoms: expected ...").
-  auto fail = [&](const std::string& what) -> ConfigError {
-    return ConfigError(where + ": system.file.path: " + what);
-  };
-  StartStructure out;
+namespace {
+
+// Messages as every config error: where the key is, the key, then the file's own problem
+// ("run.yaml:8:9: system.file.path: start.data:12: Atoms: expected ...").
+struct StartFile {
+  std::string where;  // of system.file.path in the config
+  std::string path;
   std::string format;
+  ConfigError fail(const std::string& what) const { return ConfigError(where + ": system.file.path: " + what); }
+  ConfigError fail_here(const std::string& what) const { return fail("'" + path + "'" + what); }
+  // Where particle i is: "start.data:12" (text formats), "'start.gsd': frame 3, particle 7".
+  std::string particle(const StartStructure& out, size_t i) const {
+    if (i < out.lines.size()) return path + ":" + std::to_string(out.lines[i]);
+    return "'" + path + "': frame " + std::to_string(out.frame) + ", particle " + std::to_string(i);
+  }
+};
+
+StartStructure read_start(const RunConfig& cfg, StartFile& f) {
+  const FileSpec& fs = cfg.system.file;
   try {
-    format = start_file_format(fs.path, fs.format);
-    if (format == "h5md") {
-      out = from_h5md(read_h5md_frame(fs.path, fs.frame), cfg.model.units, fs.path);
-    } else if (format == "gsd") {
-      out = read_gsd_frame(fs.path, fs.frame);
-    } else if (format == "lammps") {
+    f.format = start_file_format(fs.path, fs.format);
+    if (f.format == "h5md") return from_h5md(read_h5md_frame(fs.path, fs.frame), cfg.model.units, fs.path);
+    if (f.format == "gsd") return read_gsd_frame(fs.path, fs.frame);
+    if (f.format == "lammps") {
       if (fs.frame > 0)
         throw StartFileError("'" + fs.path + "': a LAMMPS data file has one frame (system.file.frame " +
                              std::to_string(fs.frame) + ")");
-      out = read_lammps_data(fs.path, fs.atom_style);
-    } else {
-      out = read_xyz(fs.path, fs.frame, fs.box, cfg.system.periodic);
+      return read_lammps_data(fs.path, fs.atom_style);
     }
+    return read_xyz(fs.path, fs.frame, fs.box, cfg.system.periodic);
   } catch (const StartFileError& e) {
-    throw fail(e.what());
+    throw f.fail(e.what());
   } catch (const std::runtime_error& e) {
     // The H5MD reader's messages name the file already.
-    throw fail(std::string(e.what()));
+    throw f.fail(std::string(e.what()));
   }
-  SystemState& s = out.state;
-  if (s.size() == 0) throw fail("'" + fs.path + "' holds no particles");
-  if (s.size() > static_cast<size_t>(kMaxParticles))
-    throw fail("'" + fs.path + "' holds " + std::to_string(s.size()) + " particles, more than the " +
-               std::to_string(kMaxParticles) + " pairmd can hold");
+}
 
-  // Types onto system.types: by name, or (H5MD, LAMMPS without labels) by order.
-  const std::vector<TypeSpec>& types = cfg.system.types;
+// Particle types onto system.types: by name, or (H5MD, LAMMPS without labels) by order.
+std::vector<int> type_map(const StartFile& f, const std::vector<TypeSpec>& types, StartStructure& out) {
+  const SystemState& s = out.state;
   std::vector<int> map(s.type_names.size(), -1);
   if (out.types_by_name) {
     for (size_t t = 0; t < s.type_names.size(); ++t) {
@@ -175,36 +218,47 @@ StartStructure load_start_file(const RunConfig& cfg) {
         if (types[c].name == s.type_names[t]) map[t] = static_cast<int>(c);
       const bool used = std::find(s.type.begin(), s.type.end(), static_cast<int>(t)) != s.type.end();
       if (map[t] < 0 && used)
-        throw fail("'" + fs.path + "': particle type '" + s.type_names[t] + "' is not in system.types (" +
-                   names_of(types) + ")");
+        throw f.fail_here(": particle type '" + printable(s.type_names[t]) + "' is not in system.types (" +
+                          names_of(types) + ")");
     }
-  } else {
-    if (s.type_names.size() > types.size())
-      throw fail("'" + fs.path + "': the file has " + std::to_string(s.type_names.size()) +
-                 " particle types but system.types lists " + std::to_string(types.size()) +
-                 " (types are matched by order)");
-    const bool numbered = format == "lammps";
-    for (size_t t = 0; t < s.type_names.size(); ++t) {
-      if (!numbered && s.type_names[t] != types[t].name)
-        throw fail("'" + fs.path + "': particle type " + std::to_string(t) + " is '" + s.type_names[t] +
-                   "' in the file but '" + types[t].name + "' in system.types");
-      map[t] = static_cast<int>(t);
-    }
-    if (numbered && !s.type_names.empty()) {
-      std::string m;
-      for (size_t t = 0; t < s.type_names.size(); ++t) m += (t ? ", " : "") + s.type_names[t] + " -> " + types[t].name;
-      out.notes.push_back("atom types by order: " + m);
-    }
+    return map;
   }
+  if (s.type_names.size() > types.size())
+    throw f.fail_here(": the file has " + std::to_string(s.type_names.size()) +
+                      " particle types but system.types lists " + std::to_string(types.size()) +
+                      " (types are matched by order)");
+  const bool numbered = f.format == "lammps";
+  for (size_t t = 0; t < s.type_names.size(); ++t) {
+    if (!numbered && s.type_names[t] != types[t].name)
+      throw f.fail_here(": particle type " + std::to_string(t) + " is '" + printable(s.type_names[t]) +
+                        "' in the file but '" + types[t].name + "' in system.types");
+    map[t] = static_cast<int>(t);
+  }
+  if (numbered && !s.type_names.empty()) {
+    std::string m;
+    for (size_t t = 0; t < s.type_names.size(); ++t) m += (t ? ", " : "") + s.type_names[t] + " -> " + types[t].name;
+    out.notes.push_back("atom types by order: " + m);
+  }
+  return map;
+}
+
+void map_types(const StartFile& f, const std::vector<TypeSpec>& types, StartStructure& out) {
+  const std::vector<int> map = type_map(f, types, out);
+  SystemState& s = out.state;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s.type[i] < 0 || (!map.empty() && s.type[i] >= static_cast<int>(map.size())) ||
         (map.empty() && s.type[i] >= static_cast<int>(types.size())))
-      throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has type " + std::to_string(s.type[i]) +
-                 ", which system.types does not have");
+      throw f.fail_here(": particle " + std::to_string(i) + " has type " + std::to_string(s.type[i]) +
+                        ", which system.types does not have");
     if (!map.empty()) s.type[i] = map[s.type[i]];
   }
   s.type_names.clear();
   for (const TypeSpec& t : types) s.type_names.push_back(t.name);
+}
+
+// Masses and charges from the config's types where the file has none; all checked finite.
+void complete_particles(const StartFile& f, const std::vector<TypeSpec>& types, const StartStructure& out,
+                        SystemState& s) {
   s.mass.resize(s.size(), 0.0);
   s.charge.resize(s.size(), 0.0);
   s.velocity.resize(s.size(), Vec3d{0, 0, 0});
@@ -215,44 +269,80 @@ StartStructure load_start_file(const RunConfig& cfg) {
     for (size_t i = 0; i < s.size(); ++i) s.charge[i] = types[s.type[i]].charge;
   for (size_t i = 0; i < s.size(); ++i) {
     if (!(std::isfinite(s.mass[i]) && s.mass[i] > 0))
-      throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has mass " + std::to_string(s.mass[i]));
-    if (!std::isfinite(s.charge[i]))
-      throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has a non-finite charge");
+      throw f.fail_here(": particle " + std::to_string(i) + " has mass " + std::to_string(s.mass[i]));
+    if (!std::isfinite(s.charge[i])) throw f.fail_here(": particle " + std::to_string(i) + " has a non-finite charge");
     const Vec3d v = s.velocity[i];
     if (!(std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z)))
-      throw fail("'" + fs.path + "': particle " + std::to_string(i) + " has a non-finite velocity");
+      throw f.fail_here(": particle " + std::to_string(i) + " has a non-finite velocity");
   }
+}
 
-  // Bond types onto force_field.bonds: by name where the file names them, else by order.
-  const std::vector<BondType>& bt = cfg.model.force_field.bond_types;
-  if (!out.bond_type_names.empty()) {
-    std::vector<int> bmap(out.bond_type_names.size(), -1);
-    for (size_t t = 0; t < out.bond_type_names.size(); ++t)
-      for (size_t c = 0; c < bt.size(); ++c)
-        if (bt[c].name == out.bond_type_names[t]) bmap[t] = static_cast<int>(c);
-    for (Bond& b : out.topology.bonds) {
-      if (bmap[b.type] < 0) {
-        std::string names;
-        for (const BondType& x : bt) names += (names.empty() ? "" : ", ") + x.name;
-        throw fail("'" + fs.path + "': bond type '" + out.bond_type_names[b.type] + "' is not in force_field.bonds (" +
-                   (names.empty() ? std::string("none defined") : names) + ")");
-      }
-      b.type = bmap[b.type];
-    }
-  } else {
+// Bond types onto force_field.bonds: by name where the file names them, else by order.
+void map_bond_types(const StartFile& f, const std::vector<BondType>& bt, StartStructure& out) {
+  if (out.bond_type_names.empty()) {
     for (const Bond& b : out.topology.bonds)
       if (b.type < 0 || b.type >= static_cast<int>(bt.size()))
-        throw fail("'" + fs.path + "': the file's bonds use bond type " +
-                   std::to_string(b.type + (format == "lammps" ? 1 : 0)) +
-                   ", which force_field.bonds does not define (bond types are matched by order)");
+        throw f.fail_here(": the file's bonds use bond type " +
+                          std::to_string(b.type + (f.format == "lammps" ? 1 : 0)) +
+                          ", which force_field.bonds does not define (bond types are matched by order)");
+    return;
   }
+  std::vector<int> bmap(out.bond_type_names.size(), -1);
+  for (size_t t = 0; t < out.bond_type_names.size(); ++t)
+    for (size_t c = 0; c < bt.size(); ++c)
+      if (bt[c].name == out.bond_type_names[t]) bmap[t] = static_cast<int>(c);
+  for (Bond& b : out.topology.bonds) {
+    if (bmap[b.type] < 0) {
+      std::string names;
+      for (const BondType& x : bt) names += (names.empty() ? "" : ", ") + x.name;
+      throw f.fail_here(": bond type '" + printable(out.bond_type_names[b.type]) + "' is not in force_field.bonds (" +
+                        (names.empty() ? std::string("none defined") : names) + ")");
+    }
+    b.type = bmap[b.type];
+  }
+}
+
+// The box and every position checked (box_problem, position_problem) and, in a periodic box,
+// each position wrapped in with its crossings counted in its image.
+void place_in_box(const StartFile& f, StartStructure& out) {
+  SystemState& s = out.state;
+  // A periodic box first (positions are placed in it), an open one after (a bounding box of
+  // positions beyond the range is named by the position).
+  const std::string box = box_problem(s.box.lo, s.box.L);
+  if (!box.empty() && s.box.periodic) throw f.fail_here(": " + box);
+  for (size_t i = 0; i < s.size(); ++i) {
+    const std::string problem = position_problem(s.position[i], s.box);
+    if (!problem.empty()) throw f.fail(f.particle(out, i) + ": " + problem);
+    if (s.box.periodic && !wrap_into_box(s.position[i], s.image[i], s.box))
+      throw f.fail(f.particle(out, i) + ": its image " +
+                   vector_text(Vec3d{double(s.image[i].x), double(s.image[i].y), double(s.image[i].z)}) +
+                   " and the box crossings of its position overflow a 32-bit image counter");
+  }
+  if (!box.empty()) throw f.fail_here(": " + box);
+}
+
+}  // namespace
+
+StartStructure load_start_file(const RunConfig& cfg) {
+  auto it = cfg.locations.find("system.file.path");
+  StartFile f{it != cfg.locations.end() ? it->second : cfg.path, cfg.system.file.path, ""};
+  StartStructure out = read_start(cfg, f);
+  SystemState& s = out.state;
+  if (s.size() == 0) throw f.fail_here(" holds no particles");
+  // A run goes on from the file's step: a negative one would give it checkpoints no restart
+  // takes (their first step after their step), a huge one would overflow with the run's steps.
+  if (s.step < 0 || s.step > kMaxStartStep)
+    throw f.fail_here(": its step " + std::to_string(s.step) + " is not one a run starts from (0 to 2^62)");
+  if (!std::isfinite(out.time)) throw f.fail_here(": its time " + number_text(out.time) + " is not finite");
+  if (s.size() > static_cast<size_t>(kMaxParticles))
+    throw f.fail_here(" holds " + std::to_string(s.size()) + " particles, more than the " +
+                      std::to_string(kMaxParticles) + " pairmd can hold");
+  map_types(f, cfg.system.types, out);
+  complete_particles(f, cfg.system.types, out, s);
+  map_bond_types(f, cfg.model.force_field.bond_types, out);
   if (!cfg.system.periodic) s.box.periodic = false;
-  try {
-    wrap_into_box(s, fs.path);
-  } catch (const StartFileError& e) {
-    throw fail(e.what());
-  }
-  if (format == "lammps" && out.has_masses) out.notes.push_back("masses from the file's Masses section");
+  place_in_box(f, out);
+  if (f.format == "lammps" && out.has_masses) out.notes.push_back("masses from the file's Masses section");
   return out;
 }
 

@@ -1,12 +1,16 @@
 #include "io/structure_file.h"
 
+#include <sys/stat.h>
+
 #include <gemmi/gz.hpp>
 #include <gemmi/mmread.hpp>
 #include <gemmi/resinfo.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
@@ -55,6 +59,11 @@ std::string line_key(const std::string& chain, const gemmi::SeqId& s) {
 // parse (old files keep line numbers there).
 gemmi::Structure read_structure(const std::string& path, gemmi::CharArray& mem, bool& pdb,
                                 std::vector<std::string>& notes) {
+  // gemmi says "fread failed" (with a stale errno) for an empty file or a directory.
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) throw StructureError(path + ": cannot open: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw StructureError(path + ": it is a directory, not a structure file");
+  if (st.st_size == 0) throw StructureError(path + ": the file is empty");
   gemmi::MaybeGzipped input(path);
   try {
     mem = gemmi::read_into_buffer(input);

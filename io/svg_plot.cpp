@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/output_files.h"
+
 namespace pairmd {
 
 namespace {
@@ -74,16 +76,28 @@ std::string SvgPlot::write_linear() const {
   return o.str();
 }
 
-void SvgPlot::write(const std::string& path) const {
-  if (linear_) {
-    const std::string text = write_linear();
-    std::ofstream f(path);
-    if (!f) throw std::runtime_error("cannot write plot '" + path + "'");
-    f << text;
-    f.close();
-    if (!f) throw std::runtime_error("cannot write plot '" + path + "'");
+namespace {
+
+void put(const std::string& path, const std::string& text, bool new_file) {
+  if (new_file) {
+    try {
+      write_new_file(path, text);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(std::string("cannot write plot: ") + e.what());
+    }
     return;
   }
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write plot '" + path + "'");
+  f << text;
+  f.close();
+  if (!f) throw std::runtime_error("cannot write plot '" + path + "'");
+}
+
+}  // namespace
+
+void SvgPlot::write(const std::string& path, bool new_file) const {
+  if (linear_) return put(path, write_linear(), new_file);
   double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
   for (const auto& s : series_)
     for (const auto& [x, y] : s.points) {
@@ -127,11 +141,7 @@ void SvgPlot::write(const std::string& path) const {
       << mt + 20 * k + 14 << "'>" << series_[k].name << "</text>\n";
   }
   o << "</svg>\n";
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write plot '" + path + "'");
-  f << o.str();
-  f.close();
-  if (!f) throw std::runtime_error("cannot write plot '" + path + "'");
+  put(path, o.str(), new_file);
 }
 
 }  // namespace pairmd

@@ -19,7 +19,8 @@ class SvgPlot {
   void set_linear(bool linear) { linear_ = linear; }
   // A dot at each point of log-log axes (default); off for long series. Linear axes draw lines only.
   void set_markers(bool markers) { markers_ = markers; }
-  void write(const std::string& path) const;
+  // new_file: create `path` exclusively (io/output_files.h, create_new_file), for a temporary.
+  void write(const std::string& path, bool new_file = false) const;
 
  private:
   struct Series {

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <iomanip>
 #include <iostream>
@@ -19,6 +20,21 @@ std::string format_duration(double seconds) {
     o << (s / 60) << ":" << std::setw(2) << std::setfill('0') << s % 60;
   return o.str();
 }
+
+namespace {
+
+// A number of the thermo table: `decimals` decimals, or %g's exponent form where they would run
+// past its column (1e+300 is not printed as 300 digits).
+std::string table_number(double v, int decimals = 4) {
+  char buf[64];
+  if (std::fabs(v) < 1e8)
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+}  // namespace
 
 std::string csv_header(const RunConfig& cfg) {
   const Units& u = cfg.model.units;
@@ -111,12 +127,11 @@ void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
          << "\n";
     header_printed_ = true;
   }
-  out_ << std::setw(10) << step << std::setw(12) << std::setprecision(5) << frame.time << std::setw(10) << std::fixed
-       << std::setprecision(4) << T << std::setw(14) << std::setprecision(4) << o.potential << std::setw(14)
-       << o.kinetic << std::setw(14) << o.total() << std::setw(12) << P << std::setw(13) << std::setprecision(2) << V
-       << std::setw(9) << std::setprecision(4) << rho << std::defaultfloat << std::setw(11) << std::setprecision(4)
-       << sps << std::setw(10) << (step > start_step_ ? format_duration(eta) : "") << "\n";
-  out_.unsetf(std::ios::floatfield);
+  out_ << std::setw(10) << step << std::setw(12) << std::setprecision(5) << frame.time << std::setw(10)
+       << table_number(T) << std::setw(14) << table_number(o.potential) << std::setw(14) << table_number(o.kinetic)
+       << std::setw(14) << table_number(o.total()) << std::setw(12) << table_number(P) << std::setw(13)
+       << table_number(V, 2) << std::setw(9) << table_number(rho) << std::setw(11) << std::setprecision(4) << sps
+       << std::setw(10) << (step > start_step_ ? format_duration(eta) : "") << "\n";
   out_ << std::flush;
   if (csv_) {
     std::ostringstream row;

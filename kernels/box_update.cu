@@ -30,7 +30,7 @@ __global__ void c_rescale_kernel(BoxUpdateArgs a) {
   const double to_energy = 0.5 / a.force_to_accel;
   const double kinetic[3] = {to_energy * a.sums[0], to_energy * a.sums[1], to_energy * a.sums[2]};
   const PressureDiagonal p = pressure_diagonal(kinetic, a.virial_diag, volume);
-  const double kT = double(a.ctrl->kT_mvv) / a.force_to_accel;
+  const double kT = double(a.system->kT_mvv) / a.force_to_accel;
   double mu[3];
   c_rescale_factors(a.settings, kT, a.dt, p, volume, a.seed, a.ctrl->step - 1, mu);
   double L[3], smallest = 1e300;

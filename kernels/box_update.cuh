@@ -61,10 +61,11 @@ struct BoxUpdateArgs {
   DeviceBox* box;
   StepControl* ctrl;  // ctrl->step - 1 is the step being taken (decide_step counted it)
   BarostatSettings settings;
-  double force_to_accel;  // m v^2 = force_to_accel * energy (k_B T comes from ctrl->kT_mvv)
+  double force_to_accel;  // m v^2 = force_to_accel * energy (k_B T comes from system->kT_mvv)
   double dt;
   uint64_t seed;
   float min_half_edge;  // the largest list radius (cutoff + skin), and above max_step_displacement
+  const SystemParams* system;  // k_B T of the thermostat (kT_mvv)
 };
 
 // Launches the stage on `launcher` (issued at once, keyed, or planned into a graph).

@@ -26,27 +26,33 @@ namespace pairmd {
 
 namespace {
 
-// One warp: lane 0 the pulled particle, lane 1 the tethered one. Adds their pulling forces to
-// force[] (if given; the integrate kernels add them themselves, this is for outputs) and the
-// pulling energy to acc (if given, one term's kEnergyWords).
-__global__ void pull_force_kernel(const float4* pos, const int3* image, const unsigned* rank, int n,
-                                  BoxGeometry<float> box, PullParams<float> pull, long long step, float4* force,
-                                  long long* acc) {
-  const int64_t tag = threadIdx.x == 0 ? pull.pulled : threadIdx.x == 1 ? pull.tethered : -1;
+// Two threads per system: the pulled particle and the tethered one (tags within the system).
+// Adds their pulling forces to force[] (if given; the integrate kernels add them themselves, this
+// is for outputs) and the pulling energy to system k's acc + k * stride (if given, one term's
+// kEnergyWords).
+__global__ void pull_force_kernel(const float4* pos, const int3* image, const unsigned* rank, int system_size,
+                                  int systems, BoxGeometry<float> box, PullParams<float> pull, long long step,
+                                  float4* force, long long* acc, int stride) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const int k = t / 2;
+  if (k >= systems) return;
+  const int64_t tag = t % 2 == 0 ? pull.pulled : pull.tethered;
+  if (tag < 0 || tag >= system_size) return;
+  const unsigned p = rank[static_cast<int64_t>(k) * system_size + tag];
   float e = 0.f;
-  if (tag >= 0 && tag < n) {
-    const unsigned p = rank[tag];
-    const Vec3<float> f = pull_force<float>(pull, tag, unwrapped_position(pos[p], image[p], box), step, &e);
-    if (force) {
-      force[p].x += f.x;
-      force[p].y += f.y;
-      force[p].z += f.z;
-    }
+  const Vec3<float> f = pull_force<float>(pull, tag, unwrapped_position(pos[p], image[p], box), step, &e);
+  if (force) {
+    force[p].x += f.x;
+    force[p].y += f.y;
+    force[p].z += f.z;
   }
   if (acc) {
     int64_t ew = 0, ef = 0, bad = 0;
     split_add(e, ew, ef, bad);
-    add_energy_words(acc, ew, ef, 0, 0, bad);
+    auto* a = reinterpret_cast<unsigned long long*>(acc + static_cast<int64_t>(k) * stride);
+    if (ew) atomicAdd(a + 0, static_cast<unsigned long long>(ew));
+    if (ef) atomicAdd(a + 1, static_cast<unsigned long long>(ef));
+    if (bad) atomicAdd(a + 4, static_cast<unsigned long long>(bad));
   }
 }
 
@@ -119,7 +125,7 @@ void CudaBackend::rebuild_lists(bool wait) {
 }
 
 void CudaBackend::enqueue_rebuild(Launcher& launcher, bool wait) {
-  cells_.build(launcher, particles_.pos(), n_, box_, grid_width_);
+  cells_.build(launcher, particles_.pos(), particles_.tag(), n_, system_size_, box_, grid_width_);
   particles_.renumber(launcher, cells_.order());
   const CellGridView grid = cells_.view();
   for (auto& t : pair_terms_) {
@@ -291,8 +297,11 @@ void CudaBackend::enqueue_integrate(Launcher& launcher, int buffer, bool begin, 
   a.pos_at_build = particles_.pos_at_build();
   a.force_out = nullptr;
   a.n = n_;
+  a.system_size = system_size_;
+  a.systems = device_params_.data();
   a.c = c_;
-  a.c.kT_mvv = NAN;  // the kernels read k_B T from the control block: a use of this one shows
+  a.c.kT_mvv = NAN;  // the kernels read k_B T and the seed from systems[]: a use of these shows
+  a.c.seed = 0;
   a.box = box_;
   a.kind = model_.integrator.kind;
   a.begin = begin;
@@ -405,16 +414,21 @@ void CudaBackend::throw_blowup(const DeviceFlags& f, int64_t step) const {
     m << "step " << step << ": a bond stretched beyond its maximum extension (bond #" << reported_index(f.broken_bond)
       << " of its kind); is the time step too large, or do particles overlap in the start configuration?";
   } else if (f.bad_force != 0) {
-    m << "step " << step << ": the force on particle " << reported_index(f.bad_force)
+    m << "step " << step << ": the force on " << particle_label(reported_index(f.bad_force))
       << " is not finite or larger than " << kMaxFixedForce
       << " in a single pair; do particles overlap in the start configuration?";
   } else {
-    m << "step " << step + 1 << ": particle " << reported_index(f.bad_particle)
+    m << "step " << step + 1 << ": " << particle_label(reported_index(f.bad_particle))
       << " moved farther than max_step_displacement = " << model_.max_step_displacement
       << " in one step or is no longer finite. Is the time step too large, or do particles overlap in the start "
          "configuration?";
   }
   throw SimulationBlowup(m.str());
+}
+
+std::string CudaBackend::particle_label(int tag) const {
+  if (systems_ == 1 || tag < 0) return "particle " + std::to_string(tag);
+  return "system " + std::to_string(tag / system_size_) + ", particle " + std::to_string(tag % system_size_);
 }
 
 int64_t CudaBackend::retire_chunks() {
@@ -540,8 +554,9 @@ std::vector<Vec3d> CudaBackend::forces() {
     force_out_.reserve_grow(n_);
     now.copy(PAIRMD_HERE, force_out_.data(), forces, n_ * sizeof(float4), cudaMemcpyDeviceToDevice);
     forces = force_out_.data();
-    now.kernel(PAIRMD_HERE, pull_force_kernel, 1, 32, 0, particles_.pos(cur), particles_.image(), particles_.rank(), n_,
-               box_, pull_, host_.step, forces, static_cast<long long*>(nullptr));
+    now.kernel(PAIRMD_HERE, pull_force_kernel, blocks_for(2 * systems_), kBlockSize, 0, particles_.pos(cur),
+               particles_.image(), particles_.rank(), system_size_, systems_, box_, pull_, host_.step, forces,
+               static_cast<long long*>(nullptr), 0);
   }
   const std::vector<float4> f = particles_.in_user_order(forces, stream_);
   std::vector<Vec3d> out(n_);
@@ -550,26 +565,85 @@ std::vector<Vec3d> CudaBackend::forces() {
 }
 
 Observables CudaBackend::observables() {
+  std::vector<Observables> all = system_observables();
+  if (systems_ == 1) return all[0];
+  // The ensemble as one system: its terms and kinetic energy summed (the per-system values are
+  // in system_observables()).
+  Observables o = all[0];
+  for (size_t k = 1; k < all.size(); ++k) {
+    for (size_t t = 0; t < o.potential_by_term.size(); ++t) o.potential_by_term[t] += all[k].potential_by_term[t];
+    o.potential += all[k].potential;
+    o.virial += all[k].virial;
+    o.kinetic += all[k].kinetic;
+    for (int d = 0; d < 3; ++d) o.momentum[d] += all[k].momentum[d];
+  }
+  return o;
+}
+
+// Every system's energies by term and virial (exact fixed-point sums, in the accumulators of
+// their system: energy_[k * stride + t * kEnergyWords]) and kinetic energy and momentum (summed
+// per system in tag order).
+std::vector<Observables> CudaBackend::system_observables() {
   complete_step();
-  Observables o;
-  o.step = host_.step;
   const bool pulling = pull_.mode != static_cast<int>(PullMode::None);
   const size_t nterms = pair_terms_.size() + bond_terms_.size() + (pulling ? 1 : 0);
-  if (n_ == 0) {
+  std::vector<Observables> out(systems_);
+  for (Observables& o : out) {
+    o.step = host_.step;
     o.potential_by_term.assign(nterms, 0.0);
-    return o;
   }
-  const ParticleData pd = particles(particles_.current());
-  energy_.resize(kEnergyWords * std::max<size_t>(nterms, 1));
+  if (n_ == 0) return out;
+  const int stride = kEnergyWords * static_cast<int>(std::max<size_t>(nterms, 1));
+  energy_.resize(static_cast<size_t>(stride) * systems_);
   Launcher now(stream_);
   now.memset(PAIRMD_HERE, energy_.data(), 0, energy_.size() * sizeof(long long));
+  enqueue_energies(now, stride);
+  const int blocks = blocks_for(system_size_);  // per system
+  parts_.reserve_grow(4 * static_cast<size_t>(blocks) * systems_);
+  sums_.reserve_grow(4 * static_cast<size_t>(systems_));
+  now.kernel(PAIRMD_HERE, kinetic_kernel, blocks * systems_, kBlockSize, 0, particles_.vel(), particles_.rank(),
+             system_size_, systems_, parts_.data());
+  now.kernel(PAIRMD_HERE, sum_block_parts, 4 * systems_, kBlockSize, 0, parts_.data(), blocks, blocks, 4 * systems_,
+             sums_.data());
+  std::vector<long long> e(energy_.size());
+  std::vector<double> kin(4 * static_cast<size_t>(systems_));
+  now.copy(PAIRMD_HERE, e.data(), energy_.data(), e.size() * sizeof(long long), cudaMemcpyDeviceToHost);
+  now.copy(PAIRMD_HERE, kin.data(), sums_.data(), kin.size() * sizeof(double), cudaMemcpyDeviceToHost);
+  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  for (int s = 0; s < systems_; ++s) {
+    Observables& o = out[s];
+    for (size_t k = 0; k < nterms; ++k) {
+      const long long* w = e.data() + static_cast<size_t>(s) * stride + kEnergyWords * k;
+      const SplitSum energy{w[0], w[1], w[4]}, virial{w[2], w[3], w[4]};
+      o.potential_by_term[k] = energy.value();
+      o.potential += energy.value();
+      o.virial += virial.value();
+    }
+    o.kinetic = kin[s] / model_.units.force_to_accel;
+    for (int d = 0; d < 3; ++d) o.momentum[d] = kin[(1 + d) * systems_ + s];
+  }
+  return out;
+}
+
+// The energy kernels of every term into the accumulators of each system (stride words apart).
+// A single system keeps the grid-stride pair kernel; an ensemble sums rows, so that each block
+// adds to the few systems its particles belong to.
+void CudaBackend::enqueue_energies(Launcher& now, int stride) {
+  const ParticleData pd = particles(particles_.current());
   for (size_t k = 0; k < pair_terms_.size(); ++k) {
     auto& t = pair_terms_[k];
+    const GpuPairList& l = *t->list;
     dispatch_pair<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);
-      now.kernel(PAIRMD_HERE, pair_energy_kernel<Eval>, std::min(blocks_for(t->list->capacity()), stride_blocks_),
-                 kBlockSize, 0, t->list->view(), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()),
-                 t->ntypes, t->list->full() ? 0.5f : 1.0f, energy_.data() + kEnergyWords * k);
+      const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
+      const float scale = l.full() ? 0.5f : 1.0f;
+      if (systems_ == 1)
+        now.kernel(PAIRMD_HERE, pair_energy_kernel<Eval>, std::min(blocks_for(l.capacity()), stride_blocks_),
+                   kBlockSize, 0, l.view(), pd, table, t->ntypes, scale, energy_.data() + kEnergyWords * k);
+      else
+        now.kernel(PAIRMD_HERE, pair_energy_rows_kernel<Eval>, blocks_for(n_), kBlockSize, 0, l.row_start(),
+                   l.row_count(), l.j(), pd, table, t->ntypes, scale, system_size_, energy_.data() + kEnergyWords * k,
+                   stride);
     });
   }
   for (size_t k = 0; k < bond_terms_.size(); ++k) {
@@ -577,33 +651,14 @@ Observables CudaBackend::observables() {
     dispatch_bond<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);
       now.kernel(PAIRMD_HERE, bond_energy_kernel<Eval>, blocks_for(t->bonds.size()), kBlockSize, 0, bond_view(*t), pd,
-                 reinterpret_cast<const typename Eval::Params*>(t->table.data()),
-                 energy_.data() + kEnergyWords * (pair_terms_.size() + k));
+                 reinterpret_cast<const typename Eval::Params*>(t->table.data()), system_size_,
+                 energy_.data() + kEnergyWords * (pair_terms_.size() + k), stride);
     });
   }
-  if (pulling)
-    now.kernel(PAIRMD_HERE, pull_force_kernel, 1, 32, 0, pd.pos, particles_.image(), particles_.rank(), n_, box_, pull_,
-               host_.step, static_cast<float4*>(nullptr), energy_.data() + kEnergyWords * (nterms - 1));
-  const int blocks = blocks_for(n_);
-  parts_.reserve_grow(4 * static_cast<size_t>(blocks));
-  now.kernel(PAIRMD_HERE, kinetic_kernel, blocks, kBlockSize, 0, particles_.vel(), particles_.rank(), n_,
-             parts_.data());
-  now.kernel(PAIRMD_HERE, sum_block_parts, 4, kBlockSize, 0, parts_.data(), blocks, blocks, 4, sums_.data());
-  std::vector<long long> e(energy_.size());
-  double kin[4];
-  now.copy(PAIRMD_HERE, e.data(), energy_.data(), e.size() * sizeof(long long), cudaMemcpyDeviceToHost);
-  now.copy(PAIRMD_HERE, kin, sums_.data(), sizeof kin, cudaMemcpyDeviceToHost);
-  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  for (size_t k = 0; k < nterms; ++k) {
-    const long long* w = e.data() + kEnergyWords * k;
-    const SplitSum energy{w[0], w[1], w[4]}, virial{w[2], w[3], w[4]};
-    o.potential_by_term.push_back(energy.value());
-    o.potential += energy.value();
-    o.virial += virial.value();
-  }
-  o.kinetic = kin[0] / model_.units.force_to_accel;
-  for (int d = 0; d < 3; ++d) o.momentum[d] = kin[1 + d];
-  return o;
+  if (pull_.mode != static_cast<int>(PullMode::None))
+    now.kernel(PAIRMD_HERE, pull_force_kernel, blocks_for(2 * systems_), kBlockSize, 0, pd.pos, particles_.image(),
+               particles_.rank(), system_size_, systems_, box_, pull_, host_.step, static_cast<float4*>(nullptr),
+               energy_.data() + kEnergyWords * (pair_terms_.size() + bond_terms_.size()), stride);
 }
 
 }  // namespace pairmd

@@ -125,7 +125,11 @@ struct GpuBondTerm {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(const Model& model, const SystemState& initial, Strategy strategy);
+  // `systems` > 1: an ensemble of that many systems of initial.size() / systems particles each,
+  // concatenated in `initial` (system k's particle i has tag k s + i) and in `model` (whose
+  // topology and pair lists hold every system's, backends/ensemble.h): one set of kernel
+  // launches steps them all, and no pair joins two systems (neighbor/cell_runs.h).
+  CudaBackend(const Model& model, const SystemState& initial, Strategy strategy, int systems = 1);
   ~CudaBackend() override;
 
   std::string name() const override { return std::string("cuda:") + strategy_name(strategy_); }
@@ -138,6 +142,13 @@ class CudaBackend final : public Backend {
   std::vector<Vec3d> forces() override;
   BackendStats stats() const override;
   void set_temperature(double temperature) override;
+  // The ensemble's systems (1 for a single system), each with its own thermostat temperature and
+  // noise seed (set_temperature() sets every system's), and the observables of each.
+  int systems() const { return systems_; }
+  int system_size() const { return system_size_; }
+  void set_system_temperature(int k, double temperature);
+  void set_system_seed(int k, uint64_t seed);
+  std::vector<Observables> system_observables();
   void set_profiling(bool on) override {
     if (!on) resolve_phases();
     profile_ = on;
@@ -186,6 +197,10 @@ class CudaBackend final : public Backend {
   void read_chunk_state();
   void clear_halt();
   [[noreturn]] void throw_blowup(const DeviceFlags& f, int64_t step) const;
+  // "particle 7", or in an ensemble "system 2, particle 7" (its tag within its system).
+  std::string particle_label(int tag) const;
+  void upload_system_params();
+  void enqueue_energies(Launcher& now, int stride);
   void complete_step();
   ParticleData particles(int buffer) { return {particles_.pos(buffer), particles_.charge(), n_, box_}; }
   SlotForce slot_source(int buffer);
@@ -209,6 +224,10 @@ class CudaBackend final : public Backend {
 
   Model model_;
   Strategy strategy_;
+  int systems_ = 1;
+  int system_size_ = 0;                      // particles per system
+  std::vector<SystemParams> system_params_;  // per system: k_B T (m v^2 units) and seed
+  DeviceBuffer<SystemParams> device_params_;
   cudaStream_t stream_ = nullptr;
   int n_ = 0;
   SystemState host_;

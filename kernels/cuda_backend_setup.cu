@@ -23,8 +23,8 @@
 
 namespace pairmd {
 
-CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strategy strategy)
-    : model_(model), strategy_(strategy) {
+CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strategy strategy, int systems)
+    : model_(model), strategy_(strategy), systems_(systems) {
   try {
     construct(initial);
   } catch (...) {  // a bad start state, no memory: the destructor will not run, so free here
@@ -49,7 +49,13 @@ void CudaBackend::construct(const SystemState& initial) {
   fused_wave_blocks_ = fused_blocks_per_sm() * sms;
 
   n_ = static_cast<int>(initial.size());
+  if (systems_ < 1 || n_ % systems_ != 0)
+    throw std::logic_error("CudaBackend: " + std::to_string(n_) + " particles are not " + std::to_string(systems_) +
+                           " systems of equal size");
+  system_size_ = std::max(1, n_ / systems_);
   c_ = make_step_constants<float>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
+  system_params_.assign(systems_, SystemParams{c_.kT_mvv, c_.seed});
+  device_params_.resize(systems_);
   const float skin = static_cast<float>(model_.neighbor.skin);
   half_skin_sq_ = 0.25f * skin * skin;
   pull_ = make_pull_params<float>(model_.pulling);
@@ -83,7 +89,7 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
   if (ff.pair_terms.size() > static_cast<size_t>(kMaxPairTerms))
     throw std::runtime_error("the CUDA backend supports at most " + std::to_string(kMaxPairTerms) + " pair terms");
   const double volume = initial.box.periodic ? initial.box.volume() : 0.0;
-  const double density = volume > 0 ? n_ / volume : 1.0;
+  const double density = volume > 0 ? system_size_ / volume : 1.0;  // every system fills the box
   const bool full = strategy_info(strategy_).full_list;
   grid_width_ = 0;
   for (const PairTerm& t : ff.pair_terms) {
@@ -221,10 +227,32 @@ void CudaBackend::set_temperature(double temperature) {
   wait();  // the steps asked for before run at the old temperature
   model_.integrator.temperature = temperature;
   c_ = make_step_constants<float>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
-  // The integrate kernels read k_B T from the control block, so the step graphs stay valid. On
-  // the backend's stream, so the next step's kernels see it (a plain cudaMemcpy runs on the
-  // legacy stream, which the non-blocking stream_ does not wait for). c_ outlives the copy.
-  Launcher(stream_).copy(PAIRMD_HERE, &ctrl()->kT_mvv, &c_.kT_mvv, sizeof c_.kT_mvv, cudaMemcpyHostToDevice);
+  for (SystemParams& p : system_params_) p.kT_mvv = c_.kT_mvv;
+  upload_system_params();
+}
+
+void CudaBackend::set_system_temperature(int k, double temperature) {
+  wait();
+  IntegratorSettings s = model_.integrator;
+  s.temperature = temperature;
+  system_params_.at(k).kT_mvv = make_step_constants<float>(s, model_.units.kB, model_.units.force_to_accel).kT_mvv;
+  upload_system_params();
+}
+
+void CudaBackend::set_system_seed(int k, uint64_t seed) {
+  wait();
+  system_params_.at(k).seed = seed;
+  upload_system_params();
+}
+
+// The integrate kernels read each system's k_B T and seed from device memory, so the step graphs
+// stay valid. On the backend's stream, so the next step's kernels see it (a plain cudaMemcpy runs
+// on the legacy stream, which the non-blocking stream_ does not wait for); waited for, so the
+// host copy may change again.
+void CudaBackend::upload_system_params() {
+  Launcher(stream_).copy(PAIRMD_HERE, device_params_.data(), system_params_.data(),
+                         system_params_.size() * sizeof(SystemParams), cudaMemcpyHostToDevice);
+  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void CudaBackend::set_state(const SystemState& s) {
@@ -238,10 +266,16 @@ void CudaBackend::set_state(const SystemState& s) {
   queued_ = 0;
   steps_seen_ = 0;
   particles_.upload(s);
+  if (systems_ == 1)
+    system_size_ = std::max(1, n_);
+  else if (n_ != systems_ * system_size_)
+    throw std::logic_error("CudaBackend: a state of " + std::to_string(n_) + " particles for " +
+                           std::to_string(systems_) + " systems of " + std::to_string(system_size_));
   ChunkState init{};
   init.ctrl.step = static_cast<unsigned long long>(s.step);
-  init.ctrl.kT_mvv = c_.kT_mvv;
   PAIRMD_CUDA_CHECK(cudaMemcpy(state_.data(), &init, sizeof init, cudaMemcpyHostToDevice));
+  PAIRMD_CUDA_CHECK(cudaMemcpy(device_params_.data(), system_params_.data(),
+                               system_params_.size() * sizeof(SystemParams), cudaMemcpyHostToDevice));
   // Enough first-level tickets for the integrate kernel with the most blocks.
   const unsigned most_blocks =
       static_cast<unsigned>(std::max((n_ + kSumParticles - 1) / kSumParticles, blocks_for(n_)));

@@ -256,9 +256,57 @@ __global__ void pair_energy_kernel(PairListView list, ParticleData pd, const typ
   add_energy_words(acc, ew, ef, ww, wf, bad);
 }
 
+// The words of the block's items, each of the system `mine` (-1: no item), added to system k's
+// accumulators at acc + k * stride for every system k of the block's items: one block
+// reduction per system (a single system: one). Call from every thread.
+__device__ __forceinline__ void add_energy_words_by_system(long long* acc, int stride, int mine, long long ew,
+                                                           long long ef, long long ww, long long wf, long long bad) {
+  __shared__ int span[2];
+  const int lo = block_reduce(mine < 0 ? INT_MAX : mine, MinOp{}, INT_MAX);
+  const int hi = block_reduce(mine, MaxOp{}, -1);
+  if (threadIdx.x == 0) {
+    span[0] = lo;
+    span[1] = hi;
+  }
+  __syncthreads();
+  const int first = span[0], last = span[1];
+  for (int k = first; k <= last; ++k) {
+    const bool in = mine == k;
+    add_energy_words(acc + static_cast<size_t>(k) * stride, in ? ew : 0, in ? ef : 0, in ? ww : 0, in ? wf : 0,
+                     in ? bad : 0);
+    __syncthreads();  // the shared sums are reused for the next system
+  }
+}
+
+// Energy and virial of the pairs of each system of an ensemble: a thread per particle i sums its
+// row (the pairs listed with i as their home; `scale` 0.5 for full lists), and the block adds
+// them to the accumulators of the systems its particles belong to (particles [k s, (k + 1) s) of
+// the current numbering are system k's). Exact, as pair_energy_kernel.
+template <typename Eval>
+__global__ void pair_energy_rows_kernel(const int* __restrict__ row_start, const int* __restrict__ row_count,
+                                        const int* __restrict__ pj, ParticleData pd,
+                                        const typename Eval::Params* __restrict__ table, int ntypes, float scale,
+                                        int system_size, long long* acc, int stride) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
+  if (i < pd.n) {
+    const int start = row_start[i], count = row_count[i];
+    for (int e = start; e < start + count; ++e) {
+      const int j = pj[e];
+      const PairResult p = eval_pair<Eval>(pd.pos[i], pd.pos[j], Eval::kUsesCharge ? pd.charge[i] : 0.f,
+                                           Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box);
+      split_add(scale * p.e, ew, ef, bad);
+      split_add(scale * p.w, ww, wf, bad);
+    }
+  }
+  add_energy_words_by_system(acc, stride, i < pd.n ? i / system_size : -1, ew, ef, ww, wf, bad);
+}
+
+// System k holds tags [k s, (k + 1) s): a bond's system is its first tag's (a single system: s is
+// every tag).
 template <typename Eval>
 __global__ void bond_energy_kernel(BondListView bonds, ParticleData pd, const typename Eval::Params* __restrict__ table,
-                                   long long* acc) {
+                                   int system_size, long long* acc, int stride) {
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
   if (b < bonds.count) {
@@ -268,7 +316,8 @@ __global__ void bond_energy_kernel(BondListView bonds, ParticleData pd, const ty
     split_add(p.e, ew, ef, bad);
     split_add(p.w, ww, wf, bad);
   }
-  add_energy_words(acc, ew, ef, ww, wf, bad);
+  add_energy_words_by_system(acc, stride, b < bonds.count ? static_cast<int>(bonds.bi[b] / system_size) : -1, ew, ef,
+                             ww, wf, bad);
 }
 
 // ---- the pulling's external forces (potentials/pulling.h) --------------------------------------

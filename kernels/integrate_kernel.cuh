@@ -40,7 +40,10 @@ struct IntegrateArgs {
   const float4* pos_at_build;  // positions at the last list build
   float4* force_out;           // if non-null, the force is stored (outputs, tests)
   int n;
-  StepConstants<float> c;  // kT_mvv here is not used: the kernels read it from ctrl
+  int system_size;              // particles per system: system k holds particles [k s, (k + 1) s)
+                                // of the current numbering and tags [k s, (k + 1) s)
+  const SystemParams* systems;  // k_B T and seed of each system
+  StepConstants<float> c;       // kT_mvv and seed here are not used: the kernels read systems[]
   BoxGeometry<float> box;
   IntegratorKind kind;
   bool begin;          // begin the next step (else only end the pending one)
@@ -137,16 +140,23 @@ struct ParticleOutputs {
 
 // Particle p with force f3: ends the pending step and, with a.begin, begins the next. Raises
 // (and fences) the runaway flag itself; stores nothing (store_particle does, after the ticket).
-__device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a, const ParticleInputs& in, float3 f3) {
+// Particle p (current numbering) is of system p / system_size; the noise and the pulling know it
+// by its tag within its system, so system k of an ensemble steps as it would alone.
+__device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a, int p, const ParticleInputs& in,
+                                                         float3 f3) {
   ParticleOutputs out;
+  const int system = p / a.system_size;
+  const SystemParams sp = a.systems[system];
   StepConstants<float> c = a.c;
-  c.kT_mvv = a.ctrl->kT_mvv;  // the current temperature (kernels/step_control.cuh)
+  c.kT_mvv = sp.kT_mvv;  // the current temperature (kernels/step_control.cuh)
+  c.seed = sp.seed;
+  const unsigned local = in.tag - static_cast<unsigned>(system) * static_cast<unsigned>(a.system_size);
   const float4 v4 = in.v4, x4 = in.x4;
   Vec3<float> f{f3.x, f3.y, f3.z};
   if (a.pull.mode != static_cast<int>(PullMode::None)) {
     // The pulled and tethered particles' springs, added to the summed force (after the
     // fixed-point sum: one float addition per particle, the same in every strategy).
-    const int64_t tag = in.tag;
+    const int64_t tag = local;
     if (tag == a.pull.pulled || tag == a.pull.tethered)
       f += pull_force<float>(a.pull, tag, unwrapped_position(x4, in.image, a.box), static_cast<int64_t>(a.ctrl->step),
                              nullptr);
@@ -163,7 +173,7 @@ __device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a,
     Vec3<float> x{x4.x, x4.y, x4.z};
     Int3 im{in.image.x, in.image.y, in.image.z};
     const Int3 im0 = im;
-    begin_step(a.kind, x, v, im, f, inv_mass, tag, a.ctrl->step, c, a.box);
+    begin_step(a.kind, x, v, im, f, inv_mass, local, a.ctrl->step, c, a.box);
     const Vec3<float> moved{x.x - x4.x + (im.x - im0.x) * a.box.L.x, x.y - x4.y + (im.y - im0.y) * a.box.L.y,
                             x.z - x4.z + (im.z - im0.z) * a.box.L.z};
     if (!(dot(moved, moved) <= a.max_move_sq) || !(dot(v, v) < 3.0e38f)) {
@@ -196,7 +206,7 @@ __global__ void __launch_bounds__(kBlockSize) integrate_kernel(IntegrateArgs a, 
   if (halted(a.ctrl)) return;  // the same for every block: only the last block changes it
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
   ParticleOutputs o{};
-  if (p < a.n) o = step_particle(a, load_inputs(a, p), source(p));
+  if (p < a.n) o = step_particle(a, p, load_inputs(a, p), source(p));
   // Non-negative floats order like their bit patterns: an integer max is exact. The reduction's
   // barrier also means every thread's flags are in before thread 0 takes the ticket.
   const float m = block_reduce(o.disp_sq, MaxOp{}, 0.f);
@@ -246,7 +256,7 @@ __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(Integrate
       in.image = make_int3(im_in[3 * threadIdx.x], im_in[3 * threadIdx.x + 1], im_in[3 * threadIdx.x + 2]);
       if (a.begin) in.at_build = b_in[threadIdx.x];
       const FixedVec f = force[threadIdx.x];
-      o = step_particle(a, in, make_float3(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z)));
+      o = step_particle(a, p, in, make_float3(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z)));
     }
     float disp_sq = o.disp_sq;
     for (int off = 16; off > 0; off >>= 1) disp_sq = fmaxf(disp_sq, __shfl_down_sync(0xffffffffu, disp_sq, off));
@@ -291,14 +301,17 @@ __global__ void fixed_to_float_kernel(const FixedVec* fixed, int n, float4* forc
   force[p] = make_float4(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z), 0.f);
 }
 
-// Kinetic energy and momentum, summed in tag order (so the sum does not depend on the
-// particles' current numbering): parts[b] = kinetic energy (m v^2 units), parts[B + b],
-// parts[2B + b], parts[3B + b] = momentum, of the block's tags.
-__global__ void kinetic_kernel(const float4* vel, const unsigned* rank, int n, double* parts) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+// Kinetic energy and momentum of each system, summed in tag order (so the sum does not depend on
+// the particles' current numbering, and system k of an ensemble sums as it would alone): the
+// grid is `systems` x B blocks; block b of system k writes part b of quantity q (kinetic energy
+// in m v^2 units, momentum x, y, z) of system k to parts[(q * systems + k) * B + b].
+__global__ void kinetic_kernel(const float4* vel, const unsigned* rank, int system_size, int systems, double* parts) {
+  const int blocks = gridDim.x / systems;
+  const int k = blockIdx.x / blocks, b = blockIdx.x % blocks;
+  const int t = b * blockDim.x + threadIdx.x;
   double ke = 0, px = 0, py = 0, pz = 0;
-  if (t < n) {
-    const float4 v = vel[rank[t]];
+  if (t < system_size) {
+    const float4 v = vel[rank[static_cast<size_t>(k) * system_size + t]];
     ke = 0.5 * v.w * (double(v.x) * v.x + double(v.y) * v.y + double(v.z) * v.z);
     px = double(v.w) * v.x;
     py = double(v.w) * v.y;
@@ -309,10 +322,11 @@ __global__ void kinetic_kernel(const float4* vel, const unsigned* rank, int n, d
   py = block_reduce(py, SumOp{}, 0.0);
   pz = block_reduce(pz, SumOp{}, 0.0);
   if (threadIdx.x == 0) {
-    parts[blockIdx.x] = ke;
-    parts[gridDim.x + blockIdx.x] = px;
-    parts[2 * gridDim.x + blockIdx.x] = py;
-    parts[3 * gridDim.x + blockIdx.x] = pz;
+    const size_t stride = static_cast<size_t>(systems) * blocks;
+    parts[static_cast<size_t>(k) * blocks + b] = ke;
+    parts[stride + static_cast<size_t>(k) * blocks + b] = px;
+    parts[2 * stride + static_cast<size_t>(k) * blocks + b] = py;
+    parts[3 * stride + static_cast<size_t>(k) * blocks + b] = pz;
   }
 }
 

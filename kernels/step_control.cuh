@@ -30,9 +30,14 @@ struct StepControl {
   unsigned blocks_done;     // last-block ticket of the integrate kernel
   int list_short;           // 1: a list search did not fit (the list is incomplete); set by the
                             // search, cleared by the host once it has grown and searched again
-  float kT_mvv;             // k_B T of the thermostat (m v^2 units): read here, not from the
-                            // kernels' arguments, so a temperature change (replica exchange)
-                            // keeps the captured step graphs
+};
+
+// What differs between the systems of an ensemble (one entry for a single system): the
+// thermostat's k_B T (m v^2 units) and the seed of its noise. Read from device memory, not from
+// the kernels' arguments, so a temperature change (replica exchange) keeps the captured graphs.
+struct SystemParams {
+  float kT_mvv;
+  unsigned long long seed;
 };
 
 // Set by any thread, read by whoever decides the step (and the host after a halt).

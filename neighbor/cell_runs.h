@@ -34,11 +34,15 @@
 
 namespace pairmd {
 
-// Cells per direction of the search grid, and whether the box is periodic.
+// Cells per direction of the search grid, and whether the box is periodic. An ensemble of
+// `systems` systems stacks one grid per system along z: system k's cells are the z layers
+// [k nz, (k + 1) nz), and a stencil wraps within its system's layers, so no pair ever joins two
+// systems.
 struct CellGridDims {
   int nx, ny, nz;
   bool periodic;
-  PAIRMD_HD int cells() const { return nx * ny * nz; }
+  int systems = 1;
+  PAIRMD_HD int cells() const { return nx * ny * nz * systems; }
 };
 
 // How many cells the stencil reaches on each side, per direction (at least 1).
@@ -107,9 +111,12 @@ struct CellRun {
 // Calls f(run) for every run of the stencil around cell (cx, cy, cz), in ascending cell order;
 // `half`: only the rows (z', y') >= (cz, cy). The loops are kept rolled on the GPU so that f's
 // code appears once: unrolled, its copies overflow the instruction cache.
+// cz is the z layer of the whole stacked grid (system cz / nz).
 template <typename F>
 PAIRMD_HD void for_each_cell_run(const CellGridDims& g, const StencilReach& r, int cx, int cy, int cz, bool half,
                                  F&& f) {
+  const int layer0 = cz / g.nz * g.nz;  // the system's first layer
+  cz -= layer0;
   const AxisSegments zs = axis_segments(cz, g.nz, r.mz, g.periodic);
   const AxisSegments ys = axis_segments(cy, g.ny, r.my, g.periodic);
   const AxisSegments xs = axis_segments(cx, g.nx, r.mx, g.periodic);
@@ -124,7 +131,7 @@ PAIRMD_HD void for_each_cell_run(const CellGridDims& g, const StencilReach& r, i
       int y, sy;
       ys.cell(b, y, sy);
       if (half && z == cz && y < cy) continue;
-      const int row = (z * g.ny + y) * g.nx;
+      const int row = ((layer0 + z) * g.ny + y) * g.nx;
       PAIRMD_NO_UNROLL
       for (int c = 0; c < xs.count; ++c) {
         const bool first = c == 0;

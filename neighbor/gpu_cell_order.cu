@@ -36,14 +36,16 @@ __global__ void bounding_box_kernel(const float4* pos, int n, int* out /* min xy
   }
 }
 
-__global__ void assign_cells_kernel(const float4* pos, int n, float3 lo, float3 inv, CellGridDims g, int* cell,
-                                    int* index) {
+// Particle i is of system tag[i] / system_size: its cell is in that system's layers of the
+// stacked grid (neighbor/cell_runs.h).
+__global__ void assign_cells_kernel(const float4* pos, const unsigned* tag, int n, int system_size, float3 lo,
+                                    float3 inv, CellGridDims g, int* cell, int* index) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float4 p = pos[i];
   const int cx = cell_coordinate(p.x, lo.x, inv.x, g.nx);
   const int cy = cell_coordinate(p.y, lo.y, inv.y, g.ny);
-  const int cz = cell_coordinate(p.z, lo.z, inv.z, g.nz);
+  const int cz = cell_coordinate(p.z, lo.z, inv.z, g.nz) + static_cast<int>(tag[i] / system_size) * g.nz;
   cell[i] = (cz * g.ny + cy) * g.nx + cx;
   index[i] = i;
 }
@@ -78,12 +80,15 @@ CellGridView GpuCellOrder::view() const {
   return {dims_, {width_[0], width_[1], width_[2]}, cell_sorted_.data(), cell_start_.data()};
 }
 
-void GpuCellOrder::build(Launcher& launcher, const float4* pos, int n, const BoxGeometry<float>& box, double width) {
+void GpuCellOrder::build(Launcher& launcher, const float4* pos, const unsigned* tag, int n, int system_size,
+                         const BoxGeometry<float>& box, double width) {
+  const int systems = n > 0 ? n / system_size : 1;
   double lo[3] = {box.lo.x, box.lo.y, box.lo.z};
   double len[3] = {box.L.x, box.L.y, box.L.z};
   if (!box.periodic && n > 0) read_bounding_box(launcher, pos, n, lo, len);
-  const int nx = cells_along(len[0], width, n), ny = cells_along(len[1], width, n), nz = cells_along(len[2], width, n);
-  dims_ = {nx, ny, nz, box.periodic};
+  const int m = n > 0 ? system_size : 0;  // the grid is sized for one system
+  const int nx = cells_along(len[0], width, m), ny = cells_along(len[1], width, m), nz = cells_along(len[2], width, m);
+  dims_ = {nx, ny, nz, box.periodic, systems};
   const int dims[3] = {nx, ny, nz};
   for (int d = 0; d < 3; ++d) width_[d] = len[d] / dims[d];
   const float3 flo = make_float3(static_cast<float>(lo[0]), static_cast<float>(lo[1]), static_cast<float>(lo[2]));
@@ -97,8 +102,8 @@ void GpuCellOrder::build(Launcher& launcher, const float4* pos, int n, const Box
   order_.resize(n);
   cell_start_.resize(cells + 1);
   if (n > 0) {
-    launcher.kernel(PAIRMD_HERE, assign_cells_kernel, blocks_for(n), kBlockSize, 0, pos, n, flo, inv, dims_,
-                    cell_unsorted_.data(), index_.data());
+    launcher.kernel(PAIRMD_HERE, assign_cells_kernel, blocks_for(n), kBlockSize, 0, pos, tag, n, system_size, flo, inv,
+                    dims_, cell_unsorted_.data(), index_.data());
     // Stable: particles of one cell keep their order, so the order is a function of the
     // positions and the previous order alone.
     const int bits = bits_for(cells);

@@ -34,9 +34,13 @@ class GpuCellOrder {
   GpuCellOrder(const GpuCellOrder&) = delete;
   GpuCellOrder& operator=(const GpuCellOrder&) = delete;
 
-  // Bins and sorts n particles at pos (xyz in .x .y .z) into cells at least `width` wide. An
-  // open box reads the particles' bounding box back, so its launcher must issue at once.
-  void build(Launcher& launcher, const float4* pos, int n, const BoxGeometry<float>& box, double width);
+  // Bins and sorts n particles at pos (xyz in .x .y .z) into cells at least `width` wide: n /
+  // system_size systems of system_size particles, particle i of system tag[i] / system_size, each
+  // in a grid of its own (stacked along z, neighbor/cell_runs.h). The cell order keeps the
+  // systems apart: system k's particles come k-th. An open box reads the particles' bounding box
+  // back, so its launcher must issue at once.
+  void build(Launcher& launcher, const float4* pos, const unsigned* tag, int n, int system_size,
+             const BoxGeometry<float>& box, double width);
 
   // order()[k]: the index, before the sort, of the particle that comes k-th in cell order.
   const int* order() const { return order_.data(); }

@@ -96,11 +96,12 @@ void VerletList::build(const std::vector<Vec3d>& x, const Box& box, const std::v
   offsets_.assign(n + 1, 0);
   row_start_.resize(n);
 #ifdef _OPENMP
-  thread_rows_.resize(omp_get_max_threads());
+  const int threads = threads_ > 0 ? threads_ : omp_get_max_threads();
 #else
-  thread_rows_.resize(1);
+  const int threads = 1;
 #endif
-#pragma omp parallel
+  thread_rows_.resize(threads);
+#pragma omp parallel num_threads(threads)
   {
 #ifdef _OPENMP
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();

@@ -16,7 +16,8 @@ namespace pairmd {
 
 class VerletList {
  public:
-  VerletList(double cutoff, double skin) : cutoff_(cutoff), skin_(skin) {}
+  // `threads`: OpenMP threads of the build (the list is the same for any count); 0: OpenMP's.
+  VerletList(double cutoff, double skin, int threads = 0) : cutoff_(cutoff), skin_(skin), threads_(threads) {}
 
   // Rebuild if needed; returns true if it rebuilt. `exclusions` may be empty (none excluded).
   bool update(const std::vector<Vec3d>& x, const Box& box, const std::vector<std::vector<int>>& exclusions);
@@ -36,6 +37,7 @@ class VerletList {
 
  private:
   double cutoff_, skin_;
+  int threads_;
   CellList cells_;
   std::vector<int> offsets_, neighbors_;
   std::vector<Vec3d> x_at_build_;  // mapped along by rescale()

@@ -53,6 +53,7 @@ std::string ReplicaCheckpoint::serialize() const {
   std::ostringstream s;
   s << kCheckpointHeader << "\nreplica " << replica << "\ncount " << count << "\nprefix " << base_prefix << "\nmode "
     << (exchange ? "exchange" : "independent") << "\n";
+  if (!ensemble_id.empty()) s << "ensemble " << ensemble_id << "\n";
   if (exchange) s << state.serialize();
   return s.str();
 }
@@ -74,6 +75,14 @@ ReplicaCheckpoint ReplicaCheckpoint::parse(const std::string& text) {
   const std::string mode = value("mode");
   if (mode != "exchange" && mode != "independent") throw fail("unknown mode '" + mode + "'");
   c.exchange = mode == "exchange";
+  // The ensemble id (absent from checkpoints written before it was stored).
+  const std::streampos at = in.tellg();
+  if (std::getline(in, line) && line.rfind("ensemble ", 0) == 0) {
+    c.ensemble_id = line.substr(std::strlen("ensemble "));
+  } else {
+    in.clear();
+    in.seekg(at);
+  }
   if (c.replica < 0 || c.count < 1 || c.replica >= c.count)
     throw fail("replica " + std::to_string(c.replica) + " of " + std::to_string(c.count));
   if (c.exchange) {
@@ -160,6 +169,48 @@ void EnsembleLog::write_plot(const std::vector<double>& temperatures, const std:
 
 // ---- the run --------------------------------------------------------------------------------
 
+namespace {
+
+// This replica's newest checkpoint, for a meeting (-1: none, or no common checkpoints kept).
+double newest_checkpoint(const EnsembleOptions& o) {
+  return o.newest_checkpoint && o.common ? static_cast<double>(o.newest_checkpoint()) : -1.0;
+}
+
+// Where every replica's newest checkpoint (value `at` of each rank's `stride` values in `all`)
+// is of one step, newer than the common one, it becomes the common one. Before this replica
+// writes a newer checkpoint: the step stays in one of its two files until the next is common.
+void keep_common_checkpoint(const std::vector<double>& all, size_t stride, size_t at, const EnsembleOptions& o,
+                            EnsembleOutcome& out) {
+  if (!o.common) return;
+  const double step = all[at];
+  for (size_t r = 0; r < all.size() / stride; ++r)
+    if (all[r * stride + at] != step) return;
+  if (step < 0 || static_cast<int64_t>(step) <= o.common->step()) return;
+  const std::string why = o.common->keep(static_cast<int64_t>(step));
+  if (!why.empty() && out.common_error.empty()) out.common_error = why;
+}
+
+// Every replica's end, and everyone knows it: its status, last good step and time, whether it
+// got a signal; and the final checkpoints, where all are of one step, become the common ones.
+void gather_ends(double seconds, const EnsembleOptions& o, EnsembleOutcome& out) {
+  const int mine = out.result.outcome == RunOutcome::Completed     ? kReplicaCompleted
+                   : out.result.outcome == RunOutcome::Interrupted ? kReplicaStopped
+                                                                   : kReplicaFailed;
+  const std::vector<double> end =
+      o.comm->allgather({static_cast<double>(mine), static_cast<double>(out.result.last_good_step), seconds,
+                         out.signalled ? 1.0 : 0.0, newest_checkpoint(o)});
+  keep_common_checkpoint(end, 5, 4, o, out);
+  for (int r = 0; r < o.comm->size(); ++r) {
+    out.status.push_back(static_cast<int>(end[5 * r]));
+    out.last_step.push_back(static_cast<int64_t>(end[5 * r + 1]));
+    out.seconds.push_back(end[5 * r + 2]);
+    out.signalled = out.signalled || end[5 * r + 3] != 0;
+    if (out.first_failed < 0 && out.status.back() == kReplicaFailed) out.first_failed = r;
+  }
+}
+
+}  // namespace
+
 EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleOptions& o) {
   Communicator& comm = *o.comm;
   const int k = comm.size();
@@ -185,14 +236,17 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
     const double energy = failed ? std::numeric_limits<double>::quiet_NaN() : sim.observables_now().potential;
     out.energy_seconds += since(t0);
     const auto t1 = Clock::now();
-    const std::vector<double> all = comm.allgather({static_cast<double>(status), energy});
+    const std::vector<double> all = comm.allgather({static_cast<double>(status), energy, newest_checkpoint(o)});
     out.gather_seconds += since(t1);
     ++out.meetings;
+    keep_common_checkpoint(all, 3, 2, o, out);
     worst = 0;
-    for (int r = 0; r < k; ++r) worst = std::max(worst, static_cast<int>(all[2 * r]));
-    if (worst == 0 && o.exchange && target % o.every == 0 && target > o.exchange->last_exchange_step()) {
+    for (int r = 0; r < k; ++r) worst = std::max(worst, static_cast<int>(all[3 * r]));
+    // A stop (a signal) still exchanges: the restart goes on after this meeting, as a run that
+    // was not stopped would. A failure does not (a failed replica has no energy of this step).
+    if (worst != kReplicaFailed && o.exchange && target % o.every == 0 && target > o.exchange->last_exchange_step()) {
       std::vector<double> energies(k);
-      for (int r = 0; r < k; ++r) energies[r] = all[2 * r + 1];
+      for (int r = 0; r < k; ++r) energies[r] = all[3 * r + 1];
       const auto t2 = Clock::now();
       const double t_old = o.exchange->temperature_of(o.replica);
       const std::vector<ExchangeAttempt> attempts = o.exchange->exchange(target, energies);
@@ -214,7 +268,7 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
     if (!sim.ended() && worst != kReplicaFailed) out.result = sim.show_current();
     if (worst != 0 || sim.step() >= last_step) break;
   }
-  // Every replica's end, and everyone knows it.
+  // This replica's end.
   out.signalled = g_stop_signal.load() != 0;
   if (sim.ended())
     out.result = sim.end();  // the result of the failure
@@ -226,19 +280,7 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
     out.result.outcome = RunOutcome::Failed;
     out.result.message = log_error;
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  const int mine = out.result.outcome == RunOutcome::Completed     ? kReplicaCompleted
-                   : out.result.outcome == RunOutcome::Interrupted ? kReplicaStopped
-                                                                   : kReplicaFailed;
-  const std::vector<double> end = comm.allgather(
-      {static_cast<double>(mine), static_cast<double>(out.result.last_good_step), seconds, out.signalled ? 1.0 : 0.0});
-  for (int r = 0; r < k; ++r) {
-    out.status.push_back(static_cast<int>(end[4 * r]));
-    out.last_step.push_back(static_cast<int64_t>(end[4 * r + 1]));
-    out.seconds.push_back(end[4 * r + 2]);
-    out.signalled = out.signalled || end[4 * r + 3] != 0;
-    if (out.first_failed < 0 && out.status.back() == kReplicaFailed) out.first_failed = r;
-  }
+  gather_ends(std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(), o, out);
   return out;
 }
 

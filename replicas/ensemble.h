@@ -8,18 +8,21 @@
 // decides for the others and nothing but those scalars crosses the network. Rank 0 also writes
 // the ensemble's own files: the exchange log and the walk of each replica through the ladder.
 //
-// Stops: a signal on any rank stops every rank at the next meeting, with every file written and
-// a checkpoint of that step (so the ensemble restarts from one step); a rank that fails (blow-up,
+// Stops: a signal on any rank stops every rank at the next meeting, after its exchange, with every
+// file written and a checkpoint of that step (so the ensemble restarts from one step and goes on
+// as if it had not stopped); a rank that fails (blow-up,
 // a write error) finishes its files with its last good state and stops the others at the next
 // meeting, each with its files closed and a checkpoint.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/simulation.h"
+#include "replicas/checkpoint_set.h"
 #include "replicas/communicator.h"
 #include "replicas/exchange.h"
 
@@ -42,16 +45,20 @@ struct EnsembleFiles {
   std::string exchange_log() const { return prefix + ".exchange.csv"; }
   std::string walk() const { return prefix + ".walk.csv"; }
   std::string walk_plot() const { return prefix + ".walk.svg"; }
-  std::vector<std::string> all() const { return {exchange_log(), walk(), walk_plot()}; }
+  std::string rupture() const { return prefix + ".rupture.csv"; }  // pulling statistics
+  std::vector<std::string> all() const { return {exchange_log(), walk(), walk_plot(), rupture()}; }
   std::vector<std::string> existing() const;
 };
 
 // What a replica's checkpoint holds of the ensemble (run/ensemble): which replica it is, of how
-// many, the ensemble's prefix, and with exchange the whole exchange state (ladder, assignment,
-// exchange counter, statistics), identical in every replica's checkpoint of one step.
+// many, the ensemble's prefix and id, and with exchange the whole exchange state (ladder,
+// assignment, exchange counter, statistics), identical in every replica's checkpoint of one step.
 struct ReplicaCheckpoint {
   int replica = 0, count = 1;
   std::string base_prefix;
+  // 64 random bits in hex, the same in every replica's checkpoints: what ties the files of one
+  // ensemble together ("" in checkpoints written before it was stored).
+  std::string ensemble_id;
   bool exchange = false;
   ExchangeState state;  // with exchange
   std::string serialize() const;
@@ -86,6 +93,11 @@ struct EnsembleOptions {
   int64_t every = 1000;               // steps between meetings (and exchanges)
   ExchangeState* exchange = nullptr;  // null: independent replicas
   EnsembleLog* log = nullptr;         // rank 0 with exchange
+  // The step of this replica's newest checkpoint (-1: none yet), and its common checkpoint
+  // (replicas/checkpoint_set.h): at each meeting, and at the end, a step that every replica's
+  // newest checkpoint is of becomes the common one. Both or neither.
+  std::function<int64_t()> newest_checkpoint;
+  CommonCheckpoint* common = nullptr;
 };
 
 // Status of a replica when the ensemble ended.
@@ -104,6 +116,7 @@ struct EnsembleOutcome {
   double decide_seconds = 0;       //   the exchange decisions and (rank 0) the exchange log
   double rescale_seconds = 0;      //   a new temperature: velocities scaled, state set again
   int64_t meetings = 0;
+  std::string common_error;  // the first common checkpoint this replica could not keep
 };
 
 // Runs this rank's replica to `last_step` in step with the others. Collective: every rank of

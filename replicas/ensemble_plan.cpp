@@ -1,11 +1,15 @@
 #include "replicas/ensemble_plan.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
 
+#include "replicas/checkpoint_set.h"
 #include "replicas/ensemble.h"
 #include "session/run_setup.h"
 
@@ -49,15 +53,30 @@ void configure_replica(RunPlan& p, const ReplicaPlan& rp) {
   if (rp.exchange) in.temperature = rp.exchange_state.temperature_of(rp.replica);
 }
 
-// What the hooks need of the request (a copy: the request holds the hooks).
+// What the hooks need of the request (a copy: the request holds the hooks), and the id a new
+// ensemble gets.
 struct Asked {
-  std::string restart, output;
+  std::string restart, output, new_ensemble_id;
 };
+
+// An id of 64 bits in hex as two numbers of 32 bits (exact in doubles), for the collectives.
+std::vector<double> id_words(const std::string& id) {
+  const unsigned long long v = std::strtoull(id.c_str(), nullptr, 16);
+  return {static_cast<double>(v >> 32), static_cast<double>(v & 0xffffffffull)};
+}
+
+std::string id_of_words(double high, double low) {
+  const unsigned long long v = (static_cast<unsigned long long>(high) << 32) | static_cast<unsigned long long>(low);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", v);
+  return buf;
+}
 
 void setup_new(const Asked& r, Communicator& comm, RunPlan& p, ReplicaPlan& rp) {
   rp.replica = comm.rank();
   rp.count = p.cfg.replicas.count;
   rp.base_prefix = r.output.empty() ? output_prefix(p.cfg) : r.output;
+  rp.ensemble_id = r.new_ensemble_id;
   rp.exchange = p.cfg.replicas.exchange;
   const uint64_t seed = p.cfg.model.integrator.seed;
   if (rp.exchange)
@@ -90,6 +109,9 @@ void setup_restart(const Asked& r, const FrontEnd& fe, Communicator& comm, RunPl
   rp.exchange = rc.exchange;
   rp.exchange_state = rc.state;
   rp.base_prefix = r.output.empty() ? rc.base_prefix : r.output;
+  // The ensemble keeps its id in its own files; new files are a new ensemble's.
+  const bool same_files = r.output.empty() || same_prefix(r.output, rc.base_prefix);
+  rp.ensemble_id = same_files && !rc.ensemble_id.empty() ? rc.ensemble_id : r.new_ensemble_id;
   if (rp.exchange && rp.exchange_state.temperatures() != p.cfg.replicas.temperatures)
     p.notes.push_back("restart: the ladder is the checkpoint's (the exchange state holds it), not the config's");
   configure_replica(p, rp);
@@ -98,7 +120,8 @@ void setup_restart(const Asked& r, const FrontEnd& fe, Communicator& comm, RunPl
 }  // namespace
 
 void plan_replicas(RunRequest& r, const FrontEnd& fe, Communicator& comm, ReplicaPlan& rp) {
-  r.replica_setup = [r = Asked{r.restart, r.output}, fe, &comm, &rp](RunPlan& p) {
+  const std::vector<double> ids = comm.allgather(id_words(new_run_id()));
+  r.replica_setup = [r = Asked{r.restart, r.output, id_of_words(ids[0], ids[1])}, fe, &comm, &rp](RunPlan& p) {
     if (!check_ensemble(p.cfg, comm, fe)) {
       if (p.restart && !p.ck.ensemble.empty())
         throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart +
@@ -140,19 +163,48 @@ void check_existing_ensemble_files(const FrontEnd& fe, bool overwrite, const Run
                     "\n  to keep them:     choose another prefix with " + fe.output_example);
 }
 
+void check_existing_common_checkpoint(const FrontEnd& fe, bool overwrite, const RunPlan& p, bool remove,
+                                      std::ostream& out) {
+  const std::string common = common_checkpoint_path(p.files.checkpoint());
+  // A link left by a run killed while it renamed one: only runs on this prefix write it.
+  if (remove) std::remove((common + ".tmp").c_str());
+  if (access(common.c_str(), F_OK) != 0 || (p.restart && p.continues_files)) return;
+  if (overwrite) {
+    if (!remove) return;
+    if (std::remove(common.c_str()) != 0)
+      throw std::runtime_error(fe.overwrite + ": cannot remove '" + common + "': " + std::strerror(errno));
+    out << "overwrite: removed " << common << " (" << fe.overwrite << ")\n";
+    return;
+  }
+  throw ConfigError(fe.who + ": the output prefix '" + p.files.prefix + "' holds a file of an earlier run (" + common +
+                    "); nothing was written\n  to replace it:  add " + fe.overwrite +
+                    "\n  to keep it:     choose another prefix with " + fe.output_example);
+}
+
 std::string check_same_start(Communicator& comm, int64_t first, const ReplicaPlan& rp, const FrontEnd& fe) {
-  const std::vector<double> all =
-      comm.allgather({static_cast<double>(first), static_cast<double>(rp.exchange_state.exchanges())});
-  bool same = true;
-  for (int r = 0; r < comm.size(); ++r) same = same && all[2 * r] == all[0] && all[2 * r + 1] == all[1];
+  std::vector<double> mine = id_words(rp.ensemble_id);
+  mine.insert(mine.begin(), {static_cast<double>(first), static_cast<double>(rp.exchange_state.exchanges())});
+  const std::vector<double> all = comm.allgather(mine);
+  bool same = true, one_ensemble = true;
+  for (int r = 0; r < comm.size(); ++r) {
+    same = same && all[4 * r] == all[0] && all[4 * r + 1] == all[1];
+    one_ensemble = one_ensemble && all[4 * r + 2] == all[2] && all[4 * r + 3] == all[3];
+  }
+  if (!one_ensemble) {
+    std::ostringstream s;
+    s << fe.who << ": " << fe.restart << ": the replicas' checkpoints are of different ensembles (ids";
+    for (int r = 0; r < comm.size(); ++r) s << " " << id_of_words(all[4 * r + 2], all[4 * r + 3]);
+    s << "); nothing was written. Restart from the checkpoints of one ensemble";
+    return s.str();
+  }
   if (same) return "";
   std::ostringstream s;
-  s << fe.who << ": " << fe.restart
-    << ": the replicas' checkpoints are not of one step (a rank was killed while it wrote "
-    << "one?):";
+  s << fe.who << ": " << fe.restart << ": the replicas' checkpoints are not of one step:";
   for (int r = 0; r < comm.size(); ++r)
-    s << " " << replica_tag(r, comm.size()) << " step " << static_cast<int64_t>(all[2 * r]);
-  s << "; nothing was written. Restart from checkpoints of one step (copies kept elsewhere), or start again";
+    s << " " << replica_tag(r, comm.size()) << " step " << static_cast<int64_t>(all[4 * r]);
+  s << ", and their common checkpoints (.checkpoint.common.h5) hold no step that every replica has (the ensemble "
+    << "stopped before its first checkpoint that all replicas wrote?); nothing was written. Restart from checkpoints "
+    << "of one step (copies kept elsewhere), or start again";
   return s.str();
 }
 
@@ -179,6 +231,7 @@ std::string replica_checkpoint_text(const ReplicaPlan& rp) {
   rc.replica = rp.replica;
   rc.count = rp.count;
   rc.base_prefix = rp.base_prefix;
+  rc.ensemble_id = rp.ensemble_id;
   rc.exchange = rp.exchange;
   rc.state = rp.exchange_state;
   return rc.serialize();

@@ -2,14 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "base/text.h"
 #include "io/csv_rows.h"
 #include "io/svg_plot.h"
+#include "replicas/exchange.h"
 
 namespace pairmd {
 
@@ -57,6 +60,7 @@ Walk read_walk_csv(const std::string& path) {
   size_t columns = 0;
   while (std::getline(in, line)) {
     ++number;
+    drop_cr(line);
     std::vector<std::string> cells;
     std::stringstream ss(line);
     for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
@@ -76,14 +80,42 @@ Walk read_walk_csv(const std::string& path) {
     }
     r.step = v[0];
     r.exchange = v[1];
+    std::vector<bool> taken(columns - 2, false);
     for (size_t k = 2; k < v.size(); ++k) {
       if (v[k] < 0 || v[k] >= static_cast<long long>(columns - 2)) throw fail("temperature index out of range");
+      if (taken[static_cast<size_t>(v[k])])
+        throw fail("not a permutation of the temperature indices 0.." + std::to_string(columns - 3) +
+                   " (two replicas at temperature index " + std::to_string(v[k]) + ")");
+      taken[static_cast<size_t>(v[k])] = true;
       r.temperature.push_back(static_cast<int>(v[k]));
     }
     w.add(std::move(r));
   }
   if (number == 0) throw std::runtime_error("the walk '" + path + "' is empty");
   return w;
+}
+
+void check_walk_exchanges(const Walk& walk, const std::string& path) {
+  const std::vector<WalkRow>& rows = walk.rows();
+  const int k = walk.replicas();
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const WalkRow &a = rows[i - 1], &b = rows[i];
+    auto fail = [&](const std::string& what) {
+      return std::runtime_error(path + ":" + std::to_string(i + 2) + ": " + what);
+    };
+    if (b.exchange != a.exchange + 1)
+      throw fail("exchange " + std::to_string(b.exchange) + " follows exchange " + std::to_string(a.exchange) +
+                 " (rows missing or out of order)");
+    if (b.step < a.step) throw fail("step " + std::to_string(b.step) + " comes after step " + std::to_string(a.step));
+    const std::vector<int> pairs = exchange_pairs(b.exchange, k);
+    for (int r = 0; r < k; ++r) {
+      const int from = a.temperature[r], to = b.temperature[r];
+      const int low = std::min(from, to);
+      if (from != to && (std::abs(from - to) != 1 || std::find(pairs.begin(), pairs.end(), low) == pairs.end()))
+        throw fail("replica " + std::to_string(r) + " goes from temperature index " + std::to_string(from) + " to " +
+                   std::to_string(to) + ", which exchange " + std::to_string(b.exchange) + " cannot do");
+    }
+  }
 }
 
 int64_t truncate_exchange_csv(const std::string& path, int64_t exchanges) {

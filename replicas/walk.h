@@ -38,8 +38,15 @@ class Walk {
 // PREFIX.walk.csv: "step,exchange,replica0,replica1,..." then one row per assignment.
 std::string walk_csv_header(int replicas);
 std::string walk_csv_row(const WalkRow& row);
-// Reads a walk CSV; throws std::runtime_error naming the file and line of what is wrong.
+// Reads a walk CSV; throws std::runtime_error naming the file and line of what is wrong (every
+// row must be a permutation of the temperature indices).
 Walk read_walk_csv(const std::string& path);
+
+// Checks that a walk read from `path` is one an ensemble writes: exchange counters that follow
+// one another, steps that do not go back, and from each row to the next only the swaps the
+// exchange could make (pairs (a, a + 1) of exchange_pairs). Throws std::runtime_error naming the
+// file and line.
+void check_walk_exchanges(const Walk& walk, const std::string& path);
 
 // Rewrites a CSV log of exchanges (its second column is the exchange counter) without the rows
 // of exchanges at or after `exchanges` (those not counted by the checkpoint a restart continues

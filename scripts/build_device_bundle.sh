@@ -33,7 +33,7 @@ fi
 cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DPAIRMD_CUDA=ON -DPAIRMD_STATIC_DEPS=ON \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DPAIRMD_PYTHON=OFF > build-device.log
 targets=(pairmd pairmd_tests pairmd_gpu_tests)
-for t in $(sed -n 's/^add_executable(\([a-z_0-9]*\).*/\1/p' bench/CMakeLists.txt tests/CMakeLists.txt analysis/CMakeLists.txt 2>/dev/null); do
+for t in $(sed -n 's/^add_executable(\([a-z_0-9]*\).*/\1/p' CMakeLists.txt bench/CMakeLists.txt tests/CMakeLists.txt analysis/CMakeLists.txt 2>/dev/null); do
   [[ " ${targets[*]} " == *" $t "* ]] || targets+=("$t")
 done
 cmake --build build-device -j"$(nproc)" --target "${targets[@]}" pairmd_small_disk >> build-device.log

@@ -44,6 +44,10 @@
 #              (brownian, dt 40 fs) and underdamped (langevin, dt 20 fs), and the list rebuilds per
 #              step of overdamped dynamics for skins 1-4 A; sop_*.csv, sop.log (the systems
 #              themselves are built in a scratch directory, not in $OUT)
+#   ensembles  many systems on one GPU (issue 31): ensemble_bench for K copies of the 98-bead SOP
+#              model (overdamped and underdamped), the 4,000- and 500-particle LJ liquids, and
+#              replica exchange on one GPU (`pairmd run` without mpirun, 16 and 64 replicas);
+#              ensembles.log, ensemble_*.csv
 #   sop_skin   sop-build's default skin: 100,352 SOP beads, overdamped and underdamped, skins
 #              1-5 A, the default strategy (sop_skin.log)
 #   python     the Python module (issue 19; device-bundle/python, built for the machine's
@@ -349,6 +353,44 @@ PY
         done
       done
       summary+=("replicas: $(tail -n +2 "$OUT/replicas.csv" | tr '\n' ' ')")
+      ;;
+    ensembles)
+      # Issue 31 (docs/ensembles.md; docs/benchmarks.md, "Ensembles on one GPU"): K copies of a
+      # system in one set of kernels (bench/ensemble_bench.cpp), then replica exchange on one GPU
+      # through `pairmd run` without mpirun (the replicas as threads sharing one ensemble).
+      w=$(mktemp -d /tmp/pairmd_ens.XXXXXX)
+      root=$PWD
+      log=$OUT/ensembles.log
+      : > "$log"
+      (
+        cd "$w" || exit 1
+        "$B/pairmd" sop-build "$B/1tii.pdb" --chains D -o sop.yaml >> "$log" 2>&1
+        "$B/pairmd" sop-build "$B/1tii.pdb" --chains D -o sop_langevin.yaml --integrator langevin >> "$log" 2>&1
+        for sys in sop sop_langevin; do
+          echo "== $sys: 98 beads x K" >> "$log"
+          "$B/ensemble_bench" $sys.yaml --copies 1,64,256,1024,4096 --steps 2000 --warmup 1000 --repeats 3 \
+            --csv "$OUT/ensemble_$sys.csv" >> "$log" 2>&1
+          echo "ensemble_bench $sys: exit $?" >> "$log"
+        done
+      )
+      for sys in "lj4000:configs/lj_liquid.yaml:10" "lj500:configs/lj_tempering.yaml:5"; do
+        IFS=: read -r name cfg cells <<< "$sys"
+        echo "== $name" >> "$log"
+        "$B/ensemble_bench" "$cfg" --set system.lattice.cells=$cells --copies 1,4,16,64,256 --steps 2000 \
+          --warmup 1000 --repeats 3 --csv "$OUT/ensemble_$name.csv" >> "$log" 2>&1
+        echo "ensemble_bench $name: exit $?" >> "$log"
+      done
+      # Replica exchange on one GPU: K replicas as threads, exchanges every 1000 steps.
+      for sys in "16:configs/lj_liquid.yaml:10" "64:configs/lj_tempering.yaml:5"; do
+        IFS=: read -r k cfg cells <<< "$sys"
+        echo "== replica exchange, $k replicas of $cfg (cells $cells), one GPU" >> "$log"
+        (cd "$w" && "$B/pairmd" run "$root/$cfg" --output "rx$k" --steps 20000 --set system.lattice.cells=$cells \
+          --set "replicas={count: $k, min_temperature: 1.2, max_temperature: 1.5, exchange_every: 1000}" \
+          --set output.trajectory.every=0 --set output.thermo_every=5000 --set output.progress=off) >> "$log" 2>&1
+        echo "replica exchange $k: exit $?" >> "$log"
+      done
+      summary+=("ensembles: $(grep -c 'exit 0' "$log") runs exit 0, $(grep -c 'exit [1-9]' "$log") failed")
+      grep -E '^[0-9]+ +[0-9]+ |^== |ensemble: aggregate|exit [1-9]' "$log"
       ;;
     sop)
       # Issue 20 (docs/benchmarks.md, "Coarse-grained proteins"). sop-build writes relative

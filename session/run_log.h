@@ -34,6 +34,10 @@ class RunLog {
   // Creates `path` (which must not exist), or with `append` adds to it (a restart continuing its
   // files; a missing file is created), writes a line with the command and the time, and what
   // was printed so far. Returns whether it created the file. Throws std::runtime_error.
+  // Where `path` is this command's own standard output or error (`pairmd run ... > P.log`), the
+  // file is not opened again: the text printed on that stream is in it already, and the line
+  // with the command and what goes to the other stream are written through it, so the file
+  // holds what a log holds, in order (returns false: the shell created it).
   bool open(const std::string& path, bool append, const std::string& command);
   const std::string& path() const { return path_; }
   // From now on out() goes into the log only, not to the terminal (the replicas of an ensemble
@@ -46,8 +50,12 @@ class RunLog {
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<std::streambuf> out_, err_;
   std::unique_ptr<std::ostream> own_;
-  std::streambuf* old_out_ = nullptr;
+  std::streambuf* previous_out_ = nullptr;  // this thread's log before this one (standard streams)
+  std::streambuf* previous_err_ = nullptr;
+  std::streambuf* old_out_ = nullptr;  // restored at the end (copy_std_streams)
   std::streambuf* old_err_ = nullptr;
+  std::streambuf* stdout_ = nullptr;  // the terminal's buffers, where a log that is one of them goes
+  std::streambuf* stderr_ = nullptr;
   std::string path_;
 };
 

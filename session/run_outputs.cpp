@@ -40,7 +40,7 @@ void open_outputs(const RunRequest& r, const FrontEnd& fe, const RunPlan& p,
   const RunConfig& cfg = p.cfg;
   const OutputFiles& files = p.files;
   if (r.overwrite)
-    for (const std::string& f : files.existing()) {
+    for (const std::string& f : earlier_run_files(files)) {
       if (std::remove(f.c_str()) != 0)
         throw std::runtime_error(fe.overwrite + ": cannot remove '" + f + "': " + std::strerror(errno));
       say << "overwrite: removed " << f << " (" << fe.overwrite << ")\n";
@@ -52,15 +52,18 @@ void open_outputs(const RunRequest& r, const FrontEnd& fe, const RunPlan& p,
   const double dof = degrees_of_freedom(cfg, p.sys.state.size());
   const TrajectorySpec& ts = cfg.output.trajectory;
   const bool want_traj = ts.every > 0 || ts.velocities_every > 0 || ts.forces_every > 0 || ts.observables_every > 0;
-  std::vector<std::string> created;
+  // The files this run creates: every file of the set that is not there now. If opening fails
+  // half way (a full disk, a name HDF5 cannot store), those that exist by then are removed, also
+  // where a writer failed after creating its file.
   auto exists = [](const std::string& f) { return access(f.c_str(), F_OK) == 0; };
+  std::vector<std::string> created;
+  for (const std::string& f : files.all())
+    if (!exists(f)) created.push_back(f);
   try {
     std::unique_ptr<H5mdWriter> traj;
     if (want_traj) {
-      const bool existed = exists(files.trajectory());
       traj = std::make_unique<H5mdWriter>(files.trajectory(), cfg, p.sys.state, p.sys.topology, dof,
                                           p.continues_files ? p.first : -1);
-      if (!existed) created.push_back(files.trajectory());
       if (traj->frames_dropped() > 0)
         say << "restart: dropped " << traj->frames_dropped() << " frame(s) after step " << p.first << " from "
             << files.trajectory() << " (written after the checkpoint; the run writes them again)\n";
@@ -68,10 +71,8 @@ void open_outputs(const RunRequest& r, const FrontEnd& fe, const RunPlan& p,
     }
     std::unique_ptr<GsdWriter> gsd;
     if (cfg.output.gsd.every > 0) {
-      const bool existed = exists(files.gsd());
       gsd = std::make_unique<GsdWriter>(files.gsd(), cfg, p.sys.state, p.sys.topology, dof,
                                         p.continues_files ? p.first : -1);
-      if (!existed) created.push_back(files.gsd());
       if (gsd->frames_dropped() > 0)
         say << "restart: dropped " << gsd->frames_dropped() << " frame(s) after step " << p.first << " from "
             << files.gsd() << " (written after the checkpoint; the run writes them again)\n";
@@ -101,12 +102,10 @@ void open_outputs(const RunRequest& r, const FrontEnd& fe, const RunPlan& p,
       const bool pull_existed = exists(files.pull());
       pull = std::make_unique<PullLog>(cfg, p.sys.pulling, files.pull(), p.continues_files && pull_existed, out.writer,
                                        files.pull_plot());
-      if (!pull_existed) created.push_back(files.pull());
     }
     const bool csv_existed = exists(files.thermo());
     auto thermo =
         std::make_unique<ThermoLog>(cfg, files.thermo(), progress, dof, p.continues_files && csv_existed, say);
-    if (!csv_existed) created.push_back(files.thermo());
     sim.set_progress(thermo.get());
     // Observers see each step in the order added. The map observer goes before the trajectory:
     // its finish() writes the average into the trajectory file, which the trajectory's own
@@ -127,6 +126,7 @@ void open_outputs(const RunRequest& r, const FrontEnd& fe, const RunPlan& p,
     auto ckw =
         std::make_unique<CheckpointWriter>(files.checkpoint(), cfg.output.checkpoint_every,
                                            p.restart ? p.ck.first_step : p.first, sim.backend().name(), files.prefix);
+    ckw->set_pulling(p.sys.pulling);
     if (H5mdWriter* w = out.writer) ckw->add_before_write([w] { w->flush(); });
     if (gsd_writer) ckw->add_before_write([gsd_writer] { gsd_writer->flush(); });
     out.checkpoints = ckw.get();
@@ -134,9 +134,11 @@ void open_outputs(const RunRequest& r, const FrontEnd& fe, const RunPlan& p,
     // The log last, once every other output is open (a restart refused by its trajectory leaves
     // the log as it was): from here on everything printed goes into it too, and what was
     // printed before, held until now.
-    if (log.open(files.log(), p.continues_files, command)) created.push_back(files.log());
+    log.open(files.log(), p.continues_files, command);
   } catch (...) {
-    for (const std::string& f : created) std::remove(f.c_str());
+    // Not the log that is this command's own output (a shell redirect made it, not the run).
+    for (const std::string& f : created)
+      if (standard_streams_at(f) == 0) std::remove(f.c_str());
     throw;
   }
 }

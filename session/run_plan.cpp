@@ -21,11 +21,6 @@ namespace pairmd {
 
 namespace {
 
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat x, y;
-  return stat(a.c_str(), &x) == 0 && stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
-}
-
 RunConfig load_request_config(const RunRequest& r, const std::vector<std::string>& sets) {
   return r.config_is_text ? parse_config(r.config_text, r.config_name, sets) : load_config(r.config_path, sets);
 }
@@ -40,34 +35,60 @@ void require_prefix(const RunRequest& r, const FrontEnd& fe, const RunConfig& cf
 }
 
 // The restart's config must describe the checkpoint's system: same particle count, types and
-// bonds. The config's own system is built only to compare (no relaxation).
+// bonds. The config's own system is built only to compare (no relaxation), and only where that
+// reads no file: a checkpoint is the whole start of its restart, the start file of system.file
+// may be gone (then the count, per-particle types and bonds cannot be compared; the names and
+// the box still are).
 void check_same_system(const RunConfig& cfg, const Checkpoint& ck, const std::string& ck_path) {
-  RunConfig probe = cfg;
-  probe.system.relax.steps = 0;
-  const BuiltSystem sys = build_system(probe);
-  const SystemState& a = sys.state;
   const SystemState& b = ck.state;
   auto fail = [&](const std::string& what) {
     throw ConfigError(cfg.path + ": does not describe the system of checkpoint '" + ck_path + "': " + what);
   };
-  if (a.size() != b.size())
-    fail("the config builds " + std::to_string(a.size()) + " particles, the checkpoint holds " +
-         std::to_string(b.size()));
   if (cfg.system.types.size() != b.type_names.size()) fail("different number of particle types");
   for (size_t t = 0; t < b.type_names.size(); ++t)
     if (cfg.system.types[t].name != b.type_names[t])
       fail("particle type " + std::to_string(t) + " is '" + b.type_names[t] + "' in the checkpoint, '" +
            cfg.system.types[t].name + "' in the config");
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a.type[i] != b.type[i]) fail("particle " + std::to_string(i) + " has another type");
-  if (sys.topology.bonds.size() != ck.topology.bonds.size())
-    fail("the config has " + std::to_string(sys.topology.bonds.size()) + " bonds, the checkpoint " +
-         std::to_string(ck.topology.bonds.size()));
   for (const Bond& bond : ck.topology.bonds)
     if (bond.type >= static_cast<int>(cfg.model.force_field.bond_types.size()))
       fail("its bonds use bond type " + std::to_string(bond.type) + ", which force_field.bonds does not define");
   if (cfg.system.periodic != b.box.periodic) fail("different boundary");
   validate_against_box(cfg, b.box);
+  validate_pair_lists(cfg, b.size());
+  if (cfg.system.source == SystemSource::File) return;
+  RunConfig probe = cfg;
+  probe.system.relax.steps = 0;
+  const BuiltSystem sys = build_system(probe);
+  const SystemState& a = sys.state;
+  if (a.size() != b.size())
+    fail("the config builds " + std::to_string(a.size()) + " particles, the checkpoint holds " +
+         std::to_string(b.size()));
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a.type[i] != b.type[i]) fail("particle " + std::to_string(i) + " has another type");
+  if (sys.topology.bonds.size() != ck.topology.bonds.size())
+    fail("the config has " + std::to_string(sys.topology.bonds.size()) + " bonds, the checkpoint " +
+         std::to_string(ck.topology.bonds.size()));
+}
+
+// The pulling of a restart. Its anchor, tether point and direction, where the config leaves them
+// out, are those of the run's start: stored in the checkpoint (exactly as resolved then), or, in
+// a checkpoint older than that, found by building the config's system again.
+PullSettings restart_pulling(const RunConfig& cfg, const Checkpoint& ck) {
+  if (!pulling_needs_start(cfg)) return resolve_pulling(cfg, ck.state);
+  const PullSpec& spec = cfg.pulling;
+  const PullSettings& at_start = ck.pulling;
+  if (!at_start.active() || at_start.pulled != spec.pulled || at_start.tethered != spec.tethered)
+    return build_system(cfg).pulling;
+  RunConfig given = cfg;
+  PullSpec& g = given.pulling;
+  g.has_anchor = g.has_direction = g.has_tether_position = true;
+  g.anchor = spec.has_anchor ? spec.anchor : at_start.anchor;
+  g.direction = spec.has_direction ? spec.direction : at_start.direction;
+  g.tether_position = spec.has_tether_position ? spec.tether_position : at_start.tether;
+  PullSettings s = resolve_pulling(given, ck.state);
+  // Bit for bit as at the start (resolve_pulling would normalise the stored unit vector again).
+  if (!spec.has_direction) s.direction = at_start.direction;
+  return s;
 }
 
 }  // namespace
@@ -97,6 +118,46 @@ void refuse_ensemble(const RunRequest& r, const FrontEnd& fe, const RunPlan& p) 
     throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart +
                       "' is the checkpoint of a replica of an ensemble; restart the whole ensemble with the pairmd "
                       "program (mpirun -np K pairmd run --restart PREFIX.r{replica}.checkpoint.h5; docs/replicas.md)");
+}
+
+std::string base_name(const std::string& p) {
+  const size_t slash = p.find_last_of('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+// The run id of the checkpoint at `path` ("" when there is none, or it cannot be read).
+std::string checkpoint_run_id(const std::string& path) {
+  if (access(path.c_str(), F_OK) != 0) return "";
+  try {
+    return read_checkpoint(path).run_id;
+  } catch (const std::runtime_error&) {
+    return "";
+  }
+}
+
+// Whether `prefix` holds the files of the run that wrote checkpoint `ck` (read from `restart`):
+// its checkpoint is that file, or one of the same run.
+bool holds_run_of(const std::string& prefix, const Checkpoint& ck, const std::string& restart) {
+  const std::string theirs = prefix + ".checkpoint.h5";
+  if (same_file(theirs, restart)) return true;
+  return !ck.run_id.empty() && checkpoint_run_id(theirs) == ck.run_id;
+}
+
+// Where the files of the checkpoint's run are. The checkpoint stores the prefix as its run gave
+// it (relative to where that run ran). Where that prefix holds none of the run's files (they were
+// moved, or the restart runs in another directory) and the checkpoint is PREFIX.checkpoint.h5 of a
+// prefix with the stored name, the run's files are the ones beside it.
+std::string run_prefix(const RunRequest& r, const Checkpoint& ck) {
+  const std::string stored = ck.prefix, suffix = ".checkpoint.h5";
+  if (stored.empty() || !ck.ensemble.empty()) return stored;  // an ensemble's prefixes stay together
+  const std::string& at = r.restart;
+  if (at.size() <= suffix.size() || at.compare(at.size() - suffix.size(), suffix.size(), suffix) != 0) return stored;
+  const std::string beside = at.substr(0, at.size() - suffix.size());
+  if (same_prefix(beside, stored) || base_name(beside) != base_name(stored)) return stored;
+  const std::string other = checkpoint_run_id(stored + suffix);
+  const bool stored_is_theirs = !ck.run_id.empty() && !other.empty() && other != ck.run_id;
+  if (!OutputFiles{stored}.existing().empty() && !stored_is_theirs) return stored;
+  return beside;
 }
 
 }  // namespace
@@ -130,9 +191,12 @@ void load_plan(const RunRequest& r, const FrontEnd& fe, RunPlan& p) {
   const std::string derived_base = output_prefix(p.cfg);
   const std::string derived = mine(derived_base);
   const std::string output = r.output.empty() ? "" : mine(r.output);
-  p.files.prefix = !output.empty() ? output : !p.ck.prefix.empty() ? p.ck.prefix : derived;
-  // Checkpoints written before the prefix was stored continue whatever prefix the run has.
-  p.continues_files = !r.no_files && (p.ck.prefix.empty() || same_prefix(p.files.prefix, p.ck.prefix));
+  const std::string found = run_prefix(r, p.ck);
+  p.files.prefix = !output.empty() ? output : !found.empty() ? found : derived;
+  // Checkpoints written before the prefix was stored continue whatever prefix the run has; a
+  // prefix given with --output that holds the run's own files (moved there) continues them.
+  p.continues_files = !r.no_files && (p.ck.prefix.empty() || same_prefix(p.files.prefix, found) ||
+                                      holds_run_of(p.files.prefix, p.ck, r.restart));
   p.first = p.ck.state.step;
   // `steps` is the length of the whole run from its original start, so a restart finishes the
   // run it continues (and --steps N / --set steps=N sets that total).
@@ -146,55 +210,157 @@ void load_plan(const RunRequest& r, const FrontEnd& fe, RunPlan& p) {
     for (const std::string& line : diff) d += "\n  " + line;
     p.notes.push_back(d);
   }
+  if (output.empty() && !same_prefix(found, p.ck.prefix))
+    p.notes.push_back("restart: the run wrote its files at " + p.ck.prefix +
+                      ".* (relative to where it ran), which holds "
+                      "none of them here; it continues them beside its checkpoint: " +
+                      found + ".*");
   if (r.no_files)
     p.notes.push_back("restart: no output files (the run of the checkpoint wrote " + p.ck.prefix + ".*)");
   else if (!p.continues_files)
-    p.notes.push_back("restart: output prefix " + p.ck.prefix + " -> " + p.files.prefix + " (" + fe.output +
+    p.notes.push_back("restart: output prefix " + found + " -> " + p.files.prefix + " (" + fe.output +
                       "): new files, starting at step " + std::to_string(p.first));
-  else if (r.output.empty() && !p.ck.prefix.empty() && !same_prefix(derived, p.ck.prefix))
-    p.notes.push_back("restart: continues the files " + p.ck.prefix + ".* of its run (output.prefix " + derived +
+  else if (r.output.empty() && !found.empty() && !same_prefix(derived, found))
+    p.notes.push_back("restart: continues the files " + found + ".* of its run (output.prefix " + derived +
                       " is not used; " + fe.output + " " + derived_base + " would start new files there)");
   p.cfg.output.prefix = p.files.prefix;
   // The run keeps its id in its own files; new files are a new run's.
   p.cfg.run_id = p.continues_files && !p.ck.run_id.empty() ? p.ck.run_id : new_run_id();
 }
 
+namespace {
+
+// What the run writes into `path`, one of its files, for messages.
+std::string what_goes_into(const OutputFiles& f, const std::string& path) {
+  const std::pair<std::string, const char*> kinds[] = {
+      {f.trajectory(), "its trajectory"},       {f.gsd(), "its GSD trajectory"},
+      {f.thermo(), "its thermo table"},         {f.checkpoint(), "its checkpoint"},
+      {f.potential_map(), "its potential map"}, {f.log(), "its log"},
+      {f.pull(), "its pulling record"},         {f.pull_plot(), "its force-extension plot"}};
+  for (const auto& [name, what] : kinds)
+    if (name == path) return what;
+  return "its output";
+}
+
+// The files the run reads, with what each is: its config, its start file, its pair lists and,
+// unless it continues its own files, the checkpoint it starts from.
+std::vector<std::pair<std::string, std::string>> run_inputs(const RunRequest& r, const RunPlan& p) {
+  std::vector<std::pair<std::string, std::string>> in;
+  if (!r.config_is_text && !r.config_path.empty()) in.push_back({r.config_path, "the config"});
+  if (p.cfg.system.source == SystemSource::File) in.push_back({p.cfg.system.file.path, "the start file (system.file)"});
+  for (const PairListSource& s : p.cfg.pair_list_sources)
+    in.push_back({s.file, "a pair list file (force_field.pair_lists)"});
+  if (p.restart && !p.continues_files) in.push_back({r.restart, "the checkpoint it starts from"});
+  return in;
+}
+
+// A file of the run's set that no option makes it replace: not a regular file, one of the run's
+// inputs, a file of another run, or this command's standard output or error (other than an empty
+// log: see earlier_run_files). Returns why, or "".
+std::string irreplaceable(const RunRequest& r, const FrontEnd& fe, const RunPlan& p, const std::string& f) {
+  const std::string what = what_goes_into(p.files, f);
+  struct stat st;
+  if (stat(f.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return "'" + f + "' is " + (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
+           ", not a file of an earlier run; the run writes " + what +
+           " there: rename or remove it, or choose another "
+           "prefix with " +
+           fe.output_example;
+  for (const auto& [in, which] : run_inputs(r, p))
+    if (same_file(f, in))
+      return "'" + f + "' is " + which + " of this run; the run would write " + what +
+             " there: choose another "
+             "prefix with " +
+             fe.output_example;
+  const std::string owner = owning_run(f);
+  if (!owner.empty() && !same_prefix(owner, p.files.prefix))
+    return "'" + f + "' is a file of the pairmd run with prefix '" + owner + "'; the run would write " + what +
+           " there: choose another prefix with " + fe.output_example;
+  if (standard_streams_at(f) != 0 && f != p.files.log())
+    return "'" + f + "' is this command's " + (standard_streams_at(f) & 1 ? "standard output" : "standard error") +
+           " (a shell redirect); the run writes " + what + " there: redirect to " + p.files.log() +
+           " (the run's log) or another name";
+  return "";
+}
+
+// The files of an earlier run the prefix refuses or, with --overwrite, removes. A restart that
+// continues its files, and every file no option replaces, are checked by the caller.
+std::string list_of(const std::vector<std::string>& files) {
+  std::string list;
+  for (const std::string& f : files) list += (list.empty() ? "" : ", ") + f;
+  return list;
+}
+
+// A restart that continues its run's files: the prefix must still hold that run's files.
+void check_continued_files(const RunRequest& r, const FrontEnd& fe, const RunPlan& p) {
+  if (r.overwrite)
+    throw ConfigError(fe.who + ": " + fe.overwrite + ": a restart continues the files of its run (" + p.files.prefix +
+                      ".*) and replaces nothing; to start new files from the checkpoint, give " + fe.output +
+                      " NEW_PREFIX");
+  // The prefix may have been taken over by another run since this checkpoint was written (a
+  // copy of it, restarted after the prefix was reused with --overwrite): that run's newest
+  // checkpoint says whose files these are. (A damaged checkpoint says nothing; the trajectory's
+  // own run id is checked when it opens.)
+  const std::string theirs = p.files.checkpoint();
+  if (p.ck.run_id.empty() || same_file(theirs, r.restart)) return;
+  const std::string other = checkpoint_run_id(theirs);
+  if (!other.empty() && other != p.ck.run_id)
+    throw ConfigError(fe.who + ": the files " + p.files.prefix + ".* belong to another run than " + r.restart +
+                      " (run ids " + other + " and " + p.ck.run_id + "); nothing was written. To go on from " +
+                      r.restart + ", start new files with " + fe.output + " NEW_PREFIX");
+}
+
+// How to go on when the prefix holds files of an earlier run. --overwrite is offered only for
+// files that are not those of the run a restart continues: a restart offers it only where the
+// prefix's checkpoint shows another run.
+std::string ways_on(const FrontEnd& fe, const RunPlan& p, const std::vector<std::string>& there) {
+  std::string how;
+  const bool has_checkpoint = std::find(there.begin(), there.end(), p.files.checkpoint()) != there.end();
+  if (!p.restart && fe.continue_with && has_checkpoint)
+    how += "\n  to continue that run:  " + fe.continue_with(p.files.checkpoint());
+  const std::string other = p.restart ? checkpoint_run_id(p.files.checkpoint()) : "";
+  if (!p.restart || (!other.empty() && other != p.ck.run_id))
+    how += "\n  to replace its files:  add " + fe.overwrite;
+  else
+    how +=
+        "\n  (they may be files of the run being continued, moved without its checkpoint: pairmd does not "
+        "offer to replace them)";
+  return how + "\n  to keep them:          choose another prefix with " + fe.output_example;
+}
+
+}  // namespace
+
+std::vector<std::string> earlier_run_files(const OutputFiles& files) {
+  std::vector<std::string> there;
+  for (const std::string& f : files.existing()) {
+    // The shell creates `> P.log` before pairmd starts: an empty log that is this command's own
+    // standard output or error is the log being written now (session/run_log.h), not a file of an
+    // earlier run.
+    struct stat st;
+    if (f == files.log() && standard_streams_at(f) != 0 && stat(f.c_str(), &st) == 0 && st.st_size == 0) continue;
+    there.push_back(f);
+  }
+  return there;
+}
+
 void check_existing_outputs(const RunRequest& r, const FrontEnd& fe, const RunPlan& p) {
   if (r.no_files) return;
-  const std::vector<std::string> there = p.files.existing();
-  if (p.continues_files) {
-    if (r.overwrite)
-      throw ConfigError(fe.who + ": " + fe.overwrite + ": a restart continues the files of its run (" + p.files.prefix +
-                        ".*) and replaces nothing; to start new files from the checkpoint, give " + fe.output +
-                        " NEW_PREFIX");
-    // The prefix may have been taken over by another run since this checkpoint was written (a
-    // copy of it, restarted after the prefix was reused with --overwrite): that run's newest
-    // checkpoint says whose files these are.
-    const std::string theirs = p.files.checkpoint();
-    if (!p.ck.run_id.empty() && access(theirs.c_str(), F_OK) == 0 && !same_file(theirs, r.restart)) {
-      std::string other;
-      try {
-        other = read_checkpoint(theirs).run_id;
-      } catch (const std::runtime_error&) {
-        // A damaged checkpoint says nothing; the trajectory's own run id is checked when it opens.
-      }
-      if (!other.empty() && other != p.ck.run_id)
-        throw ConfigError(fe.who + ": the files " + p.files.prefix + ".* belong to another run than " + r.restart +
-                          " (run ids " + other + " and " + p.ck.run_id + "); nothing was written. To go on from " +
-                          r.restart + ", start new files with " + fe.output + " NEW_PREFIX");
-    }
+  for (const std::string& f : p.files.existing()) {
+    const std::string why = irreplaceable(r, fe, p, f);
+    if (!why.empty()) throw ConfigError(fe.who + ": " + why + "; nothing was written");
+  }
+  if (p.continues_files) return check_continued_files(r, fe, p);
+  const std::vector<std::string> there = earlier_run_files(p.files);
+  if (there.empty()) return;
+  if (r.overwrite) {
+    if (standard_streams_at(p.files.log()) != 0 && std::find(there.begin(), there.end(), p.files.log()) != there.end())
+      throw ConfigError(fe.who + ": " + fe.overwrite + ": '" + p.files.log() + "' holds an earlier run's log and is " +
+                        "this command's output (a shell redirect): removing it would lose what the run prints; "
+                        "redirect to another file, or remove it first; nothing was written");
     return;
   }
-  if (there.empty() || r.overwrite) return;
-  std::string list;
-  for (const std::string& f : there) list += (list.empty() ? "" : ", ") + f;
-  std::string how;
-  if (!p.restart && fe.continue_with && std::find(there.begin(), there.end(), p.files.checkpoint()) != there.end())
-    how += "\n  to continue that run:  " + fe.continue_with(p.files.checkpoint());
-  how += "\n  to replace its files:  add " + fe.overwrite + "\n  to keep them:          choose another prefix with " +
-         fe.output_example;
-  throw ConfigError(fe.who + ": the output prefix '" + p.files.prefix + "' holds files of an earlier run (" + list +
-                    "); nothing was written" + how);
+  throw ConfigError(fe.who + ": the output prefix '" + p.files.prefix + "' holds files of an earlier run (" +
+                    list_of(there) + "); nothing was written" + ways_on(fe, p, there));
 }
 
 int64_t truncate_thermo_csv(const std::string& path, int64_t step) {
@@ -216,16 +382,13 @@ void build_start(const RunRequest& r, RunPlan& p) {
   check_same_system(p.cfg, p.ck, r.restart);
   p.sys.state = p.ck.state;
   p.sys.topology = p.ck.topology;
-  // The pulling's anchor and tether points are those of the run's start, which the config builds.
-  if (pulling_needs_start(p.cfg))
-    p.sys.pulling = build_system(p.cfg).pulling;
-  else
-    p.sys.pulling = resolve_pulling(p.cfg, p.sys.state);
+  p.sys.pulling = restart_pulling(p.cfg, p.ck);
 }
 
 void prepare_run(const RunRequest& r, const FrontEnd& fe, PreparedRun& run, std::ostream& err) {
   RunPlan& p = run.plan;
   load_plan(r, fe, p);
+  check_storable_names(p.cfg);
   if (!r.no_files) {
     try {
       run.claim = std::make_unique<OutputClaim>(p.files.prefix);
@@ -241,7 +404,8 @@ void prepare_run(const RunRequest& r, const FrontEnd& fe, PreparedRun& run, std:
   run.need = check_run_memory(p.cfg, kind, p.sys);
   const Model model = make_model(p.cfg, p.sys);
   try {
-    run.backend = make_backend(p.cfg.backend, model, p.sys.state, &run.why);
+    if (r.backend_hook) run.backend = r.backend_hook(p, model, &run.why);
+    if (!run.backend) run.backend = make_backend(p.cfg.backend, model, p.sys.state, &run.why);
   } catch (const std::exception& e) {
     throw ConfigError(fe.who + ": " + e.what());
   }

@@ -45,6 +45,9 @@ struct RunRequest {
   // for the prefix that the config or `output` names (unchanged for a single run).
   std::function<std::string(const std::string& base)> replica_prefix;
   std::function<void(RunPlan& plan)> replica_setup;
+  // Makes the run's backend instead of make_backend (the replicas of an ensemble in one process
+  // share one GPU ensemble: replicas/local_ensemble.h); may return null for make_backend's.
+  std::function<std::unique_ptr<Backend>(const RunPlan& plan, const Model& model, std::string* why)> backend_hook;
 };
 
 // How a front end names its options in messages.
@@ -80,9 +83,17 @@ std::string new_run_id();
 // Notes what differs from the run that wrote the checkpoint. Throws ConfigError.
 void load_plan(const RunRequest& r, const FrontEnd& fe, RunPlan& p);
 
+// The files of an earlier run on this prefix: those of its set that exist, except an empty
+// PREFIX.log that is this command's own standard output or error (a shell redirect made it).
+std::vector<std::string> earlier_run_files(const OutputFiles& files);
+
 // What happens to the files of an earlier run on this prefix. A new run, or a restart into a
 // new prefix, creates its files: existing ones are an error unless the request says to
-// overwrite them. A restart into its run's own files continues them. Throws ConfigError.
+// overwrite them. A restart into its run's own files continues them. Whatever the request, a
+// file of the set that is not a regular file (a directory), is one of the run's inputs (config,
+// start file, pair lists, the checkpoint of a restart into new files), belongs to another run,
+// or is this command's standard output or error (other than PREFIX.log) is refused. Throws
+// ConfigError.
 void check_existing_outputs(const RunRequest& r, const FrontEnd& fe, const RunPlan& p);
 
 // The start state: the checkpoint's on a restart (its config must describe the checkpoint's

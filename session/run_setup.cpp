@@ -1,5 +1,6 @@
 #include "session/run_setup.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -16,6 +17,45 @@ std::string output_prefix(const RunConfig& cfg) {
   const size_t dot = stem.find_last_of('.');
   if (dot != std::string::npos && dot > 0) stem = stem.substr(0, dot);
   return stem.empty() ? "pairmd" : stem;
+}
+
+std::vector<std::string> config_input_files(const RunConfig& cfg) {
+  std::vector<std::string> files;
+  if (cfg.system.source == SystemSource::File) files.push_back(cfg.system.file.path);
+  for (const PairListSource& s : cfg.pair_list_sources) files.push_back(s.file);
+  return files;
+}
+
+namespace {
+
+// What a list of names takes as an attribute of fixed-length strings (io/hdf5_util.h).
+size_t attribute_bytes(const std::vector<std::string>& names) {
+  size_t width = 1;
+  for (const std::string& n : names) width = std::max(width, n.size() + 1);
+  return width * names.size();
+}
+
+}  // namespace
+
+void check_storable_names(const RunConfig& cfg) {
+  // An attribute's message in an HDF5 object header may not exceed 64 KiB (65,535 bytes, less
+  // the message's own header): 64,000 bytes of names leave room for that.
+  constexpr size_t kMaxAttributeBytes = 64000;
+  std::vector<std::string> types, bonds;
+  for (const TypeSpec& t : cfg.system.types) types.push_back(t.name);
+  for (const BondType& b : cfg.model.force_field.bond_types) bonds.push_back(b.name);
+  const std::pair<const char*, const std::vector<std::string>*> lists[] = {{"system.types", &types},
+                                                                           {"force_field.bonds", &bonds}};
+  for (const auto& [key, names] : lists) {
+    const size_t bytes = attribute_bytes(*names);
+    if (bytes <= kMaxAttributeBytes) continue;
+    size_t longest = 0;
+    for (const std::string& n : *names) longest = std::max(longest, n.size());
+    throw ConfigError(cfg.path + ": " + key + ": the names (" + std::to_string(names->size()) + ", the longest " +
+                      std::to_string(longest) + " characters) take " + std::to_string(bytes) +
+                      " bytes as one HDF5 attribute of the trajectory and checkpoint, which holds at most " +
+                      std::to_string(kMaxAttributeBytes) + "; use shorter names");
+  }
 }
 
 std::string describe_system(const RunConfig& cfg, const BuiltSystem& sys) {
@@ -51,8 +91,8 @@ std::string planned_backend(const RunConfig& cfg) {
 }
 
 double potential_map_points(const RunConfig& cfg, const SystemState& s) {
-  const PotentialMapSpec& m = cfg.potential_map;
-  if (m.every <= 0) return 0;
+  if (cfg.potential_map.every <= 0) return 0;
+  const MapSettings& m = cfg.potential_map.settings;
   double lo[3] = {s.box.lo.x, s.box.lo.y, s.box.lo.z},
          hi[3] = {lo[0] + s.box.L.x, lo[1] + s.box.L.y, lo[2] + s.box.L.z};
   if (m.region == "particles" && s.size() > 0) {

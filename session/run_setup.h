@@ -15,6 +15,15 @@ namespace pairmd {
 // The output file stem: output.prefix, else the config's file name without extension.
 std::string output_prefix(const RunConfig& cfg);
 
+// The files a config makes a command read besides itself: system.file (a start file), the pair
+// list files of force_field.pair_lists. A command never writes its output over one of them.
+std::vector<std::string> config_input_files(const RunConfig& cfg);
+
+// The names pairmd stores in HDF5 attributes of the trajectory and the checkpoint (the particle
+// types', the bond types') must fit there: HDF5 holds at most about 64 KiB in one attribute.
+// Throws ConfigError naming the key and the size, before anything is written.
+void check_storable_names(const RunConfig& cfg);
+
 // One-paragraph description of the system for the log.
 std::string describe_system(const RunConfig& cfg, const BuiltSystem& sys);
 

@@ -4,8 +4,12 @@
  *
  *   PAIRMD_TEST_DISK_DIR    the directory that is the "disk"
  *   PAIRMD_TEST_DISK_BYTES  its capacity in bytes
+ *   PAIRMD_TEST_DISK_RANK   (optional) only the MPI rank of this number (OMPI_COMM_WORLD_RANK)
+ *                           finds the disk full: the others write on, as when a full disk
+ *                           strikes one rank of an ensemble first
  *
- * Space in use is the sum of the allocated blocks (st_blocks) of the files in the directory;
+ * Space in use is the sum of the allocated blocks (st_blocks) of the files in the directory
+ * (a file of several hard links counted once);
  * a write or fallocate that would allocate past the end of a file's blocks needs that much
  * room. write, pwrite, writev and the fallocate family are intercepted (what HDF5, the
  * checkpoint writer, libstdc++ streams and coreutils call); stdio's internal writes are not
@@ -32,6 +36,9 @@ __attribute__((constructor)) static void init(void) {
   const char* d = getenv("PAIRMD_TEST_DISK_DIR");
   const char* b = getenv("PAIRMD_TEST_DISK_BYTES");
   if (!d || !b || !realpath(d, disk)) return;
+  const char* only = getenv("PAIRMD_TEST_DISK_RANK");
+  const char* rank = getenv("OMPI_COMM_WORLD_RANK");
+  if (only && (!rank || atoi(only) != atoi(rank))) return;
   disk_len = strlen(disk);
   capacity = atoll(b);
 }
@@ -50,11 +57,19 @@ static long long used(void) {
   DIR* d = opendir(disk);
   if (!d) return 0;
   long long sum = 0;
+  ino_t linked[256]; /* files of several links seen so far (counted once) */
+  int n_linked = 0;
   struct dirent* e;
   while ((e = readdir(d)) != NULL) {
     struct stat st;
-    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-      sum += (long long)st.st_blocks * 512;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (st.st_nlink > 1) {
+      int seen = 0;
+      for (int k = 0; k < n_linked && !seen; ++k) seen = linked[k] == st.st_ino;
+      if (seen) continue;
+      if (n_linked < 256) linked[n_linked++] = st.st_ino;
+    }
+    sum += (long long)st.st_blocks * 512;
   }
   closedir(d);
   return sum;

@@ -292,9 +292,10 @@ TEST(Config, NonFiniteValuesOfAStartFileAreNamed) {
   std::vector<Vec3d> bad = grid;
   bad[2].y = NAN;
   write_start_file((dir / "start.h5"), bad, 10.0);
-  expect_refused(dir, "system\\.file\\.path: 'start\\.h5': particle 2 has a non-finite position or velocity");
+  expect_refused(dir,
+                 "system\\.file\\.path: 'start\\.h5': frame 0, particle 2: the position \\(5, nan, 5\\) is not finite");
   write_start_file((dir / "start.h5"), grid, INFINITY);
-  expect_refused(dir, "system\\.file\\.path: 'start\\.h5': box edge inf is not a positive number");
+  expect_refused(dir, "system\\.file\\.path: 'start\\.h5': the box's edge inf is not a number > 0");
   write_start_file((dir / "start.h5"), grid, 10.0, NAN);
   expect_refused(dir, "system\\.file\\.path: 'start\\.h5': the time of frame 0 is not finite");
 }

@@ -1,12 +1,12 @@
 // Newton's third law on the CPU reference backend: forces sum to zero. (Momentum under NVE and
 // forces against the energy's gradient run on every backend: tests/test_physics.cpp.)
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <cstring>
 #include <random>
 
+#include "base/host_threads.h"
 #include "tests/test_support.h"
 
 namespace pairmd {
@@ -59,8 +59,7 @@ namespace {
 // compare equal). More threads than this machine has cores make the threads finish in varying
 // order: additions in finishing order (atomics) differ in the last bits between runs.
 TEST(Forces, CpuEnergiesAreTheSameBitsEveryRunWithManyThreads) {
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(7);
+  pin_host_threads(7);
   auto sys = make_system(test::kKremerGrest, {}, "kremer_grest");
   test::jiggle(sys.built.state, 0.02, 5);
   const Observables first = CpuBackend(sys.model(), sys.built.state).observables();
@@ -72,7 +71,7 @@ TEST(Forces, CpuEnergiesAreTheSameBitsEveryRunWithManyThreads) {
     for (size_t t = 0; t < o.potential_by_term.size(); ++t)
       ASSERT_EQ(std::memcmp(&o.potential_by_term[t], &first.potential_by_term[t], sizeof(double)), 0);
   }
-  omp_set_num_threads(threads);
+  pin_host_threads(0);
 }
 
 }  // namespace

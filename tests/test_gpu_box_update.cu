@@ -71,9 +71,10 @@ void expect_same_update(BarostatCoupling couple, double p0) {
   d_box.upload(std::vector<DeviceBox>{hb});
   StepControl hc{};
   hc.step = step + 1;  // decide_step has counted the step being taken
-  hc.kT_mvv = float(kT);
   DeviceBuffer<StepControl> d_ctrl;
   d_ctrl.upload(std::vector<StepControl>{hc});
+  DeviceBuffer<SystemParams> d_sys;
+  d_sys.upload(std::vector<SystemParams>{SystemParams{float(kT), seed}});
 
   BoxUpdateArgs a{d_pos.data(),
                   d_vel.data(),
@@ -89,7 +90,8 @@ void expect_same_update(BarostatCoupling couple, double p0) {
                   1.0,
                   dt,
                   seed,
-                  2.8f};
+                  2.8f,
+                  d_sys.data()};
   Launcher now(nullptr);
   enqueue_box_update(now, a);
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
@@ -160,9 +162,11 @@ void squeeze(int64_t every, uint64_t ctrl_step, bool expect_halt) {
   s.tau_p = 0.05;
   s.compressibility = 1.0;
   s.every = every;
+  DeviceBuffer<SystemParams> d_sys;
+  d_sys.upload(std::vector<SystemParams>{SystemParams{0.f, 1}});
   BoxUpdateArgs a{pos.data(),   vel.data(),  image.data(), ref.data(),    1, virial.data(),
                   parts.data(), sums.data(), d_box.data(), d_ctrl.data(), s, 1.0,
-                  0.005,        1,           2.8f};
+                  0.005,        1,           2.8f,         d_sys.data()};
   Launcher now(nullptr);
   enqueue_box_update(now, a);
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());

@@ -78,7 +78,11 @@ void run_case(const Case& c, int* chunk_out) {
   BoxGeometry<float> fbox{{0.f, 0.f, 0.f}, {float(c.L), float(c.L), float(c.L)}, c.periodic};
   GpuCellOrder cells;
   Launcher launcher(nullptr);
-  cells.build(launcher, dpos.data(), c.n, fbox, c.grid > 0 ? c.grid : cutoff + skin);
+  std::vector<unsigned> identity(c.n);
+  for (int i = 0; i < c.n; ++i) identity[i] = static_cast<unsigned>(i);
+  DeviceBuffer<unsigned> dtag0;
+  dtag0.upload(identity);
+  cells.build(launcher, dpos.data(), dtag0.data(), c.n, std::max(c.n, 1), fbox, c.grid > 0 ? c.grid : cutoff + skin);
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<int> order = download(cells.order(), c.n);
   const std::vector<int> cell_of = download(cells.view().cell_of, c.n);

@@ -732,17 +732,17 @@ std::string with_map(const std::string& keys) {
 TEST(MsmMaps, ConfigKeysAndTheirErrors) {
   const RunConfig cfg = parse_config(
       with_map(", method: msm, msm_cutoff: 6, msm_grid_spacing: 1.5, msm_order: 4, error_samples: 0"), "m.yaml");
-  EXPECT_EQ(cfg.potential_map.method, "msm");
-  EXPECT_EQ(cfg.potential_map.boundary, "open");
-  const MapSettings m = map_settings(cfg.potential_map);
+  EXPECT_EQ(cfg.potential_map.settings.method, "msm");
+  EXPECT_EQ(cfg.potential_map.settings.boundary, "open");
+  const MapSettings m = cfg.potential_map.settings;
   EXPECT_EQ(m.msm_cutoff, 6.0);
   EXPECT_EQ(m.msm_grid_spacing, 1.5);
   EXPECT_EQ(m.msm_order, 4);
   EXPECT_EQ(m.error_samples, 0);
   const RunConfig def = parse_config(with_map(""), "d.yaml");
-  EXPECT_EQ(def.potential_map.method, "exact");
-  EXPECT_EQ(def.potential_map.msm_order, 6);
-  EXPECT_EQ(def.potential_map.error_samples, 256);
+  EXPECT_EQ(def.potential_map.settings.method, "exact");
+  EXPECT_EQ(def.potential_map.settings.msm_order, 6);
+  EXPECT_EQ(def.potential_map.settings.error_samples, 256);
   const struct {
     std::string text, message;
   } bad[] = {
@@ -795,7 +795,7 @@ TEST(MsmMaps, PotentialMapAndPlaceIonsTakeMethod) {
   EXPECT_NE(out.find("accuracy: estimated relative RMS error"), std::string::npos) << out;
   const Grid3 got = read_dx(dx);
   const RunConfig cfg = load_config(cfg_path);
-  MapSettings m = map_settings(cfg.potential_map);
+  MapSettings m = cfg.potential_map.settings;
   m.spacing = 0.5;
   const BuiltSystem sys = build_system(cfg);
   Grid3 want = map_lattice(sys.state, m, cfg.model.units);

@@ -10,14 +10,13 @@
 // in fp64 or fixed point). Rounding to float is relative 2^-24 = 6e-8 (half an ulp).
 #include <gtest/gtest.h>
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "base/bond_images.h"
+#include "base/host_threads.h"
 #include "base/observables.h"
 #include "engine/simulation.h"
 #include "integrators/noise.h"
@@ -376,12 +375,11 @@ integrator: {kind: langevin, dt: 0.01, temperature: 1.0, friction: 1.0, seed: 3}
   h.type.resize(keep);
   h.mass.resize(keep);
   h.charge.resize(keep);
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
+  pin_host_threads(1);
   const SystemState a = run(full, 100);
-  omp_set_num_threads(2);
+  pin_host_threads(2);
   const SystemState b = run(half, 100);
-  omp_set_num_threads(threads);
+  pin_host_threads(0);
   ASSERT_EQ(b.size(), keep);
   for (size_t i = 0; i < keep; ++i) {
     EXPECT_EQ(std::memcmp(&a.position[i], &b.position[i], sizeof(Vec3d)), 0) << "particle " << i;
@@ -396,9 +394,8 @@ integrator: {kind: langevin, dt: 0.01, temperature: 1.0, friction: 1.0, seed: 3}
 // checkpoints rely on. Checked for one and for two host threads.
 TEST_P(Physics, ContinuationIsTheSameRunWhateverTheListBuildStep) {
   const test::TestSystem s = test::make_system(test::lj_yaml(5, 0.8442, "langevin", 1.2));
-  const int threads = omp_get_max_threads();
   for (int nt : {1, 2}) {
-    omp_set_num_threads(nt);
+    pin_host_threads(nt);
     const SystemState straight = run(s, 250);
     auto first = backend(s);
     first->advance(117);
@@ -413,7 +410,7 @@ TEST_P(Physics, ContinuationIsTheSameRunWhateverTheListBuildStep) {
     // And the same thread count twice gives the same result.
     expect_same_run(target(), straight, run(s, 250), std::to_string(nt) + " thread(s), run twice");
   }
-  omp_set_num_threads(threads);
+  pin_host_threads(0);
 }
 
 // The thermo table counts 3N - 3 degrees of freedom under NVE in a periodic box (the total

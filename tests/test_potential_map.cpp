@@ -444,7 +444,7 @@ TEST(PotentialMapCommands, RunAndPotentialMapAndPlaceIonsEndToEnd) {
       << read_text(temp_path("cmd.log"));
   const RunConfig cfg = load_config(cfg_path);
   const BuiltSystem sys = build_system(cfg);
-  MapSettings m = map_settings(cfg.potential_map);
+  MapSettings m = cfg.potential_map.settings;
   m.spacing = 0.25;
   Grid3 want = map_lattice(sys.state, m, cfg.model.units);
   potential_cpu(charged_particles(sys.state), cfg.model.units.coulomb, m.floor(), want);
@@ -454,8 +454,9 @@ TEST(PotentialMapCommands, RunAndPotentialMapAndPlaceIonsEndToEnd) {
 
   // Bad input: exit 2, a message.
   EXPECT_EQ(run_pairmd("potential-map --config " + cfg_path + " --spacing -1"), 2);
-  EXPECT_EQ(run_pairmd("potential-map traj.h5 --spacing 1"), 2);  // no units
-  EXPECT_NE(read_text(temp_path("cmd.log")).find("--units"), std::string::npos);
+  EXPECT_EQ(run_pairmd("potential-map traj.h5 --spacing 1"), 2);  // no such file
+  EXPECT_NE(read_text(temp_path("cmd.log")).find("cannot open 'traj.h5'"), std::string::npos)
+      << read_text(temp_path("cmd.log"));
   if (!dcs::gpu_available(nullptr)) {
     EXPECT_EQ(run_pairmd("potential-map --config " + cfg_path + " --kernel gather"), 2);
     EXPECT_NE(read_text(temp_path("cmd.log")).find("runs on a GPU"), std::string::npos)

@@ -109,10 +109,42 @@ TEST(ReplicaExchange, StateSurvivesTextBitForBit) {
   rc.base_prefix = "pt";
   rc.exchange = true;
   rc.state = s;
+  rc.ensemble_id = "0123456789abcdef";
   const ReplicaCheckpoint back = ReplicaCheckpoint::parse(rc.serialize());
   EXPECT_EQ(back.replica, 3);
   EXPECT_EQ(back.base_prefix, "pt");
+  EXPECT_EQ(back.ensemble_id, "0123456789abcdef");
   EXPECT_EQ(back.state, s);
+  // Checkpoints written before the ensemble id was stored still read, without one.
+  rc.ensemble_id.clear();
+  const ReplicaCheckpoint old = ReplicaCheckpoint::parse(rc.serialize());
+  EXPECT_EQ(old.ensemble_id, "");
+  EXPECT_EQ(old.state, s);
+}
+
+// A walk an ensemble could have written: consecutive exchanges, each only swapping the pairs it
+// tries (even pairs at even exchanges), rows that are permutations.
+TEST(ReplicaExchange, WalkChecksItsRows) {
+  const std::string dir = ::testing::TempDir();
+  auto check = [&](const std::string& rows) {
+    const std::string path = dir + "/c.walk.csv";
+    std::ofstream(path) << walk_csv_header(3) << "\n" << rows;
+    try {
+      check_walk_exchanges(read_walk_csv(path), path);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(check("0,-1,0,1,2\n10,0,1,0,2\n20,1,2,0,1\n30,2,2,1,0\n"), "");
+  EXPECT_NE(check("0,-1,0,1,2\n10,0,1,1,2\n").find("c.walk.csv:3: not a permutation"), std::string::npos);
+  EXPECT_NE(check("0,-1,0,1,2\n10,0,1,0,2\n30,2,1,0,2\n").find("c.walk.csv:4: exchange 2 follows exchange 0"),
+            std::string::npos);
+  // Exchange 0 tries pair (0, 1) only; exchange 1 pair (1, 2) only.
+  EXPECT_NE(check("0,-1,0,1,2\n10,0,0,2,1\n").find("which exchange 0 cannot do"), std::string::npos);
+  EXPECT_NE(check("0,-1,0,1,2\n10,0,0,1,2\n20,1,1,0,2\n").find("c.walk.csv:4: replica 0"), std::string::npos);
+  EXPECT_NE(check("0,-1,0,1,2\n10,0,2,1,0\n").find("cannot do"), std::string::npos);
+  EXPECT_NE(check("0,-1,0,1,2\n10,0,0,1,2\n5,1,0,1,2\n").find("step 5 comes after step 10"), std::string::npos);
 }
 
 TEST(ReplicaExchange, GeometricLadder) {

@@ -829,6 +829,34 @@ TEST(Sop, PulledRunWritesCsvAndPlot) {
   EXPECT_NE(svg.find("extension (A)"), std::string::npos);
 }
 
+// Pulling statistics: `sop-build --independent K --pull` writes K independent runs of the protein
+// (a replicas section; without mpirun the runs are threads of one process, docs/ensembles.md),
+// each with its own force-extension log, and the run ends with each run's rupture force in
+// BASE.rupture.csv and their mean and spread. The runs differ (seed + k), so their largest forces do.
+TEST(Sop, IndependentPulledRunsGiveTheirRuptureForces) {
+  if (!test::file_exists(kStructure)) GTEST_SKIP() << "no " << kStructure << " (Debian's pymol-data)";
+  test::ScratchDir dir("sop_independent");
+  const test::ChildResult b = sop_build(
+      dir.path, {kStructure, "--chains", "D", "--pull", "--integrator", "langevin", "--independent", "3", "--steps",
+                 "600", "--pull-every", "50", "--thermo-every", "200", "--trajectory-every", "0", "-o", "ind.yaml"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(test::read_text(dir / "ind.yaml").find("mode: independent"), std::string::npos);
+  const test::ChildResult r =
+      test::run_pairmd({"run", "ind.yaml", "--backend", "cpu", "--set", "output.progress=off"}, dir.path);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("rupture forces of 3 runs: mean"), std::string::npos) << r.out;
+  const std::string csv = test::read_text(dir / "ind.rupture.csv");
+  std::vector<double> forces;
+  std::stringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "replica,step,extension[Angstrom],force[kcal/mol/Angstrom]");
+  while (std::getline(lines, line)) forces.push_back(std::stod(line.substr(line.rfind(',') + 1)));
+  ASSERT_EQ(forces.size(), 3u) << csv;
+  EXPECT_NE(forces[0], forces[1]) << "independent runs: seed + k";
+  for (int k = 0; k < 3; ++k) EXPECT_TRUE(test::file_exists(dir / ("ind.r" + std::to_string(k) + ".pull.csv")));
+}
+
 #endif  // PAIRMD_PHYSICS_ON_GPU
 
 }  // namespace

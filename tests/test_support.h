@@ -368,8 +368,10 @@ class Child {
   std::chrono::steady_clock::time_point start_;
 };
 
-// The pairmd binary of this build (tests that run it are built with PAIRMD_BINARY).
+// The pairmd binary of this build (tests that run it are built with PAIRMD_BINARY), or the one
+// PAIRMD_TEST_BINARY names (to show that a test fails on another build, e.g. the one before a fix).
 inline std::string pairmd_binary() {
+  if (const char* other = std::getenv("PAIRMD_TEST_BINARY")) return other;
 #ifdef PAIRMD_BINARY
   return PAIRMD_BINARY;
 #else

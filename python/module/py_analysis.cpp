@@ -12,6 +12,7 @@
 #include "python/module/py_errors.h"
 #include "python/module/py_simulation.h"
 #include "session/compare.h"
+#include "session/map_options.h"
 
 namespace pairmd::python {
 
@@ -150,45 +151,27 @@ struct MapArgs {
   std::string region, kernel, method, boundary;
 };
 
-void apply_map_args(const MapArgs& a, MapSettings& settings) {
-  const std::string who = "pairmd.potential_map: ";
-  if (!a.spacing.is_none()) settings.spacing = number_arg(a.spacing, who + "spacing", 0, true);
-  if (!a.padding.is_none()) settings.padding = number_arg(a.padding, who + "padding", 0, false);
-  if (!a.min_distance.is_none()) settings.min_distance = number_arg(a.min_distance, who + "min_distance", 0, false);
-  if (!a.region.empty()) settings.region = a.region;
-  if (!a.kernel.empty()) settings.kernel = a.kernel;
-  if (!a.method.empty()) settings.method = a.method;
-  if (!a.boundary.empty()) settings.boundary = a.boundary;
-}
-
 // The settings and units of a map: the config's analysis.potential_map and units (if there is
-// a config), then the arguments (as `pairmd potential-map` resolves its options, cli/).
-void resolve_map_settings(const RunConfig* cfg, const std::string& units_name, const MapArgs& args,
-                          MapSettings& settings, Units& units) {
+// a config), then the arguments, applied and checked as `pairmd potential-map` does
+// (session/map_options.h).
+void resolve_map_settings(const RunConfig* cfg, const std::string& units_name, const MapArgs& a, MapSettings& settings,
+                          Units& units) {
+  const std::string who = "pairmd.potential_map: ";
   try {
-    if (cfg) {
-      units = cfg->model.units;
-      if (cfg->potential_map.every > 0) settings = map_settings(cfg->potential_map);
-    }
-    if (!units_name.empty()) {
-      if (units_name != "lj" && units_name != "real")
-        throw std::invalid_argument("units: expected lj or real, got '" + units_name + "'");
-      if (cfg && units_name != units.name)
-        throw std::invalid_argument("units " + units_name + " contradicts the config's units " + units.name);
-      units = units_name == "real" ? Units::real() : Units::lj();
-    } else if (!cfg) {
+    if (cfg && cfg->potential_map.every > 0) settings = cfg->potential_map.settings;
+    if (!map_units(cfg, units_name, kPythonMapNames, units))
       throw std::invalid_argument("the trajectory's units are needed for k_e: give units='lj' or 'real', or config=");
-    }
-    apply_map_args(args, settings);
-    if (!(settings.spacing > 0)) throw std::invalid_argument("spacing: expected a number > 0");
-    if (!(settings.padding >= 0)) throw std::invalid_argument("padding: expected a number >= 0");
-    if (!(settings.min_distance >= 0)) throw std::invalid_argument("min_distance: expected a number >= 0");
-    if (settings.region != "box" && settings.region != "particles")
-      throw std::invalid_argument("region: expected box or particles, got '" + settings.region + "'");
-    parse_map_kernel(settings.kernel);
-    parse_map_method(settings.method);
+    MapOptions given;
+    if (!a.spacing.is_none()) given.spacing = number_arg(a.spacing, who + "spacing", 0, true);
+    if (!a.padding.is_none()) given.padding = number_arg(a.padding, who + "padding", 0, false);
+    if (!a.min_distance.is_none()) given.min_distance = number_arg(a.min_distance, who + "min_distance", 0, false);
+    given.region = a.region;
+    given.kernel = a.kernel;
+    given.method = a.method;
+    given.boundary = a.boundary;
+    apply_map_options(given, settings, kPythonMapNames);
   } catch (const std::invalid_argument& e) {
-    throw py::value_error(std::string("pairmd.potential_map: ") + e.what());
+    throw py::value_error(who + e.what());
   }
 }
 

@@ -11,19 +11,31 @@ TEST is one of
   pe          <PE> at each temperature of a 4-replica exchange run equals <PE> of plain runs at
               that temperature, within the statistical error (block averages)
   restart     a run of 2 x 1000 steps with a restart in between ends bitwise where a straight
-              run of 2000 steps does: positions, velocities, exchange state, exchange log, walk
+              run of 2000 steps does: positions, velocities, exchange state, exchange log, walk;
+              checkpoints of two ensembles are refused as a restart's set
   demux       `pairmd demux` writes per-temperature trajectories: each frame is the frame of the
               replica the walk puts at that temperature, and the kinetic temperature of each
               file is its ladder temperature
-  signal      SIGINT to one rank (not to mpirun) stops every rank at one step, with checkpoints
-              of that step, exit 130; the ensemble restarts from them
+  demux_inputs  `pairmd demux` refuses, with exit 2 naming the file, trajectories and checkpoints
+              of another run or ensemble (another particle count too) and walks that end early,
+              hold no permutation or an exchange that could not have happened
+  signal      SIGINT to one rank (not to mpirun) stops every rank at one meeting, with checkpoints
+              of that step, exit 130; the ensemble restarts from them and ends bitwise where a
+              run that was not interrupted does (positions, exchange log, walk)
   kill        SIGKILL of one rank: mpirun ends the job, every replica's files stay readable
               (trajectories, checkpoints, thermo) and the ensemble restarts from its checkpoints
+  fulldisk    a full disk that stops replica 0 between checkpoints while replica 1 goes on to the
+              next meeting: the checkpoints are of different steps, and the restart goes on from
+              the common checkpoints, bitwise as if nothing had stopped
+  killrandom  SIGKILL of a random rank at random times (PAIRMD_REPLICA_KILLS, default 3): every
+              kill leaves a set the ensemble restarts from; the end is bitwise a straight run's
+              (PAIRMD_REPLICA_KILL_TRAJECTORY=1: with trajectories, and demux at the end)
   failure     a replica that blows up stops the ensemble, the message names it, the others
               close their files with checkpoints
   config      bad ladders and K != ranks are config errors (exit 2), with file:line:key
-  nompi       without mpirun, a replicas section with K > 1 is a config error naming the reason
-              (runs in every build)
+  nompi       without mpirun, the K replicas run as threads of one process: an MPI ensemble's files
+              and, on the CPU backend, bit for bit the ensemble mpirun gives; its restart (runs in
+              every build; the comparison with mpirun where there is MPI)
 Exit 77: skipped (this pairmd has no MPI, or mpirun is missing), with the reason.
 """
 import csv
@@ -195,7 +207,7 @@ def checkpoint_state(path):
     with h5py.File(path, "r") as f:
         ens = f["run/ensemble"][()].decode()
         return (int(f["state"].attrs["step"]), f["state/position"][()], f["state/velocity"][()],
-                "\n".join(l for l in ens.splitlines() if not l.startswith("prefix")))
+                "\n".join(l for l in ens.splitlines() if not l.startswith(("prefix", "ensemble "))))
 
 
 def test_restart():
@@ -218,6 +230,13 @@ def test_restart():
         check(strip(ta) == strip(tb), f"replica {r}: thermo rows equal")
     for f in ("exchange.csv", "walk.csv"):
         check(open("rs." + f).read() == open("rb." + f).read(), f"the {f} files are identical")
+    # Checkpoints of two ensembles, even of one config and one step, are not one ensemble's.
+    shutil.copy("rs.r0.checkpoint.h5", "mix.r0.checkpoint.h5")
+    shutil.copy("rb.r1.checkpoint.h5", "mix.r1.checkpoint.h5")
+    before = open("rs.r0.thermo.csv").read(), open("rb.r1.thermo.csv").read()
+    rc, out, err = mpirun(2, ["run", cfg, "--restart", "mix.r{replica}.checkpoint.h5", "--steps", "2100"], timeout=600)
+    check(rc == 2 and "different ensembles" in err, f"a restart from checkpoints of two ensembles is refused (rc {rc}) {err[-500:]}")
+    check((open("rs.r0.thermo.csv").read(), open("rb.r1.thermo.csv").read()) == before, "and changes nothing")
 
 
 def test_demux():
@@ -254,6 +273,97 @@ def test_demux():
             check(moved > 0, "dm2: the demuxed files take frames from both replicas")
 
 
+def demux_case(name, change, words):
+    """A copy of the ensemble di with one thing changed: demux refuses it with exit 2, a message
+    that names the file and has `words`, and writes nothing."""
+    os.makedirs(name)
+    for f in os.listdir("."):
+        if f.startswith("di.") and os.path.isfile(f):
+            shutil.copy(f, os.path.join(name, f))
+    os.chdir(name)
+    try:
+        bad = change()
+        rc, out, err = run([PAIRMD, "demux", "di"])
+        check(rc == 2 and bad in err and all(w in err for w in words),
+              f"{name}: exit 2 naming {bad} ({rc}: {err.strip()[:300]})")
+        check(not any(".T" in f for f in os.listdir(".")), f"{name}: nothing was written")
+    finally:
+        os.chdir("..")
+
+
+def replace_file(target, source):
+    def change():
+        shutil.copy(os.path.join("..", source), target)
+        return target
+    return change
+
+
+def edit_walk(edit):
+    def change():
+        lines = open("di.walk.csv").read().splitlines()
+        open("di.walk.csv", "w").write("\n".join(edit(lines)) + "\n")
+        return "di.walk.csv"
+    return change
+
+
+def shift_steps(path):
+    def change():
+        import h5py
+        with h5py.File(path, "r+") as f:
+            d = f["particles/all/position/step"]
+            d[-1] = d[-1] + 10
+        return path
+    return change
+
+
+def test_demux_inputs():
+    ladder = "count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50"
+    cfg = config("di.yaml", 600, replicas=ladder, traj=50, checkpoint=200)
+    rc, _, err = mpirun(2, ["run", cfg], timeout=600)
+    check(rc == 0, f"the ensemble di (rc {rc}) {err[-1500:]}")
+    rc, _, err = mpirun(2, ["run", cfg, "--output", "dj", "--set", "replicas.exchange_every=40", "--set",
+                            "integrator.seed=12"], timeout=600)
+    check(rc == 0, f"another ensemble dj of the same system (rc {rc}) {err[-1500:]}")
+    single = config("single.yaml", 600, traj=50)
+    rc, _, err = run([PAIRMD, "run", single, "--output", "same"])
+    check(rc == 0, f"a single run of the same system (rc {rc}) {err[-1500:]}")
+    rc, _, err = run([PAIRMD, "run", single, "--output", "small", "--set", "system.lattice.cells=3",
+                      "--set", "force_field.pair.0.cutoff=2.0"])
+    check(rc == 0, f"a single run of 108 particles (rc {rc}) {err[-1500:]}")
+    rc, out, err = run([PAIRMD, "demux", "di"])
+    check(rc == 0, f"demux of the ensemble as it was written (rc {rc}) {err}")
+    for f in ("di.T0.h5", "di.T1.h5"):
+        os.remove(f)
+    # Files that are not of this ensemble.
+    demux_case("fewer_particles", replace_file("di.r1.h5", "small.h5"), ["another run"])
+    demux_case("another_run", replace_file("di.r1.h5", "same.h5"), ["another run"])
+    def forged(source):
+        def change():
+            import h5py
+            with h5py.File("di.r1.h5", "r") as f:
+                run_id = f["parameters"].attrs["run_id"]
+            shutil.copy(os.path.join("..", source), "di.r1.h5")
+            with h5py.File("di.r1.h5", "r+") as f:
+                f["parameters"].attrs["run_id"] = run_id
+            return "di.r1.h5"
+        return change
+    demux_case("fewer_particles_same_run_id", forged("small.h5"), ["108 particles", "has 256"])
+    demux_case("another_ensemble", replace_file("di.r1.checkpoint.h5", "dj.r1.checkpoint.h5"), ["another ensemble"])
+    demux_case("another_ensembles_walk", replace_file("di.walk.csv", "dj.walk.csv"), ["checkpoint"])
+    # A walk that ends early, one whose rows are not permutations, one with an exchange that
+    # could not have happened (odd exchanges of a ladder of two try no pair).
+    demux_case("walk_ends_early", edit_walk(lambda l: l[:-4]), ["exchange"])
+    demux_case("walk_not_a_permutation", edit_walk(lambda l: l[:5] + [l[5].rsplit(",", 2)[0] + ",0,0"] + l[6:]),
+               ["permutation"])
+    def odd_swap(lines):
+        row = lines[3].split(",")  # exchange 1 (odd): no pair is tried
+        row[2], row[3] = row[3], row[2]
+        return lines[:3] + [",".join(row)] + lines[4:]
+    demux_case("walk_impossible_swap", edit_walk(odd_swap), ["exchange 1"])
+    # Trajectories whose frames are not of the same steps.
+    demux_case("frame_steps", shift_steps("di.r1.h5"), ["step"])
+
+
 def start_ensemble(prefix, cfg, k=2):
     p = subprocess.Popen(MPIRUN + ["-np", str(k), PAIRMD, "run", cfg, "--output", prefix], env=ENV,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -285,8 +395,40 @@ def readable(prefix, k):
         check(len(rows(p + ".thermo.csv")) > 0, f"{p}.thermo.csv parses")
 
 
+def thermo_rows(path, every):
+    """The thermo rows at multiples of `every`, without the timing column (steps/s)."""
+    out = []
+    for line in open(path).readlines()[1:]:
+        cells = line.split(",")
+        if int(cells[0]) % every == 0:
+            out.append(",".join(cells[:7]))
+    return out
+
+
+def same_as_straight_run(prefix, cfg, end, thermo_every):
+    """The ensemble `prefix`, continued to step `end`, is bitwise the straight run of `end` steps:
+    positions, velocities, exchange state, thermo rows, exchange log and walk."""
+    rc, _, err = mpirun(2, ["run", cfg, "--output", prefix + "_ref", "--steps", str(end)], timeout=600)
+    check(rc == 0, f"the straight run to step {end} (rc {rc}) {err[-1500:]}")
+    for r in range(2):
+        a, b = checkpoint_state(f"{prefix}.r{r}.checkpoint.h5"), checkpoint_state(f"{prefix}_ref.r{r}.checkpoint.h5")
+        check(a[0] == b[0] == end, f"replica {r}: both end at step {end} ({a[0]}, {b[0]})")
+        check(np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2]),
+              f"replica {r}: positions and velocities bitwise those of the straight run")
+        check(a[3] == b[3], f"replica {r}: exchange state (ladder, assignment, counter, statistics) equal")
+        check(thermo_rows(f"{prefix}.r{r}.thermo.csv", thermo_every) == thermo_rows(f"{prefix}_ref.r{r}.thermo.csv", thermo_every),
+              f"replica {r}: thermo rows equal")
+    for f in ("exchange.csv", "walk.csv"):
+        check(open(f"{prefix}.{f}").read() == open(f"{prefix}_ref.{f}").read(), f"the {f} files are identical")
+    if os.path.exists(f"{prefix}.r0.h5"):
+        rc, out, err = run([PAIRMD, "demux", prefix])
+        check(rc == 0, f"pairmd demux {prefix} takes the files the restarts continued (rc {rc}) {err[-500:]}")
+
+
 def test_signal():
-    cfg = config("sg.yaml", 10 ** 7, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", checkpoint=10 ** 6)
+    # Meetings every 40 steps, thermo rows every 20: the stop (always at a meeting) has its row.
+    cfg = config("sg.yaml", 10 ** 7, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 40",
+                 checkpoint=10 ** 6)
     p = start_ensemble("sg", cfg)
     pids = rank_pids(p)
     check(len(pids) == 2, f"two ranks run ({pids})")
@@ -296,16 +438,24 @@ def test_signal():
     check("interrupted" in err and "--restart sg.r{replica}.checkpoint.h5" in err, "the message says how to continue")
     steps = [checkpoint_state(f"sg.r{r}.checkpoint.h5")[0] for r in range(2)]
     check(steps[0] == steps[1] and steps[0] > 0, f"both replicas wrote a checkpoint of one step ({steps})")
+    check(steps[0] % 40 == 0, f"the stop is at a meeting (step {steps[0]})")
     readable("sg", 2)
-    rc, out, err = mpirun(2, ["run", cfg, "--restart", "sg.r{replica}.checkpoint.h5", "--steps", str(steps[0] + 200)],
+    end = steps[0] + 200
+    rc, out, err = mpirun(2, ["run", cfg, "--restart", "sg.r{replica}.checkpoint.h5", "--steps", str(end)],
                           timeout=300)
     check(rc == 0, f"the ensemble restarts from them (rc {rc}) {err[-1500:]}")
+    # The interruption lands on a meeting: its exchange happens before the stop, as in a run that
+    # was not interrupted, so the restart goes on bitwise.
+    same_as_straight_run("sg", cfg, end, 20)
 
 
 def test_kill():
     cfg = config("kl.yaml", 10 ** 7, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", checkpoint=500)
     p = start_ensemble("kl", cfg)
-    time.sleep(1.5)  # past a checkpoint
+    while not all(c is not None for _, c in common_steps("kl")):  # past a checkpoint every replica wrote
+        if p.poll() is not None:
+            fail("the ensemble ended early: " + p.stderr.read()[-2000:])
+        time.sleep(0.05)
     pids = rank_pids(p)
     check(len(pids) == 2, f"two ranks run ({pids})")
     os.kill(pids[-1], signal.SIGKILL)
@@ -316,10 +466,113 @@ def test_kill():
     steps = [checkpoint_state(f"kl.r{r}.checkpoint.h5")[0] for r in range(2)]
     rc, out, err = mpirun(2, ["run", cfg, "--restart", "kl.r{replica}.checkpoint.h5", "--steps", str(max(steps) + 200)],
                           timeout=300)
-    if steps[0] == steps[1]:
-        check(rc == 0, f"the ensemble restarts from the checkpoints of step {steps[0]} (rc {rc}) {err[-1500:]}")
-    else:
-        check(rc == 2 and "not of one step" in err, f"checkpoints of different steps {steps} are refused, exit 2")
+    # From the checkpoints, or the common checkpoints where the kill left them of different steps.
+    check(rc == 0, f"the ensemble restarts from the checkpoints of steps {steps} (rc {rc}) {err[-1500:]}")
+
+
+def common_steps(prefix, k=2):
+    """The steps of each replica's checkpoint and common checkpoint (None where there is none)."""
+    import h5py
+    out = []
+    for r in range(k):
+        pair = []
+        for f in (f"{prefix}.r{r}.checkpoint.h5", f"{prefix}.r{r}.checkpoint.common.h5"):
+            try:
+                with h5py.File(f, "r") as h:
+                    pair.append(int(h["state"].attrs["step"]))
+            except (OSError, KeyError):
+                pair.append(None)
+        out.append(tuple(pair))
+    return out
+
+
+def test_fulldisk():
+    lib = os.environ.get("PAIRMD_SMALL_DISK_LIBRARY", "")
+    if not os.path.exists(lib):
+        print("SKIP: no small-disk library (PAIRMD_SMALL_DISK_LIBRARY; tests/small_disk_preload.c)")
+        sys.exit(77)
+    os.makedirs("disk")
+    os.chdir("disk")
+    cfg = config("fd.yaml", 2000, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", thermo=10,
+                 checkpoint=100, traj=10)
+    with open(cfg) as f:
+        text = f.read().replace("flush_seconds: 0.2", "flush_seconds: 0")
+    with open(cfg, "w") as f:
+        f.write(text)
+    # The disk is full for replica 0 only (its trajectory fills it first); replica 1 writes on to
+    # the next meeting and its checkpoint there.
+    small = dict(ENV, LD_PRELOAD=lib, PAIRMD_TEST_DISK_DIR=".", PAIRMD_TEST_DISK_BYTES=str(5 * 10 ** 6),
+                 PAIRMD_TEST_DISK_RANK="0")
+    p = subprocess.run(MPIRUN + ["-np", "2", PAIRMD, "run", cfg], env=small, capture_output=True, text=True, timeout=600)
+    check(p.returncode == 1 and "replica 0 (fd.r0.*) failed" in p.stderr and "No space left" in p.stderr,
+          f"the full disk stops the ensemble, exit 1 naming replica 0 (rc {p.returncode}) {p.stderr[-800:]}")
+    steps = common_steps("fd")
+    print("checkpoint, common checkpoint steps of each replica:", steps)
+    check(steps[0][0] != steps[1][0], f"the replicas' newest checkpoints are of different steps ({steps})")
+    check("goes on from" in p.stderr and "common" in p.stderr, "the message says the restart goes on from the common step")
+    # With room again, the command it printed continues the ensemble, bitwise as if it had not stopped.
+    rc, out, err = mpirun(2, ["run", cfg, "--restart", "fd.r{replica}.checkpoint.h5"], timeout=600)
+    check(rc == 0 and "goes on from there" in out, f"the restart goes on from the common step (rc {rc}) {err[-1500:]}")
+    same_as_straight_run("fd", cfg, 2000, 10)
+
+
+def test_killrandom():
+    """SIGKILL of a random rank at a random time, again and again (PAIRMD_REPLICA_KILLS times;
+    3 here, a long loop by hand): each time, the ensemble restarts from what the kill left, and
+    the last restart runs to the end bitwise as a run that was never killed."""
+    import random
+    kills = int(os.environ.get("PAIRMD_REPLICA_KILLS", "3"))
+    rng = random.Random(int(os.environ.get("PAIRMD_REPLICA_KILL_SEED", "1")))
+    end = 10 ** 7
+    # A checkpoint at every meeting: as many chances as can be for a kill to land between two
+    # replicas' checkpoints of one step. No trajectories unless PAIRMD_REPLICA_KILL_TRAJECTORY=1:
+    # a kill during an H5MD flush can leave one unreadable (issue #29 item 6), which is another
+    # matter than the ensemble's set of checkpoints.
+    traj = 20 if os.environ.get("PAIRMD_REPLICA_KILL_TRAJECTORY") == "1" else 0
+    cfg = config("kr.yaml", end, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 20",
+                 checkpoint=20, traj=traj)
+    args = ["run", cfg]
+    stops = []
+    hung = 0
+    for n in range(kills):
+        p = subprocess.Popen(MPIRUN + ["-np", "2", PAIRMD] + args, env=ENV, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        # The first run is killed once a set of checkpoints exists; restarts at any time.
+        while n == 0 and not all(s[1] is not None for s in common_steps("kr")):
+            if p.poll() is not None:
+                fail("the ensemble ended early: " + p.stderr.read()[-2000:])
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, 2.0))
+        pids = rank_pids(p)
+        while len(pids) < 2 and p.poll() is None:  # mpirun has not started both ranks yet
+            time.sleep(0.01)
+            pids = rank_pids(p)
+        if p.poll() is None:
+            os.kill(rng.choice(pids), signal.SIGKILL)
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            # Open MPI's mpirun can hang when a rank dies while MPI starts: end the job here.
+            hung += 1
+            for pid in rank_pids(p):
+                os.kill(pid, signal.SIGKILL)
+            p.kill()
+            out, err = p.communicate()
+        if p.returncode == 2 or "Traceback" in err:
+            fail(f"kill {n}: the restart refused the files the last kill left (rc {p.returncode}): {err[-2000:]}")
+        steps = common_steps("kr")
+        stops.append(steps)
+        said = [line for line in err.splitlines() if line.startswith("pairmd run:")][:2]
+        print(f"kill {n}: rc {p.returncode}, checkpoint and common checkpoint steps {steps} {said}")
+        args = ["run", cfg, "--restart", "kr.r{replica}.checkpoint.h5"]
+    # The last restart runs to 200 steps past the newest checkpoint and must match a straight run.
+    last = max(s for pair in common_steps("kr") for s in pair if s is not None) + 200
+    rc, out, err = mpirun(2, args + ["--steps", str(last)], timeout=600)
+    check(rc == 0, f"after {kills} kills the ensemble restarts and runs to step {last} (rc {rc}) {err[-1500:]}")
+    differ = sum(1 for s in stops if s[0][0] != s[1][0])
+    print(f"{kills} kills; {differ} left the replicas' newest checkpoints at different steps; mpirun hung after "
+          f"{hung} (ended by the test)")
+    same_as_straight_run("kr", cfg, last, 20)
 
 
 def test_failure():
@@ -348,21 +601,53 @@ def test_config():
         check(not any(f.startswith(f"bad{n}.") and not f.endswith(".yaml") for f in os.listdir(".")), "nothing was written")
     rc, out, err = mpirun(2, ["run", config("none.yaml", 100)], timeout=120)
     check(rc == 2 and "no replicas section" in err, "2 ranks without a replicas section: exit 2")
+    # A second ensemble on the prefix of an earlier one is refused; the way to continue that one
+    # is the ensemble's restart.
+    again = config("again.yaml", 100, replicas="count: 2\ntemperatures: [1.2, 1.3]")
+    rc, out, err = mpirun(2, ["run", again], timeout=120)
+    check(rc == 0, f"an ensemble of 100 steps (rc {rc}) {err[-800:]}")
+    rc, out, err = mpirun(2, ["run", again], timeout=120)
+    check(rc == 2 and "mpirun -np 2 pairmd run again.yaml --restart 'again.r{replica}.checkpoint.h5'" in err,
+          f"the same again is refused, and told how to continue the ensemble ({err.strip().splitlines()[:2]})")
 
 
 def test_nompi():
-    cfg = config("nm.yaml", 100, replicas="count: 2\ntemperatures: [1.2, 1.3]")
+    """Without mpirun the K replicas run as threads of this one process (docs/ensembles.md): the
+    files of an MPI ensemble, and on the CPU backend (each replica a CPU backend of its own) the
+    very ensemble mpirun gives, bit for bit: states, exchange log and walk; and the restart."""
+    cfg = config("nm.yaml", 400, replicas="count: 2\ntemperatures: [1.2, 1.3]\nexchange_every: 50", checkpoint=200)
     env = {k: v for k, v in ENV.items() if not k.startswith(("OMPI_", "PMI", "PMIX"))}
-    p = subprocess.run([PAIRMD, "run", cfg], env=env, capture_output=True, text=True)
-    check(p.returncode == 2 and "need 2 MPI ranks" in p.stderr, f"K = 2 without mpirun: exit 2 ({p.stderr.strip()})")
+    p = subprocess.run([PAIRMD, "run", cfg, "--output", "th"], env=env, capture_output=True, text=True)
+    check(p.returncode == 0, f"K = 2 without mpirun runs in one process (exit {p.returncode}: {p.stderr[-800:]})")
+    check("threads of one process" in p.stdout, "the log says the replicas are threads of one process")
+    for r in (0, 1):
+        check(os.path.exists(f"th.r{r}.checkpoint.h5") and os.path.exists(f"th.r{r}.log"), f"replica {r}'s files")
+    exchanges = rows("th.exchange.csv")
+    # 8 meetings; with two replicas only the even ones have a pair to try.
+    check(len(exchanges) == 4, f"the exchanges are logged ({len(exchanges)} rows)")
+    if shutil.which("mpirun") and "mpi: yes" in subprocess.run([PAIRMD, "--version"], capture_output=True,
+                                                                 text=True).stdout:
+        rc, _, err = mpirun(2, ["run", cfg, "--output", "mp"], timeout=600)
+        check(rc == 0, f"the same ensemble under mpirun ({err[-400:]})")
+        for r in (0, 1):
+            a, b = checkpoint_state(f"th.r{r}.checkpoint.h5"), checkpoint_state(f"mp.r{r}.checkpoint.h5")
+            check(a[0] == b[0] and (a[1] == b[1]).all() and (a[2] == b[2]).all() and a[3] == b[3],
+                  f"replica {r}: threads and MPI ranks end bit for bit alike (step {a[0]})")
+        check(rows("th.exchange.csv") == rows("mp.exchange.csv"), "the exchange logs are the same")
+        check(rows("th.walk.csv") == rows("mp.walk.csv"), "the walks are the same")
+    # The restart of the threads' ensemble, in threads again.
+    p = subprocess.run([PAIRMD, "run", cfg, "--restart", "th.r{replica}.checkpoint.h5", "--steps", "600"], env=env,
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and checkpoint_state("th.r0.checkpoint.h5")[0] == 600,
+          f"the ensemble in threads restarts ({p.stderr[-500:]})")
     # One replica runs anywhere, like a plain run (its files are nm1.r0.*).
     cfg = config("nm1.yaml", 100, replicas="count: 1\ntemperatures: [1.2]")
     p = subprocess.run([PAIRMD, "run", cfg], env=env, capture_output=True, text=True)
     check(p.returncode == 0 and os.path.exists("nm1.r0.checkpoint.h5"), f"K = 1 runs without mpirun ({p.stderr[-500:]})")
 
 
-TESTS = {"acceptance": test_acceptance, "pe": test_pe, "restart": test_restart, "demux": test_demux,
-         "signal": test_signal, "kill": test_kill, "failure": test_failure, "config": test_config, "nompi": test_nompi}
+TESTS = {"acceptance": test_acceptance, "pe": test_pe, "restart": test_restart, "demux": test_demux, "demux_inputs": test_demux_inputs,
+         "signal": test_signal, "fulldisk": test_fulldisk, "killrandom": test_killrandom, "kill": test_kill, "failure": test_failure, "config": test_config, "nompi": test_nompi}
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[1] not in TESTS:

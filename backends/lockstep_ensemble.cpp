@@ -1,0 +1,115 @@
+#include "backends/lockstep_ensemble.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace pairmd {
+
+class LockstepEnsemble::Member final : public Backend {
+ public:
+  Member(LockstepEnsemble& owner, int k) : owner_(owner), k_(k) {}
+  ~Member() override { owner_.leave(k_); }
+  std::string name() const override {
+    return owner_.ensemble_->name() + ", system " + std::to_string(k_) + " of " +
+           std::to_string(owner_.ensemble_->size());
+  }
+  void set_state(const SystemState& s) override {
+    owner_.locked([&](Ensemble& e) {
+      e.set_state(k_, s);
+      return 0;
+    });
+  }
+  void get_state(SystemState& s) override {
+    owner_.locked([&](Ensemble& e) {
+      e.get_state(k_, s);
+      return 0;
+    });
+  }
+  void advance(int64_t n) override {
+    int64_t step;
+    {
+      std::lock_guard<std::mutex> l(owner_.mutex_);
+      step = owner_.step_;
+    }
+    owner_.advance_to(k_, step + n);
+  }
+  Observables observables() override {
+    return owner_.locked([&](Ensemble& e) { return e.observables(k_); });
+  }
+  std::vector<Vec3d> forces() override {
+    return owner_.locked([&](Ensemble& e) { return e.forces(k_); });
+  }
+  BackendStats stats() const override {
+    return owner_.locked([&](Ensemble& e) { return e.stats(); });
+  }
+  void set_temperature(double t) override {
+    owner_.locked([&](Ensemble& e) {
+      e.set_temperature(k_, t);
+      return 0;
+    });
+  }
+
+ private:
+  LockstepEnsemble& owner_;
+  int k_;
+};
+
+LockstepEnsemble::LockstepEnsemble(std::unique_ptr<Ensemble> ensemble, int64_t step)
+    : ensemble_(std::move(ensemble)), step_(step) {
+  const int k = ensemble_->size();
+  target_.assign(k, step);
+  active_.assign(k, 1);
+  waiting_.assign(k, 0);
+}
+
+std::unique_ptr<Backend> LockstepEnsemble::member(int k) {
+  if (k < 0 || k >= ensemble_->size()) throw std::out_of_range("no system " + std::to_string(k) + " in the ensemble");
+  return std::make_unique<Member>(*this, k);
+}
+
+void LockstepEnsemble::advance_to(int k, int64_t target) {
+  std::unique_lock<std::mutex> l(mutex_);
+  target_[k] = target;
+  waiting_[k] = 1;
+  for (;;) {
+    if (failure_) {
+      waiting_[k] = 0;
+      std::rethrow_exception(failure_);
+    }
+    if (step_ >= target) {
+      waiting_[k] = 0;
+      return;
+    }
+    bool all = true;
+    int64_t next = std::numeric_limits<int64_t>::max();
+    for (size_t j = 0; j < active_.size(); ++j) {
+      if (!active_[j]) continue;
+      if (!waiting_[j]) all = false;
+      next = std::min(next, target_[j]);
+    }
+    if (all) {
+      // Every active member waits: move the ensemble (under the lock: nobody reads meanwhile).
+      try {
+        ensemble_->advance(next - step_);
+        step_ = next;
+      } catch (...) {
+        failure_ = std::current_exception();
+      }
+      moved_.notify_all();
+      continue;
+    }
+    moved_.wait(l);
+  }
+}
+
+void LockstepEnsemble::leave(int k) {
+  std::lock_guard<std::mutex> l(mutex_);
+  active_[k] = 0;
+  waiting_[k] = 0;
+  // The others may all be waiting for this one.
+  moved_.notify_all();
+}
+
+}  // namespace pairmd

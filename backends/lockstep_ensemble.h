@@ -1,0 +1,52 @@
+// The systems of an ensemble (backends/ensemble.h) as Backends of their own, for a driver that
+// runs one Simulation per system, each in a thread of its own (the replicas of an ensemble run
+// in one process: replicas/thread_communicator.h). A member's advance() waits until every
+// active member has asked to move; then the ensemble moves, once for all, to the nearest step
+// any of them asked for, and the members that asked for it go on. So the ensemble never runs
+// ahead of a member, and what a member reads (its state, observables, forces) is its system at
+// the step its Simulation is at. A member that leaves (its run ended) no longer holds the
+// others back.
+//
+// A failed step (a blow-up names the system) fails every member's advance with the message: the
+// ensemble's state is lost for all systems, and each Simulation falls back to its last good state.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "backends/ensemble.h"
+
+namespace pairmd {
+
+class LockstepEnsemble {
+ public:
+  // `step`: the step every system is at.
+  LockstepEnsemble(std::unique_ptr<Ensemble> ensemble, int64_t step);
+  // System k as a Backend (once per system; the member leaves when it is destroyed).
+  std::unique_ptr<Backend> member(int k);
+  Ensemble& ensemble() { return *ensemble_; }
+
+ private:
+  class Member;
+  void advance_to(int k, int64_t target);
+  void leave(int k);
+  template <typename F>
+  auto locked(F&& f) {
+    std::lock_guard<std::mutex> l(mutex_);
+    return f(*ensemble_);
+  }
+
+  std::unique_ptr<Ensemble> ensemble_;
+  std::mutex mutex_;
+  std::condition_variable moved_;
+  int64_t step_;
+  std::vector<int64_t> target_;
+  std::vector<char> active_, waiting_;
+  std::exception_ptr failure_;
+};
+
+}  // namespace pairmd

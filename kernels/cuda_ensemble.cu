@@ -1,0 +1,91 @@
+// The CUDA ensemble (backends/ensemble.h): one CudaBackend over the K systems concatenated.
+// What it reads back (states, observables, forces) it reads for every system at once, once per
+// step, and hands out system by system.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/ensemble.h"
+#include "kernels/cuda_backend.cuh"
+
+namespace pairmd {
+
+namespace {
+
+class CudaEnsemble final : public Ensemble {
+ public:
+  CudaEnsemble(const Model& model, const std::vector<SystemState>& states, const std::vector<EnsembleSystem>& systems)
+      : n_(static_cast<int>(states[0].size())) {
+    const Model all = replicate_model(model, static_cast<int>(states.size()), n_);
+    const Strategy strategy =
+        parse_strategy(model.strategy == kAutoStrategy ? strategy_name(kDefaultStrategy) : model.strategy);
+    backend_ =
+        std::make_unique<CudaBackend>(all, concatenate_states(states), strategy, static_cast<int>(states.size()));
+    for (size_t k = 0; k < systems.size(); ++k) {
+      backend_->set_system_temperature(static_cast<int>(k), systems[k].temperature);
+      backend_->set_system_seed(static_cast<int>(k), systems[k].seed);
+    }
+  }
+  std::string name() const override { return backend_->name() + " ensemble"; }
+  int size() const override { return backend_->systems(); }
+  void advance(int64_t n) override {
+    state_step_ = obs_step_ = force_step_ = -1;
+    backend_->advance(n);
+  }
+  void get_state(int k, SystemState& s) override {
+    if (state_step_ < 0) {
+      backend_->get_state(all_);
+      state_step_ = all_.step;
+    }
+    s = system_state(all_, k, n_);
+  }
+  void set_state(int k, const SystemState& s) override {
+    SystemState all;
+    backend_->get_state(all);
+    const size_t a = static_cast<size_t>(k) * n_;
+    for (int i = 0; i < n_; ++i) {
+      all.position[a + i] = s.position.at(i);
+      all.velocity[a + i] = s.velocity.at(i);
+      all.image[a + i] = s.image.at(i);
+    }
+    state_step_ = obs_step_ = force_step_ = -1;
+    backend_->set_state(all);
+  }
+  Observables observables(int k) override {
+    if (obs_step_ < 0) {
+      obs_ = backend_->system_observables();
+      obs_step_ = 1;
+    }
+    return obs_.at(k);
+  }
+  std::vector<Vec3d> forces(int k) override {
+    if (force_step_ < 0) {
+      forces_ = backend_->forces();
+      force_step_ = 1;
+    }
+    return std::vector<Vec3d>(forces_.begin() + static_cast<size_t>(k) * n_,
+                              forces_.begin() + static_cast<size_t>(k + 1) * n_);
+  }
+  void set_temperature(int k, double t) override {
+    backend_->set_system_temperature(k, t);
+    obs_step_ = -1;
+  }
+  BackendStats stats() const override { return backend_->stats(); }
+
+ private:
+  int n_;
+  std::unique_ptr<CudaBackend> backend_;
+  SystemState all_;
+  std::vector<Observables> obs_;
+  std::vector<Vec3d> forces_;
+  int64_t state_step_ = -1, obs_step_ = -1, force_step_ = -1;  // -1: not read since the last change
+};
+
+}  // namespace
+
+std::unique_ptr<Ensemble> make_cuda_ensemble(const Model& model, const std::vector<SystemState>& states,
+                                             const std::vector<EnsembleSystem>& systems) {
+  return std::make_unique<CudaEnsemble>(model, states, systems);
+}
+
+}  // namespace pairmd

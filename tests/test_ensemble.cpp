@@ -1,0 +1,219 @@
+// Ensembles (backends/ensemble.h): K systems advanced together must each run the trajectory they
+// run alone, with their own temperature and seed, on every target: the CPU ensemble (K CPU
+// backends; pairmd_tests) and the CUDA ensemble with every strategy (one CudaBackend over the K
+// systems; pairmd_gpu_tests, skipped with the reason where there is no GPU). The systems are the
+// example systems (an LJ liquid, a bead-spring melt with bonds and a charged solution), so pairs
+// that would join two systems, bonds, exclusions and the thermostat are all in play; each
+// system starts from its own jiggled state.
+//
+// Deterministic targets: positions, velocities and images bit for bit against the single run,
+// and the observables of each system (energies are exact fixed-point sums; the kinetic energy is
+// summed per system in tag order, as alone). Float-atomic targets: the order of their additions
+// differs from run to run, so the same bound as Physics' kSameRun.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+
+#include "backends/ensemble.h"
+#include "backends/lockstep_ensemble.h"
+#include "engine/simulation.h"
+#include "tests/test_support.h"
+
+namespace pairmd {
+namespace {
+
+using test::Target;
+
+class Ensembles : public ::testing::TestWithParam<Target> {
+ protected:
+  void SetUp() override {
+    if (GetParam().backend == "cuda") PAIRMD_REQUIRE_GPU();
+  }
+  Model model(const test::TestSystem& s) const {
+    Model m = s.model();
+    if (!GetParam().strategy.empty()) m.strategy = GetParam().strategy;
+    return m;
+  }
+};
+
+constexpr int kSystems = 3;
+
+std::vector<SystemState> starts(const test::TestSystem& s) {
+  std::vector<SystemState> v;
+  for (int k = 0; k < kSystems; ++k) {
+    SystemState st = s.built.state;
+    test::jiggle(st, 0.02, 100 + k);
+    v.push_back(st);
+  }
+  return v;
+}
+
+std::vector<EnsembleSystem> settings(const test::TestSystem& s) {
+  std::vector<EnsembleSystem> v;
+  for (int k = 0; k < kSystems; ++k)
+    v.push_back({s.cfg.model.integrator.temperature * (1.0 + 0.1 * k), s.cfg.model.integrator.seed + 7 * k});
+  return v;
+}
+
+void expect_same(const Target& t, const SystemState& a, const SystemState& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  EXPECT_EQ(a.step, b.step) << what;
+  if (t.deterministic) {
+    EXPECT_EQ(std::memcmp(a.position.data(), b.position.data(), a.size() * sizeof(Vec3d)), 0) << what;
+    EXPECT_EQ(std::memcmp(a.velocity.data(), b.velocity.data(), a.size() * sizeof(Vec3d)), 0) << what;
+    EXPECT_EQ(std::memcmp(a.image.data(), b.image.data(), a.size() * sizeof(Int3)), 0) << what;
+  } else {
+    double m = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const Vec3d d = a.unwrapped(i) - b.unwrapped(i);
+      m = std::max(m, std::sqrt(dot(d, d)));
+    }
+    EXPECT_LT(m, 1e-3) << what;
+  }
+}
+
+TEST_P(Ensembles, EverySystemRunsAsItWouldAlone) {
+  const Target& t = GetParam();
+  for (const test::TestSystem& s : test::example_systems()) {
+    SCOPED_TRACE(s.name);
+    const Model m = model(s);
+    const std::vector<SystemState> st = starts(s);
+    const std::vector<EnsembleSystem> sys = settings(s);
+    std::unique_ptr<Ensemble> e = make_ensemble(t.backend, m, st, sys);
+    ASSERT_EQ(e->size(), kSystems);
+    e->advance(300);
+    for (int k = 0; k < kSystems; ++k) {
+      Model alone = m;
+      alone.integrator.temperature = sys[k].temperature;
+      alone.integrator.seed = sys[k].seed;
+      auto single = make_backend(t.backend, alone, st[k]);
+      single->advance(300);
+      SystemState a, b;
+      single->get_state(a);
+      e->get_state(k, b);
+      expect_same(t, a, b, "system " + std::to_string(k));
+      const Observables oa = single->observables(), ob = e->observables(k);
+      ASSERT_EQ(oa.potential_by_term.size(), ob.potential_by_term.size());
+      if (t.deterministic) {
+        EXPECT_EQ(oa.potential, ob.potential) << "system " << k;
+        EXPECT_EQ(oa.virial, ob.virial) << "system " << k;
+        EXPECT_EQ(oa.kinetic, ob.kinetic) << "system " << k;
+      } else {
+        EXPECT_NEAR(oa.potential, ob.potential, 1e-4 * std::fabs(oa.potential) + 1e-3) << "system " << k;
+      }
+      const std::vector<Vec3d> fa = single->forces(), fb = e->forces(k);
+      ASSERT_EQ(fa.size(), fb.size());
+      if (t.deterministic) EXPECT_EQ(std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(Vec3d)), 0) << "system " << k;
+    }
+  }
+}
+
+// A temperature change of one system (a replica exchange) changes that system and no other.
+TEST_P(Ensembles, ATemperatureChangeIsOneSystems) {
+  const Target& t = GetParam();
+  const test::TestSystem s = test::make_system(test::kLjLiquid, {}, "lj");
+  const Model m = model(s);
+  const std::vector<SystemState> st = starts(s);
+  std::vector<EnsembleSystem> sys = settings(s);
+  std::unique_ptr<Ensemble> e = make_ensemble(t.backend, m, st, sys);
+  e->advance(50);
+  e->set_temperature(1, 2.5);
+  e->advance(100);
+  for (int k : {0, 1}) {
+    Model alone = m;
+    alone.integrator.temperature = sys[k].temperature;
+    alone.integrator.seed = sys[k].seed;
+    auto single = make_backend(t.backend, alone, st[k]);
+    single->advance(50);
+    if (k == 1) single->set_temperature(2.5);
+    single->advance(100);
+    SystemState a, b;
+    single->get_state(a);
+    e->get_state(k, b);
+    expect_same(t, a, b, "system " + std::to_string(k));
+  }
+}
+
+// The systems as Backends of their own, each driven by a Simulation in a thread of its own (as the
+// replicas of an ensemble in one process are): every run sees its system's states at the steps
+// its observers ask for, and one that ends early does not hold the others back.
+TEST_P(Ensembles, LockstepMembersRunInThreadsAndMayLeaveEarly) {
+  const Target& t = GetParam();
+  const test::TestSystem s = test::make_system(test::kLjLiquid, {}, "lj");
+  const Model m = model(s);
+  const std::vector<SystemState> st = starts(s);
+  const std::vector<EnsembleSystem> sys = settings(s);
+  LockstepEnsemble lock(make_ensemble(t.backend, m, st, sys), st[0].step);
+  std::vector<SystemState> ends(kSystems);
+  std::vector<RunResult> results(kSystems);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kSystems; ++k)
+    threads.emplace_back([&, k] {
+      RunConfig cfg = s.cfg;
+      cfg.output.thermo_every = 40;
+      Simulation sim(cfg, s.built.topology, lock.member(k));
+      // System 2 stops at step 120, the others go on to 200.
+      results[k] = sim.run(k == 2 ? 120 : 200);
+      sim.backend().get_state(ends[k]);
+    });
+  for (std::thread& th : threads) th.join();
+  for (int k = 0; k < kSystems; ++k) {
+    EXPECT_EQ(results[k].outcome, RunOutcome::Completed) << results[k].message;
+    Model alone = m;
+    alone.integrator.temperature = sys[k].temperature;
+    alone.integrator.seed = sys[k].seed;
+    auto single = make_backend(t.backend, alone, st[k]);
+    single->advance(k == 2 ? 120 : 200);
+    SystemState a;
+    single->get_state(a);
+    if (k == 2) {
+      EXPECT_EQ(ends[k].step, 120);
+    } else {
+      expect_same(t, a, ends[k], "system " + std::to_string(k));
+    }
+  }
+}
+
+// K x N that cannot fit in the GPU's memory is refused before anything is allocated, with the
+// estimate and the largest K that fits (ten million copies of 4,000 particles: ~60 TB).
+TEST(EnsembleModel, AnEnsembleTooBigForTheGpuIsRefusedWithTheLargestThatFits) {
+  PAIRMD_REQUIRE_GPU();
+  const test::TestSystem s = test::make_system(test::lj_yaml(10, 0.8442, "langevin", 1.2), {}, "lj");
+  const std::string why = ensemble_memory_problem(s.model(), s.built.state, 10000000);
+  EXPECT_NE(why.find("at most"), std::string::npos) << why;
+  EXPECT_NE(why.find("GB of GPU memory"), std::string::npos) << why;
+  EXPECT_EQ(ensemble_memory_problem(s.model(), s.built.state, 4), "");
+}
+
+TEST(EnsembleModel, ReplicatedBondsAndPairListsStayInTheirSystem) {
+  const test::TestSystem s = test::make_system(test::kKremerGrest, {}, "kg");
+  const int n = static_cast<int>(s.built.state.size());
+  const Model one = s.model();
+  const Model three = replicate_model(one, 3, n);
+  ASSERT_EQ(three.topology.bonds.size(), 3 * one.topology.bonds.size());
+  for (size_t b = 0; b < three.topology.bonds.size(); ++b) {
+    const Bond& x = three.topology.bonds[b];
+    EXPECT_EQ(x.i / n, x.j / n) << "bond " << b << " joins two systems";
+    const Bond& o = one.topology.bonds[b % one.topology.bonds.size()];
+    EXPECT_EQ(x.i % n, o.i);
+    EXPECT_EQ(x.type, o.type);
+  }
+  std::vector<SystemState> states(3, s.built.state);
+  states[1].step = 5;
+  EXPECT_THROW(concatenate_states(states), std::invalid_argument);
+  states[1].step = s.built.state.step;
+  const SystemState all = concatenate_states(states);
+  EXPECT_EQ(all.size(), 3u * n);
+  const SystemState back = system_state(all, 2, n);
+  EXPECT_EQ(std::memcmp(back.position.data(), s.built.state.position.data(), n * sizeof(Vec3d)), 0);
+}
+
+#ifdef PAIRMD_PHYSICS_ON_GPU
+INSTANTIATE_TEST_SUITE_P(Cuda, Ensembles, ::testing::ValuesIn(test::gpu_targets()), test::target_name);
+#else
+INSTANTIATE_TEST_SUITE_P(Cpu, Ensembles, ::testing::Values(test::cpu_target()), test::target_name);
+#endif
+
+}  // namespace
+}  // namespace pairmd
