@@ -107,13 +107,6 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const Model& mode
     return std::make_unique<CpuBackend>(model, initial);
   }
   if (name != "cuda" && name != "auto") throw std::runtime_error("unknown backend '" + name + "' (cpu, cuda, auto)");
-  // The GPU step has no box update yet (kernels/box_rescale.cuh holds its pieces).
-  if (model.barostat.active()) {
-    if (name == "cuda")
-      throw std::runtime_error("backend cuda: the barostat runs on the CPU backend only so far; use backend: cpu");
-    if (why) *why = "cpu (auto: the barostat runs on the CPU backend only so far)";
-    return std::make_unique<CpuBackend>(model, initial);
-  }
   const bool gpu = cuda_available(&reason);
   if (name == "cuda" && !gpu) throw std::runtime_error("backend cuda asked for, but " + reason);
 #ifdef PAIRMD_HAVE_CUDA
