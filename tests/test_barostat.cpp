@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "backends/backend.h"
+#include "backends/ensemble.h"
 #include "integrators/barostat.h"
 #include "io/checkpoint.h"
 #include "io/gsd_util.h"
@@ -273,7 +274,7 @@ std::vector<std::array<float, 3>> gsd_boxes(const std::string& path) {
 // the box of its step (which changes), and the thermo CSV the volume and density.
 TEST(Barostat, CommandLineRunRecordsTheBoxAndRestartsBitwise) {
   ScratchDir dir;
-  test::write_text(dir / "npt.yaml", "steps: 400\n" + npt_yaml("iso") +
+  test::write_text(dir / "npt.yaml", "steps: 400\nbackend: cpu\n" + npt_yaml("iso") +
                                          "output: {thermo_every: 100, progress: off, trajectory: {every: 100}, "
                                          "gsd: {every: 100}}\n");
   auto full = test::run_pairmd({"run", "npt.yaml", "--output", "full"}, dir.path);
@@ -317,7 +318,8 @@ TEST(Barostat, ABoxTooSmallForTheCutoffStopsTheRun) {
   ScratchDir dir;
   // 256 particles at 0.8442: edge 6.72, half 3.36 against 3.0 + 0.3: 2 % of compression is too much
   // (with this seed, at step 93).
-  test::write_text(dir / "squeeze.yaml", "steps: 2000\n" + test::lj_yaml(4, 0.8442, "langevin", 1.2, 0.005, 3.0) +
+  test::write_text(dir / "squeeze.yaml", "steps: 2000\nbackend: cpu\n" +
+                                             test::lj_yaml(4, 0.8442, "langevin", 1.2, 0.005, 3.0) +
                                              "barostat: {kind: c_rescale, pressure: 5.0, tau_p: 2.0, "
                                              "compressibility: 0.05}\noutput: {thermo_every: 10, progress: off}\n");
   auto r = test::run_pairmd({"run", "squeeze.yaml"}, dir.path);
@@ -329,6 +331,41 @@ TEST(Barostat, ABoxTooSmallForTheCutoffStopsTheRun) {
   EXPECT_EQ(ck.state.step % 10, 0);
   EXPECT_GE(0.5 * std::min({ck.state.box.L.x, ck.state.box.L.y, ck.state.box.L.z}), 3.3);
   for (const Vec3d& x : ck.state.position) ASSERT_TRUE(std::isfinite(x.x + x.y + x.z));
+}
+
+// An ensemble's systems share one box, and a barostat would give each its own: refused, with the
+// reason (the CUDA ensemble too: tests/test_gpu_barostat.cpp).
+TEST(Barostat, EnsemblesAreRefused) {
+  const test::TestSystem sys = test::make_system(npt_yaml("iso"));
+  const std::vector<SystemState> states(2, sys.built.state);
+  const std::vector<EnsembleSystem> systems = {{1.2, 1}, {1.2, 2}};
+  try {
+    make_ensemble("cpu", sys.model(), states, systems);
+    ADD_FAILURE() << "no refusal";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("share one box"), std::string::npos) << e.what();
+  }
+}
+
+// Replicas in one process on the CPU each run a CPU backend of their own: a barostat gives each
+// replica its own box (mode independent: the seeds differ, so the boxes go their own ways).
+TEST(Barostat, EachReplicaHasItsOwnBox) {
+  ScratchDir dir;
+  test::write_text(dir / "npt.yaml", "steps: 300\nbackend: cpu\n" + npt_yaml("iso") +
+                                         "replicas: {mode: independent, count: 2, exchange_every: 100}\n"
+                                         "output: {thermo_every: 100, progress: off}\n");
+  auto r = test::run_pairmd({"run", "npt.yaml"}, dir.path);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<Checkpoint> ck;
+  for (int k = 0; k < 2; ++k) {
+    const std::string one = dir / ("npt.r" + std::to_string(k) + ".checkpoint.h5");
+    const std::string two = dir / ("npt.r0" + std::to_string(k) + ".checkpoint.h5");
+    ck.push_back(read_checkpoint(test::file_exists(one) ? one : two));
+    EXPECT_EQ(ck.back().state.step, 300);
+  }
+  const test::TestSystem sys = test::make_system(npt_yaml("iso"));
+  for (int k = 0; k < 2; ++k) EXPECT_NE(ck[k].state.box.L.x, sys.built.state.box.L.x) << "replica " << k;
+  EXPECT_NE(ck[0].state.box.L.x, ck[1].state.box.L.x);
 }
 
 }  // namespace
