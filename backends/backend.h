@@ -69,6 +69,16 @@ class Backend {
   // to another temperature of its ladder). Velocities are left as they are.
   virtual void set_temperature(double temperature) = 0;
 
+  // Every velocity times f, each rounded as the backend stores it (a replica moved to another
+  // temperature has its velocities scaled by sqrt(T_new / T_old)). This default goes through
+  // the host; a GPU backend scales on the device, with the same result.
+  virtual void scale_velocities(double f) {
+    SystemState s;
+    get_state(s);
+    for (Vec3d& v : s.velocity) v = f * v;
+    set_state(s);
+  }
+
   // Time list builds, force computation and integration separately (CUDA events around each
   // phase on a GPU, read back at the end of advance(); off for normal runs, on for
   // `pairmd compare`'s breakdown). Phases timed outside advance() count from the next one.

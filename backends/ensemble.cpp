@@ -117,6 +117,7 @@ class CpuEnsemble final : public Ensemble {
   Observables observables(int k) override { return backends_.at(k)->observables(); }
   std::vector<Vec3d> forces(int k) override { return backends_.at(k)->forces(); }
   void set_temperature(int k, double t) override { backends_.at(k)->set_temperature(t); }
+  void scale_velocities(int k, double f) override { backends_.at(k)->scale_velocities(f); }
   BackendStats stats() const override {
     BackendStats s;
     for (const auto& b : backends_) {

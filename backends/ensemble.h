@@ -48,9 +48,15 @@ class Ensemble {
   virtual void get_state(int k, SystemState& state) = 0;
   // Replaces system k's state (its step must be the ensemble's).
   virtual void set_state(int k, const SystemState& state) = 0;
+  // Every system's state at once (one upload on the GPU rather than one per system).
+  virtual void set_states(const std::vector<SystemState>& states) {
+    for (size_t k = 0; k < states.size(); ++k) set_state(static_cast<int>(k), states[k]);
+  }
   virtual Observables observables(int k) = 0;
   virtual std::vector<Vec3d> forces(int k) = 0;
   virtual void set_temperature(int k, double temperature) = 0;
+  // System k's velocities times f (Backend::scale_velocities); the other systems keep theirs.
+  virtual void scale_velocities(int k, double f) = 0;
   virtual BackendStats stats() const = 0;
 };
 

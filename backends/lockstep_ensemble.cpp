@@ -44,6 +44,12 @@ class LockstepEnsemble::Member final : public Backend {
   BackendStats stats() const override {
     return owner_.locked([&](Ensemble& e) { return e.stats(); });
   }
+  void scale_velocities(double f) override {
+    owner_.locked([&](Ensemble& e) {
+      e.scale_velocities(k_, f);
+      return 0;
+    });
+  }
   void set_temperature(double t) override {
     owner_.locked([&](Ensemble& e) {
       e.set_temperature(k_, t);
@@ -82,11 +88,17 @@ void LockstepEnsemble::advance_to(int k, int64_t target) {
       waiting_[k] = 0;
       return;
     }
+    // A member whose target is reached but that has not woken yet is not asking to move (it
+    // comes back with its next target); counting it would move by zero steps, forever, with the
+    // lock held so that it never wakes.
     bool all = true;
     int64_t next = std::numeric_limits<int64_t>::max();
     for (size_t j = 0; j < active_.size(); ++j) {
       if (!active_[j]) continue;
-      if (!waiting_[j]) all = false;
+      if (!waiting_[j] || target_[j] <= step_) {
+        all = false;
+        break;
+      }
       next = std::min(next, target_[j]);
     }
     if (all) {

@@ -227,11 +227,8 @@ RunResult Simulation::show_current(bool all) {
 void Simulation::change_temperature(double t_old, double t_new) {
   backend_->set_temperature(t_new);
   if (t_new == t_old) return;
-  backend_->get_state(state_);
-  const double f = std::sqrt(t_new / t_old);
-  for (Vec3d& v : state_.velocity) v = f * v;
-  backend_->set_state(state_);
-  now_obs_step_ = -1;
+  backend_->scale_velocities(std::sqrt(t_new / t_old));
+  now_obs_step_ = -1;  // the next frame reads the state again
 }
 
 RunResult Simulation::run(int64_t last_step) {

@@ -145,12 +145,16 @@ class CudaBackend final : public Backend {
   std::vector<Vec3d> forces() override;
   BackendStats stats() const override;
   void set_temperature(double temperature) override;
+  void scale_velocities(double f) override { scale_system_velocities(-1, f); }
   // The ensemble's systems (1 for a single system), each with its own thermostat temperature and
   // noise seed (set_temperature() sets every system's), and the observables of each.
   int systems() const { return systems_; }
   int system_size() const { return system_size_; }
   void set_system_temperature(int k, double temperature);
   void set_system_seed(int k, uint64_t seed);
+  // System k's velocities (every system's for k < 0) times f, on the device: each rounded to
+  // float from the double product, as the host's get_state / scale / set_state would.
+  void scale_system_velocities(int k, double f);
   std::vector<Observables> system_observables();
   void set_profiling(bool on) override {
     if (!on) resolve_phases();

@@ -2,6 +2,7 @@
 // What it reads back (states, observables, forces) it reads for every system at once, once per
 // step, and hands out system by system.
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,13 @@ class CudaEnsemble final : public Ensemble {
     state_step_ = obs_step_ = force_step_ = -1;
     backend_->set_state(all);
   }
+  void set_states(const std::vector<SystemState>& states) override {
+    if (static_cast<int>(states.size()) != size())
+      throw std::invalid_argument(std::to_string(states.size()) + " states for an ensemble of " +
+                                  std::to_string(size()));
+    state_step_ = obs_step_ = force_step_ = -1;
+    backend_->set_state(concatenate_states(states));
+  }
   Observables observables(int k) override {
     if (obs_step_ < 0) {
       obs_ = backend_->system_observables();
@@ -65,6 +73,10 @@ class CudaEnsemble final : public Ensemble {
     }
     return std::vector<Vec3d>(forces_.begin() + static_cast<size_t>(k) * n_,
                               forces_.begin() + static_cast<size_t>(k + 1) * n_);
+  }
+  void scale_velocities(int k, double f) override {
+    backend_->scale_system_velocities(k, f);
+    state_step_ = obs_step_ = -1;
   }
   void set_temperature(int k, double t) override {
     backend_->set_system_temperature(k, t);

@@ -19,6 +19,8 @@ class EnsembleRendezvous::Pending final : public Backend {
   std::vector<Vec3d> forces() override { return owner_.member(k_).forces(); }
   BackendStats stats() const override { return owner_.member(k_).stats(); }
   void set_temperature(double t) override { owner_.member(k_).set_temperature(t); }
+  // Passed on, not Backend's host default: that moves every system's state both ways.
+  void scale_velocities(double f) override { owner_.member(k_).scale_velocities(f); }
 
  private:
   EnsembleRendezvous& owner_;

@@ -105,19 +105,22 @@ std::string new_run_id() {
 
 namespace {
 
-// Ensembles run under mpirun with the pairmd program, which sets the replica hooks.
+// Replica ensembles run with the pairmd program (threads or MPI ranks), which sets the replica
+// hooks; from Python, pairmd.Ensemble runs copies without files.
 void refuse_ensemble(const RunRequest& r, const FrontEnd& fe, const RunPlan& p) {
   if (r.replica_setup) return;
   if (p.cfg.replicas.count > 0) {
     auto it = p.cfg.locations.find("replicas.count");
     throw ConfigError((it != p.cfg.locations.end() ? it->second : p.cfg.path) + ": replicas: " + fe.who +
-                      " runs one simulation; a replica ensemble runs under mpirun with the pairmd program "
-                      "(mpirun -np K pairmd run CONFIG; docs/replicas.md)");
+                      " runs one simulation; a replica ensemble runs with the pairmd program (pairmd run CONFIG on one "
+                      "GPU, or mpirun -np K pairmd run CONFIG over several; docs/replicas.md), or from Python as "
+                      "pairmd.Ensemble (K copies, no files; docs/ensembles.md)");
   }
   if (p.restart && !p.ck.ensemble.empty())
     throw ConfigError(fe.who + ": " + fe.restart + ": '" + r.restart +
                       "' is the checkpoint of a replica of an ensemble; restart the whole ensemble with the pairmd "
-                      "program (mpirun -np K pairmd run --restart PREFIX.r{replica}.checkpoint.h5; docs/replicas.md)");
+                      "program (pairmd run --restart PREFIX.r{replica}.checkpoint.h5, under mpirun -np K if it ran so; "
+                      "docs/replicas.md)");
 }
 
 std::string base_name(const std::string& p) {

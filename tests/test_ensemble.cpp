@@ -82,13 +82,16 @@ TEST_P(Ensembles, EverySystemRunsAsItWouldAlone) {
     const std::vector<EnsembleSystem> sys = settings(s);
     std::unique_ptr<Ensemble> e = make_ensemble(t.backend, m, st, sys);
     ASSERT_EQ(e->size(), kSystems);
-    e->advance(300);
+    // Float-atomic sums differ from run to run in the last bits, and the dense melt's chaos
+    // grows that to 1e-2 in 300 steps: those targets are compared after 30.
+    const int64_t steps = t.deterministic ? 300 : 30;
+    e->advance(steps);
     for (int k = 0; k < kSystems; ++k) {
       Model alone = m;
       alone.integrator.temperature = sys[k].temperature;
       alone.integrator.seed = sys[k].seed;
       auto single = make_backend(t.backend, alone, st[k]);
-      single->advance(300);
+      single->advance(steps);
       SystemState a, b;
       single->get_state(a);
       e->get_state(k, b);
@@ -135,6 +138,43 @@ TEST_P(Ensembles, ATemperatureChangeIsOneSystems) {
   }
 }
 
+// A velocity rescale of one system (a replica moved to another temperature) scales that system
+// only, on the device, and gives what the host's get_state / scale / set_state gives: system 1
+// of the ensemble, a single backend scaled on the device and one scaled through the host (the
+// Backend default) all end at the same state, bit for bit on deterministic targets.
+TEST_P(Ensembles, AVelocityRescaleIsOneSystemsAndMatchesTheHostPath) {
+  const Target& t = GetParam();
+  const test::TestSystem s = test::make_system(test::kLjLiquid, {}, "lj");
+  const Model m = model(s);
+  const std::vector<SystemState> st = starts(s);
+  const std::vector<EnsembleSystem> sys = settings(s);
+  std::unique_ptr<Ensemble> e = make_ensemble(t.backend, m, st, sys);
+  e->advance(50);
+  e->scale_velocities(1, 1.3);
+  e->advance(60);
+  for (int k : {0, 1}) {
+    Model alone = m;
+    alone.integrator.temperature = sys[k].temperature;
+    alone.integrator.seed = sys[k].seed;
+    auto device = make_backend(t.backend, alone, st[k]);
+    auto host = make_backend(t.backend, alone, st[k]);
+    device->advance(50);
+    host->advance(50);
+    if (k == 1) {
+      device->scale_velocities(1.3);
+      host->Backend::scale_velocities(1.3);
+    }
+    device->advance(60);
+    host->advance(60);
+    SystemState a, b, c;
+    device->get_state(a);
+    host->get_state(b);
+    e->get_state(k, c);
+    expect_same(t, a, c, "system " + std::to_string(k) + ", ensemble");
+    expect_same(t, a, b, "system " + std::to_string(k) + ", host path");
+  }
+}
+
 // The systems as Backends of their own, each driven by a Simulation in a thread of its own (as the
 // replicas of an ensemble in one process are): every run sees its system's states at the steps
 // its observers ask for, and one that ends early does not hold the others back.
@@ -173,6 +213,29 @@ TEST_P(Ensembles, LockstepMembersRunInThreadsAndMayLeaveEarly) {
       expect_same(t, a, ends[k], "system " + std::to_string(k));
     }
   }
+}
+
+// Members that ask for one step at a time, as fast as they can: a member whose target the
+// ensemble reached but that has not woken yet must not be taken for one asking to move (that
+// moved the ensemble by zero steps forever, holding the lock: a hang on the GPU, issue #31).
+TEST_P(Ensembles, LockstepMembersAskingStepByStepNeverHang) {
+  const Target& t = GetParam();
+  const test::TestSystem s = test::make_system(test::kLjLiquid, {}, "lj");
+  const std::vector<SystemState> st = starts(s);
+  LockstepEnsemble lock(make_ensemble(t.backend, model(s), st, settings(s)), st[0].step);
+  constexpr int kSteps = 400;
+  std::vector<std::thread> threads;
+  std::vector<int64_t> reached(kSystems, 0);
+  for (int k = 0; k < kSystems; ++k)
+    threads.emplace_back([&, k] {
+      std::unique_ptr<Backend> b = lock.member(k);
+      for (int i = 0; i < kSteps; ++i) b->advance(1);
+      SystemState x;
+      b->get_state(x);
+      reached[k] = x.step;
+    });
+  for (std::thread& th : threads) th.join();
+  for (int k = 0; k < kSystems; ++k) EXPECT_EQ(reached[k], st[0].step + kSteps) << "system " << k;
 }
 
 // K x N that cannot fit in the GPU's memory is refused before anything is allocated, with the

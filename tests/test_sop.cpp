@@ -169,6 +169,31 @@ TEST_P(SopForces, EnergyByTermMatchesPairByPairSum) {
               o.potential_by_term[2], e.native, o.potential_by_term[3]);
 }
 
+// One protein alone, as sop-build writes it: an open box and the 20 A repulsion cutoff. On the GPU
+// the first pair list was sized for a density of one bead per A^3 there (37,000 partners a bead,
+// more than the search could stage: every GPU run of a sop-build model failed). Forces as in
+// ForcesMatchCpuAndFiniteDifferences, and 200 Brownian steps run.
+TEST_P(SopForces, OneProteinInAnOpenBoxRuns) {
+  test::ScratchDir dir("sop_open");
+  SopParameters p = p_;
+  p.copies = 1;
+  const SopModel one = two_helix_model(p);
+  ASSERT_FALSE(one.box.periodic);
+  const test::TestSystem s = load_sop(one, p, dir.path);
+  ASSERT_GE(s.cfg.model.force_field.pair_terms.at(0).max_cutoff(), 20.0);
+  const SystemState st = jiggled(s);
+  auto b = test::make_target_backend(target(), s.model(), st);
+  const std::vector<Vec3d> f = b->forces(), ref = CpuBackend(s.model(), st).forces();
+  const double f_rms = rms(ref);
+  double max_err = 0;
+  for (size_t i = 0; i < f.size(); ++i) max_err = std::max(max_err, std::sqrt(dot(f[i] - ref[i], f[i] - ref[i])));
+  EXPECT_LT(max_err / f_rms, target().fp32 ? 2e-3 : 1e-12);
+  b->advance(200);
+  SystemState end;
+  b->get_state(end);
+  EXPECT_EQ(end.step, st.step + 200);
+}
+
 // Exclusions per pair term: with `exclude_from: none` on the native list, the repulsion term
 // takes the native pairs in as well: it grows by exactly their repulsion, computed here.
 TEST_P(SopForces, ExcludeFromNoneAddsTheListsPairsToTheRepulsion) {

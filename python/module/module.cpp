@@ -1,4 +1,4 @@
-// The pairmd Python module: pairmd.Simulation, pairmd.compare, pairmd.potential_map and the
+// The pairmd Python module: pairmd.Simulation, pairmd.Ensemble, pairmd.compare, pairmd.potential_map and the
 // exceptions (docs/python.md). Built by the same CMake as the program (python/module/CMakeLists.txt).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -9,6 +9,7 @@
 #include "backends/strategies.h"
 #include "base/version.h"
 #include "python/module/py_analysis.h"
+#include "python/module/py_ensemble.h"
 #include "python/module/py_errors.h"
 #include "python/module/py_simulation.h"
 
@@ -23,6 +24,7 @@ PYBIND11_MODULE(pairmd, m) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   define_errors(m);
   define_simulation(m);
+  define_ensemble(m);
   define_analysis(m);
   m.def(
       "cuda_available",

@@ -9,7 +9,7 @@
 
 A comment `# prints: TEXT` on a line of a block is a line the block must print.
 
-PAIRMD_DOCS_SCALE scales the blocks' step counts (the numbers in `sim.run(N` and `every=N`) to
+PAIRMD_DOCS_SCALE scales the blocks' step counts (the numbers in `sim.run(N`, `ens.run(N` and `every=N`) to
 keep the test short: ctest sets 0.2; unset (1) runs them as written (docs/python.md says so).
 Run by ctest as python.docs with the module of the build tree on PYTHONPATH.
 """
@@ -38,7 +38,7 @@ def python_blocks(page, section=None):
 def scaled(code):
     if SCALE == 1:
         return code
-    return re.sub(r"(sim\.run\(|every=)(\d+)", lambda m: m.group(1) + str(max(1, round(int(m.group(2)) * SCALE))),
+    return re.sub(r"(\b\w+\.run\(|every=)(\d+)", lambda m: m.group(1) + str(max(1, round(int(m.group(2)) * SCALE))),
                   code)
 
 

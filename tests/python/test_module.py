@@ -110,17 +110,104 @@ def test_config_error_carries_file_and_line(tmp_path):
 
 
 def test_replica_ensembles_are_refused(tmp_path):
-    # Ensembles run under mpirun with the pairmd program (docs/replicas.md); the module runs one
-    # simulation and must not quietly run one replica of an ensemble.
+    # Replica ensembles run with the pairmd program (docs/replicas.md); a Simulation runs one
+    # system and must not quietly run one replica of an ensemble: the message names the program
+    # and pairmd.Ensemble.
     cfg = lj_config()
     cfg["replicas"] = {"count": 2, "min_temperature": 1.2, "max_temperature": 1.5}
-    with pytest.raises(pairmd.ConfigError, match="mpirun") as e:
+    with pytest.raises(pairmd.ConfigError, match="pairmd.Ensemble") as e:
         pairmd.Simulation(cfg, backend="cpu", quiet=True)
-    assert "replicas" in str(e.value)
+    assert "replicas" in str(e.value) and "pairmd run CONFIG" in str(e.value)
     assert not list(tmp_path.iterdir())  # nothing written
     cfg["replicas"] = {"mode": "independent", "count": 1}
     with pytest.raises(pairmd.ConfigError, match="mpirun"):
         pairmd.Simulation(cfg, backend="cpu", quiet=True)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_ensemble_copies_run_as_they_run_alone(backend):
+    # Copy k of pairmd.Ensemble is the config run alone with copy k's seed and temperature, bit
+    # for bit (docs/ensembles.md): positions, velocities, images, forces and energies.
+    if backend == "cuda" and not HAVE_GPU:
+        pytest.skip(f"no GPU: {NO_GPU_REASON}")
+    cfg = lj_config(cells=4)
+    ens = pairmd.Ensemble(cfg, temperatures=[0.9, 1.2, 1.6], seeds=[3, 11, 12], backend=backend)
+    assert len(ens) == ens.copies == 3 and ens.particles == 256
+    assert ens.positions.shape == (3, 256, 3) and ens.images.dtype == np.int32
+    ens.run(150)
+    assert ens.step == 150
+    thermo = ens.thermo
+    assert thermo["temperature"].shape == (3,)
+    # Hotter copies are hotter (the thermostat acts per copy).
+    assert thermo["kinetic_energy"][0] < thermo["kinetic_energy"][2]
+    for k in range(3):
+        sim = pairmd.Simulation(cfg, overrides={"integrator.seed": int(ens.seeds[k]),
+                                                "integrator.temperature": float(ens.temperatures[k])},
+                                backend=backend, output=None, quiet=True)
+        sim.run(150)
+        assert np.array_equal(sim.positions, ens.positions[k]), k
+        assert np.array_equal(sim.velocities, ens.velocities[k]), k
+        assert np.array_equal(sim.images, ens.images[k]), k
+        assert np.array_equal(sim.forces, ens.forces[k]), k
+        assert sim.thermo["potential_energy"] == thermo["potential_energy"][k]
+        sim.close()
+
+
+def test_ensemble_state_in_and_out():
+    ens = pairmd.Ensemble(lj_config(cells=4), 2, backend="cpu")
+    assert list(ens.seeds) == [7, 8]  # integrator.seed + k, as `pairmd run` seeds replicas
+    assert list(ens.temperatures) == [1.2, 1.2]
+    L = ens.box["lengths"][0]
+    x = ens.positions
+    x[1, 0] += [L + 0.25, 0, 0]  # one box length and a bit out: wrapped, the image counts it
+    ens.positions = x
+    assert np.allclose(ens.positions[1, 0, 0], x[1, 0, 0] - L)
+    assert ens.images[1, 0, 0] == 1 and not ens.images[0].any()
+    v = ens.velocities
+    v[0] = 0.0
+    ens.velocities = v
+    assert ens.thermo["kinetic_energy"][0] == 0.0 and ens.thermo["kinetic_energy"][1] > 0
+    ens.temperatures = [0.5, 2.0]
+    ens.run(400)
+    t = ens.thermo["temperature"]
+    assert t[0] < 1.0 < t[1]
+    # Forces on a copy are -dE/dx: a central difference on one coordinate.
+    e0 = pairmd.Ensemble(lj_config(cells=4), 1, backend="cpu")
+    f = e0.forces[0, 5, 1]
+    h = 1e-5
+    p = e0.positions
+    p[0, 5, 1] += h
+    e0.positions = p
+    up = e0.thermo["potential_energy"][0]
+    p[0, 5, 1] -= 2 * h
+    e0.positions = p
+    down = e0.thermo["potential_energy"][0]
+    assert abs(-(up - down) / (2 * h) - f) < 1e-5 * max(1.0, abs(f))
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({}, TypeError, r"copies: how many systems"),
+    ({"copies": 0}, ValueError, r"Ensemble: copies: "),
+    ({"copies": 2.5}, TypeError, r"Ensemble: copies: "),
+    ({"copies": 2, "temperatures": [1.0]}, ValueError, r"temperatures: 1 given for 2 copies"),
+    ({"temperatures": [1.0, -1.0]}, ValueError, r"temperatures\[1\]"),
+    ({"temperatures": "hot"}, TypeError, r"temperatures: expected a sequence"),
+    ({"seeds": [1, -2]}, ValueError, r"seeds\[1\]"),
+    ({"copies": 2, "backend": "gpu9"}, pairmd.ConfigError, r"backend"),
+])
+def test_ensemble_arguments_are_checked(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        pairmd.Ensemble(lj_config(cells=4), **kwargs)
+    assert not os.listdir(".")  # an ensemble writes nothing
+
+
+def test_ensemble_blow_up_names_the_copy():
+    cfg = lj_config(cells=4, dt=0.5)
+    with pytest.warns(UserWarning):
+        ens = pairmd.Ensemble(cfg, 2, backend="cpu")
+    with pytest.raises(pairmd.SimulationError, match="system") as e:
+        ens.run(1000)
+    assert e.value.outcome == "blew_up"
 
 
 def test_file_string_dict_and_cli_give_the_same_run(tmp_path):
