@@ -75,7 +75,8 @@ TEST(GpuBarostat, FollowsTheCpuBoxInEveryStrategyAndCoupling) {
         std::printf("[box] %-22s %-17s L%c: start %.7f cpu %.7f gpu %.7f (gpu - cpu) / L %.2e\n", c.name.c_str(),
                     strategy.c_str(), "xyz"[d], L0[d], Lw[d], Lg[d], (Lg[d] - Lw[d]) / Lw[d]);
         EXPECT_GT(std::fabs(Lw[d] - L0[d]) / L0[d], 1e-4) << c.name << ": the box hardly moved";
-        EXPECT_NEAR(Lg[d] / Lw[d], 1.0, 5e-5) << c.name << " " << strategy << " L" << "xyz"[d];
+        EXPECT_NEAR(Lg[d] / Lw[d], 1.0, 5e-5) << c.name << " " << strategy << " L"
+                                              << "xyz"[d];
       }
       EXPECT_EQ(got.step, 60);
     }
@@ -107,6 +108,28 @@ TEST(GpuBarostat, DeterministicStrategiesRunTheSameBits) {
       EXPECT_TRUE(same_bits(s.velocity, first.velocity)) << info.name << " run " << run;
     }
   }
+}
+
+// Beyond one wave of blocks the fused kernel's step is decided by a kernel after it, and so is the
+// box update (decide_step_kernel<true>): the trajectory is still pair_slots's, bit for bit.
+TEST(GpuBarostat, LargeSystemsDecideTheBoxAfterTheFusedKernelAndNothingChanges) {
+  PAIRMD_REQUIRE_GPU();
+  const test::TestSystem sys = test::make_system(test::lj_yaml(25, 0.8442, "langevin", 1.2) +  // 62,500
+                                                 barostat("aniso", 3.6, 0.5, 0.05, 1));
+  SystemState fused, unfused;
+  for (const char* strategy : {"pair_slots_fused", "pair_slots"}) {
+    auto g = gpu(sys.model(), sys.built.state, strategy);
+    g->advance(150);
+    g->observables();  // ends the pending step only
+    g->advance(150);
+    g->get_state(std::string(strategy) == "pair_slots" ? unfused : fused);
+    if (std::string(strategy) == "pair_slots_fused")
+      EXPECT_NE(g->stats().detail.find("the step decided after the summation"), std::string::npos) << g->stats().detail;
+  }
+  EXPECT_NE(fused.box.L.x, sys.built.state.box.L.x);
+  EXPECT_TRUE(same_bits(&fused.box.L, &unfused.box.L, sizeof(Vec3d)));
+  EXPECT_TRUE(same_bits(fused.position, unfused.position));
+  EXPECT_TRUE(same_bits(fused.velocity, unfused.velocity));
 }
 
 // Captured graphs against kernel-by-kernel launches (profiling mode): the same NPT run, bit for bit.
@@ -220,8 +243,8 @@ TEST(GpuBarostat, RestartsBitwise) {
 // the GPU stops with the same reason, the step not taken.
 TEST(GpuBarostat, ABoxTooSmallStops) {
   PAIRMD_REQUIRE_GPU();
-  const test::TestSystem sys = test::make_system(test::lj_yaml(4, 0.8442, "langevin", 1.2, 0.005, 3.0) +
-                                                 barostat("iso", 5.0, 2.0, 0.05, 1));
+  const test::TestSystem sys =
+      test::make_system(test::lj_yaml(4, 0.8442, "langevin", 1.2, 0.005, 3.0) + barostat("iso", 5.0, 2.0, 0.05, 1));
   for (const std::string& strategy : strategy_names()) {
     auto g = gpu(sys.model(), sys.built.state, strategy);
     try {
