@@ -16,6 +16,14 @@ bool cuda_device_free_memory(double* free_bytes, double* total_bytes);
 std::pair<int, int> cuda_select_device(int local_rank);
 #endif
 
+void Backend::move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image) {
+  SystemState s;
+  get_state(s);
+  s.position = position;
+  s.image = image;
+  set_state(s);
+}
+
 double pairs_per_particle(const PairTerm& term, double skin, const SystemSize& size) {
   const double n = static_cast<double>(size.particles);
   if (n <= 1) return 0;
@@ -27,6 +35,36 @@ double pairs_per_particle(const PairTerm& term, double skin, const SystemSize& s
   return std::min(p, 0.5 * (n - 1));
 }
 
+namespace {
+
+template <typename Terms, typename KindOf>
+size_t kinds_in_use(const Terms& terms, KindOf kind_of) {
+  std::vector<int> kinds;
+  for (const auto& t : terms) {
+    const int k = static_cast<int>(kind_of(t));
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+  }
+  return kinds.size();
+}
+
+}  // namespace
+
+std::vector<EnergyGroup> energy_groups(const Model& model) {
+  const ForceField& ff = model.force_field;
+  const Topology& t = model.topology;
+  std::vector<EnergyGroup> g(ff.pair_terms.size(), EnergyGroup::Pair);
+  auto add = [&](size_t n, EnergyGroup group) { g.insert(g.end(), n, group); };
+  add(kinds_in_use(t.bonds, [&](const Bond& b) { return ff.bond_types.at(b.type).kind; }), EnergyGroup::Bond);
+  add(ff.pair_lists.size(), EnergyGroup::PairList);
+  add(kinds_in_use(t.angles, [&](const Angle& a) { return ff.angle_types.at(a.type).kind; }), EnergyGroup::Angle);
+  add(kinds_in_use(t.dihedrals, [&](const Dihedral& d) { return ff.dihedral_types.at(d.type).kind; }),
+      EnergyGroup::Dihedral);
+  add(kinds_in_use(t.impropers, [&](const Dihedral& d) { return ff.improper_types.at(d.type).kind; }),
+      EnergyGroup::Improper);
+  if (model.pulling.active()) g.push_back(EnergyGroup::Pulling);
+  return g;
+}
+
 MemoryEstimate estimate_backend_memory(const std::string& backend, const Model& model, const SystemSize& size) {
   MemoryEstimate e;
   const double n = static_cast<double>(size.particles), bonds = static_cast<double>(size.bonds);
@@ -34,9 +72,9 @@ MemoryEstimate estimate_backend_memory(const std::string& backend, const Model& 
   const double skin = model.neighbor.skin;
   double pairs = 0;
   for (const PairTerm& t : ff.pair_terms) pairs += pairs_per_particle(t, skin, size);
-  // Excluded partners per particle: 2 per bond (1-2), about 3x that with 1-3 exclusions too.
-  const double excluded =
-      ff.exclusions == ExclusionPolicy::None ? 0.0 : (ff.exclusions == ExclusionPolicy::Angles ? 6.0 : 2.0);
+  // Excluded partners per particle: 2 per bond (1-2), about 3x that with 1-3 pairs too, 5x with 1-4.
+  const int order = ff.special.max_order();
+  const double excluded = order == 0 ? 0.0 : (order == 1 ? 2.0 : (order == 2 ? 6.0 : 10.0));
   const double per_bond = 12.0 + 4.0 * excluded;
   if (backend == "cuda") {
     // The default strategy (docs/gpu.md): ~220 bytes per particle (positions twice, velocities,

@@ -58,6 +58,19 @@ class Backend {
   virtual void advance_async(int64_t nsteps) { advance(nsteps); }
   virtual void wait() {}
 
+  // New positions and images for the particles (velocities, step and the rest kept), forces
+  // recomputed: the energy minimiser's moves (engine/minimize.h). Throws SimulationBlowup for a
+  // bond beyond its maximum extension, after which only set_state() or move_to() makes the
+  // backend usable again. The default replaces the whole state (get_state, set_state).
+  virtual void move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image);
+
+  // The independent systems the backend holds: 1, or K for the CUDA backend of an ensemble
+  // (backends/ensemble.h), whose state is the K systems one after another. The minimiser refuses
+  // more than one: it would minimise their sum, with one step and one stopping rule for all;
+  // an ensemble's systems are minimised one by one, each through its member
+  // (backends/lockstep_ensemble.h), or before the ensemble is made (the replicas of `pairmd run`).
+  virtual int systems() const { return 1; }
+
   // Energies, virial and kinetic energy of the current state.
   virtual Observables observables() = 0;
   // Forces on each particle at the current state, in tag order, as the backend computes them.
@@ -84,6 +97,12 @@ class Backend {
   // `pairmd compare`'s breakdown). Phases timed outside advance() count from the next one.
   virtual void set_profiling(bool on) { (void)on; }
 };
+
+// What each entry of Observables::potential_by_term is, in the order both backends give them:
+// the pair terms (scaled 1-2/1-3/1-4 pairs included), a bond term per bond kind in use, the pair
+// lists, an angle, dihedral and improper term per kind in use, the pulling.
+enum class EnergyGroup { Pair, Bond, PairList, Angle, Dihedral, Improper, Pulling };
+std::vector<EnergyGroup> energy_groups(const Model& model);
 
 // How big a system is, as far as memory goes: known from the config before anything is built.
 struct SystemSize {

@@ -13,6 +13,7 @@
 #include "base/host_threads.h"
 #include "integrators/barostat.h"
 #include "integrators/particle_step.h"
+#include "potentials/bonded_geometry.h"
 #include "potentials/param_table.h"
 
 namespace pairmd {
@@ -44,6 +45,52 @@ struct CpuBackend::BondData {
   ParamTable table;
   std::vector<Bond> bonds;
   std::string name;  // the pair list's, for messages; empty for bonds
+};
+
+namespace {
+
+// Angles (dihedrals, impropers) of one kind, with the table of every type of the family.
+template <typename Kind, typename Term>
+struct BondedKindTerms {
+  Kind kind;
+  ParamTable table;
+  std::vector<Term> terms;
+};
+
+// One term per kind in use, in order of first appearance (as the bonds; the CUDA backend too).
+template <typename Kind, typename Term>
+std::vector<BondedKindTerms<Kind, Term>> group_by_kind(const std::vector<Term>& terms,
+                                                       const std::vector<BondedType<Kind>>& types) {
+  std::vector<BondedKindTerms<Kind, Term>> out;
+  for (const Term& t : terms) {
+    const Kind kind = types.at(t.type).kind;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& g) { return g.kind == kind; });
+    if (it == out.end()) {
+      out.push_back(
+          {kind,
+           dispatch_bonded<double>(kind, [&](auto eval) { return make_bonded_table<decltype(eval)>(types, kind); }),
+           {}});
+      it = out.end() - 1;
+    }
+    it->terms.push_back(t);
+  }
+  return out;
+}
+
+// The scaled 1-2/1-3/1-4 pairs of one pair term (ForceField::special), evaluated by themselves.
+struct ScaledPairTerm {
+  size_t term;  // the pair term: its evaluator, its table and its energy slot
+  std::vector<ScaledPair> pairs;
+};
+
+}  // namespace
+
+struct CpuBackend::BondedTerms {
+  std::vector<BondedKindTerms<AngleKind, Angle>> angles;
+  std::vector<BondedKindTerms<DihedralKind, Dihedral>> dihedrals;
+  std::vector<BondedKindTerms<ImproperKind, Dihedral>> impropers;
+  std::vector<ScaledPairTerm> scaled;
+  size_t count() const { return angles.size() + dihedrals.size() + impropers.size(); }
 };
 
 CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
@@ -85,6 +132,14 @@ CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
   }
   for (const PairTerm& t : ff.pair_terms)
     largest_list_radius_ = std::max(largest_list_radius_, t.max_cutoff() + model_.neighbor.skin);
+  bonded_ = std::make_unique<BondedTerms>();
+  bonded_->angles = group_by_kind(model_.topology.angles, ff.angle_types);
+  bonded_->dihedrals = group_by_kind(model_.topology.dihedrals, ff.dihedral_types);
+  bonded_->impropers = group_by_kind(model_.topology.impropers, ff.improper_types);
+  for (size_t k = 0; k < ff.pair_terms.size(); ++k) {
+    std::vector<ScaledPair> pairs = pair_term_scaled_pairs(ff, model_.topology, initial.size(), k);
+    if (!pairs.empty()) bonded_->scaled.push_back({k, std::move(pairs)});
+  }
   thread_force_.resize(threads_);
   thread_close_.resize(threads_);
   set_state(initial);
@@ -93,6 +148,7 @@ CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
 CpuBackend::~CpuBackend() = default;
 
 void CpuBackend::set_state(const SystemState& state) {
+  moved_valid_ = false;
   state_ = state;
   inv_mass_.resize(state_.size());
   for (size_t i = 0; i < state_.size(); ++i) inv_mass_[i] = 1.0 / state_.mass[i];
@@ -104,12 +160,14 @@ void CpuBackend::set_state(const SystemState& state) {
 void CpuBackend::get_state(SystemState& state) { state = state_; }
 
 void CpuBackend::move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image) {
+  moved_valid_ = false;
   state_.position = position;
   state_.image = image;
   for (auto& t : pair_terms_)
     if (t->list.update(state_.position, state_.box, t->exclusions)) ++stats_.list_builds;
   virial_step_ = -1;
-  compute_forces(nullptr);
+  compute_forces(&moved_observables_);
+  moved_valid_ = true;
 }
 
 namespace {
@@ -227,12 +285,149 @@ long bond_forces(const typename Eval::Params* table, const std::vector<Bond>& bo
   return broken;
 }
 
+// Angles of one kind: j (the vertex) gets -(f_i + f_k).
+template <typename Eval, bool kEnergy>
+void angle_term_forces(const typename Eval::Params* table, const std::vector<Angle>& angles, const SystemState& s,
+                       Vec3d* f, double& energy, double& virial, Vec3d& virial_diag) {
+  double e = 0.0, w = 0.0;
+  Vec3d wd{0, 0, 0};
+  const long na = static_cast<long>(angles.size());
+#pragma omp for schedule(static) nowait
+  for (long a = 0; a < na; ++a) {
+    const Angle& t = angles[a];
+    const Vec3d xj = s.position[t.j];
+    const AngleResult<double> r =
+        angle_forces<Eval>(s.box.min_image(s.position[t.i] - xj), s.box.min_image(s.position[t.k] - xj), table[t.type]);
+    f[t.i] += r.fi;
+    f[t.k] += r.fk;
+    f[t.j] -= r.fi + r.fk;
+    if (kEnergy) {
+      e += r.energy;
+      w += r.virial;
+      wd += r.virial_diag;
+    }
+  }
+  if (kEnergy) {
+    energy += e;
+    virial += w;
+    virial_diag += wd;
+  }
+}
+
+// Dihedrals (or impropers) of one kind: f_j = t - f_i, f_k = -t - f_l.
+template <typename Eval, bool kEnergy>
+void dihedral_term_forces(const typename Eval::Params* table, const std::vector<Dihedral>& quads, const SystemState& s,
+                          Vec3d* f, double& energy, double& virial, Vec3d& virial_diag) {
+  double e = 0.0, w = 0.0;
+  Vec3d wd{0, 0, 0};
+  const long nq = static_cast<long>(quads.size());
+#pragma omp for schedule(static) nowait
+  for (long q = 0; q < nq; ++q) {
+    const Dihedral& t = quads[q];
+    const Vec3d* x = s.position.data();
+    const DihedralResult<double> r =
+        dihedral_forces<Eval>(s.box.min_image(x[t.j] - x[t.i]), s.box.min_image(x[t.k] - x[t.j]),
+                              s.box.min_image(x[t.l] - x[t.k]), table[t.type]);
+    f[t.i] += r.fi;
+    f[t.j] += r.t - r.fi;
+    f[t.k] -= r.t + r.fl;
+    f[t.l] += r.fl;
+    if (kEnergy) {
+      e += r.energy;
+      w += r.virial;
+      wd += r.virial_diag;
+    }
+  }
+  if (kEnergy) {
+    energy += e;
+    virial += w;
+    virial_diag += wd;
+  }
+}
+
+// The scaled bonded neighbours of one pair term: the pair's force and energy times its weight.
+template <typename Eval, bool kEnergy>
+void scaled_pair_forces(const typename Eval::Params* table, int ntypes, const std::vector<ScaledPair>& pairs,
+                        const SystemState& s, Vec3d* f, double& energy, double& virial, Vec3d& virial_diag) {
+  double e = 0.0, w = 0.0;
+  Vec3d wd{0, 0, 0};
+  const long np = static_cast<long>(pairs.size());
+#pragma omp for schedule(static) nowait
+  for (long k = 0; k < np; ++k) {
+    const ScaledPair& p = pairs[k];
+    const Vec3d d = s.box.min_image(s.position[p.i] - s.position[p.j]);
+    const double rsq = dot(d, d);
+    double fdivr = 0.0, pe = 0.0;
+    const double qq = Eval::kUsesCharge ? s.charge[p.i] * s.charge[p.j] : 0.0;
+    if (!Eval::eval(rsq, qq, table[s.type[p.i] * ntypes + s.type[p.j]], fdivr, pe)) continue;
+    fdivr *= p.weight;
+    f[p.i] += fdivr * d;
+    f[p.j] -= fdivr * d;
+    if (kEnergy) {
+      e += p.weight * pe;
+      w += fdivr * rsq;
+      wd += fdivr * times(d, d);
+    }
+  }
+  if (kEnergy) {
+    energy += e;
+    virial += w;
+    virial_diag += wd;
+  }
+}
+
 }  // namespace
+
+// Angles, dihedrals, impropers and scaled pairs into f (this thread's share inside a parallel
+// region, all of them outside one); energies into energy[first + k] for the k-th bonded kind,
+// scaled pairs into their pair term's slot.
+void CpuBackend::bonded_forces(bool with_energy, Vec3d* f, double* energy, size_t first, double& virial,
+                               Vec3d& virial_diag) const {
+  const BondedTerms& b = *bonded_;
+  size_t slot = first;
+  auto run = [&](const auto& groups, auto term_forces) {
+    for (const auto& g : groups) {
+      dispatch_bonded<double>(g.kind, [&](auto eval) {
+        using Eval = decltype(eval);
+        term_forces(eval, g.table.template as<typename Eval::Params>(), g.terms, energy[slot]);
+      });
+      ++slot;
+    }
+  };
+  auto angle = [&](auto eval, const auto* table, const std::vector<Angle>& terms, double& e) {
+    using Eval = decltype(eval);
+    if (with_energy)
+      angle_term_forces<Eval, true>(table, terms, state_, f, e, virial, virial_diag);
+    else
+      angle_term_forces<Eval, false>(table, terms, state_, f, e, virial, virial_diag);
+  };
+  auto dihedral = [&](auto eval, const auto* table, const std::vector<Dihedral>& terms, double& e) {
+    using Eval = decltype(eval);
+    if (with_energy)
+      dihedral_term_forces<Eval, true>(table, terms, state_, f, e, virial, virial_diag);
+    else
+      dihedral_term_forces<Eval, false>(table, terms, state_, f, e, virial, virial_diag);
+  };
+  run(b.angles, angle);
+  run(b.dihedrals, dihedral);
+  run(b.impropers, dihedral);
+  for (const ScaledPairTerm& sp : b.scaled) {
+    const PairTermData& d = *pair_terms_[sp.term];
+    dispatch_pair<double>(d.kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      const auto* table = d.table.as<typename Eval::Params>();
+      if (with_energy)
+        scaled_pair_forces<Eval, true>(table, d.ntypes, sp.pairs, state_, f, energy[sp.term], virial, virial_diag);
+      else
+        scaled_pair_forces<Eval, false>(table, d.ntypes, sp.pairs, state_, f, energy[sp.term], virial, virial_diag);
+    });
+  }
+}
 
 void CpuBackend::compute_forces(Observables* obs) {
   const size_t n = state_.size();
   const int nthreads = static_cast<int>(thread_force_.size());
-  const size_t nterms = pair_terms_.size() + bond_terms_.size() + (model_.pulling.active() ? 1 : 0);
+  const size_t nterms = pair_terms_.size() + bond_terms_.size() + bonded_->count() + (model_.pulling.active() ? 1 : 0);
   std::vector<double> energy(nterms, 0.0);
   double virial = 0.0;
   // Energy and virial partial sums per thread, added in thread order afterwards: the same
@@ -290,6 +485,8 @@ void CpuBackend::compute_forces(Observables* obs) {
         }
       }
     }
+    bonded_forces(obs != nullptr, buf.data(), my_energy, pair_terms_.size() + bond_terms_.size(), my_virial,
+                  my_virial_diag);
     if (nthreads > 1) {
 #pragma omp barrier
 #pragma omp for schedule(static)
@@ -385,6 +582,7 @@ void CpuBackend::check_sane(int64_t step) const {
 }
 
 void CpuBackend::advance(int64_t nsteps) {
+  moved_valid_ = false;
   const auto t0 = std::chrono::steady_clock::now();
   const StepConstants<double> c =
       make_step_constants<double>(model_.integrator, model_.units.kB, model_.units.force_to_accel);
@@ -526,6 +724,7 @@ void CpuBackend::update_box(int64_t step) {
 }
 
 Observables CpuBackend::observables() {
+  if (moved_valid_) return moved_observables_;
   Observables o;
   compute_forces(&o);
   return o;
@@ -575,6 +774,10 @@ std::vector<Vec3d> CpuBackend::forces_all_pairs() const {
       }
     });
   }
+  std::vector<double> energy(pair_terms_.size() + bond_terms_.size() + bonded_->count(), 0.0);
+  double virial = 0.0;
+  Vec3d virial_diag{0, 0, 0};
+  bonded_forces(false, f.data(), energy.data(), pair_terms_.size() + bond_terms_.size(), virial, virial_diag);
   return f;
 }
 

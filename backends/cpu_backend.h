@@ -28,14 +28,16 @@ class CpuBackend final : public Backend {
   void set_state(const SystemState& state) override;
   void get_state(SystemState& state) override;
   void advance(int64_t nsteps) override;
+  // The observables of the last move_to() are kept until the state changes again: the
+  // minimiser asks for them after every move, which then costs one force pass, not two.
   Observables observables() override;
   std::vector<Vec3d> forces() override { return force_; }
   BackendStats stats() const override;
   void set_temperature(double temperature) override { model_.integrator.temperature = temperature; }
 
-  // New positions (and images) for the same particles, keeping velocities and step; the lists
-  // are rebuilt only if the particles moved too far. For steepest descent (system_builder).
-  void move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image);
+  // The lists are rebuilt only if the particles moved too far; the energies are computed with
+  // the forces (observables() returns them).
+  void move_to(const std::vector<Vec3d>& position, const std::vector<Int3>& image) override;
 
   // Forces without any neighbour list: every pair under minimum image (tests use this as the
   // check of the list itself).
@@ -44,6 +46,7 @@ class CpuBackend final : public Backend {
  private:
   struct PairTermData;
   struct BondData;
+  struct BondedTerms;  // angles, dihedrals, impropers and scaled 1-2/1-3/1-4 pairs (cpu_backend.cpp)
 
   // Recomputes force_ (and, if `obs` is given, energies and virial, and virial_diag_) at the
   // current positions.
@@ -54,6 +57,8 @@ class CpuBackend final : public Backend {
   std::array<double, 3> barostat_virial() const;
   // Throws SimulationBlowup when `box` is too small for the lists' minimum image.
   void check_box_size(const Box& box, int64_t step) const;
+  void bonded_forces(bool with_energy, Vec3d* f, double* energy, size_t first, double& virial,
+                     Vec3d& virial_diag) const;
 
   Model model_;
   int threads_;  // OpenMP threads of every parallel loop (base/host_threads.h)
@@ -62,6 +67,7 @@ class CpuBackend final : public Backend {
   std::vector<double> inv_mass_;
   std::vector<std::unique_ptr<PairTermData>> pair_terms_;
   std::vector<std::unique_ptr<BondData>> bond_terms_;
+  std::unique_ptr<BondedTerms> bonded_;
   std::vector<std::vector<Vec3d>> thread_force_;           // per-thread accumulators (Newton's 3rd law)
   std::vector<std::vector<CloseNeighbour>> thread_close_;  // per-thread scratch of the pair loop
   BackendStats stats_;
@@ -72,6 +78,8 @@ class CpuBackend final : public Backend {
   double virial_diag_[3] = {0, 0, 0};
   double virial_ = 0.0;  // their sum as every force term adds it (W of Observables)
   int64_t virial_step_ = -1;
+  Observables moved_observables_;  // of the state move_to() left, while moved_valid_
+  bool moved_valid_ = false;
 };
 
 }  // namespace pairmd

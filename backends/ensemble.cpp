@@ -23,6 +23,21 @@ Model replicate_model(const Model& m, int systems, int n) {
   r.topology.bonds.reserve(m.topology.bonds.size() * systems);
   for (int k = 0; k < systems; ++k)
     for (const Bond& b : m.topology.bonds) r.topology.bonds.push_back({b.i + k * n, b.j + k * n, b.type});
+  // Angles, dihedrals and impropers (and so the scaled 1-2/1-3/1-4 pairs, found from the bonds)
+  // of copy k on its particles.
+  Topology& t = r.topology;
+  t.angles.clear();
+  t.dihedrals.clear();
+  t.impropers.clear();
+  t.angles.reserve(m.topology.angles.size() * systems);
+  t.dihedrals.reserve(m.topology.dihedrals.size() * systems);
+  t.impropers.reserve(m.topology.impropers.size() * systems);
+  for (int k = 0; k < systems; ++k) {
+    const int o = k * n;
+    for (const Angle& a : m.topology.angles) t.angles.push_back({a.i + o, a.j + o, a.k + o, a.type});
+    for (const Dihedral& d : m.topology.dihedrals) t.dihedrals.push_back({d.i + o, d.j + o, d.k + o, d.l + o, d.type});
+    for (const Dihedral& d : m.topology.impropers) t.impropers.push_back({d.i + o, d.j + o, d.k + o, d.l + o, d.type});
+  }
   for (PairList& list : r.force_field.pair_lists) {
     // Pair k of copy c is pair c m + k of the repeated list, with its own coefficients.
     auto data = std::make_shared<PairListData>();
@@ -74,6 +89,14 @@ SystemState system_state(const SystemState& all, int k, int n) {
   return s;
 }
 
+void Ensemble::move_to(int k, const std::vector<Vec3d>& position, const std::vector<Int3>& image) {
+  SystemState s;
+  get_state(k, s);
+  s.position = position;
+  s.image = image;
+  set_state(k, s);
+}
+
 namespace {
 
 // K CPU backends, each with its system's temperature and seed: the oracle of the CUDA ensemble.
@@ -114,6 +137,9 @@ class CpuEnsemble final : public Ensemble {
   }
   void get_state(int k, SystemState& s) override { backends_.at(k)->get_state(s); }
   void set_state(int k, const SystemState& s) override { backends_.at(k)->set_state(s); }
+  void move_to(int k, const std::vector<Vec3d>& x, const std::vector<Int3>& image) override {
+    backends_.at(k)->move_to(x, image);
+  }
   Observables observables(int k) override { return backends_.at(k)->observables(); }
   std::vector<Vec3d> forces(int k) override { return backends_.at(k)->forces(); }
   void set_temperature(int k, double t) override { backends_.at(k)->set_temperature(t); }

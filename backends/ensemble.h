@@ -52,6 +52,10 @@ class Ensemble {
   virtual void set_states(const std::vector<SystemState>& states) {
     for (size_t k = 0; k < states.size(); ++k) set_state(static_cast<int>(k), states[k]);
   }
+  // New positions and images for system k alone (Backend::move_to: the energy minimiser's moves
+  // of one system; the others are left as they are). The default goes through get_state and
+  // set_state.
+  virtual void move_to(int k, const std::vector<Vec3d>& position, const std::vector<Int3>& image);
   virtual Observables observables(int k) = 0;
   virtual std::vector<Vec3d> forces(int k) = 0;
   virtual void set_temperature(int k, double temperature) = 0;

@@ -27,6 +27,13 @@ class LockstepEnsemble::Member final : public Backend {
       return 0;
     });
   }
+  // The minimiser's moves of this system alone (an ensemble's systems are minimised one by one).
+  void move_to(const std::vector<Vec3d>& x, const std::vector<Int3>& image) override {
+    owner_.locked([&](Ensemble& e) {
+      e.move_to(k_, x, image);
+      return 0;
+    });
+  }
   void advance(int64_t n) override {
     int64_t step;
     {

@@ -11,8 +11,9 @@ struct Observables {
   double potential = 0.0;  // total potential energy
   double kinetic = 0.0;    // total kinetic energy
   double virial = 0.0;     // W = sum over pairs of r_ij . f_ij
-  // Pair terms in config order, then bond kinds, then pair lists in config order, then the
-  // pulling (when the run pulls).
+  // Pair terms in config order (their scaled 1-2/1-3/1-4 pairs included), then bond kinds, then
+  // pair lists in config order, then angle, dihedral and improper kinds (each in order of first
+  // appearance), then the pulling (when the run pulls): backends/backend.h, energy_groups().
   std::vector<double> potential_by_term;
   double momentum[3] = {0, 0, 0};
 

@@ -17,9 +17,9 @@ namespace pairmd::cli {
 
 namespace {
 
-// Steps x particles x partners of the relaxation check is willing to do: about 5 s on two cores
-// (configs/kremer_grest.yaml's 2000 steps of 2000 beads are 0.9e8 and take that).
-constexpr double kRelaxWork = 1e8;
+// Iterations x particles x partners of the minimisation check is willing to do: about 5 s on two
+// cores (2000 steepest-descent steps of configs/kremer_grest.yaml's 2000 beads are 0.9e8).
+constexpr double kMinimizeWork = 1e8;
 
 // What the config language offers, from the registries: the footer of `pairmd check --help`.
 std::string config_choices() {
@@ -28,6 +28,13 @@ std::string config_choices() {
   for (const PairPotentialInfo& p : kPairPotentials) s << "    " << p.name << ": " << p.formula << "\n";
   s << "  bond potentials (force_field.bonds[k].potential):\n";
   for (const BondPotentialInfo& b : kBondPotentials) s << "    " << b.name << ": " << b.formula << "\n";
+  auto bonded = [&](const char* what, const auto& registry) {
+    s << "  " << what << ":\n";
+    for (const auto& b : registry) s << "    " << b.name << ": " << b.formula << " (LAMMPS " << b.lammps_style << ")\n";
+  };
+  bonded("angle potentials (force_field.angles[k].potential)", kAnglePotentials);
+  bonded("dihedral potentials (force_field.dihedrals[k].potential)", kDihedralPotentials);
+  bonded("improper potentials (force_field.impropers[k].potential)", kImproperPotentials);
   s << "  integrators (integrator.kind):\n";
   for (const IntegratorInfo& i : kIntegrators) s << "    " << i.name << ": " << i.doc << "\n";
   s << "  GPU force strategies (force.strategy): " << choices(strategy_names(true)) << "\n";
@@ -56,21 +63,29 @@ int cmd_check(const Args& args) {
     // What check itself does (build the system, forces on it with the CPU reference) must fit
     // here; what the run needs is reported, and only noted when this machine could not hold it.
     check_build_memory(cfg, "cpu");
-    // The relaxation is the one part of building that grows with a setting as well as with the
-    // size (steps x particles x partners): past a few seconds of work check builds without it.
-    RunConfig build = cfg;
+    // The minimisation is the one part of building that grows with a setting as well as with the
+    // size (iterations x particles x partners): past a few seconds of work check builds without it.
+    BuildOptions build;
+    build.minimize = false;
+    BuiltSystem sys = build_system(cfg, build);
     std::string skipped;
-    const SystemSize planned = planned_size(cfg);
-    double partners = 1;
-    for (const PairTerm& t : cfg.model.force_field.pair_terms)
-      partners += 2 * pairs_per_particle(t, cfg.model.neighbor.skin, planned);
-    if (planned.particles > 0 &&
-        cfg.system.relax.steps * static_cast<double>(planned.particles) * partners > kRelaxWork) {
-      build.system.relax.steps = 0;
-      skipped = "note: the relaxation (" + std::to_string(cfg.system.relax.steps) + " steps of " +
-                std::to_string(planned.particles) + " particles) is left to the run; the system was checked unrelaxed";
+    const MinimizeSpec& min = cfg.minimize;
+    if (min.algorithm != MinimizeAlgorithm::None) {
+      const SystemSize built = built_size(sys.state, static_cast<int64_t>(sys.topology.bonds.size()));
+      double partners = 1;
+      for (const PairTerm& t : cfg.model.force_field.pair_terms)
+        partners += 2 * pairs_per_particle(t, cfg.model.neighbor.skin, built);
+      const double iterations = static_cast<double>(std::min(min.max_iterations, min.max_evaluations));
+      if (iterations * static_cast<double>(built.particles) * partners > kMinimizeWork) {
+        skipped = "note: the minimisation (up to " + std::to_string(static_cast<int64_t>(iterations)) +
+                  " iterations of " + std::to_string(built.particles) +
+                  " particles) is left to the run; the system was checked unminimised";
+      } else {
+        build.minimize = true;
+        build.minimize_backend = "cpu";
+        sys = build_system(cfg, build);
+      }
     }
-    const BuiltSystem sys = build_system(build);
     const SystemSize size = built_size(sys.state, static_cast<int64_t>(sys.topology.bonds.size()));
     const double held = 80.0 * static_cast<double>(size.particles);
     require_memory(cfg, estimate_run_memory(cfg, "cpu", size, 0), size, available_host_memory(), held);

@@ -322,6 +322,7 @@ std::string config_with_ions(const PlaceOptions& o, const PlacePlan& p, const st
   }
   if (!o.trajectory.empty()) {
     for (const char* k : {"lattice", "chains", "file", "relax"}) sys.remove(k);
+    root.remove("minimize");  // the frame is the state the ions were placed against
     YAML::Node f;
     f["path"] = o.trajectory;
     f["frame"] = p.frame;

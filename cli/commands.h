@@ -23,6 +23,7 @@ using Args = std::vector<std::string>;
 
 int cmd_run(const Args& args);
 int cmd_check(const Args& args);
+int cmd_minimize(const Args& args);
 int cmd_compare(const Args& args);
 int cmd_potential_map(const Args& args);
 int cmd_place_ions(const Args& args);

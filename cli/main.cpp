@@ -23,6 +23,7 @@ usage:
                     [--set key.path=value]... [--output PREFIX] [--overwrite]
   pairmd run [CONFIG] --restart CHECKPOINT [--steps N] [--set key.path=value]... [--output PREFIX]
   pairmd check CONFIG [--set key.path=value]...
+  pairmd minimize CONFIG [--backend cpu|cuda|auto] [--set key.path=value]... [--output PREFIX] [--overwrite]
   pairmd compare CONFIG [--strategies a,b,..] [--steps N] [--sizes n1,n2,..] [--out PREFIX]
   pairmd potential-map TRAJECTORY.h5|--config CONFIG [--frames a:b:s] [--spacing h] [--out map.dx] ...
   pairmd place-ions --config CONFIG --count K --type NAME --min-distance d [--out OUT.yaml] ...
@@ -35,6 +36,8 @@ usage:
                  output prefix in use or holding an earlier run's files (--overwrite replaces
                  them; --restart continues the run of a checkpoint; docs/output.md)
   check          validate CONFIG (and the system it builds) without running; exit 2 on error
+  minimize       minimise the energy of CONFIG's system (FIRE) and write it as a run of 0 steps
+                 that `run --restart` continues (docs/minimize.md)
   compare        time the GPU force-summation strategies on CONFIG's system (docs/strategies.md)
   potential-map  electrostatic potential map of trajectory frames (docs/potential_maps.md)
   place-ions     place ions at the extrema of the potential map (docs/potential_maps.md)
@@ -125,6 +128,7 @@ int run_command(int argc, char** argv) {
   };
   static const Command kCommands[] = {{"run", cmd_run},
                                       {"check", cmd_check},
+                                      {"minimize", cmd_minimize},
                                       {"compare", cmd_compare},
                                       {"potential-map", cmd_potential_map},
                                       {"place-ions", cmd_place_ions},

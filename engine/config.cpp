@@ -223,7 +223,8 @@ constexpr Section kSections[] = {
     {"force_field", config::read_force_field}, {"force", config::read_force},
     {"neighbor", config::read_neighbor},       {"output", config::read_output},
     {"analysis", config::read_analysis},       {"replicas", config::read_replicas},
-    {"pulling", config::read_pulling},         {"barostat", config::read_barostat},
+    {"pulling", config::read_pulling},         {"minimize", config::read_minimize},
+    {"barostat", config::read_barostat},
 };
 
 }  // namespace
@@ -257,7 +258,8 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
     cfg.steps = m.integer("steps", 0, 0, config::kMaxInt);
     for (const Section& s : kSections) s.read(m, cfg);
     const ForceField& ff = cfg.model.force_field;
-    if (ff.pair_terms.empty() && ff.bond_types.empty() && ff.pair_lists.empty())
+    if (ff.pair_terms.empty() && ff.bond_types.empty() && ff.pair_lists.empty() && ff.angle_types.empty() &&
+        ff.dihedral_types.empty() && ff.improper_types.empty())
       ctx.fail(m.node("force_field"), "force_field", "expected at least one pair term, bond type or pair list");
   } catch (const YAML::Exception& e) {
     // yaml-cpp conversion errors that slipped past the checks above still get a location.

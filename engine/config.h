@@ -38,6 +38,8 @@ struct ChainsSpec {
   int length = 0;
   double density = 0.85;  // monomers (and counterions) per volume
   int bond_type = 0;
+  int angle_type = -1;     // -1: no angles along the chains; else an index of force_field.angles
+  int dihedral_type = -1;  // -1: no dihedrals; else an index of force_field.dihedrals
   double bond_length = 0.97;
   int monomer_type = 0;
   int charged_every = 0;      // 0: monomers carry their type's charge; k > 0: only every k-th does
@@ -54,11 +56,6 @@ struct FileSpec {
   Vec3d box{0, 0, 0};               // XYZ files without a Lattice: the box edges (0: none)
 };
 
-struct RelaxSpec {
-  int steps = 0;           // capped steepest-descent steps before the run (removes overlaps)
-  double max_move = 0.02;  // largest displacement per relaxation step
-};
-
 struct TypeSpec {
   std::string name;
   double mass = 1.0;
@@ -68,7 +65,7 @@ struct TypeSpec {
 enum class SystemSource { Lattice, Chains, File };
 
 // system.add_particles: extra particles (e.g. ions from `pairmd place-ions`), appended after the
-// system is built and relaxed, with their type's mass and charge.
+// system is built and minimised, with their type's mass and charge.
 struct AddedParticle {
   int type = 0;
   Vec3d position{0, 0, 0};
@@ -81,11 +78,31 @@ struct SystemSpec {
   LatticeSpec lattice;
   ChainsSpec chains;
   FileSpec file;
-  RelaxSpec relax;
   std::vector<AddedParticle> add_particles;
   double velocity_temperature = -1;     // < 0: the integrator's temperature
   uint64_t velocity_seed = 0;           // 0: the integrator's seed
   bool draw_missing_velocities = true;  // a start file without velocities: draw them (false: zero)
+};
+
+enum class MinimizeAlgorithm { None, Fire, SteepestDescent };
+
+// `minimize` (or its alias system.relax): the energy minimisation between building the system
+// and the dynamics (engine/minimize.h). Stopping rules set to 0 are off.
+struct MinimizeSpec {
+  MinimizeAlgorithm algorithm = MinimizeAlgorithm::None;  // None: no minimisation
+  double ftol = 0.1;                                      // stop when max_i |F_i| < ftol (force units)
+  double etol = 0.0;                                      // stop when |E_k - E_k-1| < etol (|E_k| + |E_k-1|) / 2
+  int64_t max_iterations = 10000;
+  int64_t max_evaluations = 100000;  // force evaluations
+  double max_move = 0.1;             // largest displacement of a particle in one iteration
+  // FIRE (Bitzek et al. 2006; FIRE 2.0, Guenole et al. 2020, as LAMMPS min_style fire):
+  double dt = 0.0;     // initial time step (0: integrator.dt)
+  double dtmax = 0.0;  // largest time step (0: 10 dt)
+  double dtmin = 0.0;  // smallest time step (0: dt / 50)
+  int64_t delay = 20;  // P > 0 iterations before dt grows and alpha shrinks (N_delay)
+  double dt_grow = 1.1, dt_shrink = 0.5, alpha0 = 0.1, alpha_shrink = 0.99;
+  // Given as system.relax {steps, max_move}: the old capped steepest descent, said so in the log.
+  bool from_relax = false;
 };
 
 struct TrajectorySpec {
@@ -158,6 +175,7 @@ struct RunConfig {
   int64_t steps = 0;
   Model model;
   SystemSpec system;
+  MinimizeSpec minimize;
   OutputSpec output;
   PotentialMapSpec potential_map;
   ReplicaSpec replicas;
@@ -174,6 +192,10 @@ struct RunConfig {
   // against the box, the start file), by config path.
   std::map<std::string, std::string> locations;
   std::string chains_bond_name;
+  std::string chains_angle_name, chains_dihedral_name;
+  // force_field.angles / dihedrals / impropers: file: the types are the LAMMPS data file's
+  // (system.file), with their Coeffs (in that order).
+  bool angle_types_from_file = false, dihedral_types_from_file = false, improper_types_from_file = false;
 };
 
 // Reads and validates `path` with `--set` overrides applied ("a.b.c=value"). Throws ConfigError.

@@ -312,13 +312,11 @@ void read_pair_list(const Map& t, RunConfig& cfg, size_t index) {
 
 void read_force_field(const Map& root, RunConfig& cfg) {
   if (!root.has("force_field")) root.missing("force_field", "pair potentials and bonds");
-  Map f(root.ctx(), root.node("force_field"), "force_field", {"pair", "bonds", "pair_lists", "exclusions"});
+  Map f(root.ctx(), root.node("force_field"), "force_field",
+        {"pair", "bonds", "angles", "dihedrals", "impropers", "pair_lists", "exclusions", "special_bonds"});
   ForceField& ff = cfg.model.force_field;
   ff.ntypes = static_cast<int>(cfg.system.types.size());
-  const std::string ex = f.choice("exclusions", "bonds", {"none", "bonds", "angles"});
-  ff.exclusions = ex == "none"    ? ExclusionPolicy::None
-                  : ex == "bonds" ? ExclusionPolicy::Bonds
-                                  : ExclusionPolicy::Angles;
+  read_special_bonds(f, cfg);
 
   const YAML::Node bonds = list_node(f, "bonds", false, "of {name, potential, k, r0}");
   for (size_t k = 0; k < bonds.size(); ++k) {
@@ -353,6 +351,7 @@ void read_force_field(const Map& root, RunConfig& cfg) {
                         cfg.chains_bond_name + "' (define it in force_field.bonds)");
     cfg.system.chains.bond_type = found;
   }
+  read_bonded_types(f, cfg);
 
   const YAML::Node pairs = list_node(f, "pair", false, "of pair terms");
   for (size_t k = 0; k < pairs.size(); ++k) {

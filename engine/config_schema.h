@@ -216,6 +216,10 @@ int type_index(const Map& m, const char* key, const std::vector<TypeSpec>& types
 // The section readers, one per top-level key (engine/config.cpp reads them in its table's order).
 void read_system(const Map& root, RunConfig& cfg);
 void read_force_field(const Map& root, RunConfig& cfg);
+// Parts of force_field (engine/config_bonded.cpp): the angle, dihedral and improper types, and
+// the weights of the pair terms on bonded neighbours (exclusions, special_bonds).
+void read_bonded_types(const Map& force_field, RunConfig& cfg);
+void read_special_bonds(const Map& force_field, RunConfig& cfg);
 void read_integrator(const Map& root, RunConfig& cfg);
 void read_force(const Map& root, RunConfig& cfg);
 void read_neighbor(const Map& root, RunConfig& cfg);
@@ -224,5 +228,6 @@ void read_analysis(const Map& root, RunConfig& cfg);
 void read_replicas(const Map& root, RunConfig& cfg);
 void read_pulling(const Map& root, RunConfig& cfg);
 void read_barostat(const Map& root, RunConfig& cfg);
+void read_minimize(const Map& root, RunConfig& cfg);
 
 }  // namespace pairmd::config

@@ -1,5 +1,5 @@
-// The `system` section: types, boundary, the source (lattice, chains, file), relax, velocities,
-// added particles.
+// The `system` section: types, boundary, the source (lattice, chains, file), relax (the older
+// spelling of `minimize`: config_minimize.cpp), velocities, added particles.
 #include "engine/config_schema.h"
 
 namespace pairmd::config {
@@ -66,8 +66,8 @@ void read_system(const Map& root, RunConfig& cfg) {
   if (sys.has("chains")) {
     spec.source = SystemSource::Chains;
     Map c(sys.ctx(), sys.node("chains"), "system.chains",
-          {"count", "length", "density", "bond", "bond_length", "monomer_type", "charged_every", "counterion_type",
-           "min_distance", "seed"});
+          {"count", "length", "density", "bond", "angle", "dihedral", "bond_length", "monomer_type", "charged_every",
+           "counterion_type", "min_distance", "seed"});
     ChainsSpec& ch = spec.chains;
     ch.count = static_cast<int>(c.integer_required("count", 1, 100000000));
     ch.length = static_cast<int>(c.integer_required("length", 1, 100000000));
@@ -97,6 +97,12 @@ void read_system(const Map& root, RunConfig& cfg) {
       cfg.locations["system.chains.bond"] = c.where("bond");
       cfg.chains_bond_name = c.string("bond", "");
     }
+    // Angles along every three consecutive beads, dihedrals along every four (resolved against
+    // force_field.angles and .dihedrals once those are read).
+    cfg.chains_angle_name = c.string("angle", "");
+    cfg.chains_dihedral_name = c.string("dihedral", "");
+    cfg.locations["system.chains.angle"] = c.where("angle");
+    cfg.locations["system.chains.dihedral"] = c.where("dihedral");
   }
   if (sys.has("file")) {
     spec.source = SystemSource::File;
@@ -117,13 +123,17 @@ void read_system(const Map& root, RunConfig& cfg) {
     cfg.locations["system.file.path"] = f.where("path");
   }
   if (sys.has("relax")) {
+    // The older spelling of `minimize` (config_minimize.cpp): its capped steepest descent, as it
+    // always was; the log says so.
     Map r(sys.ctx(), sys.node("relax"), "system.relax", {"steps", "max_move"});
-    // Generated chains overlap a little: they are relaxed unless steps: 0 says otherwise.
-    const int default_steps = spec.source == SystemSource::Chains ? 200 : 0;
-    spec.relax.steps = static_cast<int>(r.integer("steps", default_steps, 0, 100000000));
-    spec.relax.max_move = r.number("max_move", 0.02, 0.0, kInf, true);
-  } else if (spec.source == SystemSource::Chains) {
-    spec.relax.steps = 200;  // random walks overlap a little; push them apart before dynamics
+    MinimizeSpec& m = cfg.minimize;
+    m.from_relax = true;
+    m.max_iterations = r.integer("steps", spec.source == SystemSource::Chains ? 200 : 0, 0, 100000000);
+    m.algorithm = m.max_iterations > 0 ? MinimizeAlgorithm::SteepestDescent : MinimizeAlgorithm::None;
+    m.max_move = r.number("max_move", 0.02, 0.0, kInf, true);
+    m.ftol = m.etol = 0.0;
+    m.max_evaluations = m.max_iterations + 1;
+    cfg.locations["minimize.max_move"] = r.where("max_move");
   }
   const YAML::Node added = list_node(sys, "add_particles", false, "of {type: NAME, position: [x, y, z]}");
   for (size_t k = 0; k < added.size(); ++k) {

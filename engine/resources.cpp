@@ -128,9 +128,12 @@ MemoryEstimate estimate_run_memory(const RunConfig& cfg, const std::string& back
   const double n = static_cast<double>(std::max<int64_t>(size.particles, 0));
   const double state = 80.0 * n;
   // Building: the state as vectors grow (up to twice its size), the placement grid of chains,
-  // and the CPU backend that relaxes the system.
+  // and the minimisation: a backend of the run's kind (on a GPU it is gone before the run's own
+  // is made), the minimiser's two states (positions, images, forces), velocities and moves, and
+  // the copies of the state a move through set_state makes (engine/minimize.cpp).
   double build = 2.0 * state + 48.0 * n;
-  if (cfg.system.relax.steps > 0) build += estimate_backend_memory("cpu", cfg.model, size).host_bytes;
+  if (cfg.minimize.algorithm != MinimizeAlgorithm::None)
+    build += estimate_backend_memory(backend, cfg.model, size).host_bytes + 2.0 * 60.0 * n + 48.0 * n + 2.0 * state;
   // Running: the backend, the state the run loop shows observers and its last good copy, the
   // checkpoint's copy and its file read back for the checksum, a forces frame, frame buffers.
   const double run = e.host_bytes + 4.0 * state + 2.0 * state + 24.0 * n + 3.0 * 24.0 * n;

@@ -27,7 +27,7 @@ SystemSize planned_size(const RunConfig& cfg);
 // The size of a built system (state and bonds).
 SystemSize built_size(const SystemState& state, int64_t bonds);
 
-// Everything a run of `size` holds at its peak: building the system (with its relaxation), the
+// Everything a run of `size` holds at its peak: building the system (with its minimisation), the
 // backend, the copies of the state the run loop and the outputs keep, the potential map of
 // `map_points` points, and libraries and caches.
 MemoryEstimate estimate_run_memory(const RunConfig& cfg, const std::string& backend, const SystemSize& size,

@@ -14,6 +14,7 @@
 #include "base/system_state.h"
 #include "base/topology.h"
 #include "engine/config.h"
+#include "potentials/force_field.h"
 
 namespace pairmd {
 
@@ -21,6 +22,17 @@ namespace pairmd {
 // says what is wrong.
 struct StartFileError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// The angle, dihedral and improper types a start file defines with their coefficients (a LAMMPS
+// data file's Coeffs sections of styles pairmd has), each in the file's order and named by its
+// type label or number; a problem (no Coeffs section, a style pairmd does not have) is kept as
+// its message, an error only where the config takes the file's types.
+struct StartTypes {
+  std::vector<AngleType> angle_types;
+  std::vector<DihedralType> dihedral_types;
+  std::vector<ImproperType> improper_types;
+  std::string angle_problem, dihedral_problem, improper_problem;  // "FILE:LINE: what"
 };
 
 // The largest coordinate (and box bound) a start file may give, in length units: beyond it a
@@ -37,7 +49,10 @@ struct StartStructure {
   SystemState state;
   Topology topology;                         // bond types index bond_type_names (or count from 0)
   std::vector<std::string> bond_type_names;  // empty: the file numbers its bond types
-  bool types_by_name = true;                 // match state.type_names to system.types by name (false: by order)
+  // The same for angles, dihedrals and impropers (empty: numbered; matched by order).
+  std::vector<std::string> angle_type_names, dihedral_type_names, improper_type_names;
+  StartTypes types;           // what the file defines of them
+  bool types_by_name = true;  // match state.type_names to system.types by name (false: by order)
   bool has_velocities = false;
   bool has_masses = false;   // false: the masses of the config's types
   bool has_charges = false;  // false: the charges of the config's types
@@ -54,5 +69,11 @@ struct StartStructure {
 // the file names them. Throws ConfigError: "CONFIG:LINE:COL: system.file.path: FILE:LINE: what"
 // (text formats) or "...: system.file.path: 'FILE': what" (H5MD, GSD).
 StartStructure load_start_file(const RunConfig& cfg);
+
+// The types of cfg.system.file for force_field.angles (dihedrals, impropers): file, read while the
+// config is (so that the run, its outputs and restarts see them as the config's). Throws
+// ConfigError naming the config key and the file's line: the file cannot be read, it has no
+// Coeffs for a kind the config takes from it, or a style pairmd does not have.
+StartTypes read_start_file_types(const RunConfig& cfg);
 
 }  // namespace pairmd

@@ -7,8 +7,10 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "backends/cpu_backend.h"
+#include <unistd.h>
+
 #include "base/bond_images.h"
+#include "engine/minimize.h"
 #include "engine/pulling.h"
 #include "engine/simulation.h"
 #include "engine/start_file.h"
@@ -133,7 +135,7 @@ void build_chains(const RunConfig& cfg, SystemState& s, Topology& topo) {
       Vec3d best{0, 0, 0};
       Int3 best_image{0, 0, 0};
       double best_d = -1;
-      // Up to 100 trials for the closest approach; otherwise the best trial (relax fixes it).
+      // Up to 100 trials for the closest approach; otherwise the best trial (minimize fixes it).
       for (int trial = 0; trial < 100 && best_d < ch.min_distance; ++trial) {
         Vec3d x = k == 0 ? random_point() : s.position.back() + ch.bond_length * random_direction();
         // A bead that steps out of the box is wrapped in and counts the crossing on top of its
@@ -153,6 +155,9 @@ void build_chains(const RunConfig& cfg, SystemState& s, Topology& topo) {
       if (k > 0) {
         const int j = static_cast<int>(s.size()) - 1;
         topo.bonds.push_back({j - 1, j, ch.bond_type});
+        // Angles and dihedrals along the chain (system.chains.angle, .dihedral).
+        if (k >= 2 && ch.angle_type >= 0) topo.angles.push_back({j - 2, j - 1, j, ch.angle_type});
+        if (k >= 3 && ch.dihedral_type >= 0) topo.dihedrals.push_back({j - 3, j - 2, j - 1, j, ch.dihedral_type});
       }
     }
   }
@@ -172,8 +177,8 @@ void build_chains(const RunConfig& cfg, SystemState& s, Topology& topo) {
   }
 }
 
-// system.add_particles, after relaxation: `pairmd place-ions` chose these positions against the
-// relaxed system, which a rebuild reproduces exactly.
+// system.add_particles, after the minimisation: `pairmd place-ions` chose these positions against
+// the minimised system, which a rebuild reproduces exactly.
 void add_listed_particles(const RunConfig& cfg, SystemState& s) {
   for (const AddedParticle& p : cfg.system.add_particles) {
     Vec3d x = p.position;
@@ -319,28 +324,64 @@ void draw_velocities(SystemState& s, size_t first, double temperature, uint64_t 
   }
 }
 
-void relax(SystemState& s, const RunConfig& cfg, const Topology& topology, int steps, double max_move) {
-  if (steps <= 0) return;
-  Model model = cfg.model;
-  model.topology = topology;
-  CpuBackend backend(model, s);
-  for (int k = 0; k < steps; ++k) {
-    stop_if_signalled("during system.relax, before the run began");
-    const std::vector<Vec3d> f = backend.forces();
-    double fmax = 0;
-    for (const Vec3d& fi : f) fmax = std::max(fmax, dot(fi, fi));
-    fmax = std::sqrt(fmax);
-    if (!(fmax > 0) || !std::isfinite(fmax)) break;
-    const double scale = max_move / fmax;
-    for (size_t i = 0; i < s.size(); ++i) {
-      s.position[i] += scale * f[i];
-      s.box.wrap(s.position[i], s.image[i]);
-    }
-    backend.move_to(s.position, s.image);
-  }
+namespace {
+
+// A move of half a box or more can no longer be told from a shorter one the other way.
+void validate_max_move(const RunConfig& cfg, const Box& box) {
+  if (!box.periodic || cfg.minimize.algorithm == MinimizeAlgorithm::None) return;
+  const double half = 0.5 * std::min({box.L.x, box.L.y, box.L.z});
+  if (cfg.minimize.max_move < half) return;
+  const std::string key = cfg.minimize.from_relax ? "system.relax.max_move" : "minimize.max_move";
+  auto it = cfg.locations.find("minimize.max_move");
+  std::ostringstream m;
+  m << (it != cfg.locations.end() ? it->second : cfg.path) << ": " << key << ": " << cfg.minimize.max_move
+    << " is not less than half the smallest box edge (" << half << ")";
+  throw ConfigError(m.str());
 }
 
-BuiltSystem build_system(const RunConfig& cfg) {
+}  // namespace
+
+void minimize_system(SystemState& s, const RunConfig& cfg, const Topology& topology, const std::string& backend,
+                     std::vector<std::string>& notes) {
+  const MinimizeSpec& spec = cfg.minimize;
+  if (spec.algorithm == MinimizeAlgorithm::None || s.size() == 0) return;
+  const std::string key = spec.from_relax ? "system.relax" : "minimize";
+  if (spec.from_relax)
+    notes.push_back("minimize: system.relax is an alias of minimize: " + minimize_spec_text(spec) +
+                    " (the capped steepest descent it always was); a minimize section runs FIRE (docs/minimize.md)");
+  Model model = cfg.model;
+  model.topology = topology;
+  const bool show = cfg.output.progress == "on" || (cfg.output.progress == "auto" && isatty(STDERR_FILENO));
+  MinimizeProgressLine line(spec, show);
+  MinimizeReport report;
+  try {
+    std::unique_ptr<Backend> b;
+    try {
+      b = make_backend(backend, model, s);
+    } catch (const SimulationBlowup&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw ConfigError(cfg.path + ": " + key + ": " + e.what());
+    }
+    report = minimize(*b, spec, cfg.model.units, std::ref(line));
+    line.clear();
+    // A stop signal: the front end ends before the run, writing nothing (StoppedBeforeRun).
+    if (report.stop == MinimizeStop::Interrupted)
+      stop_if_signalled(spec.from_relax ? "during system.relax, before the run began"
+                                        : "during the minimisation, before the run began");
+    SystemState out;
+    b->get_state(out);
+    s.position = out.position;
+    s.image = out.image;
+  } catch (const SimulationBlowup& e) {
+    // Input, not a run: a minimisation that breaks a bond comes from the config's settings or start.
+    throw ConfigError(cfg.path + ": " + key + ": the minimisation before the run failed: " + e.what() +
+                      (spec.algorithm == MinimizeAlgorithm::SteepestDescent ? "; a smaller max_move may help" : ""));
+  }
+  notes.push_back(describe_minimization(report, spec, cfg.model.units));
+}
+
+BuiltSystem build_system(const RunConfig& cfg, const BuildOptions& options) {
   BuiltSystem b;
   bool from_file_velocities = false;
   SystemState& s = b.state;
@@ -374,13 +415,10 @@ BuiltSystem build_system(const RunConfig& cfg) {
                       std::to_string(kMaxParticles) + " pairmd can hold");
   validate_against_box(cfg, s.box);
   validate_pair_lists(cfg, s.size() + cfg.system.add_particles.size());
-  try {
-    relax(s, cfg, b.topology, cfg.system.relax.steps, cfg.system.relax.max_move);
-  } catch (const SimulationBlowup& e) {
-    // Input, not a run: a relaxation that breaks a bond comes from the config's settings.
-    throw ConfigError(cfg.path + ": system.relax: the relaxation before the run failed: " + e.what() +
-                      "; a smaller max_move may help");
-  }
+  validate_max_move(cfg, s.box);
+  if (options.minimize)
+    minimize_system(s, cfg, b.topology, options.minimize_backend.empty() ? cfg.backend : options.minimize_backend,
+                    b.notes);
   const size_t from_build = s.size();
   add_listed_particles(cfg, s);
   const double T =

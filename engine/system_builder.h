@@ -1,7 +1,8 @@
 // Turns the system section of a config into an initial state and topology: lattices, random
 // bead-spring chains (with counterions), or a start file (H5MD, GSD, LAMMPS data, XYZ: see
-// engine/start_file.h); then optional relaxation and Maxwell-Boltzmann velocities (for a start
-// file: where it has none, unless system.velocities.missing: zero).
+// engine/start_file.h); then the config's energy minimisation (engine/minimize.h) and
+// Maxwell-Boltzmann velocities (for a start file: where it has none, unless
+// system.velocities.missing: zero).
 #pragma once
 
 #include "backends/model.h"
@@ -23,8 +24,16 @@ struct BuiltSystem {
 // What a backend runs: the config's model with the system's topology and pulling.
 Model make_model(const RunConfig& cfg, const BuiltSystem& sys);
 
-// Throws ConfigError for inconsistent input (cutoff beyond half the box, unreadable file...).
-BuiltSystem build_system(const RunConfig& cfg);
+struct BuildOptions {
+  // The backend the minimisation runs on: "" the run's (the config's `backend`), else "cpu",
+  // "cuda" or "auto" (`check` minimises with the CPU reference it checks with).
+  std::string minimize_backend;
+  bool minimize = true;  // false: the start as built, not minimised (a restart's comparison)
+};
+
+// Throws ConfigError for inconsistent input (cutoff beyond half the box, unreadable file...), and
+// StoppedBeforeRun (engine/simulation.h) for a stop signal during the minimisation.
+BuiltSystem build_system(const RunConfig& cfg, const BuildOptions& options = {});
 
 // Cutoffs plus skin must fit in half the smallest periodic box edge (minimum image).
 void validate_against_box(const RunConfig& cfg, const Box& box);
@@ -41,8 +50,10 @@ void assign_velocities(SystemState& s, double temperature, uint64_t seed, const 
 // Maxwell-Boltzmann velocities for particles first.. only (not rescaled; the others keep theirs).
 void draw_velocities(SystemState& s, size_t first, double temperature, uint64_t seed, const Units& units);
 
-// Capped steepest descent on the CPU reference backend: every step moves particles along their
-// forces, the largest move being max_move. Removes overlaps of generated configurations.
-void relax(SystemState& s, const RunConfig& cfg, const Topology& topology, int steps, double max_move);
+// The config's minimisation of `s` (cfg.minimize) on a backend of kind `backend` made for it,
+// with a progress line on a terminal (output.progress); its report goes into `notes`. Throws
+// ConfigError when the start cannot be evaluated, StoppedBeforeRun on a stop signal.
+void minimize_system(SystemState& s, const RunConfig& cfg, const Topology& topology, const std::string& backend,
+                     std::vector<std::string>& notes);
 
 }  // namespace pairmd

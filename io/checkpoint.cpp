@@ -23,6 +23,57 @@ using h5::Handle;
 
 namespace {
 
+// topology/angles [m, 4] (i, j, k, type), dihedrals and impropers [m, 5]; written only when
+// there are some (older checkpoints and runs without them have none).
+void write_bonded_topology(hid_t topo, const Topology& t) {
+  auto write = [&](const char* name, size_t count, size_t width, auto row) {
+    if (count == 0) return;
+    std::vector<int32_t> v;
+    v.reserve(count * width);
+    for (size_t k = 0; k < count; ++k) row(k, v);
+    h5::write_dataset(topo, name, H5T_STD_I32LE, H5T_NATIVE_INT32, {count, width}, v.data());
+  };
+  write("angles", t.angles.size(), 4, [&](size_t k, std::vector<int32_t>& v) {
+    const Angle& a = t.angles[k];
+    v.insert(v.end(), {a.i, a.j, a.k, a.type});
+  });
+  auto quad = [](const std::vector<Dihedral>& q) {
+    return [&q](size_t k, std::vector<int32_t>& v) { v.insert(v.end(), {q[k].i, q[k].j, q[k].k, q[k].l, q[k].type}); };
+  };
+  write("dihedrals", t.dihedrals.size(), 5, quad(t.dihedrals));
+  write("impropers", t.impropers.size(), 5, quad(t.impropers));
+}
+
+void read_bonded_topology(hid_t topo, int64_t n, Topology& t) {
+  auto read = [&](const char* name, size_t width, auto add) {
+    if (!h5::exists(topo, name)) return;
+    Handle d(h5::check_id(H5Dopen2(topo, name, H5P_DEFAULT), std::string("cannot open topology/") + name));
+    const auto dims = h5::dims_of(d);
+    if (dims.size() != 2 || dims[1] != width)
+      throw std::runtime_error(std::string("topology/") + name + " is not shaped [" + name + ", " +
+                               std::to_string(width) + "]");
+    const std::string room = room_for(static_cast<double>(dims[0]), 2147483647.0, 8.0 * width, name);
+    if (!room.empty()) throw std::runtime_error(std::string("topology/") + name + ": " + room);
+    std::vector<int32_t> v(dims[0] * width);
+    if (!v.empty())
+      h5::check(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
+                std::string("cannot read ") + name);
+    for (size_t k = 0; k < dims[0]; ++k) {
+      const int32_t* r = &v[k * width];
+      for (size_t q = 0; q < width - 1; ++q) {
+        bool ok = r[q] >= 0 && r[q] < n;
+        for (size_t p = 0; p < q; ++p) ok = ok && r[p] != r[q];
+        if (!ok) throw std::runtime_error(std::string(name) + " " + std::to_string(k) + " is invalid");
+      }
+      if (r[width - 1] < 0) throw std::runtime_error(std::string(name) + " " + std::to_string(k) + " is invalid");
+      add(r);
+    }
+  };
+  read("angles", 4, [&](const int32_t* r) { t.angles.push_back({r[0], r[1], r[2], r[3]}); });
+  read("dihedrals", 5, [&](const int32_t* r) { t.dihedrals.push_back({r[0], r[1], r[2], r[3], r[4]}); });
+  read("impropers", 5, [&](const int32_t* r) { t.impropers.push_back({r[0], r[1], r[2], r[3], r[4]}); });
+}
+
 constexpr char kMagic[8] = {'P', 'M', 'D', 'C', 'K', 'P', 'T', '1'};
 constexpr size_t kTrailer = 24;  // magic, payload length, FNV-1a 64 of the payload
 
@@ -191,6 +242,7 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
     bonds.push_back(b.type);
   }
   h5::write_dataset(topo, "bonds", H5T_STD_I32LE, H5T_NATIVE_INT32, {topology.bonds.size(), 3}, bonds.data());
+  write_bonded_topology(topo, topology);
 
   Handle rng = h5::create_group(f, "rng");
   h5::write_string_attr(rng, "generator", "Philox4x32-10 keyed by (seed, step, particle tag); the counter is the step");
@@ -383,6 +435,7 @@ void read_topology(hid_t f, int64_t n, Topology& topology) {
       throw std::runtime_error("bond " + std::to_string(k) + " is invalid");
     topology.bonds.push_back(bond);
   }
+  read_bonded_topology(topo, n, topology);
 }
 
 // rng/ and run/'s attributes: seed, steps, prefix, run id, time step and its unit, integrator,
@@ -463,6 +516,9 @@ std::string encode(const Checkpoint& ck) {
   ByteWriter o;
   o.put_state(ck.state);
   o.put_vec(ck.topology.bonds);
+  o.put_vec(ck.topology.angles);
+  o.put_vec(ck.topology.dihedrals);
+  o.put_vec(ck.topology.impropers);
   for (const int64_t v : {ck.first_step, ck.last_step}) o.put(v);
   o.put(ck.seed);
   o.put(ck.dt);
@@ -480,6 +536,9 @@ Checkpoint decode(const std::string& bytes) {
   Checkpoint ck;
   ck.state = in.get_state();
   ck.topology.bonds = in.get_vec<Bond>();
+  ck.topology.angles = in.get_vec<Angle>();
+  ck.topology.dihedrals = in.get_vec<Dihedral>();
+  ck.topology.impropers = in.get_vec<Dihedral>();
   ck.first_step = in.get<int64_t>();
   ck.last_step = in.get<int64_t>();
   ck.seed = in.get<uint64_t>();

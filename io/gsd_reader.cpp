@@ -127,10 +127,57 @@ void read_bonds(const GsdFrame& g, uint32_t n, StartStructure& out) {
   }
 }
 
+// angles/, dihedrals/ or impropers/ of a frame: each term's particles (checked against n and
+// each other) and type, to `add`; the type names to `names` (matched to the config's by name).
+template <typename Add>
+void read_bonded_group(const GsdFrame& g, uint32_t n, const std::string& prefix, uint32_t width,
+                       std::vector<std::string>& names, Add&& add) {
+  const gsd_index_entry* e = g.chunk((prefix + "/N").c_str());
+  if (!e) return;
+  const uint32_t count = gsdio::read_chunk<uint32_t>(g.h, e, GSD_TYPE_UINT32, 1, 1, (prefix + "/N").c_str())[0];
+  if (count == 0) return;
+  const gsd_index_entry* grp = g.chunk((prefix + "/group").c_str());
+  if (!grp) g.fail(prefix + "/N is " + std::to_string(count) + " but there is no " + prefix + "/group");
+  const std::vector<uint32_t> group =
+      gsdio::read_chunk<uint32_t>(g.h, grp, GSD_TYPE_UINT32, count, width, (prefix + "/group").c_str());
+  std::vector<uint32_t> type(count, 0);
+  if ((e = g.chunk((prefix + "/typeid").c_str())))
+    type = gsdio::read_chunk<uint32_t>(g.h, e, GSD_TYPE_UINT32, count, 1, (prefix + "/typeid").c_str());
+  names = {"A"};
+  if ((e = g.chunk((prefix + "/types").c_str()))) names = gsdio::read_names(g.h, e, (prefix + "/types").c_str());
+  for (uint32_t k = 0; k < count; ++k) {
+    const uint32_t* a = &group[static_cast<size_t>(k) * width];
+    bool ok = type[k] < names.size();
+    for (uint32_t q = 0; q < width; ++q) {
+      ok = ok && a[q] < n;
+      for (uint32_t r = 0; r < q; ++r) ok = ok && a[r] != a[q];
+    }
+    if (!ok) {
+      std::string atoms;
+      for (uint32_t q = 0; q < width; ++q) atoms += (q ? ", " : "") + std::to_string(a[q]);
+      g.fail(prefix.substr(0, prefix.size() - 1) + " " + std::to_string(k) + " (" + atoms + ", type " +
+             std::to_string(type[k]) + ") is not valid for " + std::to_string(n) + " particles");
+    }
+    add(a, static_cast<int>(type[k]));
+  }
+}
+
+void read_bonded(const GsdFrame& g, uint32_t n, StartStructure& out) {
+  read_bonded_group(g, n, "angles", 3, out.angle_type_names, [&](const uint32_t* a, int type) {
+    out.topology.angles.push_back({int(a[0]), int(a[1]), int(a[2]), type});
+  });
+  read_bonded_group(g, n, "dihedrals", 4, out.dihedral_type_names, [&](const uint32_t* a, int type) {
+    out.topology.dihedrals.push_back({int(a[0]), int(a[1]), int(a[2]), int(a[3]), type});
+  });
+  read_bonded_group(g, n, "impropers", 4, out.improper_type_names, [&](const uint32_t* a, int type) {
+    out.topology.impropers.push_back({int(a[0]), int(a[1]), int(a[2]), int(a[3]), type});
+  });
+}
+
 // Notes on what pairmd leaves out; the time.
 void read_rest(const GsdFrame& g, StartStructure& out) {
   const gsd_index_entry* e;
-  for (const char* unused : {"angles/N", "dihedrals/N", "impropers/N", "constraints/N", "pairs/N"})
+  for (const char* unused : {"constraints/N", "pairs/N"})
     if ((e = g.chunk(unused)) && gsdio::read_chunk<uint32_t>(g.h, e, GSD_TYPE_UINT32, 1, 1, unused)[0] > 0)
       out.notes.push_back(std::string("warning: the GSD file's ") +
                           std::string(unused).substr(0, std::string(unused).find('/')) +
@@ -156,6 +203,7 @@ StartStructure read_frame(const GsdFrame& g) {
   out.has_charges = read_scalars(g, "particles/charge", n, 0.0, s.charge);
   read_motion(g, n, out);
   read_bonds(g, n, out);
+  read_bonded(g, n, out);
   read_rest(g, out);
   return out;
 }

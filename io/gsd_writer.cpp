@@ -224,9 +224,53 @@ void GsdWriter::write_static(const SystemState& st) {
     chunk("bonds/typeid", GSD_TYPE_UINT32, nb, 1, type.data());
     chunk("bonds/group", GSD_TYPE_UINT32, nb, 2, group.data());
   }
+  write_bonded_groups();
   if (!cfg_.run_id.empty()) chunk("log/pairmd/run_id", GSD_TYPE_UINT8, cfg_.run_id.size(), 1, cfg_.run_id.data());
   const std::string units = cfg_.model.units.name;
   chunk("log/pairmd/units", GSD_TYPE_UINT8, units.size(), 1, units.data());
+}
+
+namespace {
+
+template <typename Kind>
+std::vector<std::string> type_names(const std::vector<BondedType<Kind>>& types) {
+  std::vector<std::string> names;
+  for (const auto& t : types) names.push_back(t.name);
+  return names;
+}
+
+}  // namespace
+
+// angles/, dihedrals/, impropers/ (GSD's N, types, typeid, group): what OVITO and HOOMD read.
+void GsdWriter::write_bonded_groups() {
+  const Topology& t = topology_;
+  const ForceField& ff = cfg_.model.force_field;
+  auto group = [&](const std::string& prefix, const std::vector<std::string>& names, size_t count, uint32_t width,
+                   auto member) {
+    if (count == 0) return;
+    const uint32_t n = static_cast<uint32_t>(count);
+    chunk((prefix + "/N").c_str(), GSD_TYPE_UINT32, 1, 1, &n);
+    uint32_t name_width = 0;
+    const std::vector<int8_t> packed = gsdio::pack_names(names, &name_width);
+    chunk((prefix + "/types").c_str(), GSD_TYPE_INT8, names.size(), name_width, packed.data());
+    std::vector<uint32_t> type(count), atoms(count * width);
+    for (size_t k = 0; k < count; ++k) member(k, type[k], &atoms[k * width]);
+    chunk((prefix + "/typeid").c_str(), GSD_TYPE_UINT32, count, 1, type.data());
+    chunk((prefix + "/group").c_str(), GSD_TYPE_UINT32, count, width, atoms.data());
+  };
+  group("angles", type_names(ff.angle_types), t.angles.size(), 3, [&](size_t k, uint32_t& type, uint32_t* a) {
+    const Angle& x = t.angles[k];
+    type = static_cast<uint32_t>(x.type);
+    a[0] = x.i, a[1] = x.j, a[2] = x.k;
+  });
+  auto quads = [&](const std::vector<Dihedral>& q) {
+    return [&q](size_t k, uint32_t& type, uint32_t* a) {
+      type = static_cast<uint32_t>(q[k].type);
+      a[0] = q[k].i, a[1] = q[k].j, a[2] = q[k].k, a[3] = q[k].l;
+    };
+  };
+  group("dihedrals", type_names(ff.dihedral_types), t.dihedrals.size(), 4, quads(t.dihedrals));
+  group("impropers", type_names(ff.improper_types), t.impropers.size(), 4, quads(t.impropers));
 }
 
 void GsdWriter::write_frame(const RunContext& ctx, const Frame& frame) {
@@ -335,8 +379,30 @@ int64_t GsdWriter::frames() const {
   return static_cast<int64_t>(frames_);
 }
 
+// GSD 5 moves a full index to the end of the file as it is (lseek(SEEK_END)), where its 32-byte
+// entries can straddle a page boundary; a kill can cut a write there (the kernel stops a write
+// between pages when a fatal signal comes), and an entry cut in two makes the whole file
+// unreadable ("Corrupt GSD file"). Before a flush that moves the index, the file is extended to
+// the page boundary past everything the flush writes before the index, so that the index
+// starts there and every entry lies within a page. Where the index stays, entries lie at
+// 32-byte offsets from the header's end already.
+void GsdWriter::align_a_moving_index() {
+  const uint64_t entries = handle_.buffer_index.size - handle_.pending_index_entries;
+  if (entries == 0 || handle_.file_index.size + entries <= handle_.file_index.reserved) return;
+  // The frames' data, then a name list GSD may move (its buffer at most doubles): an upper bound.
+  const uint64_t end = static_cast<uint64_t>(handle_.file_size) + handle_.write_buffer.size +
+                       2 * (handle_.file_names.data.reserved + handle_.frame_names.data.size);
+  const uint64_t page = 4096, aligned = (end + page - 1) / page * page;
+  struct stat s;
+  if (fstat(handle_.fd, &s) != 0)
+    throw std::runtime_error(std::string("cannot stat the file: ") + std::strerror(errno));
+  if (static_cast<uint64_t>(s.st_size) < aligned && ftruncate(handle_.fd, static_cast<off_t>(aligned)) != 0)
+    throw std::runtime_error(std::string("cannot extend the file: ") + std::strerror(errno));
+}
+
 void GsdWriter::flush_locked() {
   if (!open_ || failed_) return;
+  align_a_moving_index();
   gsdio::check(gsd_flush(&handle_), "cannot flush");
   struct stat s;
   if (fstat(handle_.fd, &s) != 0)
@@ -391,6 +457,7 @@ void GsdWriter::close_locked() {
     return;
   }
   const int fd = handle_.fd;
+  align_a_moving_index();
   gsdio::check(gsd_flush(&handle_), "cannot flush the GSD trajectory '" + path_ + "'");
   struct stat s;
   if (fstat(fd, &s) == 0 && ftruncate(fd, s.st_size) != 0) {

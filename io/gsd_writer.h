@@ -58,7 +58,9 @@ class GsdWriter final : public RunObserver {
   void open_existing(const SystemState& st, int64_t restart_step);
   void write_frame(const RunContext& ctx, const Frame& frame);
   void write_static(const SystemState& st);
+  void write_bonded_groups();
   void chunk(const char* name, gsd_type type, uint64_t n, uint32_t m, const void* data);
+  void align_a_moving_index();
   void flush_locked();
   void fail_locked();
   void close_locked();

@@ -386,6 +386,45 @@ void read_bonds(hid_t file, size_t n, Topology& topology) {
   }
 }
 
+// connectivity/angles, dihedrals, impropers (as pairmd writes them), checked against n.
+void read_bonded(hid_t file, size_t n, Topology& topology) {
+  auto read = [&](const std::string& name, size_t width, auto add) {
+    const std::string path = "connectivity/" + name;
+    if (!h5::exists(file, path)) return;
+    Handle d(h5::check_id(H5Dopen2(file, path.c_str(), H5P_DEFAULT), "cannot open " + path));
+    require_filters(d, path);
+    const auto dims = h5::dims_of(d);
+    if (dims.size() != 2 || dims[1] != width)
+      throw Fail(path + " is not shaped [" + name + ", " + std::to_string(width) + "]");
+    require_room(static_cast<double>(dims[0]), 2147483647.0, 8.0 * (width + 1), name, path);
+    std::vector<int32_t> idx(dims[0] * width), types(dims[0], 0);
+    if (dims[0] > 0)
+      h5::check(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, idx.data()), "cannot read " + path);
+    const std::string type_path = path.substr(0, path.size() - 1) + "_type";  // connectivity/angle_type
+    if (h5::exists(file, type_path)) {
+      Handle t(h5::check_id(H5Dopen2(file, type_path.c_str(), H5P_DEFAULT), "cannot open " + type_path));
+      const auto td = h5::dims_of(t);
+      if (td.size() != 1 || td[0] != dims[0]) throw Fail(type_path + " does not match " + path);
+      if (dims[0] > 0)
+        h5::check(H5Dread(t, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, types.data()),
+                  "cannot read " + type_path);
+    }
+    for (size_t k = 0; k < dims[0]; ++k) {
+      const int32_t* a = &idx[k * width];
+      bool ok = types[k] >= 0;
+      for (size_t q = 0; q < width; ++q) {
+        ok = ok && a[q] >= 0 && static_cast<size_t>(a[q]) < n;
+        for (size_t r = 0; r < q; ++r) ok = ok && a[r] != a[q];
+      }
+      if (!ok) throw Fail(path + " row " + std::to_string(k) + " is not valid for " + std::to_string(n) + " particles");
+      add(a, types[k]);
+    }
+  };
+  read("angles", 3, [&](const int32_t* a, int t) { topology.angles.push_back({a[0], a[1], a[2], t}); });
+  read("dihedrals", 4, [&](const int32_t* a, int t) { topology.dihedrals.push_back({a[0], a[1], a[2], a[3], t}); });
+  read("impropers", 4, [&](const int32_t* a, int t) { topology.impropers.push_back({a[0], a[1], a[2], a[3], t}); });
+}
+
 H5mdFrame read_frame(hid_t file, int64_t frame) {
   H5mdFrame out;
   FrameSource src;
@@ -394,6 +433,7 @@ H5mdFrame read_frame(hid_t file, int64_t frame) {
   read_particles(src, out);
   check_and_wrap(out.state, out.frame);
   read_bonds(file, src.n, out.topology);
+  read_bonded(file, src.n, out.topology);
   return out;
 }
 
@@ -459,6 +499,9 @@ std::string encode(const H5mdFrame& f) {
   o.put(f.time);
   o.put(f.frame);
   o.put_vec(f.topology.bonds);
+  o.put_vec(f.topology.angles);
+  o.put_vec(f.topology.dihedrals);
+  o.put_vec(f.topology.impropers);
   o.put<int32_t>(f.has_velocity ? 1 : 0);
   o.put_str(f.length_unit);
   o.put_str(f.velocity_unit);
@@ -473,6 +516,9 @@ H5mdFrame decode(const std::string& bytes) {
   f.time = in.get<double>();
   f.frame = in.get<int64_t>();
   f.topology.bonds = in.get_vec<Bond>();
+  f.topology.angles = in.get_vec<Angle>();
+  f.topology.dihedrals = in.get_vec<Dihedral>();
+  f.topology.impropers = in.get_vec<Dihedral>();
   f.has_velocity = in.get<int32_t>() != 0;
   f.length_unit = in.get_str();
   f.velocity_unit = in.get_str();

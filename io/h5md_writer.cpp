@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "base/observables.h"
 #include "base/version.h"
 #include "io/h5md.h"
+#include "io/hdf5_ordered_driver.h"
 #include "io/hdf5_util.h"
 
 namespace pairmd {
@@ -31,6 +33,7 @@ struct H5mdWriter::Series {
   // step and time are hard links to another series' (image and box/edges share position's, as
   // H5MD asks of elements sampled together): that series appends them.
   bool linked = false;
+  bool unflushed = false;  // frames appended since the last flush
 };
 
 namespace {
@@ -126,6 +129,44 @@ bool same_object(hid_t a, hid_t b) {
   return x.fileno == y.fileno && x.addr == y.addr;
 }
 
+// connectivity/<name> [m, width] of particle indices into /particles/all, and <name>_type with
+// the type names (as connectivity/bonds): the angles, dihedrals and impropers. Tools that know
+// H5MD's connectivity module read them as they read the bonds.
+template <typename Term, typename Kind, typename Atoms>
+void write_connectivity(hid_t file, const std::string& name, const std::vector<Term>& terms, size_t width,
+                        const std::vector<BondedType<Kind>>& types, Atoms atoms) {
+  if (terms.empty()) return;
+  const hsize_t m = terms.size();
+  std::vector<int32_t> idx(width * m), type(m);
+  for (size_t k = 0; k < terms.size(); ++k) {
+    atoms(terms[k], &idx[width * k]);
+    type[k] = terms[k].type;
+  }
+  const std::string type_name = name.substr(0, name.size() - 1) + "_type";  // angle_type, as bond_type
+  Handle conn = h5::open_or_create_group(file, "connectivity");
+  h5::write_dataset(conn, name, H5T_STD_I32LE, H5T_NATIVE_INT32, {m, static_cast<hsize_t>(width)}, idx.data());
+  h5::write_dataset(conn, type_name, H5T_STD_I32LE, H5T_NATIVE_INT32, {m}, type.data());
+  Handle d(H5Dopen2(conn, name.c_str(), H5P_DEFAULT));
+  hobj_ref_t ref;
+  h5::check(H5Rcreate(&ref, file, "/particles/all", H5R_OBJECT, -1), "cannot reference /particles/all");
+  Handle space(H5Screate(H5S_SCALAR));
+  Handle a(h5::check_id(H5Acreate2(d, "particles_group", H5T_STD_REF_OBJ, space, H5P_DEFAULT, H5P_DEFAULT),
+                        "cannot create attribute particles_group"));
+  h5::check(H5Awrite(a, H5T_STD_REF_OBJ, &ref), "cannot write attribute particles_group");
+  std::vector<std::string> names;
+  for (const auto& t : types) names.push_back(t.name);
+  Handle td(H5Dopen2(conn, type_name.c_str(), H5P_DEFAULT));
+  if (!names.empty()) h5::write_string_array_attr(td, "names", names);
+}
+
+void write_bonded_connectivity(hid_t file, const Topology& t, const ForceField& ff) {
+  write_connectivity(file, "angles", t.angles, 3, ff.angle_types,
+                     [](const Angle& a, int32_t* x) { x[0] = a.i, x[1] = a.j, x[2] = a.k; });
+  auto quad = [](const Dihedral& d, int32_t* x) { x[0] = d.i, x[1] = d.j, x[2] = d.k, x[3] = d.l; };
+  write_connectivity(file, "dihedrals", t.dihedrals, 4, ff.dihedral_types, quad);
+  write_connectivity(file, "impropers", t.impropers, 4, ff.improper_types, quad);
+}
+
 }  // namespace
 
 H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const SystemState& initial,
@@ -170,6 +211,10 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
   mdc.initial_size = 8 << 20;
   mdc.max_size = std::max<size_t>(mdc.max_size, 8 << 20);
   h5::check(H5Pset_mdc_config(fapl, &mdc), "cannot configure the HDF5 cache");
+  // A kill in the middle of a flush leaves a file that reads with every frame of the flushes
+  // before (io/hdf5_ordered_driver.h): HDF5's own driver can leave metadata pointing past the
+  // recorded end of the file, or an extent whose chunk is missing.
+  h5::check(H5Pset_driver(fapl, h5::ordered_driver(), nullptr), "cannot select the trajectory's file driver");
 
   if (appending_) {
     if (access(path.c_str(), F_OK) != 0) {
@@ -304,6 +349,7 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
     Handle bt(H5Dopen2(conn, "bond_type", H5P_DEFAULT));
     if (!names.empty()) h5::write_string_array_attr(bt, "names", names);
   }
+  write_bonded_connectivity(f, topology, cfg.model.force_field);
   Handle params = h5::create_group(f, "parameters");
   h5::write_string_dataset(params, "config", cfg.text);
   h5::write_string_dataset(params, "config_path", cfg.path);
@@ -460,6 +506,7 @@ void H5mdWriter::append(Series& s, int64_t step, double time, const void* data, 
   }
   ++s.count;
   s.last_step = step;
+  s.unflushed = true;
 }
 
 int64_t H5mdWriter::frames_written(const std::string& name) const {
@@ -586,6 +633,7 @@ void H5mdWriter::flush() {
 void H5mdWriter::flush_locked() {
   if (file_ < 0 || failed_) return;
   const hid_t f = static_cast<hid_t>(file_);
+  flush_series_in_order();
   h5::check(H5Fflush(f, H5F_SCOPE_LOCAL), "cannot flush");
   last_flush_ = std::chrono::steady_clock::now();
   bytes_since_flush_ = 0;
@@ -609,6 +657,25 @@ void H5mdWriter::flush_locked() {
   }
 }
 
+// Each H5Dflush ends with the file driver writing what it flushed, so a kill between two of
+// them leaves the earlier ones whole: the steps and times of every series before any value (no
+// value without its step), and the positions last (no position frame without its image, box and
+// velocity). H5Fflush then writes the rest (groups, the superblock).
+void H5mdWriter::flush_series_in_order() {
+  for (auto& [key, s] : series_) {
+    if (s->linked || !s->unflushed) continue;
+    h5::check(H5Dflush(s->step), "cannot flush " + key + "/step");
+    if (s->time.valid()) h5::check(H5Dflush(s->time), "cannot flush " + key + "/time");
+  }
+  const std::string positions = "particles/all/position";
+  for (auto& [key, s] : series_)
+    if (key != positions && s->unflushed) h5::check(H5Dflush(s->value), "cannot flush " + key + "/value");
+  auto pos = series_.find(positions);
+  if (pos != series_.end() && pos->second->unflushed)
+    h5::check(H5Dflush(pos->second->value), "cannot flush " + positions + "/value");
+  for (auto& [key, s] : series_) s->unflushed = false;
+}
+
 void H5mdWriter::fail_locked() {
   if (failed_) return;
   failed_ = true;
@@ -623,10 +690,16 @@ void H5mdWriter::fail_locked() {
     return;
   }
   const int fd = *static_cast<int*>(handle);
+  // Not below the end the superblock on disk records, which a shrink of the allocated space
+  // since the last flush leaves above eoa.
+  eoa = std::max(eoa, h5::recorded_eoa(static_cast<hid_t>(file_)));
   struct stat st;
   if (fstat(fd, &st) == 0 && st.st_size > static_cast<off_t>(eoa) && ftruncate(fd, static_cast<off_t>(eoa)) != 0) {
     // The reservation stays; the file is still valid.
   }
+  // Nothing more is written: let readers in (the abandoned handle keeps HDF5's lock otherwise,
+  // as long as the process lives).
+  flock(fd, LOCK_UN);
 }
 
 void H5mdWriter::close() {
@@ -668,10 +741,11 @@ void H5mdWriter::close_locked() {
 }
 
 void H5mdWriter::write_grid_frame(const std::string& name, int64_t step, double time, const Grid3& grid) {
+  // A grid that does not hold together is the caller's error: it leaves the file alone.
+  if (grid.values.size() != grid.size())
+    throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
   h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a grid frame", [&] {
-    if (grid.values.size() != grid.size())
-      throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
     const std::string key = grid_series_path(name).substr(1);
     auto it = series_.find(key);
     if (it != series_.end() && it->second->last_step >= step) return;
@@ -703,10 +777,10 @@ void H5mdWriter::write_scalar_frame(const std::string& name, int64_t step, doubl
 }
 
 void H5mdWriter::write_grid(const std::string& name, const Grid3& grid) {
+  if (grid.values.size() != grid.size())
+    throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
   h5::LibraryLock lock(h5::library_mutex());
   guarded("writing a grid", [&] {
-    if (grid.values.size() != grid.size())
-      throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
     const hid_t f = static_cast<hid_t>(file_);
     const std::string p = grid_average_path(name);
     const std::vector<hsize_t> dims{static_cast<hsize_t>(grid.dims[2]), static_cast<hsize_t>(grid.dims[1]),

@@ -3,13 +3,15 @@
 // temperature, pressure), fields (potential maps), connectivity (bonds) and the run's YAML
 // config under parameters/. Layout, units and the flush policy are documented in docs/output.md.
 //
-// Crash safety: HDF5 metadata is kept in memory (cache evictions off) and only written by
-// H5Fflush. A timer thread flushes once the oldest unflushed frame is
+// Crash safety: HDF5 metadata is kept in memory (cache evictions off) and only written by a
+// flush. A timer thread flushes once the oldest unflushed frame is
 // output.trajectory.flush_seconds old (0: the writer flushes after every frame); the writer
 // also flushes before every checkpoint and at the end. Particle frames are one chunk each and
 // never rewritten, so a file killed between flushes still opens and holds every frame up to
-// its last flush. Frames are written whole under HDF5's library lock (h5::library_mutex), so a
-// flush never sees half a frame.
+// its last flush. A kill inside a flush leaves the same: the file is written through
+// io/hdf5_ordered_driver.h, which writes a flush's metadata in an order where every prefix is a
+// readable file, and the series are flushed steps and times first, positions last. Frames are written
+// whole under HDF5's library lock (h5::library_mutex), so a flush never sees half a frame.
 #pragma once
 
 #include <chrono>
@@ -81,6 +83,7 @@ class H5mdWriter final : public RunObserver {
   void write_frame(const RunContext& ctx, const Frame& frame, bool final_frame);
   void maybe_flush();
   void flush_locked();
+  void flush_series_in_order();
   void fail_locked();
   void close_locked();
   bool timed_flush_locked();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -150,6 +151,187 @@ std::string style_names() {
   return n;
 }
 
+// ---- Angles, Dihedrals, Impropers and their Coeffs ---------------------------------------------
+// Kept apart from the sections above: each family (angle, dihedral, improper) is the same code
+// over its registry (potentials/registry.h).
+
+// One family's sections as the file gives them.
+struct BondedSections {
+  const char* family;   // "angle", "dihedral", "improper"
+  const char* section;  // "Angles", ...
+  size_t atoms;         // atoms per term: 3 or 4
+  int64_t ntypes = 0;
+  std::vector<std::string> labels;
+  std::vector<std::vector<int64_t>> terms;  // type (from 0), then the atom ids
+  std::vector<int> lines;
+  const Line* coeffs_head = nullptr;  // the Coeffs section, if the file has one
+  std::vector<const Line*> coeffs;
+};
+
+// A line of Angles (Dihedrals, Impropers): "id type atom1 atom2 atom3 [atom4]".
+void read_bonded_terms(const Parser& p, const std::vector<const Line*>& body, BondedSections& b,
+                       const std::function<int(const Line&, size_t)>& type_of) {
+  for (const Line* lp : body) {
+    const Line& l = *lp;
+    if (l.words.size() != 2 + b.atoms)
+      p.fail(l, std::string(b.section) + ": expected 'id type " +
+                    (b.atoms == 3 ? "atom1 atom2 atom3" : "atom1 atom2 atom3 atom4") + "', got " +
+                    std::to_string(l.words.size()) + " columns");
+    std::vector<int64_t> t = {type_of(l, 1)};
+    for (size_t a = 0; a < b.atoms; ++a) t.push_back(p.integer(l, 2 + a, "an atom id"));
+    b.terms.push_back(std::move(t));
+    b.lines.push_back(l.number);
+  }
+}
+
+// The style of a Coeffs section: its "# style" comment (write_data writes it).
+std::string coeffs_style(const Line& head) {
+  std::istringstream c(head.comment);
+  std::string style;
+  c >> style;
+  return style;
+}
+
+// The coefficients of one Coeffs line in pairmd's order for `info` (LAMMPS's order; a fourier
+// line's leading count dropped), checked against their specs.
+template <typename Kind>
+BondedCoeffs coeffs_of_line(const Parser& p, const Line& l, size_t first, const BondedPotentialInfo<Kind>& info,
+                            const std::string& style, const std::string& where) {
+  BondedCoeffs c;
+  const size_t have = l.words.size() - first;
+  if (style == "charmm") {  // K n d w: a fourier term, when the 1-4 weight w is 0
+    if (have != 4) p.fail(l, where + ": charmm takes 'K n d w', got " + std::to_string(have) + " numbers");
+    if (p.number(l, first + 3, "the 1-4 weight w") != 0.0)
+      p.fail(l, where +
+                    ": charmm with a 1-4 weight w other than 0: pairmd scales 1-4 pairs with "
+                    "force_field.special_bonds instead (set w to 0 here)");
+    for (size_t q = 0; q < 3; ++q) c.values.push_back(p.number(l, first + q, info.coeffs[q].name));
+  } else if (info.max_repeats > 0) {  // m, then m groups
+    const int64_t m = have > 0 ? p.integer(l, first, "the number of terms") : 0;
+    if (m < 1 || m > info.max_repeats || have != 1 + static_cast<size_t>(m * info.ncoeffs))
+      p.fail(l, where + ": " + style + " takes 'm' and m groups of " + std::to_string(info.ncoeffs) +
+                    " numbers, m 1 to " + std::to_string(info.max_repeats));
+    for (size_t q = 1; q < have; ++q) c.values.push_back(p.number(l, first + q, "a coefficient"));
+  } else {
+    if (have != static_cast<size_t>(info.ncoeffs)) {
+      std::string names;
+      for (int q = 0; q < info.ncoeffs; ++q) names += (q ? " " : "") + std::string(info.coeffs[q].name);
+      p.fail(l, where + ": " + style + " takes '" + names + "', got " + std::to_string(have) + " numbers");
+    }
+    for (size_t q = 0; q < have; ++q) c.values.push_back(p.number(l, first + q, info.coeffs[q].name));
+  }
+  for (size_t q = 0; q < c.values.size(); ++q) {
+    const BondedCoeffSpec& spec = info.coeffs[q % info.ncoeffs];
+    const double v = c.values[q];
+    if (v < spec.lo || v > spec.hi || (spec.integer && v != std::floor(v)) || (spec.nonzero && v == 0)) {
+      std::ostringstream m;
+      m << where << ": " << spec.name << " = " << v << ", expected " << spec.meaning;
+      p.fail(l, m.str());
+    }
+  }
+  return c;
+}
+
+template <typename Kind, size_t N>
+const BondedPotentialInfo<Kind>* find_lammps_style(const BondedPotentialInfo<Kind> (&registry)[N],
+                                                   const std::string& style) {
+  for (const auto& i : registry)
+    if (style == i.lammps_style || (style == "charmm" && std::string(i.lammps_style) == "fourier")) return &i;
+  return nullptr;
+}
+
+template <typename Kind, size_t N>
+std::string lammps_style_names(const BondedPotentialInfo<Kind> (&registry)[N]) {
+  std::string s;
+  for (const auto& i : registry) s += (s.empty() ? "" : ", ") + std::string(i.lammps_style);
+  return s;
+}
+
+// The family's types with their coefficients from its Coeffs section; throws StartFileError when
+// there is no section, a type has no line, or a style is not one pairmd has.
+template <typename Kind, size_t N>
+std::vector<BondedType<Kind>> bonded_types(const Parser& p, const BondedSections& b,
+                                           const BondedPotentialInfo<Kind> (&registry)[N],
+                                           const std::function<int(const Line&, size_t)>& type_of) {
+  std::vector<BondedType<Kind>> types(b.ntypes);
+  if (b.ntypes == 0) return types;
+  std::string section = std::string(1, static_cast<char>(std::toupper(b.family[0]))) + (b.family + 1) + " Coeffs";
+  if (!b.coeffs_head)
+    throw StartFileError(p.path() + ": the file has " + std::to_string(b.ntypes) + " " + b.family + " type(s) but no " +
+                         section + " section (their coefficients)");
+  const std::string style = coeffs_style(*b.coeffs_head);
+  if (style.empty())
+    p.fail(*b.coeffs_head, section + " names no style: write it as '" + section +
+                               " # harmonic', as LAMMPS's "
+                               "write_data does (pairmd has " +
+                               lammps_style_names(registry) + ")");
+  std::vector<char> given(b.ntypes, 0);
+  for (const Line* lp : b.coeffs) {
+    const Line& l = *lp;
+    const int t = type_of(l, 0);
+    const bool hybrid = style == "hybrid";
+    if (hybrid && l.words.size() < 2) p.fail(l, section + ": expected 'type style coefficients...' (hybrid)");
+    const std::string line_style = hybrid ? l.words[1] : style;
+    const BondedPotentialInfo<Kind>* info = find_lammps_style(registry, line_style);
+    if (!info)
+      p.fail(hybrid ? l : *b.coeffs_head, section + ": " + b.family + " style '" + printable(line_style) +
+                                              "' is not one pairmd has (" + lammps_style_names(registry) + ")");
+    if (given[t]) p.fail(l, section + ": a second line for " + b.family + " type " + printable(l.words[0]));
+    given[t] = 1;
+    BondedType<Kind>& type = types[t];
+    type.name = b.labels[t].empty() ? std::to_string(t + 1) : b.labels[t];
+    type.kind = info->kind;
+    type.coeffs =
+        coeffs_of_line(p, l, hybrid ? 2 : 1, *info, line_style,
+                       section + ": " + b.family + " type " + printable(l.words[0]) + " (" + line_style + ")");
+  }
+  for (int64_t t = 0; t < b.ntypes; ++t)
+    if (!given[t])
+      p.fail(*b.coeffs_head, section + ": no coefficients for " + b.family + " type " + std::to_string(t + 1));
+  return types;
+}
+
+// The family's terms by particle index into the topology; the file's type labels where it has
+// all of them.
+void take_bonded_terms(const std::string& path, const BondedSections& b, const std::map<int64_t, int>& index_of,
+                       std::vector<Angle>* angles, std::vector<Dihedral>* quads, std::vector<std::string>& names) {
+  for (size_t k = 0; k < b.terms.size(); ++k) {
+    const std::vector<int64_t>& t = b.terms[k];
+    int idx[4] = {0, 0, 0, 0};
+    for (size_t a = 0; a < b.atoms; ++a) {
+      auto it = index_of.find(t[1 + a]);
+      if (it == index_of.end())
+        throw StartFileError(path + ":" + std::to_string(b.lines[k]) + ": " + b.section + ": atom " +
+                             std::to_string(t[1 + a]) + " is not in the Atoms section");
+      idx[a] = it->second;
+      for (size_t q = 0; q < a; ++q)
+        if (idx[q] == idx[a])
+          throw StartFileError(path + ":" + std::to_string(b.lines[k]) + ": " + b.section + ": atom " +
+                               std::to_string(t[1 + a]) + " is named twice in one " + b.family);
+    }
+    if (angles)
+      angles->push_back({idx[0], idx[1], idx[2], static_cast<int>(t[0])});
+    else
+      quads->push_back({idx[0], idx[1], idx[2], idx[3], static_cast<int>(t[0])});
+  }
+  if (b.ntypes > 0 && std::all_of(b.labels.begin(), b.labels.end(), [](const std::string& l) { return !l.empty(); }))
+    names = b.labels;
+}
+
+// Each family's types from its Coeffs, or the reason there are none (kept: it matters only where
+// the config takes the file's types).
+template <typename Kind, size_t N>
+void take_bonded_types(const Parser& p, const BondedSections& b, const BondedPotentialInfo<Kind> (&registry)[N],
+                       const std::function<int(const Line&, size_t)>& type_of, std::vector<BondedType<Kind>>& out,
+                       std::string& problem) {
+  try {
+    out = bonded_types(p, b, registry, type_of);
+  } catch (const StartFileError& e) {
+    out.clear();
+    problem = e.what();
+  }
+}
+
 // The header: counts, box, and where the first section starts.
 struct Header {
   std::map<std::string, int64_t> count;
@@ -290,6 +472,11 @@ struct Sections {
   std::set<std::string> seen;
   int atoms_line = 0;
   const Style* style = nullptr;
+  BondedSections angles{"angle", "Angles", 3}, dihedrals{"dihedral", "Dihedrals", 4},
+      impropers{"improper", "Impropers", 4};
+  BondedSections* bonded_of(const std::string& name) {
+    return name.rfind("Angle", 0) == 0 ? &angles : name.rfind("Dihedral", 0) == 0 ? &dihedrals : &impropers;
+  }
 };
 
 // The header's counts, checked; the per-type tables sized by them.
@@ -307,7 +494,11 @@ Sections check_counts(const Parser& p, const Header& h) {
   if (s.ntypes <= 0) p.fail(lines[0], "the header gives no atom types ('N atom types')");
   if (s.nbonds > 0 && s.nbtypes <= 0) p.fail(lines[0], "the file has bonds but no 'N bond types' line");
   // The tables per type (mass, label, name, the map onto the config's) before they are made.
-  for (const auto& [key, bytes] : {std::pair<const char*, double>{"atom types", 96}, {"bond types", 80}}) {
+  for (const auto& [key, bytes] : {std::pair<const char*, double>{"atom types", 96},
+                                   {"bond types", 80},
+                                   {"angle types", 160},
+                                   {"dihedral types", 160},
+                                   {"improper types", 160}}) {
     const std::string room = room_for(static_cast<double>(count_of(h, key)), kMaxParticles, bytes, key);
     if (!room.empty()) p.fail(*h.count_line.at(key), room);
   }
@@ -315,6 +506,12 @@ Sections check_counts(const Parser& p, const Header& h) {
   s.type_mass_given.assign(s.ntypes, 0);
   s.type_label.assign(s.ntypes, "");
   s.bond_label.assign(s.nbtypes, "");
+  for (BondedSections* b : {&s.angles, &s.dihedrals, &s.impropers}) {
+    b->ntypes = count_of(h, std::string(b->family) + " types");
+    if (count_of(h, std::string(b->family) + "s") > 0 && b->ntypes <= 0)
+      p.fail(lines[0], std::string("the file has ") + b->family + "s but no 'N " + b->family + " types' line");
+    b->labels.assign(b->ntypes, "");
+  }
   return s;
 }
 
@@ -479,9 +676,15 @@ void read_section(const Parser& p, const Line& head, const std::vector<const Lin
   } else if (name == "Atom Type Labels" || name == "Bond Type Labels") {
     read_labels(p, body, name[0] == 'A' ? s.type_label : s.bond_label);
   } else if (name == "Angles" || name == "Dihedrals" || name == "Impropers") {
-    if (!body.empty())
-      out.notes.push_back("warning: the file's " + std::to_string(body.size()) + " " + what + " (" + name +
-                          ") are not used: pairmd has no " + what.substr(0, what.size() - 1) + " terms");
+    BondedSections& b = *s.bonded_of(name);
+    read_bonded_terms(p, body, b, [&](const Line& l, size_t col) {
+      return type_index(p, l, col, b.labels, b.ntypes, (std::string(b.family) + " type").c_str());
+    });
+  } else if (name == "Angle Type Labels" || name == "Dihedral Type Labels" || name == "Improper Type Labels") {
+    read_labels(p, body, s.bonded_of(name)->labels);
+  } else if (name == "Angle Coeffs" || name == "Dihedral Coeffs" || name == "Improper Coeffs") {
+    s.bonded_of(name)->coeffs_head = &head;
+    s.bonded_of(name)->coeffs = body;
   } else if (name.find("Coeffs") != std::string::npos) {
     out.notes.push_back(name + " of the file are not used: the force field is the config's");
   } else if (name.find("Type Labels") == std::string::npos) {
@@ -588,6 +791,32 @@ void take_bonds(const std::string& path, const Sections& s, const std::map<int64
                          " bonds but there is no Bonds section");
 }
 
+// Angles, dihedrals, impropers by particle index; each family's types from its Coeffs, or the
+// reason there are none.
+void take_bonded(const Parser& p, const Header& h, const Sections& s, const std::map<int64_t, int>& index_of,
+                 StartStructure& out) {
+  const std::string& path = p.path();
+  for (const BondedSections* b : {&s.angles, &s.dihedrals, &s.impropers}) {
+    const int64_t n = count_of(h, std::string(b->family) + "s");
+    if (n > 0 && !s.seen.count(b->section))
+      throw StartFileError(path + ": the header gives " + std::to_string(n) + " " + b->family + "s but there is no " +
+                           b->section + " section");
+  }
+  take_bonded_terms(path, s.angles, index_of, &out.topology.angles, nullptr, out.angle_type_names);
+  take_bonded_terms(path, s.dihedrals, index_of, nullptr, &out.topology.dihedrals, out.dihedral_type_names);
+  take_bonded_terms(path, s.impropers, index_of, nullptr, &out.topology.impropers, out.improper_type_names);
+  auto type_of = [&p](const BondedSections& b) {
+    return [&p, &b](const Line& l, size_t col) -> int {
+      return type_index(p, l, col, b.labels, b.ntypes, (std::string(b.family) + " type").c_str());
+    };
+  };
+  take_bonded_types(p, s.angles, kAnglePotentials, type_of(s.angles), out.types.angle_types, out.types.angle_problem);
+  take_bonded_types(p, s.dihedrals, kDihedralPotentials, type_of(s.dihedrals), out.types.dihedral_types,
+                    out.types.dihedral_problem);
+  take_bonded_types(p, s.impropers, kImproperPotentials, type_of(s.impropers), out.types.improper_types,
+                    out.types.improper_problem);
+}
+
 }  // namespace
 
 StartStructure read_lammps_data(const std::string& path, const std::string& atom_style) {
@@ -605,6 +834,7 @@ StartStructure read_lammps_data(const std::string& path, const std::string& atom
   place_velocities(path, s, index_of, out);
   take_types(path, s, out);
   take_bonds(path, s, index_of, out);
+  take_bonded(p, h, s, index_of, out);
   return out;
 }
 

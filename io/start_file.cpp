@@ -89,6 +89,41 @@ std::string vector_text(const Vec3d& v) {
   return "(" + number_text(v.x) + ", " + number_text(v.y) + ", " + number_text(v.z) + ")";
 }
 
+// The file's angle (dihedral, improper) types onto the config's force_field.<key>: by name where
+// the file names them, else by order. Returns the problem, or "" when every term has its type.
+template <typename Kind, typename Term>
+std::string map_bonded_types(std::vector<Term>& terms, const std::vector<std::string>& file_names,
+                             const std::vector<BondedType<Kind>>& types, const std::string& family,
+                             const std::string& key, bool numbered_from_one) {
+  if (terms.empty()) return "";
+  std::string names;
+  for (const auto& t : types) names += (names.empty() ? "" : ", ") + t.name;
+  if (types.empty())
+    return "the file has " + std::to_string(terms.size()) + " " + family + "s but force_field." + key + " defines no " +
+           family + " types (define them, or take the file's with `" + key + ": file`)";
+  if (!file_names.empty()) {
+    std::vector<int> map(file_names.size(), -1);
+    for (size_t t = 0; t < file_names.size(); ++t)
+      for (size_t c = 0; c < types.size(); ++c)
+        if (types[c].name == file_names[t]) map[t] = static_cast<int>(c);
+    for (Term& term : terms) {
+      if (term.type < 0 || term.type >= static_cast<int>(map.size()) || map[term.type] < 0)
+        return family + " type '" +
+               (term.type >= 0 && term.type < static_cast<int>(file_names.size()) ? printable(file_names[term.type])
+                                                                                  : std::to_string(term.type)) +
+               "' is not in force_field." + key + " (" + names + ")";
+      term.type = map[term.type];
+    }
+    return "";
+  }
+  for (const Term& term : terms)
+    if (term.type < 0 || term.type >= static_cast<int>(types.size()))
+      return "the file's " + family + "s use " + family + " type " +
+             std::to_string(term.type + (numbered_from_one ? 1 : 0)) + ", which force_field." + key +
+             " does not define (" + family + " types are matched by order: " + names + ")";
+  return "";
+}
+
 std::string names_of(const std::vector<TypeSpec>& types) {
   std::string n;
   for (const TypeSpec& t : types) n += (n.empty() ? "" : ", ") + t.name;
@@ -302,6 +337,18 @@ void map_bond_types(const StartFile& f, const std::vector<BondType>& bt, StartSt
   }
 }
 
+// Angle, dihedral and improper types onto force_field.angles, .dihedrals, .impropers.
+void map_bonded(const StartFile& f, const ForceField& ff, StartStructure& out) {
+  const bool lammps = f.format == "lammps";
+  for (const std::string& problem :
+       {map_bonded_types(out.topology.angles, out.angle_type_names, ff.angle_types, "angle", "angles", lammps),
+        map_bonded_types(out.topology.dihedrals, out.dihedral_type_names, ff.dihedral_types, "dihedral", "dihedrals",
+                         lammps),
+        map_bonded_types(out.topology.impropers, out.improper_type_names, ff.improper_types, "improper", "impropers",
+                         lammps)})
+    if (!problem.empty()) throw f.fail_here(": " + problem);
+}
+
 // The box and every position checked (box_problem, position_problem) and, in a periodic box,
 // each position wrapped in with its crossings counted in its image.
 void place_in_box(const StartFile& f, StartStructure& out) {
@@ -340,10 +387,36 @@ StartStructure load_start_file(const RunConfig& cfg) {
   map_types(f, cfg.system.types, out);
   complete_particles(f, cfg.system.types, out, s);
   map_bond_types(f, cfg.model.force_field.bond_types, out);
+  map_bonded(f, cfg.model.force_field, out);
   if (!cfg.system.periodic) s.box.periodic = false;
   place_in_box(f, out);
   if (f.format == "lammps" && out.has_masses) out.notes.push_back("masses from the file's Masses section");
   return out;
+}
+
+StartTypes read_start_file_types(const RunConfig& cfg) {
+  const FileSpec& fs = cfg.system.file;
+  auto it = cfg.locations.find("system.file.path");
+  const std::string where = it != cfg.locations.end() ? it->second : cfg.path;
+  StartTypes types;
+  try {
+    const std::string format = start_file_format(fs.path, fs.format);
+    if (format != "lammps")
+      throw StartFileError("'" + fs.path +
+                           "' is not a LAMMPS data file: only those give angle, dihedral and "
+                           "improper coefficients (define the types in force_field instead of `file`)");
+    types = read_lammps_data(fs.path, fs.atom_style).types;
+  } catch (const StartFileError& e) {
+    throw ConfigError(where + ": system.file.path: " + e.what());
+  }
+  const std::pair<bool, const std::string*> asked[] = {{cfg.angle_types_from_file, &types.angle_problem},
+                                                       {cfg.dihedral_types_from_file, &types.dihedral_problem},
+                                                       {cfg.improper_types_from_file, &types.improper_problem}};
+  const char* keys[] = {"angles", "dihedrals", "impropers"};
+  for (int k = 0; k < 3; ++k)
+    if (asked[k].first && !asked[k].second->empty())
+      throw ConfigError(where + ": force_field." + keys[k] + ": file: " + *asked[k].second);
+  return types;
 }
 
 }  // namespace pairmd

@@ -16,9 +16,11 @@ namespace pairmd {
 std::string start_file_format(const std::string& path, const std::string& format);
 
 // LAMMPS data file (read_data): header, Masses, Atoms (styles atomic, bond, angle, molecular,
-// charge, full; with image flags or without), Velocities, Bonds; type labels; Angles,
-// Dihedrals, Impropers and Coeffs sections are read past, with a note. `atom_style`: "auto"
-// takes the style from the "Atoms # style" comment, else from the number of columns.
+// charge, full; with image flags or without), Velocities, Bonds, Angles, Dihedrals, Impropers;
+// type labels; the Angle, Dihedral and Improper Coeffs of styles pairmd has (their `# style`
+// comment, or hybrid) as StartStructure::types; other Coeffs sections are read past, with a note.
+// `atom_style`: "auto" takes the style from the "Atoms # style" comment, else from the number
+// of columns.
 StartStructure read_lammps_data(const std::string& path, const std::string& atom_style);
 
 // XYZ: "N", a comment line, N lines "name x y z". Extended XYZ comment keys are read:

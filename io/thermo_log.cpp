@@ -21,6 +21,34 @@ std::string format_duration(double seconds) {
   return o.str();
 }
 
+std::vector<EnergyColumn> energy_columns(const ForceField& ff) {
+  std::vector<EnergyColumn> c;
+  for (size_t t = 0; t < ff.pair_terms.size(); ++t)
+    c.push_back({std::string("energy_") + pair_kind_name(ff.pair_terms[t].kind), EnergyGroup::Pair, t});
+  if (!ff.bond_types.empty()) c.push_back({"energy_bond", EnergyGroup::Bond});
+  if (!ff.pair_lists.empty()) c.push_back({"energy_pair_list", EnergyGroup::PairList});
+  if (!ff.angle_types.empty()) c.push_back({"energy_angle", EnergyGroup::Angle});
+  if (!ff.dihedral_types.empty()) c.push_back({"energy_dihedral", EnergyGroup::Dihedral});
+  if (!ff.improper_types.empty()) c.push_back({"energy_improper", EnergyGroup::Improper});
+  return c;
+}
+
+std::vector<double> energy_column_values(const std::vector<EnergyColumn>& columns,
+                                         const std::vector<EnergyGroup>& groups, const Observables& o) {
+  std::vector<double> v;
+  for (const EnergyColumn& c : columns) {
+    double sum = 0.0;
+    if (c.group == EnergyGroup::Pair) {
+      sum = c.term < o.potential_by_term.size() ? o.potential_by_term[c.term] : NAN;
+    } else {
+      for (size_t k = 0; k < groups.size() && k < o.potential_by_term.size(); ++k)
+        if (groups[k] == c.group) sum += o.potential_by_term[k];
+    }
+    v.push_back(sum);
+  }
+  return v;
+}
+
 namespace {
 
 // A number of the thermo table: `decimals` decimals, or %g's exponent form where they would run
@@ -44,8 +72,7 @@ std::string csv_header(const RunConfig& cfg) {
                   col("total_energy", u.energy_unit()) + "," + col("pressure", u.pressure_unit()) + "," +
                   col("volume", (std::string(u.length_unit()) + "^3").c_str()) + "," +
                   col("density", (std::string("1/") + u.length_unit() + "^3").c_str()) + ",steps_per_second";
-  for (const PairTerm& t : cfg.model.force_field.pair_terms)
-    h += "," + col((std::string("energy_") + pair_kind_name(t.kind)).c_str(), u.energy_unit());
+  for (const EnergyColumn& c : energy_columns(cfg.model.force_field)) h += "," + col(c.name.c_str(), u.energy_unit());
   return h;
 }
 
@@ -138,8 +165,13 @@ void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
     row << step << "," << std::setprecision(10) << frame.time << "," << T << "," << std::setprecision(15) << o.potential
         << "," << o.kinetic << "," << o.total() << "," << std::setprecision(10) << P << "," << std::setprecision(15)
         << V << "," << rho << "," << sps;
-    for (size_t t = 0; t < cfg_.model.force_field.pair_terms.size() && t < o.potential_by_term.size(); ++t)
-      row << "," << std::setprecision(15) << o.potential_by_term[t];
+    if (groups_.empty()) {
+      Model m = cfg_.model;
+      m.topology = ctx.topology;
+      groups_ = energy_groups(m);
+    }
+    for (double e : energy_column_values(energy_columns(cfg_.model.force_field), groups_, o))
+      row << "," << std::setprecision(15) << e;
     row << "\n";
     write_row(row.str());
   }

@@ -6,10 +6,25 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
+#include "backends/backend.h"
 #include "engine/run_observer.h"
 
 namespace pairmd {
+
+// The columns of PREFIX.thermo.csv after the fixed ones: an energy per pair term (energy_lj,
+// ...), then the sums per family the force field defines: energy_bond, energy_pair_list,
+// energy_angle, energy_dihedral, energy_improper.
+struct EnergyColumn {
+  std::string name;   // without its unit
+  EnergyGroup group;  // the family (EnergyGroup::Pair: one term)
+  size_t term = 0;    // the pair term (group Pair)
+};
+std::vector<EnergyColumn> energy_columns(const ForceField& ff);
+// The columns' values from the observables, whose terms are in the order `groups` says.
+std::vector<double> energy_column_values(const std::vector<EnergyColumn>& columns,
+                                         const std::vector<EnergyGroup>& groups, const Observables& o);
 
 class ThermoLog final : public RunObserver, public ProgressDisplay {
  public:
@@ -43,6 +58,7 @@ class ThermoLog final : public RunObserver, public ProgressDisplay {
   int64_t start_step_ = -1;
   int64_t rate_step_ = 0;
   std::chrono::steady_clock::time_point rate_time_;
+  std::vector<EnergyGroup> groups_;  // of the observables' terms (from the run's topology, at the first row)
   double last_rate_ = 0;
   int64_t last_printed_ = -1;
 };

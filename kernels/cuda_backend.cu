@@ -57,6 +57,17 @@ __global__ void pull_force_kernel(const float4* pos, const int3* image, const un
   }
 }
 
+// The float strategies' forces() with the extra force added as their integrate kernel adds it
+// (outputs, tests).
+__global__ void add_extra_force_kernel(const FixedVec* extra, int n, float4* force) {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= n) return;
+  const FixedVec f = extra[p];
+  force[p].x += fixed_to_float(f.x);
+  force[p].y += fixed_to_float(f.y);
+  force[p].z += fixed_to_float(f.z);
+}
+
 // The chunk's last kernel: its control block and flags into its read-back slot, host memory
 // mapped into the device's address space (a kernel in the chunk's graph, not a copy after it:
 // a copy-engine transfer between two graphs costs the stream several microseconds).
@@ -191,6 +202,7 @@ SlotForce CudaBackend::slot_source(int buffer) {
   // (so the graphs' keys do; kernels/box_update.cuh).
   s.box = barostat_ ? BoxGeometry<float>{} : box_;
   s.device_box = &device_box()->box;
+  s.extra = extra_force();
   return s;
 }
 
@@ -199,6 +211,7 @@ SlotForce CudaBackend::slot_source(int buffer) {
 void CudaBackend::enqueue_forces(Launcher& launcher, int buffer) {
   if (n_ == 0) return;
   phase_begin();
+  enqueue_bonded_forces(launcher, buffer);
   switch (strategy_) {
     case Strategy::SlotsFused:
     case Strategy::Slots:
@@ -331,6 +344,77 @@ void CudaBackend::enqueue_gather_forces(Launcher& launcher, int buffer) {
   }
 }
 
+// Angles, dihedrals, impropers and scaled pairs into the extra force, cleared first; the same
+// for every strategy. Nothing for runs without them.
+void CudaBackend::enqueue_bonded_forces(Launcher& launcher, int buffer) {
+  FixedVec* extra = extra_force();
+  if (!extra) return;
+  launcher.memset(PAIRMD_HERE, extra, 0, n_ * sizeof(FixedVec));
+  const ParticleData pd = particles(buffer);
+  const BondedVirial bv{model_.barostat, barostat_ ? box_sums_.data() : nullptr};
+  for (auto& t : bonded_terms_) {
+    const BondedListView v = bonded_view(*t);
+    auto quad = [&](auto eval) {  // dihedrals and impropers
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, dihedral_force_kernel<Eval>, blocks_for(t->count), kBlockSize, 0, v, pd,
+                      reinterpret_cast<const typename Eval::Params*>(t->table.data()), extra, flags(), ctrl(), bv);
+    };
+    if (t->family == GpuBondedTerm::kAngle)
+      dispatch_bonded<float>(static_cast<AngleKind>(t->kind), [&](auto eval) {
+        using Eval = decltype(eval);
+        launcher.kernel(PAIRMD_HERE, angle_force_kernel<Eval>, blocks_for(t->count), kBlockSize, 0, v, pd,
+                        reinterpret_cast<const typename Eval::Params*>(t->table.data()), extra, flags(), ctrl(), bv);
+      });
+    else if (t->family == GpuBondedTerm::kDihedral)
+      dispatch_bonded<float>(static_cast<DihedralKind>(t->kind), quad);
+    else
+      dispatch_bonded<float>(static_cast<ImproperKind>(t->kind), quad);
+  }
+  for (auto& sp : scaled_pairs_) {
+    const GpuPairTerm& pt = *pair_terms_[sp->term];
+    dispatch_pair<float>(pt.kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, scaled_pair_force_kernel<Eval>, blocks_for(sp->count), kBlockSize, 0,
+                      scaled_view(*sp), pd, reinterpret_cast<const typename Eval::Params*>(pt.table.data()), pt.ntypes,
+                      extra, flags(), ctrl(), bv);
+    });
+  }
+}
+
+// Their energies and virials: the k-th bonded term into slot first_slot + k, scaled pairs into
+// their pair term's slot, each in its system's accumulators (stride words apart).
+void CudaBackend::enqueue_bonded_energies(Launcher& launcher, const ParticleData& pd, size_t first_slot, int stride) {
+  for (size_t k = 0; k < bonded_terms_.size(); ++k) {
+    GpuBondedTerm& t = *bonded_terms_[k];
+    long long* acc = energy_.data() + kEnergyWords * (first_slot + k);
+    const BondedListView v = bonded_view(t);
+    auto quad = [&](auto eval) {
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, dihedral_energy_kernel<Eval>, blocks_for(t.count), kBlockSize, 0, v, pd,
+                      reinterpret_cast<const typename Eval::Params*>(t.table.data()), system_size_, acc, stride);
+    };
+    if (t.family == GpuBondedTerm::kAngle)
+      dispatch_bonded<float>(static_cast<AngleKind>(t.kind), [&](auto eval) {
+        using Eval = decltype(eval);
+        launcher.kernel(PAIRMD_HERE, angle_energy_kernel<Eval>, blocks_for(t.count), kBlockSize, 0, v, pd,
+                        reinterpret_cast<const typename Eval::Params*>(t.table.data()), system_size_, acc, stride);
+      });
+    else if (t.family == GpuBondedTerm::kDihedral)
+      dispatch_bonded<float>(static_cast<DihedralKind>(t.kind), quad);
+    else
+      dispatch_bonded<float>(static_cast<ImproperKind>(t.kind), quad);
+  }
+  for (auto& sp : scaled_pairs_) {
+    const GpuPairTerm& pt = *pair_terms_[sp->term];
+    dispatch_pair<float>(pt.kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, scaled_pair_energy_kernel<Eval>, blocks_for(sp->count), kBlockSize, 0,
+                      scaled_view(*sp), pd, reinterpret_cast<const typename Eval::Params*>(pt.table.data()), pt.ntypes,
+                      system_size_, energy_.data() + kEnergyWords * sp->term, stride);
+    });
+  }
+}
+
 int fused_blocks_per_sm(bool box) {
   int blocks = 0;
   PAIRMD_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -393,11 +477,14 @@ void CudaBackend::enqueue_integrate(Launcher& launcher, int buffer, bool begin, 
     case Strategy::Gather:
       launcher.kernel(PAIRMD_HERE,
                       box ? integrate_kernel<FixedArrayForce, true> : integrate_kernel<FixedArrayForce, false>,
-                      blocks_for(n_), kBlockSize, 0, a, FixedArrayForce{particles_.fixed_force()});
+                      blocks_for(n_), kBlockSize, 0, a, FixedArrayForce{particles_.fixed_force(), extra_force()});
       break;
     default:
+      // The slot summation (sum_slots_kernel) has added the extra force already, in fixed point
+      // as the fused kernel adds it; the float-atomic forces have not.
       launcher.kernel(PAIRMD_HERE, box ? integrate_kernel<ArrayForce, true> : integrate_kernel<ArrayForce, false>,
-                      blocks_for(n_), kBlockSize, 0, a, ArrayForce{particles_.force()});
+                      blocks_for(n_), kBlockSize, 0, a,
+                      ArrayForce{particles_.force(), uses_slots(strategy_) ? nullptr : extra_force()});
   }
   phase_end(stats_.seconds_integrate);
 }
@@ -623,14 +710,21 @@ std::vector<Vec3d> CudaBackend::forces() {
     now.kernel(PAIRMD_HERE, barostat_ ? sum_slots_kernel<true> : sum_slots_kernel<false>, slot_blocks(n_), kSumBlock, 0,
                slot_source(cur), n_, particles_.force(), flags(), ctrl());
   else if (strategy_ == Strategy::Gather)
-    now.kernel(PAIRMD_HERE, fixed_to_float_kernel, blocks_for(n_), kBlockSize, 0, particles_.fixed_force(), n_,
-               particles_.force());
+    now.kernel(PAIRMD_HERE, fixed_to_float_kernel, blocks_for(n_), kBlockSize, 0, particles_.fixed_force(),
+               static_cast<const FixedVec*>(extra_force()), n_, particles_.force());
   float4* forces = particles_.force();
-  if (pull_.mode != static_cast<int>(PullMode::None)) {
-    // A copy with the pulling added: the float-atomic strategies integrate from force() itself.
+  const bool float_extra = extra_force() && !uses_slots(strategy_) && strategy_ != Strategy::Gather;
+  if (pull_.mode != static_cast<int>(PullMode::None) || float_extra) {
+    // A copy with the pulling (and the float strategies' extra force) added: those integrate
+    // from force() itself.
     force_out_.reserve_grow(n_);
     now.copy(PAIRMD_HERE, force_out_.data(), forces, n_ * sizeof(float4), cudaMemcpyDeviceToDevice);
     forces = force_out_.data();
+    if (float_extra)
+      now.kernel(PAIRMD_HERE, add_extra_force_kernel, blocks_for(n_), kBlockSize, 0,
+                 static_cast<const FixedVec*>(extra_force()), n_, forces);
+  }
+  if (pull_.mode != static_cast<int>(PullMode::None)) {
     now.kernel(PAIRMD_HERE, pull_force_kernel, blocks_for(2 * systems_), kBlockSize, 0, particles_.pos(cur),
                particles_.image(), particles_.rank(), system_size_, systems_, &device_box()->box, pull_, host_.step,
                forces, static_cast<long long*>(nullptr), 0);
@@ -663,7 +757,7 @@ Observables CudaBackend::observables() {
 std::vector<Observables> CudaBackend::system_observables() {
   complete_step();
   const bool pulling = pull_.mode != static_cast<int>(PullMode::None);
-  const size_t nterms = pair_terms_.size() + bond_terms_.size() + (pulling ? 1 : 0);
+  const size_t nterms = pair_terms_.size() + bond_terms_.size() + bonded_terms_.size() + (pulling ? 1 : 0);
   std::vector<Observables> out(systems_);
   for (Observables& o : out) {
     o.step = host_.step;
@@ -732,10 +826,12 @@ void CudaBackend::enqueue_energies(Launcher& now, int stride) {
                  energy_.data() + kEnergyWords * (pair_terms_.size() + k), stride);
     });
   }
+  const size_t first_bonded = pair_terms_.size() + bond_terms_.size();
+  enqueue_bonded_energies(now, pd, first_bonded, stride);
   if (pull_.mode != static_cast<int>(PullMode::None))
     now.kernel(PAIRMD_HERE, pull_force_kernel, blocks_for(2 * systems_), kBlockSize, 0, pd.pos, particles_.image(),
                particles_.rank(), system_size_, systems_, pd.box, pull_, host_.step, static_cast<float4*>(nullptr),
-               energy_.data() + kEnergyWords * (pair_terms_.size() + bond_terms_.size()), stride);
+               energy_.data() + kEnergyWords * (first_bonded + bonded_terms_.size()), stride);
 }
 
 }  // namespace pairmd

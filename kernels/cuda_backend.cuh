@@ -46,6 +46,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "cuda/launcher.cuh"
+#include "kernels/bonded_kernels.cuh"
 #include "kernels/box_update.cuh"
 #include "kernels/device_particles.cuh"
 #include "kernels/force_kernels.cuh"
@@ -126,6 +127,25 @@ struct GpuBondTerm {
   DeviceBuffer<float> slots;
 };
 
+// Angles, dihedrals or impropers of one kind (kernels/bonded_kernels.cuh): static, by tag, with
+// the table of every type of the family (index by type).
+struct GpuBondedTerm {
+  enum Family { kAngle, kDihedral, kImproper } family;
+  int kind;  // AngleKind, DihedralKind or ImproperKind
+  int count = 0;
+  DeviceBuffer<unsigned char> table;
+  DeviceBuffer<uint4> atoms;  // tags i, j, k (, l)
+  DeviceBuffer<int> type;
+};
+
+// The scaled 1-2/1-3/1-4 pairs of one pair term (ForceField::special).
+struct GpuScaledPairs {
+  size_t term;
+  int count = 0;
+  DeviceBuffer<unsigned> i, j;
+  DeviceBuffer<float> weight;
+};
+
 class CudaBackend final : public Backend {
  public:
   // `systems` > 1: an ensemble of that many systems of initial.size() / systems particles each,
@@ -148,7 +168,7 @@ class CudaBackend final : public Backend {
   void scale_velocities(double f) override { scale_system_velocities(-1, f); }
   // The ensemble's systems (1 for a single system), each with its own thermostat temperature and
   // noise seed (set_temperature() sets every system's), and the observables of each.
-  int systems() const { return systems_; }
+  int systems() const override { return systems_; }
   int system_size() const { return system_size_; }
   void set_system_temperature(int k, double temperature);
   void set_system_seed(int k, uint64_t seed);
@@ -173,6 +193,7 @@ class CudaBackend final : public Backend {
   void make_pair_terms(const SystemState& initial);
   void make_bond_terms();
   void setup_barostat(const SystemState& initial);
+  void make_bonded_terms();  // angles, dihedrals, impropers, scaled pairs, the extra-force buffer
 
   // Cells, renumbering and every list's search. With `wait` the lists are complete on return;
   // without, the searches are only enqueued (the step loop checks them at the chunk's end).
@@ -187,6 +208,10 @@ class CudaBackend final : public Backend {
   void enqueue_slot_forces(Launcher& launcher, int buffer);
   void enqueue_atomic_forces(Launcher& launcher, int buffer);
   void enqueue_gather_forces(Launcher& launcher, int buffer);
+  void enqueue_bonded_forces(Launcher& launcher, int buffer);
+  void enqueue_bonded_energies(Launcher& launcher, const ParticleData& pd, size_t first_slot, int stride);
+  // The extra force of the bonded terms (null without them: the integrate kernels then add nothing).
+  FixedVec* extra_force() { return bonded_terms_.empty() && scaled_pairs_.empty() ? nullptr : extra_force_.data(); }
   void enqueue_integrate(Launcher& launcher, int buffer, bool begin, bool write_force);
   // `steps` steps from position buffer `parity`, then the control block into read-back `slot`.
   void enqueue_steps(Launcher& launcher, int steps, int parity, int slot);
@@ -218,6 +243,10 @@ class CudaBackend final : public Backend {
   SlotForce slot_source(int buffer);
   BondListView bond_view(GpuBondTerm& t) {
     return {t.bi.data(), t.bj.data(), t.btype.data(), static_cast<int>(t.bonds.size()), particles_.rank()};
+  }
+  BondedListView bonded_view(GpuBondedTerm& t) { return {t.atoms.data(), t.type.data(), t.count, particles_.rank()}; }
+  ScaledPairView scaled_view(GpuScaledPairs& s) {
+    return {s.i.data(), s.j.data(), s.weight.data(), s.count, particles_.rank()};
   }
   StepControl* ctrl() { return &state_.data()->ctrl; }
   unsigned* tickets() { return tickets_.data(); }
@@ -253,6 +282,9 @@ class CudaBackend final : public Backend {
   GpuCellOrder cells_;
   std::vector<std::unique_ptr<GpuPairTerm>> pair_terms_;
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
+  std::vector<std::unique_ptr<GpuBondedTerm>> bonded_terms_;
+  std::vector<std::unique_ptr<GpuScaledPairs>> scaled_pairs_;
+  DeviceBuffer<FixedVec> extra_force_;
   DeviceBuffer<ChunkState> state_;
   DeviceBuffer<unsigned> tickets_;        // the integrate kernels' first-level block tickets
   ChunkState* host_state_ = nullptr;      // read-back slots, one per chunk in flight: pinned host

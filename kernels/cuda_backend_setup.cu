@@ -61,6 +61,7 @@ void CudaBackend::construct(const SystemState& initial) {
   pull_ = make_pull_params<float>(model_.pulling);
   make_pair_terms(initial);
   make_bond_terms();
+  make_bonded_terms();
   setup_barostat(initial);
   set_state(initial);
 }
@@ -233,6 +234,70 @@ void CudaBackend::make_bond_terms() {
       t->g_index = upload_vector(gi);
     }
   }
+}
+
+namespace {
+
+// The terms of one family grouped by kind, in order of first appearance (as the CPU backend).
+template <typename Kind, typename Term>
+void add_bonded_terms(const std::vector<Term>& terms, const std::vector<BondedType<Kind>>& types,
+                      GpuBondedTerm::Family family, std::vector<std::unique_ptr<GpuBondedTerm>>& out) {
+  std::vector<Kind> kinds;
+  for (const Term& t : terms)
+    if (std::find(kinds.begin(), kinds.end(), types.at(t.type).kind) == kinds.end())
+      kinds.push_back(types.at(t.type).kind);
+  for (const Kind kind : kinds) {
+    std::vector<uint4> atoms;
+    std::vector<int> type;
+    for (const Term& t : terms) {
+      if (types[t.type].kind != kind) continue;
+      if constexpr (std::is_same_v<Term, Angle>)
+        atoms.push_back(make_uint4(t.i, t.j, t.k, 0));
+      else
+        atoms.push_back(make_uint4(t.i, t.j, t.k, t.l));
+      type.push_back(t.type);
+    }
+    auto g = std::make_unique<GpuBondedTerm>();
+    g->family = family;
+    g->kind = static_cast<int>(kind);
+    g->count = static_cast<int>(atoms.size());
+    g->table = dispatch_bonded<float>(
+        kind, [&](auto eval) { return upload_table(make_bonded_table<decltype(eval)>(types, kind)); });
+    g->atoms = upload_vector(atoms);
+    g->type = upload_vector(type);
+    out.push_back(std::move(g));
+  }
+}
+
+}  // namespace
+
+// Angles, dihedrals and impropers (one term per kind), the scaled pairs of each pair term, and
+// the extra-force buffer they add to (kernels/bonded_kernels.cuh); nothing without them.
+void CudaBackend::make_bonded_terms() {
+  const ForceField& ff = model_.force_field;
+  const Topology& top = model_.topology;
+  add_bonded_terms(top.angles, ff.angle_types, GpuBondedTerm::kAngle, bonded_terms_);
+  add_bonded_terms(top.dihedrals, ff.dihedral_types, GpuBondedTerm::kDihedral, bonded_terms_);
+  add_bonded_terms(top.impropers, ff.improper_types, GpuBondedTerm::kImproper, bonded_terms_);
+  for (size_t k = 0; k < ff.pair_terms.size(); ++k) {
+    const std::vector<ScaledPair> pairs = pair_term_scaled_pairs(ff, top, n_, k);
+    if (pairs.empty()) continue;
+    std::vector<unsigned> i, j;
+    std::vector<float> w;
+    for (const ScaledPair& p : pairs) {
+      i.push_back(static_cast<unsigned>(p.i));
+      j.push_back(static_cast<unsigned>(p.j));
+      w.push_back(static_cast<float>(p.weight));
+    }
+    auto g = std::make_unique<GpuScaledPairs>();
+    g->term = k;
+    g->count = static_cast<int>(pairs.size());
+    g->i = upload_vector(i);
+    g->j = upload_vector(j);
+    g->weight = upload_vector(w);
+    scaled_pairs_.push_back(std::move(g));
+  }
+  if (!bonded_terms_.empty() || !scaled_pairs_.empty()) extra_force_.resize(std::max(n_, 1));
 }
 
 CudaBackend::~CudaBackend() { release(); }

@@ -31,6 +31,7 @@ class CudaEnsemble final : public Ensemble {
   int size() const override { return backend_->systems(); }
   void advance(int64_t n) override {
     state_step_ = obs_step_ = force_step_ = -1;
+    moved_valid_ = false;
     backend_->advance(n);
   }
   void get_state(int k, SystemState& s) override {
@@ -50,6 +51,7 @@ class CudaEnsemble final : public Ensemble {
       all.image[a + i] = s.image.at(i);
     }
     state_step_ = obs_step_ = force_step_ = -1;
+    moved_valid_ = false;
     backend_->set_state(all);
   }
   void set_states(const std::vector<SystemState>& states) override {
@@ -57,7 +59,24 @@ class CudaEnsemble final : public Ensemble {
       throw std::invalid_argument(std::to_string(states.size()) + " states for an ensemble of " +
                                   std::to_string(size()));
     state_step_ = obs_step_ = force_step_ = -1;
+    moved_valid_ = false;
     backend_->set_state(concatenate_states(states));
+  }
+  // The minimiser's move of system k: the others as read once (floats, which go back up exactly)
+  // and kept until something else changes the state, so that a move costs one upload, not a
+  // read-back too. After a failure (a bond broken in system k) the next move puts system k back.
+  void move_to(int k, const std::vector<Vec3d>& x, const std::vector<Int3>& image) override {
+    if (!moved_valid_) {
+      backend_->get_state(moved_);
+      moved_valid_ = true;
+    }
+    const size_t a = static_cast<size_t>(k) * n_;
+    for (int i = 0; i < n_; ++i) {
+      moved_.position[a + i] = x.at(i);
+      moved_.image[a + i] = image.at(i);
+    }
+    state_step_ = obs_step_ = force_step_ = -1;
+    backend_->set_state(moved_);
   }
   Observables observables(int k) override {
     if (obs_step_ < 0) {
@@ -77,6 +96,7 @@ class CudaEnsemble final : public Ensemble {
   void scale_velocities(int k, double f) override {
     backend_->scale_system_velocities(k, f);
     state_step_ = obs_step_ = -1;
+    moved_valid_ = false;
   }
   void set_temperature(int k, double t) override {
     backend_->set_system_temperature(k, t);
@@ -88,6 +108,8 @@ class CudaEnsemble final : public Ensemble {
   int n_;
   std::unique_ptr<CudaBackend> backend_;
   SystemState all_;
+  SystemState moved_;         // the state of the last move_to (all systems), while moved_valid_
+  bool moved_valid_ = false;  // nothing but move_to() changed the state since it was read
   std::vector<Observables> obs_;
   std::vector<Vec3d> forces_;
   int64_t state_step_ = -1, obs_step_ = -1, force_step_ = -1;  // -1: not read since the last change

@@ -11,6 +11,11 @@
 //   FixedArrayForce  atom_gather: a fixed-point force per particle, summed by the gather kernels.
 //   ArrayForce       pair_atomic / pair_warp: a float force per particle (float atomics).
 //
+// Each adds the particle's extra force where the run has one (angles, dihedrals, impropers,
+// scaled bonded pairs: kernels/bonded_kernels.cuh), in fixed point before the conversion to
+// float for the first two (so the deterministic strategies stay bitwise equal), as a float for
+// the third; `extra` is null otherwise, and costs a predicted branch.
+//
 // The first two add in 64-bit fixed point (kernels/fixed_point.h), so the force does not depend
 // on the order of the pairs, the numbering of the particles or when the list was built, and
 // the slot and gather strategies give bitwise the same forces. Both sides of a pair add
@@ -71,6 +76,7 @@ struct SlotForce {
   BoxGeometry<float> box;                // the box (without a barostat: it never changes)
   const BoxGeometry<float>* device_box;  // the box in device memory, which a barostat changes
                                          // (read by the kernels' kDeviceBox variants)
+  const FixedVec* extra;                // the extra force per particle (current numbering), or null
 
   // Lane `lane`'s share (of kSumLanes) of the force on particle p at xp, in `box`.
   __device__ __forceinline__ FixedVec partial(int p, int lane, float4 xp, const BoxGeometry<float>& box,
@@ -136,7 +142,15 @@ __device__ __forceinline__ void sum_slots_block(const SlotForce& s, int first, i
     f.y += __shfl_xor_sync(0xffffffffu, f.y, o);
     f.z += __shfl_xor_sync(0xffffffffu, f.z, o);
   }
-  if (lane == 0) out[local] = f;
+  if (lane == 0) {
+    if (s.extra && p < n) {
+      const FixedVec e = s.extra[p];
+      f.x += e.x;
+      f.y += e.y;
+      f.z += e.z;
+    }
+    out[local] = f;
+  }
   if (clamped) {
     report_lowest(&flags->bad_force, static_cast<int>(s.tag[p]));
     __threadfence();  // in before the integrate kernel's ticket (kernels/integrate_kernel.cuh)
@@ -145,17 +159,27 @@ __device__ __forceinline__ void sum_slots_block(const SlotForce& s, int first, i
 
 struct FixedArrayForce {
   const FixedVec* force;
+  const FixedVec* extra;  // or null
   __device__ __forceinline__ float3 operator()(int p) const {
-    const FixedVec f = force[p];
+    FixedVec f = force[p];
+    if (extra) {
+      const FixedVec e = extra[p];
+      f.x += e.x;
+      f.y += e.y;
+      f.z += e.z;
+    }
     return make_float3(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z));
   }
 };
 
 struct ArrayForce {
   const float4* force;
+  const FixedVec* extra;  // or null
   __device__ __forceinline__ float3 operator()(int p) const {
     const float4 f = force[p];
-    return make_float3(f.x, f.y, f.z);
+    if (!extra) return make_float3(f.x, f.y, f.z);
+    const FixedVec e = extra[p];
+    return make_float3(f.x + fixed_to_float(e.x), f.y + fixed_to_float(e.y), f.z + fixed_to_float(e.z));
   }
 };
 

@@ -351,12 +351,13 @@ __global__ void __launch_bounds__(kSumBlock)
   }
 }
 
-// Forces as floats from the fixed-point array (atom_gather's outputs and tests).
-__global__ void fixed_to_float_kernel(const FixedVec* fixed, int n, float4* force) {
+// Forces as floats from the fixed-point array (atom_gather's outputs and tests), with the extra
+// force (or null) added as the integrate kernel adds it.
+__global__ void fixed_to_float_kernel(const FixedVec* fixed, const FixedVec* extra, int n, float4* force) {
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= n) return;
-  const FixedVec f = fixed[p];
-  force[p] = make_float4(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z), 0.f);
+  const float3 f = FixedArrayForce{fixed, extra}(p);
+  force[p] = make_float4(f.x, f.y, f.z, 0.f);
 }
 
 // Kinetic energy and momentum of each system, summed in tag order (so the sum does not depend on

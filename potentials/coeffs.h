@@ -13,6 +13,8 @@
 // of a new meaning adds a field here, its key in engine/config.cpp, and reads it in `from`.
 #pragma once
 
+#include <vector>
+
 namespace pairmd {
 
 struct PairCoeffs {
@@ -32,6 +34,25 @@ struct BondCoeffs {
   double r0 = 0.0;  // rest length (harmonic, fene_native), maximum extension R0 (fene), native distance (lj_native)
   double epsilon = 1.0;        // well depth (lj_native)
   double max_extension = 2.0;  // the largest |r - r0| (fene_native)
+};
+
+// One angle, dihedral or improper type: its coefficients in the order of LAMMPS's Coeffs lines
+// for the same style (the evaluator's kCoeffs names them), angles in degrees as LAMMPS gives
+// them. A repeated group (the terms [k, n, d] of a fourier dihedral) follows its count's place:
+// `values` holds the groups one after the other, without the count.
+struct BondedCoeffs {
+  std::vector<double> values;
+};
+
+// What a coefficient of an angle, dihedral or improper potential is (host only; the config
+// reader, the LAMMPS data reader and the docs read it): its config key, what it means (with its
+// unit, as messages say it), its range and whether it is an integer.
+struct BondedCoeffSpec {
+  const char* name;
+  const char* meaning;
+  double lo, hi;
+  bool integer;
+  bool nonzero;  // 0 is not allowed (a sign: +1 or -1)
 };
 
 }  // namespace pairmd

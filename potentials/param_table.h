@@ -55,4 +55,14 @@ ParamTable make_pair_list_table(const PairList& list) {
   return ParamTable::from(p);
 }
 
+// Per-type table of the angle, dihedral or improper types for the evaluator of `kind`; index by
+// type (the records of types of other kinds are left empty: their terms use their own tables).
+template <typename Eval, typename Kind>
+ParamTable make_bonded_table(const std::vector<BondedType<Kind>>& types, Kind kind) {
+  std::vector<typename Eval::Params> p;
+  p.reserve(types.size());
+  for (const BondedType<Kind>& t : types) p.push_back(t.kind == kind ? Eval::from(t.coeffs) : typename Eval::Params{});
+  return ParamTable::from(p);
+}
+
 }  // namespace pairmd

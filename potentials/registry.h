@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "potentials/angle_potentials.h"
 #include "potentials/coulomb.h"
 #include "potentials/debye_huckel.h"
+#include "potentials/dihedral_potentials.h"
 #include "potentials/fene_bond.h"
 #include "potentials/fene_native_bond.h"
 #include "potentials/harmonic_bond.h"
@@ -36,6 +38,23 @@ namespace pairmd {
   X(FeneNative, FeneNativeBond) \
   X(LjNative, LjNativeBond)
 
+// Angle, dihedral and improper terms: potentials of three or four named particles, per type
+// (force_field.angles, .dihedrals, .impropers). Names are pairmd's; each evaluator also names the
+// LAMMPS style of the same form (kLammpsStyle), which LAMMPS data files' Coeffs sections use.
+#define PAIRMD_ANGLES(X)     \
+  X(Harmonic, HarmonicAngle) \
+  X(Cosine, CosineAngle)     \
+  X(CosineSquared, CosineSquaredAngle)
+
+#define PAIRMD_DIHEDRALS(X)               \
+  X(Harmonic, HarmonicDihedral)           \
+  X(Fourier, FourierDihedral)             \
+  X(Opls, OplsDihedral)                   \
+  X(MultiHarmonic, MultiHarmonicDihedral) \
+  X(Quadratic, QuadraticDihedral)
+
+#define PAIRMD_IMPROPERS(X) X(Harmonic, HarmonicImproper)
+
 enum class PairKind {
 #define PAIRMD_ENUM(name, eval) name,
   PAIRMD_PAIR_POTENTIALS(PAIRMD_ENUM)
@@ -45,6 +64,24 @@ enum class PairKind {
 enum class BondKind {
 #define PAIRMD_ENUM(name, eval) name,
   PAIRMD_BONDS(PAIRMD_ENUM)
+#undef PAIRMD_ENUM
+};
+
+enum class AngleKind {
+#define PAIRMD_ENUM(name, eval) name,
+  PAIRMD_ANGLES(PAIRMD_ENUM)
+#undef PAIRMD_ENUM
+};
+
+enum class DihedralKind {
+#define PAIRMD_ENUM(name, eval) name,
+  PAIRMD_DIHEDRALS(PAIRMD_ENUM)
+#undef PAIRMD_ENUM
+};
+
+enum class ImproperKind {
+#define PAIRMD_ENUM(name, eval) name,
+  PAIRMD_IMPROPERS(PAIRMD_ENUM)
 #undef PAIRMD_ENUM
 };
 
@@ -111,6 +148,52 @@ inline const BondPotentialInfo kBondPotentials[] = {
 #undef PAIRMD_INFO
 };
 
+// What the config language, the LAMMPS data reader and the docs know of an angle, dihedral or
+// improper potential (host only).
+template <typename Kind>
+struct BondedPotentialInfo {
+  Kind kind;
+  const char* name;               // the config value of `potential`
+  const char* lammps_style;       // the LAMMPS style of the same form and coefficients
+  const char* formula;            // one line for --help and the docs
+  const BondedCoeffSpec* coeffs;  // in LAMMPS's order (a repeated group: one group)
+  int ncoeffs;
+  int max_repeats;  // 0: the coefficients once; else a group given 1..max_repeats times (`terms`)
+};
+
+#define PAIRMD_BONDED_INFO(Kind, name, eval)                                  \
+  {Kind::name,                                                                \
+   eval<double>::kName,                                                       \
+   eval<double>::kLammpsStyle,                                                \
+   eval<double>::kFormula,                                                    \
+   eval<double>::kCoeffs,                                                     \
+   static_cast<int>(sizeof(eval<double>::kCoeffs) / sizeof(BondedCoeffSpec)), \
+   eval<double>::kRepeat},
+#define PAIRMD_ANGLE_INFO(name, eval) PAIRMD_BONDED_INFO(AngleKind, name, eval)
+#define PAIRMD_DIHEDRAL_INFO(name, eval) PAIRMD_BONDED_INFO(DihedralKind, name, eval)
+#define PAIRMD_IMPROPER_INFO(name, eval) PAIRMD_BONDED_INFO(ImproperKind, name, eval)
+inline const BondedPotentialInfo<AngleKind> kAnglePotentials[] = {PAIRMD_ANGLES(PAIRMD_ANGLE_INFO)};
+inline const BondedPotentialInfo<DihedralKind> kDihedralPotentials[] = {PAIRMD_DIHEDRALS(PAIRMD_DIHEDRAL_INFO)};
+inline const BondedPotentialInfo<ImproperKind> kImproperPotentials[] = {PAIRMD_IMPROPERS(PAIRMD_IMPROPER_INFO)};
+#undef PAIRMD_ANGLE_INFO
+#undef PAIRMD_DIHEDRAL_INFO
+#undef PAIRMD_IMPROPER_INFO
+#undef PAIRMD_BONDED_INFO
+
+template <typename Kind, size_t N>
+const BondedPotentialInfo<Kind>& bonded_info(const BondedPotentialInfo<Kind> (&registry)[N], Kind k) {
+  for (const auto& i : registry)
+    if (i.kind == k) return i;
+  throw std::logic_error("unknown angle, dihedral or improper kind");
+}
+inline const BondedPotentialInfo<AngleKind>& potential_info(AngleKind k) { return bonded_info(kAnglePotentials, k); }
+inline const BondedPotentialInfo<DihedralKind>& potential_info(DihedralKind k) {
+  return bonded_info(kDihedralPotentials, k);
+}
+inline const BondedPotentialInfo<ImproperKind>& potential_info(ImproperKind k) {
+  return bonded_info(kImproperPotentials, k);
+}
+
 inline const PairPotentialInfo& pair_potential_info(PairKind k) {
   for (const PairPotentialInfo& i : kPairPotentials)
     if (i.kind == k) return i;
@@ -156,6 +239,42 @@ decltype(auto) dispatch_bond(BondKind kind, F&& f) {
 #undef PAIRMD_CASE
   }
   throw std::logic_error("unknown bond kind");
+}
+
+template <typename Real, typename F>
+decltype(auto) dispatch_bonded(AngleKind kind, F&& f) {
+  switch (kind) {
+#define PAIRMD_CASE(name, eval) \
+  case AngleKind::name:         \
+    return f(eval<Real>{});
+    PAIRMD_ANGLES(PAIRMD_CASE)
+#undef PAIRMD_CASE
+  }
+  throw std::logic_error("unknown angle kind");
+}
+
+template <typename Real, typename F>
+decltype(auto) dispatch_bonded(DihedralKind kind, F&& f) {
+  switch (kind) {
+#define PAIRMD_CASE(name, eval) \
+  case DihedralKind::name:      \
+    return f(eval<Real>{});
+    PAIRMD_DIHEDRALS(PAIRMD_CASE)
+#undef PAIRMD_CASE
+  }
+  throw std::logic_error("unknown dihedral kind");
+}
+
+template <typename Real, typename F>
+decltype(auto) dispatch_bonded(ImproperKind kind, F&& f) {
+  switch (kind) {
+#define PAIRMD_CASE(name, eval) \
+  case ImproperKind::name:      \
+    return f(eval<Real>{});
+    PAIRMD_IMPROPERS(PAIRMD_CASE)
+#undef PAIRMD_CASE
+  }
+  throw std::logic_error("unknown improper kind");
 }
 
 inline double pair_cutoff(PairKind kind, const PairCoeffs& c) {

@@ -13,7 +13,8 @@ What it adds to MDAnalysis's own readers (2.4, Debian's python3-mdanalysis; test
 tests/python/test_mdanalysis_helper.py against the numbers of pairmd's Python module):
 
 - Topology from the H5MD file itself: types (particles/all/species and its names), masses,
-  charges, bonds (connectivity/bonds), one residue per molecule (bonded cluster). MDAnalysis 2.4
+  charges, bonds (connectivity/bonds), angles, dihedrals and impropers (connectivity/angles,
+  ...), one residue per molecule (bonded cluster). MDAnalysis 2.4
   has no H5MD topology reader. A GSD file carries its topology: MDAnalysis reads it directly
   (``mda.Universe("run.gsd")``) and this helper adds the rest.
 - Unwrapped coordinates: position + image * L at every frame (MDAnalysis ignores H5MD's image
@@ -184,6 +185,9 @@ def _h5md_universe(path, unwrap):
     u.add_TopologyAttr("resids", np.arange(1, u.residues.n_residues + 1))
     if len(bonds):
         u.add_TopologyAttr("bonds", [tuple(map(int, b)) for b in bonds])
+    for kind in ("angles", "dihedrals", "impropers"):  # connectivity/angles [m, 3], the others [m, 4]
+        if "connectivity/" + kind in f and len(f["connectivity/" + kind]):
+            u.add_TopologyAttr(kind, [tuple(map(int, t)) for t in f["connectivity/" + kind][()]])
 
     # MDAnalysis's reader gives positions and times; real units are converted to its own (time
     # in ps), reduced ones are left alone. Velocities and forces are read below.

@@ -14,6 +14,9 @@ class EnsembleRendezvous::Pending final : public Backend {
   std::string name() const override { return name_; }
   void set_state(const SystemState& s) override { owner_.member(k_).set_state(s); }
   void get_state(SystemState& s) override { owner_.member(k_).get_state(s); }
+  void move_to(const std::vector<Vec3d>& x, const std::vector<Int3>& image) override {
+    owner_.member(k_).move_to(x, image);
+  }
   void advance(int64_t n) override { owner_.member(k_).advance(n); }
   Observables observables() override { return owner_.member(k_).observables(); }
   std::vector<Vec3d> forces() override { return owner_.member(k_).forces(); }

@@ -13,6 +13,11 @@
 #   compare    all strategies: LJ liquid at 64k and 1M, Kremer-Grest melt (issue 4)
 #   openmm     pairmd compare and OpenMM (bench/openmm_lj.py, wheels carried in .whl/) on the
 #              same LJ liquids in one job, and their ratio (issue 12)
+#   semiflexible  the semiflexible Kremer-Grest melt (configs/semiflexible_melt.yaml, angles) at
+#              64,000 beads: every strategy (pairmd compare), then OpenMM on the same model
+#              (bench/openmm_semiflexible.py, CustomAngleForce; wheels in .whl/) in the same
+#              job, and their ratio (issue 32: pairmd >= 1.5x); semiflexible_{pairmd,openmm}.*,
+#              semiflexible.txt
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
 #   profile_1m the same on the 1,000,188-particle liquid (fewer steps; kernel_times_1m.txt)
@@ -127,7 +132,7 @@ for stage in "${stages[@]}"; do
     sanitize)
       # Small systems: the sanitizers slow kernels down by 10-100x.
       export PAIRMD_SYNC_LAUNCHES=1
-      filter='GpuPairList.*:GpuBackend.ForcesMatchCpu*:GpuBackend.ListOverflow*:GpuBackend.EnergyAndVirial*:GpuBackend.BlowUps*:GpuBackend.BlowUpInStepsLeft*'
+      filter='GpuPairList.*:GpuBackend.BondedTerms*:GpuBackend.ForcesMatchCpu*:GpuBackend.ListOverflow*:GpuBackend.EnergyAndVirial*:GpuBackend.BlowUps*:GpuBackend.BlowUpInStepsLeft*'
       for tool in memcheck racecheck; do
         compute-sanitizer --tool $tool --error-exitcode 99 "$B/pairmd_gpu_tests" --gtest_filter="$filter" \
           > "$OUT/sanitize_$tool.log" 2>&1
@@ -164,6 +169,24 @@ for stage in "${stages[@]}"; do
         python3 bench/openmm_ratio.py "$OUT/vs_openmm_pairmd.csv" "$OUT/vs_openmm_openmm.csv" | tee "$OUT/vs_openmm.txt"
       else
         summary+=("openmm: the wheels in .whl/ did not install")
+      fi
+      ;;
+    semiflexible)
+      # Issue 32: angles on the GPU against OpenMM, the same melt in one job.
+      "$B/pairmd" compare configs/semiflexible_melt.yaml --sizes 64000 --steps 200 --repeats 5 --warmup 500 \
+        --no-reference --out "$OUT/semiflexible_pairmd" > "$OUT/semiflexible_pairmd.log" 2>&1
+      summary+=("semiflexible, pairmd compare: exit $?")
+      cat "$OUT/semiflexible_pairmd.log"
+      if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl; then
+        PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_semiflexible.py \
+          --sizes 64000 --precision mixed,single --csv "$OUT/semiflexible_openmm.csv" \
+          2>&1 | tee "$OUT/semiflexible_openmm.log"
+        summary+=("semiflexible, openmm: exit ${PIPESTATUS[0]}")
+        python3 bench/openmm_ratio.py "$OUT/semiflexible_pairmd.csv" "$OUT/semiflexible_openmm.csv" |
+          tee "$OUT/semiflexible.txt"
+        summary+=("semiflexible: $(tail -n 1 "$OUT/semiflexible.txt")")
+      else
+        summary+=("semiflexible: the wheels in .whl/ did not install")
       fi
       ;;
     bench)

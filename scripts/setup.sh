@@ -12,6 +12,7 @@ packages=(build-essential cmake pkg-config libyaml-cpp-dev libhdf5-dev libsz2 li
           libopenmpi-dev openmpi-bin  # MPI: replica ensembles (optional to the build; docs/replicas.md)
           gemmi-dev tao-pegtl-dev zlib1g-dev pymol-data  # sop-build: gemmi (PEGTL: its mmCIF parser); pymol-data: a protein for the SOP tests
           clang-format  # scripts/check_format.sh (CI)
+          lammps  # `lmp`: the bonded terms against LAMMPS (tests/python/check_lammps_bonded.py)
           pybind11-dev python3-pybind11 python3-dev python3-pytest)  # the Python module and its tests
 missing=()
 for p in "${packages[@]}"; do

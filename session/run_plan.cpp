@@ -52,12 +52,22 @@ void check_same_system(const RunConfig& cfg, const Checkpoint& ck, const std::st
   for (const Bond& bond : ck.topology.bonds)
     if (bond.type >= static_cast<int>(cfg.model.force_field.bond_types.size()))
       fail("its bonds use bond type " + std::to_string(bond.type) + ", which force_field.bonds does not define");
+  const ForceField& ff = cfg.model.force_field;
+  auto check_types = [&](const auto& terms, size_t ntypes, const char* what) {
+    for (const auto& t : terms)
+      if (t.type < 0 || static_cast<size_t>(t.type) >= ntypes)
+        fail(std::string("its ") + what + " use type " + std::to_string(t.type) + ", which force_field." + what +
+             " does not define");
+  };
+  check_types(ck.topology.angles, ff.angle_types.size(), "angles");
+  check_types(ck.topology.dihedrals, ff.dihedral_types.size(), "dihedrals");
+  check_types(ck.topology.impropers, ff.improper_types.size(), "impropers");
   if (cfg.system.periodic != b.box.periodic) fail("different boundary");
   validate_against_box(cfg, b.box);
   validate_pair_lists(cfg, b.size());
   if (cfg.system.source == SystemSource::File) return;
   RunConfig probe = cfg;
-  probe.system.relax.steps = 0;
+  probe.minimize.algorithm = MinimizeAlgorithm::None;
   const BuiltSystem sys = build_system(probe);
   const SystemState& a = sys.state;
   if (a.size() != b.size())
@@ -68,6 +78,13 @@ void check_same_system(const RunConfig& cfg, const Checkpoint& ck, const std::st
   if (sys.topology.bonds.size() != ck.topology.bonds.size())
     fail("the config has " + std::to_string(sys.topology.bonds.size()) + " bonds, the checkpoint " +
          std::to_string(ck.topology.bonds.size()));
+  const Topology &mine = sys.topology, &theirs = ck.topology;
+  if (mine.angles.size() != theirs.angles.size() || mine.dihedrals.size() != theirs.dihedrals.size() ||
+      mine.impropers.size() != theirs.impropers.size())
+    fail("the config has " + std::to_string(mine.angles.size()) + " angles, " + std::to_string(mine.dihedrals.size()) +
+         " dihedrals and " + std::to_string(mine.impropers.size()) + " impropers, the checkpoint " +
+         std::to_string(theirs.angles.size()) + ", " + std::to_string(theirs.dihedrals.size()) + " and " +
+         std::to_string(theirs.impropers.size()));
 }
 
 // The pulling of a restart. Its anchor, tether point and direction, where the config leaves them

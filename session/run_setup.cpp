@@ -61,8 +61,13 @@ void check_storable_names(const RunConfig& cfg) {
 std::string describe_system(const RunConfig& cfg, const BuiltSystem& sys) {
   std::ostringstream s;
   const SystemState& st = sys.state;
-  s << "system: " << st.size() << " particles, " << st.type_names.size() << " type(s), " << sys.topology.bonds.size()
-    << " bonds, box " << st.box.L.x << " x " << st.box.L.y << " x " << st.box.L.z
+  const Topology& t = sys.topology;
+  s << "system: " << st.size() << " particles, " << st.type_names.size() << " type(s), " << t.bonds.size() << " bonds";
+  for (const auto& [count, what] : {std::pair<size_t, const char*>{t.angles.size(), " angles"},
+                                    {t.dihedrals.size(), " dihedrals"},
+                                    {t.impropers.size(), " impropers"}})
+    if (count > 0) s << ", " << count << what;
+  s << ", box " << st.box.L.x << " x " << st.box.L.y << " x " << st.box.L.z
     << (st.box.periodic ? " (periodic)" : " (open)") << ", units " << cfg.model.units.name << " ("
     << cfg.model.units.length_unit() << ", " << cfg.model.units.time_unit() << ", " << cfg.model.units.energy_unit()
     << ", " << cfg.model.units.temperature_unit() << ", " << cfg.model.units.pressure_unit() << ")\n";
@@ -70,6 +75,10 @@ std::string describe_system(const RunConfig& cfg, const BuiltSystem& sys) {
   for (const PairTerm& t : cfg.model.force_field.pair_terms)
     s << " " << pair_kind_name(t.kind) << "(rc " << t.max_cutoff() << ")";
   for (const BondType& b : cfg.model.force_field.bond_types) s << " bond " << b.name << ":" << bond_kind_name(b.kind);
+  const ForceField& ff = cfg.model.force_field;
+  for (const AngleType& a : ff.angle_types) s << " angle " << a.name << ":" << potential_info(a.kind).name;
+  for (const DihedralType& d : ff.dihedral_types) s << " dihedral " << d.name << ":" << potential_info(d.kind).name;
+  for (const ImproperType& i : ff.improper_types) s << " improper " << i.name << ":" << potential_info(i.kind).name;
   for (const PairList& l : cfg.model.force_field.pair_lists)
     s << " pair list " << l.name << ":" << bond_kind_name(l.kind) << "(" << l.size() << " pairs)";
   if (cfg.pulling.mode != PullMode::None)

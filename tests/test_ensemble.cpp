@@ -17,6 +17,7 @@
 
 #include "backends/ensemble.h"
 #include "backends/lockstep_ensemble.h"
+#include "engine/minimize.h"
 #include "engine/simulation.h"
 #include "tests/test_support.h"
 
@@ -56,6 +57,14 @@ std::vector<EnsembleSystem> settings(const test::TestSystem& s) {
   return v;
 }
 
+// The model of system `one` of an ensemble run alone: its temperature and seed.
+Model alone_model(const Model& m, const EnsembleSystem& one) {
+  Model alone = m;
+  alone.integrator.temperature = one.temperature;
+  alone.integrator.seed = one.seed;
+  return alone;
+}
+
 void expect_same(const Target& t, const SystemState& a, const SystemState& b, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   EXPECT_EQ(a.step, b.step) << what;
@@ -73,43 +82,59 @@ void expect_same(const Target& t, const SystemState& a, const SystemState& b, co
   }
 }
 
+// The systems of `s` run together for `steps` steps, each against its run alone.
+void expect_each_runs_alone(const Target& t, const test::TestSystem& s, const Model& m, int64_t steps) {
+  const std::vector<SystemState> st = starts(s);
+  const std::vector<EnsembleSystem> sys = settings(s);
+  std::unique_ptr<Ensemble> e = make_ensemble(t.backend, m, st, sys);
+  ASSERT_EQ(e->size(), kSystems);
+  e->advance(steps);
+  for (int k = 0; k < kSystems; ++k) {
+    const Model alone = alone_model(m, sys[k]);
+    auto single = make_backend(t.backend, alone, st[k]);
+    single->advance(steps);
+    SystemState a, b;
+    single->get_state(a);
+    e->get_state(k, b);
+    expect_same(t, a, b, "system " + std::to_string(k));
+    const Observables oa = single->observables(), ob = e->observables(k);
+    ASSERT_EQ(oa.potential_by_term.size(), ob.potential_by_term.size());
+    if (t.deterministic) {
+      EXPECT_EQ(oa.potential, ob.potential) << "system " << k;
+      EXPECT_EQ(oa.virial, ob.virial) << "system " << k;
+      EXPECT_EQ(oa.kinetic, ob.kinetic) << "system " << k;
+      for (size_t term = 0; term < oa.potential_by_term.size(); ++term)
+        EXPECT_EQ(oa.potential_by_term[term], ob.potential_by_term[term]) << "system " << k << ", term " << term;
+    } else {
+      EXPECT_NEAR(oa.potential, ob.potential, 1e-4 * std::fabs(oa.potential) + 1e-3) << "system " << k;
+      for (size_t term = 0; term < oa.potential_by_term.size(); ++term)
+        EXPECT_NEAR(oa.potential_by_term[term], ob.potential_by_term[term],
+                    1e-4 * std::fabs(oa.potential_by_term[term]) + 1e-3)
+            << "system " << k << ", term " << term;
+    }
+    const std::vector<Vec3d> fa = single->forces(), fb = e->forces(k);
+    ASSERT_EQ(fa.size(), fb.size());
+    if (t.deterministic) EXPECT_EQ(std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(Vec3d)), 0) << "system " << k;
+  }
+}
+
 TEST_P(Ensembles, EverySystemRunsAsItWouldAlone) {
-  const Target& t = GetParam();
   for (const test::TestSystem& s : test::example_systems()) {
     SCOPED_TRACE(s.name);
-    const Model m = model(s);
-    const std::vector<SystemState> st = starts(s);
-    const std::vector<EnsembleSystem> sys = settings(s);
-    std::unique_ptr<Ensemble> e = make_ensemble(t.backend, m, st, sys);
-    ASSERT_EQ(e->size(), kSystems);
     // Float-atomic sums differ from run to run in the last bits, and the dense melt's chaos
     // grows that to 1e-2 in 300 steps: those targets are compared after 30.
-    const int64_t steps = t.deterministic ? 300 : 30;
-    e->advance(steps);
-    for (int k = 0; k < kSystems; ++k) {
-      Model alone = m;
-      alone.integrator.temperature = sys[k].temperature;
-      alone.integrator.seed = sys[k].seed;
-      auto single = make_backend(t.backend, alone, st[k]);
-      single->advance(steps);
-      SystemState a, b;
-      single->get_state(a);
-      e->get_state(k, b);
-      expect_same(t, a, b, "system " + std::to_string(k));
-      const Observables oa = single->observables(), ob = e->observables(k);
-      ASSERT_EQ(oa.potential_by_term.size(), ob.potential_by_term.size());
-      if (t.deterministic) {
-        EXPECT_EQ(oa.potential, ob.potential) << "system " << k;
-        EXPECT_EQ(oa.virial, ob.virial) << "system " << k;
-        EXPECT_EQ(oa.kinetic, ob.kinetic) << "system " << k;
-      } else {
-        EXPECT_NEAR(oa.potential, ob.potential, 1e-4 * std::fabs(oa.potential) + 1e-3) << "system " << k;
-      }
-      const std::vector<Vec3d> fa = single->forces(), fb = e->forces(k);
-      ASSERT_EQ(fa.size(), fb.size());
-      if (t.deterministic) EXPECT_EQ(std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(Vec3d)), 0) << "system " << k;
-    }
+    expect_each_runs_alone(GetParam(), s, model(s), GetParam().deterministic ? 300 : 30);
   }
+}
+
+// Angles, dihedrals, impropers and pairs scaled on 1-3 and 1-4 neighbours (issue #32): each
+// copy's terms on its own particles, each term's energy in its own system.
+TEST_P(Ensembles, BondedSystemsRunAsTheyWouldAlone) {
+  const test::TestSystem s = test::bonded_system();
+  ASSERT_FALSE(s.built.topology.angles.empty());
+  ASSERT_FALSE(s.built.topology.dihedrals.empty());
+  ASSERT_FALSE(s.built.topology.impropers.empty());
+  expect_each_runs_alone(GetParam(), s, model(s), GetParam().deterministic ? 300 : 30);
 }
 
 // A temperature change of one system (a replica exchange) changes that system and no other.
@@ -124,9 +149,7 @@ TEST_P(Ensembles, ATemperatureChangeIsOneSystems) {
   e->set_temperature(1, 2.5);
   e->advance(100);
   for (int k : {0, 1}) {
-    Model alone = m;
-    alone.integrator.temperature = sys[k].temperature;
-    alone.integrator.seed = sys[k].seed;
+    const Model alone = alone_model(m, sys[k]);
     auto single = make_backend(t.backend, alone, st[k]);
     single->advance(50);
     if (k == 1) single->set_temperature(2.5);
@@ -153,9 +176,7 @@ TEST_P(Ensembles, AVelocityRescaleIsOneSystemsAndMatchesTheHostPath) {
   e->scale_velocities(1, 1.3);
   e->advance(60);
   for (int k : {0, 1}) {
-    Model alone = m;
-    alone.integrator.temperature = sys[k].temperature;
-    alone.integrator.seed = sys[k].seed;
+    const Model alone = alone_model(m, sys[k]);
     auto device = make_backend(t.backend, alone, st[k]);
     auto host = make_backend(t.backend, alone, st[k]);
     device->advance(50);
@@ -200,9 +221,7 @@ TEST_P(Ensembles, LockstepMembersRunInThreadsAndMayLeaveEarly) {
   for (std::thread& th : threads) th.join();
   for (int k = 0; k < kSystems; ++k) {
     EXPECT_EQ(results[k].outcome, RunOutcome::Completed) << results[k].message;
-    Model alone = m;
-    alone.integrator.temperature = sys[k].temperature;
-    alone.integrator.seed = sys[k].seed;
+    const Model alone = alone_model(m, sys[k]);
     auto single = make_backend(t.backend, alone, st[k]);
     single->advance(k == 2 ? 120 : 200);
     SystemState a;
@@ -238,6 +257,76 @@ TEST_P(Ensembles, LockstepMembersAskingStepByStepNeverHang) {
   for (int k = 0; k < kSystems; ++k) EXPECT_EQ(reached[k], st[0].step + kSteps) << "system " << k;
 }
 
+// The energy minimiser moves one system of an ensemble through its member (Backend::move_to of
+// system k alone; engine/minimize.h): each system reaches the force tolerance as it does on a
+// backend of its own, and the others do not move. The minimised ensemble then runs on.
+TEST_P(Ensembles, EachSystemIsMinimisedOnItsOwnThroughItsMember) {
+  const Target& t = GetParam();
+  const test::TestSystem s = test::make_system(test::kKremerGrest, {}, "kremer_grest");
+  const Model m = model(s);
+  std::vector<SystemState> st;
+  for (int k = 0; k < kSystems; ++k) {
+    SystemState x = s.built.state;
+    test::jiggle(x, 0.1, 200 + k);  // overlaps: forces of ~10^3
+    st.push_back(x);
+  }
+  const std::vector<EnsembleSystem> sys = settings(s);
+  LockstepEnsemble lock(make_ensemble(t.backend, m, st, sys), st[0].step);
+  std::vector<std::unique_ptr<Backend>> members;
+  for (int k = 0; k < kSystems; ++k) members.push_back(lock.member(k));
+  MinimizeSpec spec = s.cfg.minimize;  // FIRE with the defaults (chains)
+  ASSERT_EQ(spec.algorithm, MinimizeAlgorithm::Fire);
+  spec.ftol = t.fp32 ? 1e-2 : 1e-4;  // float positions on the GPU (tests/test_minimize.cpp)
+  spec.max_iterations = spec.max_evaluations = 100000;
+  for (int k = 0; k < kSystems; ++k) {
+    SCOPED_TRACE("system " + std::to_string(k));
+    std::vector<SystemState> before(kSystems);
+    for (int j = 0; j < kSystems; ++j) members[j]->get_state(before[j]);
+    const MinimizeReport r = minimize(*members[k], spec, s.cfg.model.units);
+    EXPECT_EQ(r.stop, MinimizeStop::ForceTolerance) << minimize_stop_name(r.stop);
+    EXPECT_GT(r.max_force_start, 100.0);
+    EXPECT_LT(r.max_force_end, spec.ftol);
+    // As on a backend of its own: the same bits on the CPU, the same minimum on the GPU.
+    auto single = make_backend(t.backend, m, st[k]);
+    const MinimizeReport a = minimize(*single, spec, s.cfg.model.units);
+    SystemState alone, member;
+    single->get_state(alone);
+    members[k]->get_state(member);
+    if (!t.fp32 && t.deterministic) {
+      EXPECT_EQ(a.evaluations, r.evaluations);
+      EXPECT_EQ(a.energy_end, r.energy_end);
+      expect_same(t, alone, member, "minimised");
+    } else {
+      EXPECT_NEAR(a.energy_end, r.energy_end, 1e-5 * std::fabs(a.energy_end));
+    }
+    EXPECT_EQ(member.step, before[k].step);
+    EXPECT_EQ(std::memcmp(member.velocity.data(), before[k].velocity.data(), member.size() * sizeof(Vec3d)), 0);
+    for (int j = 0; j < kSystems; ++j) {
+      if (j == k) continue;
+      SystemState other;
+      members[j]->get_state(other);
+      EXPECT_EQ(std::memcmp(other.position.data(), before[j].position.data(), other.size() * sizeof(Vec3d)), 0)
+          << "system " << j << " moved";
+      EXPECT_EQ(std::memcmp(other.image.data(), before[j].image.data(), other.size() * sizeof(Int3)), 0);
+    }
+  }
+  // Each system still at its minimum once all are minimised, and the ensemble runs on from them.
+  for (int k = 0; k < kSystems; ++k) {
+    double fmax = 0;
+    for (const Vec3d& f : members[k]->forces()) fmax = std::max(fmax, std::sqrt(dot(f, f)));
+    EXPECT_LT(fmax, spec.ftol) << "system " << k;
+  }
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kSystems; ++k) threads.emplace_back([&, k] { members[k]->advance(50); });
+  for (std::thread& th : threads) th.join();
+  for (int k = 0; k < kSystems; ++k) {
+    SystemState x;
+    members[k]->get_state(x);
+    EXPECT_EQ(x.step, st[k].step + 50);
+    EXPECT_TRUE(std::isfinite(members[k]->observables().potential));
+  }
+}
+
 // K x N that cannot fit in the GPU's memory is refused before anything is allocated, with the
 // estimate and the largest K that fits (ten million copies of 4,000 particles: ~60 TB).
 TEST(EnsembleModel, AnEnsembleTooBigForTheGpuIsRefusedWithTheLargestThatFits) {
@@ -270,6 +359,46 @@ TEST(EnsembleModel, ReplicatedBondsAndPairListsStayInTheirSystem) {
   EXPECT_EQ(all.size(), 3u * n);
   const SystemState back = system_state(all, 2, n);
   EXPECT_EQ(std::memcmp(back.position.data(), s.built.state.position.data(), n * sizeof(Vec3d)), 0);
+}
+
+// replicate_model: copy k of every angle, dihedral and improper on particles [k n, (k + 1) n),
+// and so the 1-2/1-3/1-4 pairs (found from the replicated bonds) of each copy on its own.
+TEST(EnsembleModel, ReplicatedAnglesDihedralsAndImpropersStayInTheirSystem) {
+  const test::TestSystem s = test::bonded_system();
+  const int n = static_cast<int>(s.built.state.size());
+  const Model one = s.model();
+  const Model three = replicate_model(one, 3, n);
+  const Topology &a = one.topology, &b = three.topology;
+  ASSERT_FALSE(a.angles.empty());
+  ASSERT_FALSE(a.dihedrals.empty());
+  ASSERT_FALSE(a.impropers.empty());
+  ASSERT_EQ(b.angles.size(), 3 * a.angles.size());
+  ASSERT_EQ(b.dihedrals.size(), 3 * a.dihedrals.size());
+  ASSERT_EQ(b.impropers.size(), 3 * a.impropers.size());
+  for (size_t t = 0; t < b.angles.size(); ++t) {
+    const Angle &x = b.angles[t], &o = a.angles[t % a.angles.size()];
+    const int k = static_cast<int>(t / a.angles.size());
+    EXPECT_EQ(x.i, o.i + k * n);
+    EXPECT_EQ(x.j, o.j + k * n);
+    EXPECT_EQ(x.k, o.k + k * n);
+    EXPECT_EQ(x.type, o.type);
+  }
+  auto check_quads = [n](const std::vector<Dihedral>& mine, const std::vector<Dihedral>& theirs) {
+    for (size_t t = 0; t < mine.size(); ++t) {
+      const Dihedral &x = mine[t], &o = theirs[t % theirs.size()];
+      const int k = static_cast<int>(t / theirs.size());
+      EXPECT_EQ(x.i, o.i + k * n);
+      EXPECT_EQ(x.j, o.j + k * n);
+      EXPECT_EQ(x.k, o.k + k * n);
+      EXPECT_EQ(x.l, o.l + k * n);
+      EXPECT_EQ(x.type, o.type);
+    }
+  };
+  check_quads(b.dihedrals, a.dihedrals);
+  check_quads(b.impropers, a.impropers);
+  const std::vector<SpecialPair> sa = a.special_pairs(n, 3), sb = b.special_pairs(3 * n, 3);
+  ASSERT_EQ(sb.size(), 3 * sa.size());
+  for (const SpecialPair& p : sb) EXPECT_EQ(p.i / n, p.j / n) << "a special pair joins two systems";
 }
 
 #ifdef PAIRMD_PHYSICS_ON_GPU

@@ -563,6 +563,8 @@ system:
 force_field:
   exclusions: bonds
   bonds: [{name: spring, potential: harmonic, k: 100.0, r0: 1.0}]
+  angles: [{name: bend, potential: harmonic, k: 10.0, theta0: 110.0}]
+  dihedrals: [{name: twist, potential: harmonic, k: 1.0, d: 1, n: 2}]
   pair:
     - potential: wca
       mixing: geometric
@@ -583,8 +585,10 @@ const char* kLammpsSeed = R"(LAMMPS data file via write_data, version 2 Aug 2023
 2 atom types
 2 bonds
 1 bond types
-1 angles
+2 angles
 1 angle types
+1 dihedrals
+1 dihedral types
 
 0.0 20.0 xlo xhi
 -10.0 10.0 ylo yhi
@@ -600,6 +604,14 @@ Pair Coeffs # lj/cut
 
 1 1.0 1.0
 2 1.0 1.0
+
+Angle Coeffs # harmonic
+
+1 10.0 110.0
+
+Dihedral Coeffs # harmonic
+
+1 1.0 1 2
 
 Atoms # full
 
@@ -623,6 +635,11 @@ Bonds
 Angles
 
 1 1 1 2 3
+2 1 2 3 4
+
+Dihedrals
+
+1 1 1 2 3 4
 )";
 
 const char* kLammpsLabelSeed = R"(written by OVITO
@@ -668,11 +685,13 @@ const char* kPlainXyzSeed = "2\ncomment\nM 1 1 1\nC 3 3 3\n";
 // The seeds pairmd writes itself: a trajectory (H5MD, GSD) and a checkpoint of a small system of
 // charged chains with counterions.
 void write_run_seeds(const test::ScratchDir& dir) {
-  test::write_text(dir / "seed.yaml",
-                   fuzz_config("chains: {count: 4, length: 5, density: 0.01, bond: spring, monomer_type: M, "
-                               "charged_every: 2, counterion_type: C, seed: 9}") +
-                       "steps: 100\noutput: {progress: off, checkpoint_every: 100, trajectory: {every: 50, "
-                       "velocities_every: 50}, gsd: {every: 50, velocities: true, flush_seconds: 0}}\n");
+  test::write_text(
+      dir / "seed.yaml",
+      fuzz_config(
+          "chains: {count: 4, length: 5, density: 0.01, bond: spring, angle: bend, dihedral: twist, monomer_type: M, "
+          "charged_every: 2, counterion_type: C, seed: 9}") +
+          "steps: 100\noutput: {progress: off, checkpoint_every: 100, trajectory: {every: 50, "
+          "velocities_every: 50}, gsd: {every: 50, velocities: true, flush_seconds: 0}}\n");
   const test::ChildResult r = test::run_pairmd({"run", "seed.yaml", "--backend", "cpu"}, dir.path);
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
@@ -699,6 +718,18 @@ void check_accepted(const SystemState& s, const Topology& topology) {
   for (const Bond& bond : topology.bonds)
     if (bond.i < 0 || bond.j < 0 || bond.i == bond.j || static_cast<size_t>(std::max(bond.i, bond.j)) >= s.size())
       bad("bond (" + std::to_string(bond.i) + ", " + std::to_string(bond.j) + ")");
+  // Angles, dihedrals, impropers: particles of the system, each named once, a type >= 0.
+  auto check_term = [&](const char* what, std::vector<int> p, int type) {
+    bool ok = type >= 0;
+    for (size_t a = 0; a < p.size(); ++a) {
+      ok = ok && p[a] >= 0 && static_cast<size_t>(p[a]) < s.size();
+      for (size_t b = 0; b < a; ++b) ok = ok && p[a] != p[b];
+    }
+    if (!ok) bad(std::string("an invalid ") + what);
+  };
+  for (const Angle& a : topology.angles) check_term("angle", {a.i, a.j, a.k}, a.type);
+  for (const Dihedral& d : topology.dihedrals) check_term("dihedral", {d.i, d.j, d.k, d.l}, d.type);
+  for (const Dihedral& d : topology.impropers) check_term("improper", {d.i, d.j, d.k, d.l}, d.type);
 }
 
 std::vector<FuzzTarget> fuzz_targets(const test::ScratchDir& dir) {

@@ -13,6 +13,7 @@
 
 #include "backends/backend.h"
 #include "backends/cpu_backend.h"
+#include "tests/lammps_reference.h"
 #include "tests/test_support.h"
 
 namespace pairmd {
@@ -173,6 +174,66 @@ TEST(GpuBackend, DeterministicStrategiesAgreeBitForBit) {
       EXPECT_TRUE(bitwise_equal(run, ref_run)) << sys.name << ": trajectory of " << kDeterministicNames[k];
     }
   }
+}
+
+// Angles, dihedrals, impropers and scaled pairs (kernels/bonded_kernels.cuh) on every strategy:
+// forces, energy by term and virial against the CPU reference (the same bounds as the pair
+// terms'), and the deterministic strategies bitwise equal in forces and 300-step trajectories
+// (their extra force is added in fixed point before the conversion to float).
+TEST(GpuBackend, BondedTermsMatchCpuAndStayBitwiseEqual) {
+  PAIRMD_REQUIRE_GPU();
+  const test::TestSystem sys = test::bonded_system();
+  SystemState s = sys.built.state;
+  jiggle(s, 0.03, 32);
+  CpuBackend cpu(sys.model(), s);
+  const std::vector<Vec3d> ref = cpu.forces();
+  const Observables ref_obs = cpu.observables();
+  const double scale = rms(ref);
+  std::vector<Vec3d> first;
+  for (const std::string& strategy : kStrategyNames) {
+    auto g = gpu(sys.model(), s, strategy);
+    const std::vector<Vec3d> f = g->forces();
+    double max_err = 0;
+    for (size_t i = 0; i < f.size(); ++i) {
+      const Vec3d d = f[i] - ref[i];
+      max_err = std::max(max_err, std::sqrt(dot(d, d)));
+    }
+    std::printf("[bonded] %-17s max |dF|/F_rms = %.3g\n", strategy.c_str(), max_err / scale);
+    EXPECT_LT(max_err / scale, kMaxForceErr) << strategy;
+    const Observables o = g->observables();
+    ASSERT_EQ(o.potential_by_term.size(), ref_obs.potential_by_term.size()) << strategy;
+    for (size_t t = 0; t < o.potential_by_term.size(); ++t)
+      EXPECT_NEAR(o.potential_by_term[t], ref_obs.potential_by_term[t],
+                  1e-5 * (std::fabs(ref_obs.potential_by_term[t]) + 1.0))
+          << strategy << " term " << t;
+    EXPECT_NEAR(o.virial, ref_obs.virial, 1e-4 * (std::fabs(ref_obs.virial) + std::fabs(ref_obs.potential) + 1.0))
+        << strategy;
+    if (!find_strategy(strategy)->deterministic) continue;
+    if (first.empty())
+      first = f;
+    else
+      EXPECT_EQ(std::memcmp(f.data(), first.data(), f.size() * sizeof(Vec3d)), 0) << strategy;
+  }
+  SystemState a, b;
+  run_300(sys, kDeterministicNames[0], a);
+  for (size_t k = 1; k < kDeterministicNames.size(); ++k) {
+    run_300(sys, kDeterministicNames[k], b);
+    EXPECT_TRUE(bitwise_equal(a, b)) << "trajectory of " << kDeterministicNames[k];
+  }
+  run_300(sys, kDeterministicNames[0], b);
+  EXPECT_TRUE(bitwise_equal(a, b)) << "the same strategy twice";
+}
+
+// LAMMPS's `run 0` (tests/lammps_reference.h) on every strategy: energies by term and pressure
+// to fp32 rounding of the largest term, forces to 1e-4 of the largest (the CPU meets 1e-9:
+// Bonded.LammpsRunZeroReference).
+TEST(GpuBackend, BondedTermsMatchLammpsRunZero) {
+  PAIRMD_REQUIRE_GPU();
+  for (const test::LammpsReference& r : test::lammps_references())
+    for (const std::string& strategy : kStrategyNames) {
+      auto g = gpu(r.system.model(), r.system.built.state, strategy);
+      test::expect_matches_lammps(r, g->observables(), g->forces(), 2e-5, 1e-4, strategy + " " + r.name);
+    }
 }
 
 // Beyond one wave of blocks the fused kernel leaves the step's decision (count it, or halt the

@@ -83,8 +83,9 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
 
 TEST(Registries, NamesAreUnique) {
   for (const std::vector<std::string>& names :
-       {names_of(kPairPotentials), names_of(kBondPotentials), names_of(kIntegrators), names_of(kStrategies),
-        names_of(kMapKernels), names_of(kMapMethods)}) {
+       {names_of(kPairPotentials), names_of(kBondPotentials), names_of(kAnglePotentials), names_of(kDihedralPotentials),
+        names_of(kImproperPotentials), names_of(kIntegrators), names_of(kStrategies), names_of(kMapKernels),
+        names_of(kMapMethods)}) {
     const std::set<std::string> unique(names.begin(), names.end());
     EXPECT_EQ(unique.size(), names.size());
   }
@@ -101,13 +102,21 @@ TEST(Registries, ConfigDocsListExactlyTheRegisteredNames) {
   const std::vector<std::string> map = section(config, "## `analysis.potential_map`");
   EXPECT_EQ(row_names(map, "kernel", 1), names_of(kMapKernels));
   EXPECT_EQ(row_names(map, "method", 1), names_of(kMapMethods));
-  for (const std::string& heading : {"### Pair terms", "### Bond types"}) {
+  EXPECT_EQ(row_names(section(config, "### Angle types"), "potential", 1), names_of(kAnglePotentials));
+  EXPECT_EQ(row_names(section(config, "### Dihedral types"), "potential", 1), names_of(kDihedralPotentials));
+  EXPECT_EQ(row_names(section(config, "### Improper types"), "potential", 1), names_of(kImproperPotentials));
+  const std::pair<const char*, std::vector<std::string>> families[] = {
+      {"### Pair terms", names_of(kPairPotentials)},
+      {"### Bond types", names_of(kBondPotentials)},
+      {"### Angle types", names_of(kAnglePotentials)},
+      {"### Dihedral types", names_of(kDihedralPotentials)},
+      {"### Improper types", names_of(kImproperPotentials)}};
+  for (const auto& [heading, names] : families) {
     const std::vector<std::string> lines = section(config, heading);
     std::vector<std::string> formulas;
     for (const std::string& line : lines)
       if (line.rfind("- `", 0) == 0) formulas.push_back(backticked(line)[0]);
-    EXPECT_EQ(formulas, heading[4] == 'P' ? names_of(kPairPotentials) : names_of(kBondPotentials))
-        << heading << ": one '- `name`: formula' line per registered potential";
+    EXPECT_EQ(formulas, names) << heading << ": one '- `name`: formula' line per registered potential";
   }
 }
 

@@ -85,6 +85,7 @@ std::string config_for(const std::string& file, const std::string& extra_system 
   std::regex_search(types, m, std::regex("name: (\\w+).*name: (\\w+)"));
   return "units: real\nsystem:\n  types: " + types + "\n  file: " + file + "\n" + extra_system +
          "force_field:\n  bonds: [{name: cc, potential: harmonic, k: 600, r0: 1.4}]\n"
+         "  angles: [{name: cco, potential: harmonic, k: 60, theta0: 110}]\n"
          "  pair:\n    - {potential: lj, cutoff: 4.5, mixing: geometric, coeffs: [{type: " +
          m[1].str() + ", epsilon: 0.07, sigma: 3.55}, {type: " + m[2].str() +
          ", epsilon: 0.21, sigma: 2.96}]}\n"
@@ -124,7 +125,12 @@ TEST(StartFiles, LammpsFullStyleGivesTypesMassesChargesImagesVelocitiesAndBonds)
   EXPECT_EQ(b.topology.bonds[2].type, 0);
   std::string notes;
   for (const std::string& n : b.notes) notes += n + "\n";
-  EXPECT_NE(notes.find("1 angles (Angles) are not used"), std::string::npos) << notes;
+  // The file's angle, by order onto force_field.angles.
+  ASSERT_EQ(b.topology.angles.size(), 1u);
+  EXPECT_EQ(b.topology.angles[0].i, 0);
+  EXPECT_EQ(b.topology.angles[0].j, 1);
+  EXPECT_EQ(b.topology.angles[0].k, 2);
+  EXPECT_EQ(b.topology.angles[0].type, 0);
   EXPECT_NE(notes.find("Pair Coeffs of the file are not used"), std::string::npos) << notes;
   EXPECT_NE(notes.find("atom types by order: 1 -> C, 2 -> O"), std::string::npos) << notes;
   EXPECT_EQ(notes.find("velocities: the start file has none"), std::string::npos) << notes;

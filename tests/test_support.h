@@ -64,7 +64,11 @@ inline TestSystem make_system(const std::string& yaml, const std::vector<std::st
   TestSystem s;
   s.name = name;
   s.cfg = parse_config(yaml, name + ".yaml", overrides);
-  s.built = build_system(s.cfg);
+  // Minimised (chains) on the CPU reference, so that every test binary and target starts from
+  // the same bits (the config's backend is "auto": the GPU where there is one).
+  BuildOptions build;
+  build.minimize_backend = "cpu";
+  s.built = build_system(s.cfg, build);
   return s;
 }
 
@@ -176,6 +180,66 @@ neighbor: {skin: 0.4}
 inline TestSystem mixed_system() {
   TestSystem s = make_system(kMixedSystem);
   for (int c = 0; c + 1 < 6; c += 2) s.built.topology.bonds.push_back({c * 12 + 11, (c + 1) * 12, 1});
+  return s;
+}
+
+// Charged chains with every angle, dihedral and improper potential and scaled 1-3 and 1-4 pairs
+// (issue #32): every fourth chain is semiflexible (cosine angles, no dihedrals); the others have
+// bent angles (harmonic and cosine-squared, stiff enough that no angle gets near 180 degrees,
+// where a dihedral's forces grow as 1 / sin theta), dihedrals of all five kinds cycled along them
+// and an improper on every fourth bead.
+inline const char* kBondedSystem = R"(
+units: lj
+system:
+  types: [{name: M, mass: 1.0, charge: 0.5}, {name: N, mass: 1.5, charge: -0.5}]
+  chains: {count: 16, length: 16, density: 0.25, bond: spring, angle: a0, dihedral: d0, seed: 17, min_distance: 0.9}
+  relax: {steps: 100, max_move: 0.02}
+force_field:
+  special_bonds: {lj: [0, 0.5, 0.5], coulomb: [0, 0, 0.8]}
+  bonds: [{name: spring, potential: harmonic, k: 200.0, r0: 1.0}]
+  angles:
+    - {name: a0, potential: cosine, k: 4.0}
+    - {name: a1, potential: harmonic, k: 20.0, theta0: 120}
+    - {name: a2, potential: cosine_squared, k: 20.0, theta0: 110}
+  dihedrals:
+    - {name: d0, potential: fourier, terms: [[0.8, 1, 0], [0.3, 3, 40]]}
+    - {name: d1, potential: harmonic, k: 0.9, d: -1, n: 2}
+    - {name: d2, potential: opls, k1: 1.1, k2: -0.4, k3: 0.6, k4: 0.2}
+    - {name: d3, potential: multi_harmonic, a1: 0.5, a2: -0.3, a3: 0.8, a4: 0.2, a5: -0.1}
+    - {name: d4, potential: quadratic, k: 0.7, phi0: 150}
+  impropers: [{name: i0, potential: harmonic, k: 2.0, chi0: 0}]
+  pair:
+    - potential: lj
+      cutoff: 2.5
+      shift: true
+      coeffs: [{types: [M, M], epsilon: 1.0, sigma: 1.0}, {types: [M, N], epsilon: 0.8, sigma: 1.0}, {types: [N, N], epsilon: 1.0, sigma: 1.0}]
+    - {potential: debye_huckel, cutoff: 4.0, bjerrum_length: 1.0, debye_length: 1.5, shift: true}
+integrator: {kind: langevin, dt: 0.002, temperature: 1.0, friction: 1.0, seed: 13}
+neighbor: {skin: 0.4}
+)";
+
+// The bonded system with its terms spread over the kinds: the chain builder gives every angle
+// type a0 and every dihedral d0; here they go to all types (above), every other bead is type N,
+// and each fourth bead gets an improper with its neighbours.
+inline TestSystem bonded_system(const std::vector<std::string>& overrides = {}) {
+  TestSystem s = make_system(kBondedSystem, overrides);
+  Topology& t = s.built.topology;
+  const int length = s.cfg.system.chains.length;
+  auto semiflexible = [&](int bead) { return (bead / length) % 4 == 0; };
+  for (size_t k = 0; k < t.angles.size(); ++k)
+    t.angles[k].type = semiflexible(t.angles[k].j) ? 0 : 1 + static_cast<int>(k % 2);
+  std::vector<Dihedral> kept;
+  for (const Dihedral& d : t.dihedrals)
+    if (!semiflexible(d.j)) kept.push_back(d);
+  t.dihedrals = kept;
+  for (size_t k = 0; k < t.dihedrals.size(); ++k) t.dihedrals[k].type = static_cast<int>(k % 5);
+  for (size_t i = 0; i < s.built.state.size(); i += 2) {
+    s.built.state.type[i] = 1;
+    s.built.state.mass[i] = 1.5;
+    s.built.state.charge[i] = -0.5;
+  }
+  for (const Dihedral& d : std::vector<Dihedral>(t.dihedrals))
+    if (d.j % 4 == 1) t.impropers.push_back({d.j, d.i, d.k, d.l, 0});
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "io/thermo_log.h"
 #include "potentials/registry.h"
 #include "python/module/py_convert.h"
 #include "python/module/py_errors.h"
@@ -22,18 +23,24 @@ std::set<PySimulation*>& open_simulations() {
   return s;
 }
 
+// Which family each observables term is of, for a run of `topology` (backends/backend.h).
+std::vector<EnergyGroup> term_groups(const RunConfig& cfg, const Topology& topology) {
+  Model m = cfg.model;
+  m.topology = topology;
+  return energy_groups(m);
+}
+
 // Records a thermo row every output.thermo_every steps (and at the start), as the CSV does.
 class ThermoRecorder final : public RunObserver {
  public:
   ThermoRecorder(const RunConfig& cfg, double dof, std::shared_ptr<ThermoRows> rows)
       : cfg_(cfg), dof_(dof), rows_(std::move(rows)) {
     rows_->names = {"step", "time", "temperature", "potential_energy", "kinetic_energy", "total_energy", "pressure"};
-    for (const PairTerm& t : cfg.model.force_field.pair_terms)
-      rows_->names.push_back(std::string("energy_") + pair_kind_name(t.kind));
+    for (const EnergyColumn& c : energy_columns(cfg.model.force_field)) rows_->names.push_back(c.name);
     rows_->columns.resize(rows_->names.size());
   }
   int64_t next_step(int64_t step) const override { return next_multiple(step, cfg_.output.thermo_every); }
-  void observe(const RunContext&, const Frame& frame) override {
+  void observe(const RunContext& ctx, const Frame& frame) override {
     const int64_t step = frame.state.step;
     if (!rows_->columns[0].empty() && rows_->columns[0].back() >= static_cast<double>(step)) return;
     const Observables& o = frame.observables;
@@ -45,8 +52,9 @@ class ThermoRecorder final : public RunObserver {
                                o.kinetic,
                                o.total(),
                                cfg_.model.units.pressure_out * pressure(o, volume)};
-    for (size_t k = 0; k < cfg_.model.force_field.pair_terms.size(); ++k)
-      row.push_back(k < o.potential_by_term.size() ? o.potential_by_term[k] : NAN);
+    // The thermo CSV's energy columns (io/thermo_log.h): each pair term's, then each family's.
+    if (groups_.empty()) groups_ = term_groups(cfg_, ctx.topology);
+    for (double e : energy_column_values(energy_columns(cfg_.model.force_field), groups_, o)) row.push_back(e);
     for (size_t c = 0; c < row.size(); ++c) rows_->columns[c].push_back(row[c]);
   }
 
@@ -54,6 +62,7 @@ class ThermoRecorder final : public RunObserver {
   const RunConfig& cfg_;
   double dof_;
   std::shared_ptr<ThermoRows> rows_;
+  std::vector<EnergyGroup> groups_;
 };
 
 std::string outcome_name(RunOutcome o) {
@@ -570,9 +579,9 @@ py::dict PySimulation::thermo() {
   d["kinetic_energy"] = o.kinetic;
   d["total_energy"] = o.total();
   d["pressure"] = cfg.model.units.pressure_out * pressure(o, s.box.periodic ? s.box.volume() : 0.0);
-  for (size_t k = 0; k < cfg.model.force_field.pair_terms.size() && k < o.potential_by_term.size(); ++k)
-    d[py::str(std::string("energy_") + pair_kind_name(cfg.model.force_field.pair_terms[k].kind))] =
-        o.potential_by_term[k];
+  const std::vector<EnergyColumn> columns = energy_columns(cfg.model.force_field);
+  const std::vector<double> values = energy_column_values(columns, term_groups(cfg, run_.plan.sys.topology), o);
+  for (size_t c = 0; c < columns.size(); ++c) d[py::str(columns[c].name)] = values[c];
   return d;
 }
 
@@ -600,8 +609,7 @@ py::dict PySimulation::thermo_units() const {
   d["temperature"] = u.temperature_unit();
   for (const char* k : {"potential_energy", "kinetic_energy", "total_energy"}) d[k] = u.energy_unit();
   d["pressure"] = u.pressure_unit();
-  for (const PairTerm& t : run_.plan.cfg.model.force_field.pair_terms)
-    d[py::str(std::string("energy_") + pair_kind_name(t.kind))] = u.energy_unit();
+  for (const EnergyColumn& c : energy_columns(run_.plan.cfg.model.force_field)) d[py::str(c.name)] = u.energy_unit();
   return d;
 }
 

@@ -2,18 +2,20 @@
 """pairmd's files in the tools MD users have, as they are (issue #15):
 
 debian  (Debian's /usr/bin/python3: python3-gsd 2.7, python3-mdanalysis 2.4, h5py)
-  - the gsd package reads pairmd's GSD trajectory: types, typeid, masses, charges, bonds with
-    their types, box, positions (float32, in HOOMD's centred box), images and velocities equal
-    the H5MD trajectory of the same run;
+  - the gsd package reads pairmd's GSD trajectory: types, typeid, masses, charges, bonds, angles
+    and dihedrals with their types, box, positions (float32, in HOOMD's centred box), images and
+    velocities equal the H5MD trajectory of the same run;
   - a GSD file written by the gsd package starts a pairmd run;
-  - MDAnalysis builds a Universe from the GSD file alone (types, charges, masses, bonds) and
-    python/pairmd_mda.py unwraps it with the images;
+  - MDAnalysis builds a Universe from the GSD file alone (types, charges, masses, bonds, angles,
+    dihedrals) and python/pairmd_mda.py unwraps it with the images (and reads the angles and
+    dihedrals of the H5MD file);
   - PDB -> MDAnalysis -> pairmd: pairmd_mda.write_start (types, masses, charges, bonds) and
     MDAnalysis's own H5MDWriter (positions, box, velocities with units) both start pairmd runs.
 peers   (a virtual environment with PyPI's ovito and gsd 5, made by scripts/setup.sh)
   - OVITO 3.17 opens the GSD trajectory: particle count, types, bonds, box, positions, images;
   - gsd 5 reads it too;
-  - files OVITO writes (LAMMPS data, extended XYZ) start pairmd runs.
+  - files OVITO writes (LAMMPS data with the angles and dihedrals, extended XYZ) start pairmd
+    runs.
 
 usage: check_peer_tools.py debian PAIRMD SCRATCH
        check_peer_tools.py peers PAIRMD SCRATCH VENV_PYTHON   (exit 77: no such environment)
@@ -32,12 +34,14 @@ units: real
 steps: 400
 system:
   types: [{name: M, mass: 14.0, charge: -1.0}, {name: C, mass: 23.0, charge: 1.0}]
-  chains: {count: 6, length: 8, density: 0.004, bond: b, bond_length: 4.0, monomer_type: M, charged_every: 2,
-           counterion_type: C, min_distance: 3.5, seed: 3}
+  chains: {count: 6, length: 8, density: 0.004, bond: b, angle: a, dihedral: d, bond_length: 4.0, monomer_type: M,
+           charged_every: 2, counterion_type: C, min_distance: 3.5, seed: 3}
   relax: {steps: 300, max_move: 0.05}
 force_field:
   exclusions: bonds
   bonds: [{name: b, potential: harmonic, k: 2.0, r0: 4.0}]
+  angles: [{name: a, potential: cosine, k: 0.5}]
+  dihedrals: [{name: d, potential: opls, k1: 0.4, k2: 0.0, k3: 0.2, k4: 0.0}]
   pair:
     - potential: wca
       coeffs: [{types: [M, M], epsilon: 0.5, sigma: 3.6}, {types: [M, C], epsilon: 0.5, sigma: 3.6}, {types: [C, C], epsilon: 0.5, sigma: 3.6}]
@@ -114,6 +118,8 @@ def debian(pairmd, work):
         species = f["particles/all/species"][:]
         mass, charge = f["particles/all/mass"][:], f["particles/all/charge"][:]
         bonds = f["connectivity/bonds"][:]
+        angles, dihedrals = f["connectivity/angles"][:], f["connectivity/dihedrals"][:]
+    check(len(angles) == 6 * 6 and len(dihedrals) == 6 * 5, "H5MD: connectivity/angles and dihedrals of 6 chains of 8")
     t = gsd.hoomd.open(prefix + ".gsd", "rb")
     check(len(t) == len(steps), f"gsd {gsd.__version__}: {len(t)} frames, as the H5MD file")
     for k, frame in enumerate(t):
@@ -129,6 +135,10 @@ def debian(pairmd, work):
     check(np.array_equal(f0.particles.mass, mass.astype(np.float32)) and np.array_equal(f0.particles.charge, charge.astype(np.float32)),
           "masses and charges")
     check(f0.bonds.N == len(bonds) and np.array_equal(f0.bonds.group, bonds) and list(f0.bonds.types) == ["b"], "bonds and bond types")
+    check(f0.angles.N == len(angles) and np.array_equal(f0.angles.group, angles) and list(f0.angles.types) == ["a"],
+          "angles and angle types")
+    check(f0.dihedrals.N == len(dihedrals) and np.array_equal(f0.dihedrals.group, dihedrals) and
+          list(f0.dihedrals.types) == ["d"], "dihedrals and dihedral types")
     check(abs(f0.log["temperature"][0] - 300) < 150, "log/temperature")
 
     # -- MDAnalysis: a Universe from the GSD file alone, with topology; the helper unwraps it.
@@ -136,6 +146,7 @@ def debian(pairmd, work):
     check(u.atoms.n_atoms == len(species) and list(u.atoms.types[:2]) == ["M", "M"], f"MDAnalysis {mda.__version__}: Universe(run.gsd) has types")
     check(np.allclose(u.atoms.charges, charge) and np.allclose(u.atoms.masses, mass), "MDAnalysis: charges and masses from the GSD file")
     check(len(u.bonds) == len(bonds) and len(u.atoms.fragments) == 6 + 24, "MDAnalysis: bonds (6 chains and 24 counterions)")
+    check(len(u.angles) == len(angles) and len(u.dihedrals) == len(dihedrals), "MDAnalysis: angles and dihedrals from the GSD file")
     h = pairmd_mda.universe(prefix + ".gsd")
     for k, ts in enumerate(h.trajectory):
         unwrapped = (pos[k] - lo - edges[k] / 2 + img[k] * edges[k]).astype(np.float32)
@@ -143,6 +154,8 @@ def debian(pairmd, work):
     hh = pairmd_mda.universe(prefix + ".h5")
     check(len(hh.bonds) == len(bonds) and list(hh.atoms.types[:1]) == ["M"] and np.allclose(hh.atoms.charges, charge),
           "pairmd_mda.universe(run.h5): types, charges, bonds from the H5MD file")
+    check(len(hh.angles) == len(angles) and len(hh.dihedrals) == len(dihedrals) and
+          sorted(hh.angles[0].indices) == sorted(angles[0]), "pairmd_mda.universe(run.h5): angles and dihedrals")
     for k, ts in enumerate(hh.trajectory):
         check(np.allclose(ts.positions, (pos[k] + img[k] * edges[k]).astype(np.float32), atol=1e-3) and np.isclose(ts.time, k * 100 * 5.0 / 1000),
               f"pairmd_mda.universe(run.h5) frame {k}: unwrapped, time in ps")
@@ -288,10 +301,14 @@ def peers(pairmd, work, python):
     # labels section or by number) and extended XYZ (no box on the line: a box is given).
     types = "[{name: M, mass: 14.0, charge: -1.0}, {name: C, mass: 23.0, charge: 1.0}]"
     pairs = [("M", "M"), ("M", "C"), ("C", "C")]
+    # OVITO carries the GSD file's angles and dihedrals into the data file (types by order).
     text = start_config(types, "{path: ovito.data}", pairs).replace(
-        "force_field:\n", "force_field:\n  bonds: [{name: b, potential: harmonic, k: 2.0, r0: 4.0}]\n")
+        "force_field:\n", "force_field:\n  bonds: [{name: b, potential: harmonic, k: 2.0, r0: 4.0}]\n"
+        "  angles: [{name: a, potential: cosine, k: 0.5}]\n"
+        "  dihedrals: [{name: d, potential: opls, k1: 0.4, k2: 0.0, k3: 0.2, k4: 0.0}]\n")
     r = run(pairmd, work, "from_ovito_data", text, ["--steps", "0"])
-    check("system: 72 particles, 2 type(s), 42 bonds" in r.stdout, "pairmd starts from OVITO's LAMMPS data file (72 particles, 42 bonds)")
+    check("system: 72 particles, 2 type(s), 42 bonds, 36 angles, 30 dihedrals" in r.stdout,
+          "pairmd starts from OVITO's LAMMPS data file (72 particles, 42 bonds, 36 angles, 30 dihedrals)")
     with h5py.File(prefix + ".h5", "r") as f, h5py.File(os.path.join(work, "from_ovito_data.checkpoint.h5"), "r") as c:
         L = f["particles/all/box/edges/value"][-1]
         want = f["particles/all/position/value"][-1] - f["particles/all/box/offset"][:] + f["particles/all/image/value"][-1] * L

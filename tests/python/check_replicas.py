@@ -383,6 +383,23 @@ def rank_pids(p):
     return sorted(int(x) for x in out.split())
 
 
+def wait_gone(pids, timeout=60):
+    """Until the processes `pids` have ended: mpirun may exit before the ranks it kills do, and a
+    rank still alive holds its HDF5 files' locks (h5py then cannot open them: errno 11)."""
+    end = time.time() + timeout
+    for pid in pids:
+        while time.time() < end:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().split(")")[-1].split()[0] == "Z":  # ended, not yet reaped
+                        break
+            except FileNotFoundError:
+                break
+            time.sleep(0.05)
+        else:
+            fail(f"rank {pid} still runs {timeout} s after mpirun ended")
+
+
 def readable(prefix, k):
     import h5py
     for r in range(k):
@@ -435,6 +452,7 @@ def test_signal():
     os.kill(pids[-1], signal.SIGINT)  # one rank only; the other learns it at the next meeting
     out, err = p.communicate(timeout=120)
     check(p.returncode == 130, f"the ensemble stops with exit 130 (got {p.returncode})")
+    wait_gone(pids)
     check("interrupted" in err and "--restart sg.r{replica}.checkpoint.h5" in err, "the message says how to continue")
     steps = [checkpoint_state(f"sg.r{r}.checkpoint.h5")[0] for r in range(2)]
     check(steps[0] == steps[1] and steps[0] > 0, f"both replicas wrote a checkpoint of one step ({steps})")
@@ -461,6 +479,7 @@ def test_kill():
     os.kill(pids[-1], signal.SIGKILL)
     out, err = p.communicate(timeout=120)
     check(p.returncode != 0, f"mpirun reports the failure (exit {p.returncode})")
+    wait_gone(pids)
     readable("kl", 2)
     check(len(rows("kl.exchange.csv")) > 0 and len(rows("kl.walk.csv")) > 0, "the exchange log and the walk parse")
     steps = [checkpoint_state(f"kl.r{r}.checkpoint.h5")[0] for r in range(2)]

@@ -1,0 +1,152 @@
+// pairmd minimize CONFIG: build the system and minimise its energy (the config's `minimize`
+// section, FIRE with its defaults where it has none), then write the minimised state as a run
+// of 0 steps writes its state: PREFIX.checkpoint.h5, which `pairmd run --restart` continues into
+// the config's dynamics, the first frame of PREFIX.h5 / PREFIX.gsd where the config writes them
+// (`system.file` starts from those), PREFIX.thermo.csv and PREFIX.log (docs/minimize.md).
+// The output prefix is claimed and refused or replaced as `pairmd run` does (docs/output.md).
+// SIGINT or SIGTERM during the minimisation ends it, and the command, writing nothing (exit 130).
+#include <hdf5.h>
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <iostream>
+
+#include "cli/run_setup.h"
+#include "engine/simulation.h"
+#include "session/run_log.h"
+#include "session/run_outputs.h"
+#include "session/run_plan.h"
+
+namespace pairmd::cli {
+
+namespace {
+
+const char* kUsage =
+    "pairmd minimize: usage: pairmd minimize CONFIG [--backend cpu|cuda|auto] [--set key.path=value]..."
+    " [--output PREFIX] [--overwrite]\n";
+
+struct MinimizeOptions {
+  ConfigOptions config;
+  std::string output;
+  bool overwrite = false;
+};
+
+int read_options(const Args& args, MinimizeOptions& o) {
+  CLI::App app{
+      "Minimise the energy of the system CONFIG builds (its minimize section; FIRE with the defaults where it "
+      "has none) and write the result as a run of 0 steps: PREFIX.checkpoint.h5 (pairmd run --restart goes on "
+      "from it), the first frame of PREFIX.h5 / PREFIX.gsd where the config writes them (system.file starts "
+      "from them), PREFIX.log (docs/minimize.md).",
+      "pairmd minimize"};
+  prepare_app(app);
+  add_config_options(app, o.config, false);
+  app.add_option("--output", o.output, "output file stem (instead of output.prefix)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_flag("--overwrite", o.overwrite, "replace the files of an earlier run with the same prefix");
+  app.footer("exit codes: 0 success, 1 writing failed, 2 bad input (nothing written), 130 interrupted");
+  if (const int rc = parse_command_line(app, args, {"minimize", kUsage, kUsage}); rc != kParsed) return rc;
+  if (o.config.config_path.empty()) {
+    std::cerr << kUsage;
+    return kExitUsage;
+  }
+  for (const std::string& a : args)
+    if (a == "--output=" || (a == "--output" && o.output.empty())) {
+      std::cerr << "pairmd minimize: --output needs a prefix\n";
+      return kExitUsage;
+    }
+  return kParsed;
+}
+
+// The request: the command line's overrides, and FIRE's defaults where the config asks for no
+// minimisation (a lattice or a file without a minimize section, or algorithm: none).
+RunRequest request_of(const MinimizeOptions& o) {
+  RunRequest r;
+  r.config_path = o.config.config_path;
+  r.overrides = command_line_overrides(o.config);
+  const RunConfig cfg = load_config(r.config_path, r.overrides);
+  if (cfg.replicas.count > 0) {
+    // One system: an ensemble's replicas are minimised by `pairmd run`, each its own system.
+    auto it = cfg.locations.find("replicas.count");
+    throw ConfigError((it != cfg.locations.end() ? it->second : cfg.path) +
+                      ": replicas: pairmd minimize minimises one system, and this config runs an ensemble of " +
+                      std::to_string(cfg.replicas.count) + " replicas: pairmd run " + r.config_path +
+                      " minimises each replica's system before its dynamics (the minimize section); to minimise "
+                      "one system alone, give a config without the replicas section");
+  }
+  if (cfg.minimize.algorithm == MinimizeAlgorithm::None) r.overrides.push_back("minimize.algorithm=fire");
+  r.output = o.output;
+  r.overwrite = o.overwrite;
+  return r;
+}
+
+// Where the minimised state went, and how to go on from it.
+int report(const RunResult& result, const RunPlan& p, const Outputs& out) {
+  for (const std::string& e : result.finish_errors) std::cerr << "pairmd minimize: error: " << e << "\n";
+  if (result.outcome != RunOutcome::Completed) {
+    std::cerr << "pairmd minimize: error: " << result.message << "\n";
+    return kExitFailure;
+  }
+  const std::string ck = out.checkpoints->path();
+  std::cout << "minimised state: " << ck << " (pairmd run " << p.cfg.path << " --restart " << ck << " runs the "
+            << p.cfg.steps << " steps of the config from it)";
+  if (out.writer) std::cout << "; first frame of " << p.files.trajectory();
+  if (p.cfg.output.gsd.every > 0) std::cout << "; first frame of " << p.files.gsd();
+  if (!out.writer && p.cfg.output.gsd.every <= 0)
+    std::cout << "; for a structure file that system.file starts from, add --set output.gsd.every=N";
+  std::cout << "\n";
+  if (const int sig = g_stop_signal.load()) {
+    std::cerr << "pairmd minimize: interrupted (signal " << sig << ") after the minimisation; its state was written\n";
+    return kExitInterrupted;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int cmd_minimize(const Args& args) {
+  RunLog log;  // as pairmd run: everything printed, into PREFIX.log once the outputs are opened
+  std::string command = "pairmd minimize";
+  for (const std::string& a : args) command += " " + a;
+  H5dont_atexit();
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  MinimizeOptions o;
+  if (const int rc = read_options(args, o); rc != kParsed) return rc;
+  // A stop signal ends the minimisation at its next iteration; nothing is written then.
+  install_stop_handlers();
+  std::signal(SIGXFSZ, SIG_IGN);
+  FrontEnd fe;
+  fe.who = "pairmd minimize";
+  fe.continue_with = [&o](const std::string& checkpoint) {
+    return "pairmd run " + o.config.config_path + " --restart " + checkpoint;
+  };
+  PreparedRun run;
+  RunRequest request;
+  try {
+    request = request_of(o);
+    prepare_run(request, fe, run, std::cerr);
+  } catch (const StoppedBeforeRun& e) {
+    std::cerr << "pairmd minimize: " << e.what() << "; nothing was written\n";
+    return kExitInterrupted;
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::runtime_error& e) {
+    std::cerr << "pairmd minimize: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  run.plan.last = run.plan.first;  // no dynamics: the outputs of the minimised state
+  describe_start(request, fe, run, std::cout, std::cerr);
+  const RunPlan& p = run.plan;
+  Outputs out;
+  Simulation sim(p.cfg, p.sys.topology, std::move(run.backend));
+  try {
+    open_outputs(request, fe, p, nullptr, sim, out, log, command);
+  } catch (const std::exception& e) {
+    std::cerr << "pairmd minimize: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  const RunResult result = sim.run(p.last);
+  return report(result, p, out);
+}
+
+}  // namespace pairmd::cli
