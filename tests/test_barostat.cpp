@@ -205,6 +205,24 @@ TEST(Barostat, AnisotropicCouplingsReadEveryForceTermsVirial) {
   }
 }
 
+// Angles, dihedrals, impropers and scaled 1-3/1-4 pairs add their virial per direction too:
+// without it the diagonal would not sum to W, and the anisotropic couplings refuse to run on a
+// wrong pressure (CpuBackend::barostat_virial). The bonded test system has every kind.
+TEST(Barostat, AnisotropicCouplingsReadTheBondedTermsVirial) {
+  for (const char* couple : {"semi_iso", "aniso"}) {
+    const test::TestSystem sys = test::bonded_system(
+        {"barostat={kind: c_rescale, pressure: 0.2, tau_p: 1.0, compressibility: 0.5, couple: " + std::string(couple) +
+         "}"});
+    auto b = sys.backend();
+    SystemState s0, s;
+    b->get_state(s0);
+    ASSERT_NO_THROW(b->advance(100)) << couple;
+    b->get_state(s);
+    EXPECT_NE(s.box.L.x, s0.box.L.x) << couple;
+    EXPECT_NE(s.box.L.z, s0.box.L.z) << couple;
+  }
+}
+
 bool same_bits(const void* a, const void* b, size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
 
 template <typename T>

@@ -57,9 +57,13 @@ TEST(GpuBarostat, FollowsTheCpuBoxInEveryStrategyAndCoupling) {
       {"lj aniso every 3", npt_liquid("aniso", 3.6, 0.5, 3)},
       {"lj semi_iso every 2", npt_liquid("semi_iso", 2.0, 0.5, 2)},
       {"kremer-grest semi_iso", std::string(test::kKremerGrest) + barostat("semi_iso", 5.0, 1.0, 0.05, 1)},
+      {"bonded aniso", ""},  // angles, dihedrals, impropers, scaled pairs (test::bonded_system)
   };
   for (const Case& c : cases) {
-    const test::TestSystem sys = test::make_system(c.yaml);
+    const test::TestSystem sys =
+        c.yaml.empty() ? test::bonded_system({"barostat={kind: c_rescale, pressure: 0.2, tau_p: 0.5, compressibility: "
+                                              "0.5, couple: aniso}"})
+                       : test::make_system(c.yaml);
     auto cpu = sys.backend();
     cpu->advance(60);
     SystemState want;
