@@ -5,7 +5,7 @@
 # liquid's NVT pressure (P0 3.636, every step), in one job, then the ratio per size.
 #
 #   bench/barostat_speed.sh                      # build/pairmd, sizes 4000 .. 1,000,188
-#   PAIRMD=path/to/pairmd SIZES=4000,62500 STEPS=2000 bench/barostat_speed.sh
+#   PAIRMD=path/to/pairmd SIZES=4000,62500 STEPS=2000 EVERY=10 bench/barostat_speed.sh   # update every 10 steps
 #
 # Writes OUT_nvt.csv, OUT_npt.csv (pairmd compare's tables) and OUT.csv (the ratios); OUT defaults
 # to bench/results/barostat_speed_DATE. docs/barostat.md has the table of the last run.
@@ -18,7 +18,8 @@ REPEATS=${REPEATS:-5}
 OUT=${OUT:-bench/results/barostat_speed_$(date +%F)}
 STRATEGY=${STRATEGY:-pair_slots_fused}
 common=(--strategies "$STRATEGY" --sizes "$SIZES" --steps "$STEPS" --repeats "$REPEATS" --warmup 500 --no-reference)
-barostat='barostat={kind: c_rescale, pressure: 3.636, tau_p: 1.0, compressibility: 0.05, every: 1}'
+EVERY=${EVERY:-1}
+barostat="barostat={kind: c_rescale, pressure: 3.636, tau_p: 1.0, compressibility: 0.05, every: $EVERY}"
 
 "$PAIRMD" compare configs/lj_liquid.yaml "${common[@]}" --out "${OUT}_nvt"
 "$PAIRMD" compare configs/lj_liquid.yaml "${common[@]}" --set "$barostat" --out "${OUT}_npt"
