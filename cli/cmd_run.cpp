@@ -386,6 +386,11 @@ int run_command(const Args& args, Communicator& comm, EnsembleRendezvous* rendez
                                                std::string* why) -> std::unique_ptr<Backend> {
       const std::string backend = planned_backend(p.cfg);
       if (backend != "cuda") return nullptr;  // each replica its own CPU backend
+      if (model.barostat.active())
+        throw std::runtime_error(
+            "a barostat with replicas in one process on a GPU is not supported: the replicas share one GPU "
+            "ensemble, whose systems share one box; run them under mpirun (one process each), or with backend: "
+            "cpu (one CPU backend, and box, each)");
       return rendezvous->join(comm.rank(), backend, model, p.sys.state, why);
     };
   PreparedRun run;

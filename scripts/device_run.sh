@@ -151,6 +151,12 @@ for stage in "${stages[@]}"; do
         > "$OUT/sanitize_memcheck_graphs.log" 2>&1
       summary+=("compute-sanitizer memcheck (graphs): exit $?, $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_memcheck_graphs.log" | tail -1)")
       ;;
+    barostat)
+      # The barostat's cost (issue #34): NPT every step against NVT, LJ liquid, 4,000 to 1M.
+      PAIRMD=$B/pairmd OUT=$OUT/barostat_speed SIZES=${PAIRMD_BAROSTAT_SIZES:-4000,32000,62500,256000,1000188} \
+        bash bench/barostat_speed.sh > "$OUT/barostat_speed.log" 2>&1
+      summary+=("barostat speed: exit $? ($(tail -1 "$OUT/barostat_speed.log"))")
+      ;;
     smoke)
       "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,atom_gather \
         --sizes 4000,62500,1000188 --steps 200 --repeats 3 --warmup 300 --no-reference \
