@@ -138,8 +138,7 @@ __global__ void dihedral_force_kernel(BondedListView v, ParticleData pd,
     int p[4];
     const DihedralResult<float> r = eval_dihedral<Eval>(v, pd, t, table, box, q, p);
     bool clamped = false;
-    const FixedVec fi = to_fixed_vec(r.fi, clamped), fl = to_fixed_vec(r.fl, clamped),
-                   ft = to_fixed_vec(r.t, clamped);
+    const FixedVec fi = to_fixed_vec(r.fi, clamped), fl = to_fixed_vec(r.fl, clamped), ft = to_fixed_vec(r.t, clamped);
     atomic_add_fixed(extra, p[0], fi);
     atomic_add_fixed(extra, p[3], fl);
     atomic_add_fixed(extra, p[1], fixed_sub(ft, fi));

@@ -76,7 +76,7 @@ struct SlotForce {
   BoxGeometry<float> box;                // the box (without a barostat: it never changes)
   const BoxGeometry<float>* device_box;  // the box in device memory, which a barostat changes
                                          // (read by the kernels' kDeviceBox variants)
-  const FixedVec* extra;                // the extra force per particle (current numbering), or null
+  const FixedVec* extra;                 // the extra force per particle (current numbering), or null
 
   // Lane `lane`'s share (of kSumLanes) of the force on particle p at xp, in `box`.
   __device__ __forceinline__ FixedVec partial(int p, int lane, float4 xp, const BoxGeometry<float>& box,

@@ -182,11 +182,13 @@ TEST(GpuBarostat, AChangingBoxKeepsTheGraphs) {
   const BackendStats sa = a->stats(), sb = b->stats();
   const long long resets = sa.step_graph_resets - a0.step_graph_resets,
                   growths = sa.list_capacity_growths - a0.list_capacity_growths,
-                  captures_a = sa.graph_captures - a0.graph_captures, captures_b = sb.graph_captures - b0.graph_captures,
-                  builds_a = sa.list_builds - a0.list_builds, builds_b = sb.list_builds - b0.list_builds;
-  std::printf("[graphs] 3,000 steps after warm-up: npt %lld captured, %lld reset, %lld list growths, %lld builds; "
-              "nvt %lld captured, %lld builds\n",
-              captures_a, resets, growths, builds_a, captures_b, builds_b);
+                  captures_a = sa.graph_captures - a0.graph_captures,
+                  captures_b = sb.graph_captures - b0.graph_captures, builds_a = sa.list_builds - a0.list_builds,
+                  builds_b = sb.list_builds - b0.list_builds;
+  std::printf(
+      "[graphs] 3,000 steps after warm-up: npt %lld captured, %lld reset, %lld list growths, %lld builds; "
+      "nvt %lld captured, %lld builds\n",
+      captures_a, resets, growths, builds_a, captures_b, builds_b);
   EXPECT_NE(s.box.L.x, s0.box.L.x);
   EXPECT_EQ(growths, 0) << sa.detail;
   EXPECT_EQ(resets, 0) << sa.detail;

@@ -187,8 +187,8 @@ inline TestSystem mixed_system() {
 // (issue #32): every fourth chain is semiflexible (cosine angles, no dihedrals); the others have
 // bent angles (harmonic and cosine-squared, stiff enough that no angle gets near 180 degrees,
 // where a dihedral's forces grow as 1 / sin theta: straight costs 22 kT in either; with the
-// cosine-squared k 20, 8.7 kT, NVE runs jumped in energy as such an angle straightened), dihedrals of all five kinds cycled along them
-// and an improper on every fourth bead.
+// cosine-squared k 20, 8.7 kT, NVE runs jumped in energy as such an angle straightened), dihedrals of all five kinds
+// cycled along them and an improper on every fourth bead.
 inline const char* kBondedSystem = R"(
 units: lj
 system:
