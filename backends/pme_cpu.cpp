@@ -31,16 +31,23 @@ struct PmeCpu::Fft {
 };
 
 PmeCpu::PmeCpu(const PmeParams& params, const Box& box, const std::vector<double>& charge)
-    : params_(params), box_(box), charge_(charge), influence_(pme_influence(params, box)) {
-  double sum_q2 = 0.0, total = 0.0;
+    : params_(params), charge_(charge) {
+  double sum_q2 = 0.0;
+  total_charge_ = 0.0;
   for (double q : charge_) {
     sum_q2 += q * q;
-    total += q;
+    total_charge_ += q;
   }
   self_energy_ = pme_self_energy(params_, sum_q2);
-  background_energy_ = pme_background_energy(params_, total, box.volume());
+  set_box(box);
 #pragma omp critical(pairmd_fftw_planner)  // the planner is not thread-safe
   fft_ = std::make_unique<Fft>(params_.grid[0], params_.grid[1], params_.grid[2]);
+}
+
+void PmeCpu::set_box(const Box& box) {
+  box_ = box;
+  influence_ = pme_influence(params_, box);
+  background_energy_ = pme_background_energy(params_, total_charge_, box.volume());
 }
 
 PmeCpu::~PmeCpu() = default;
@@ -85,18 +92,23 @@ void PmeCpu::spread(const std::vector<Vec3d>& x) {
   }
 }
 
-double PmeCpu::convolve(double* virial) {
+double PmeCpu::convolve(Vec3d* virial) {
   fftw_execute(fft_->forward);
-  const int nz = params_.grid[2], nzh = nz / 2 + 1;
-  double e = 0.0, w = 0.0;
+  const int nx = params_.grid[0], ny = params_.grid[1], nz = params_.grid[2];
+  const double pi2_a2 = M_PI * M_PI / (params_.alpha * params_.alpha);
+  double e = 0.0;
+  Vec3d w{0, 0, 0};
   const size_t size = influence_.g.size();
-  for (size_t i = 0; i < size; ++i) {
+  for (size_t i = 1; i < size; ++i) {  // G(0) = 0
     std::complex<double>& s = reinterpret_cast<std::complex<double>&>(fft_->spectrum[i]);
-    const double term = 0.5 * half_spectrum_weight(static_cast<int>(i % nzh), nz) * influence_.g[i] * std::norm(s);
+    int kx, ky, kz;
+    const Vec3d m = pme_wave_vector<double>(static_cast<int>(i), nx, ny, nz, box_.L, kx, ky, kz);
+    const double term = 0.5 * half_spectrum_weight(kz, nz) * influence_.g[i] * std::norm(s);
     e += term;
-    w += term * influence_.virial_factor[i];
+    if (virial) w += pme_virial_diag(term, m, pi2_a2);
     s *= influence_.g[i];
   }
+  fft_->spectrum[0][0] = fft_->spectrum[0][1] = 0.0;
   fftw_execute(fft_->backward);  // unnormalised: sum_m G(m) F[Q](m) exp(+2 pi i m.k / K)
   if (virial) *virial = w;
   return e;
@@ -133,14 +145,13 @@ void PmeCpu::gather(const std::vector<Vec3d>& x, Vec3d* f) const {
   }
 }
 
-void PmeCpu::add_forces(const std::vector<Vec3d>& x, Vec3d* f, double* energy, double* virial) {
+void PmeCpu::add_forces(const std::vector<Vec3d>& x, Vec3d* f, double* energy, Vec3d* virial) {
 #pragma omp single
   {
     spread(x);
-    double w = 0.0;
-    const double e = convolve(&w);
+    const double e = convolve(virial);
     if (energy) *energy = e + self_energy_ + background_energy_;
-    if (virial) *virial = w + 3.0 * background_energy_;
+    if (virial) *virial += Vec3d{background_energy_, background_energy_, background_energy_};
   }  // implicit barrier: the potential is on the grid for every thread
   gather(x, f);
 }

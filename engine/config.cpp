@@ -219,17 +219,12 @@ struct Section {
   void (*read)(const Map& root, RunConfig& cfg);
 };
 constexpr Section kSections[] = {
-    {"integrator", config::read_integrator},
-    {"system", config::read_system},
-    {"force_field", config::read_force_field},
-    {"force", config::read_force},
-    {"neighbor", config::read_neighbor},
-    {"output", config::read_output},
-    {"analysis", config::read_analysis},
-    {"replicas", config::read_replicas},
-    {"pulling", config::read_pulling},
-    {"minimize", config::read_minimize},
-    {"electrostatics", config::read_electrostatics},
+    {"integrator", config::read_integrator},   {"system", config::read_system},
+    {"force_field", config::read_force_field}, {"force", config::read_force},
+    {"neighbor", config::read_neighbor},       {"output", config::read_output},
+    {"analysis", config::read_analysis},       {"replicas", config::read_replicas},
+    {"pulling", config::read_pulling},         {"minimize", config::read_minimize},
+    {"barostat", config::read_barostat},       {"electrostatics", config::read_electrostatics},
 };
 
 }  // namespace

@@ -379,7 +379,8 @@ void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
       throw std::runtime_error("it holds " + std::to_string(dims.empty() ? 0 : dims[0]) + " particles, the run has " +
                                std::to_string(st.size()) + " (a different system)");
   }
-  if (h5::exists(f, "particles/all/box/edges/value")) {
+  // The first frame's box is the run's start box, unless a barostat has been changing it.
+  if (!cfg_.model.barostat.active() && h5::exists(f, "particles/all/box/edges/value")) {
     Handle d(H5Dopen2(f, "particles/all/box/edges/value", H5P_DEFAULT));
     const auto dims = h5::dims_of(d);
     // A vector of edges per frame, or (files from before) a 3 x 3 diagonal matrix.

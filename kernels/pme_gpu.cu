@@ -16,6 +16,16 @@ struct GridShape {
   int nx, ny, nz, order;
 };
 
+// The half spectrum and what G needs besides the box: C / pi, pi^2 / alpha^2, the B-spline
+// factors of each edge, and E_background = background / V.
+struct SpectrumShape {
+  int nx, ny, nz, n;
+  float c_over_pi, pi2_a2, background;
+  const float* bx;
+  const float* by;
+  const float* bz;
+};
+
 // One edge of a particle's stencil (potentials/pme.h, bspline_weights): the first grid point
 // plus the grid size (so (first - t) % n is never negative) and the weights.
 struct Stencil {
@@ -39,10 +49,11 @@ __global__ void pme_spread_kernel(ParticleData pd, GridShape g, long long* grid)
   if (p >= pd.n) return;
   const float q = pd.charge[p];
   if (q == 0.f) return;
+  const BoxGeometry<float> box = *pd.box;
   const float4 x = pd.pos[p];
-  const Stencil sx = stencil(x.x, pd.box.lo.x, pd.box.L.x, g.nx, g.order);
-  const Stencil sy = stencil(x.y, pd.box.lo.y, pd.box.L.y, g.ny, g.order);
-  const Stencil sz = stencil(x.z, pd.box.lo.z, pd.box.L.z, g.nz, g.order);
+  const Stencil sx = stencil(x.x, box.lo.x, box.L.x, g.nx, g.order);
+  const Stencil sy = stencil(x.y, box.lo.y, box.L.y, g.ny, g.order);
+  const Stencil sz = stencil(x.z, box.lo.z, box.L.z, g.nz, g.order);
   for (int a = 0; a < g.order; ++a) {
     const int ix = (sx.first - a) % g.nx;
     for (int b = 0; b < g.order; ++b) {
@@ -63,39 +74,77 @@ __global__ void pme_fixed_to_real_kernel(const long long* fixed, int n, float* r
   if (i < n) real[i] = static_cast<float>(static_cast<double>(fixed[i]) * (1.0 / kGridScale));
 }
 
-__global__ void pme_multiply_kernel(cufftComplex* spectrum, const float* g, int n) {
+// G at half-spectrum entry i (0 at m = 0), its wave vector m and its k_z.
+__device__ __forceinline__ float influence_at(const SpectrumShape& s, int i, const BoxGeometry<float>& box,
+                                              Vec3<float>& m, int& kz) {
+  int kx, ky;
+  m = pme_wave_vector<float>(i, s.nx, s.ny, s.nz, box.L, kx, ky, kz);
+  if (i == 0) return 0.f;
+  return pme_gauss_factor(s.c_over_pi, s.pi2_a2, box.L.x * box.L.y * box.L.z, dot(m, m)) * s.bx[kx] * s.by[ky] *
+         s.bz[kz];
+}
+
+// The transform times G. kVirial (a barostat's run): when its update is due, the virial per
+// direction of each wave vector's energy and, once, of the background, into its sums.
+template <bool kVirial>
+__global__ void pme_multiply_kernel(cufftComplex* spectrum, SpectrumShape s, const BoxGeometry<float>* device_box,
+                                    BondedVirial bv, const StepControl* ctrl) {
+  if (halted(ctrl)) return;
+  const BoxGeometry<float> box = *device_box;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  spectrum[i].x *= g[i];
-  spectrum[i].y *= g[i];
+  Vec3<float> wd{0.f, 0.f, 0.f};
+  if (i < s.n) {
+    Vec3<float> m;
+    int kz;
+    const float g = influence_at(s, i, box, m, kz);
+    cufftComplex c = spectrum[i];
+    if (kVirial && i > 0) {
+      const float e = 0.5f * static_cast<float>(half_spectrum_weight(kz, s.nz)) * g * (c.x * c.x + c.y * c.y);
+      wd = pme_virial_diag(e, m, s.pi2_a2);
+    }
+    if (kVirial && i == 0) {
+      const float background = s.background / (box.L.x * box.L.y * box.L.z);
+      wd = {background, background, background};
+    }
+    c.x *= g;
+    c.y *= g;
+    spectrum[i] = c;
+  }
+  if (kVirial) add_term_virial(wd, i < s.n, bv, static_cast<int64_t>(ctrl->step));
 }
 
 // The reciprocal energy 1/2 sum G |F[Q]|^2 and its virial, in split fixed point.
-__global__ void pme_energy_kernel(const cufftComplex* spectrum, const float* g, const float* virial_factor, int n,
-                                  int nz, long long* acc) {
+__global__ void pme_energy_kernel(const cufftComplex* spectrum, SpectrumShape s, const BoxGeometry<float>* device_box,
+                                  long long* acc) {
+  const BoxGeometry<float> box = *device_box;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
-  if (i < n) {
-    const int nzh = nz / 2 + 1;
-    const cufftComplex s = spectrum[i];
-    const float e = 0.5f * static_cast<float>(half_spectrum_weight(i % nzh, nz)) * g[i] * (s.x * s.x + s.y * s.y);
+  if (i > 0 && i < s.n) {
+    Vec3<float> m;
+    int kz;
+    const float g = influence_at(s, i, box, m, kz);
+    const cufftComplex c = spectrum[i];
+    const float e = 0.5f * static_cast<float>(half_spectrum_weight(kz, s.nz)) * g * (c.x * c.x + c.y * c.y);
+    const Vec3<float> w = pme_virial_diag(e, m, s.pi2_a2);
     split_add(e, ew, ef, bad);
-    split_add(e * virial_factor[i], ww, wf, bad);
+    split_add(w.x + w.y + w.z, ww, wf, bad);
   }
   add_energy_words(acc, ew, ef, ww, wf, bad);
 }
 
 // The force on each particle from the potential on the grid: -q grad(theta . phi), into extra.
 __global__ void pme_gather_kernel(ParticleData pd, GridShape g, const float* phi, const unsigned* tag, FixedVec* extra,
-                                  DeviceFlags* flags) {
+                                  DeviceFlags* flags, const StepControl* ctrl) {
+  if (halted(ctrl)) return;
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= pd.n) return;
   const float q = pd.charge[p];
   if (q == 0.f) return;
+  const BoxGeometry<float> box = *pd.box;
   const float4 x = pd.pos[p];
-  const Stencil sx = stencil(x.x, pd.box.lo.x, pd.box.L.x, g.nx, g.order);
-  const Stencil sy = stencil(x.y, pd.box.lo.y, pd.box.L.y, g.ny, g.order);
-  const Stencil sz = stencil(x.z, pd.box.lo.z, pd.box.L.z, g.nz, g.order);
+  const Stencil sx = stencil(x.x, box.lo.x, box.L.x, g.nx, g.order);
+  const Stencil sy = stencil(x.y, box.lo.y, box.L.y, g.ny, g.order);
+  const Stencil sz = stencil(x.z, box.lo.z, box.L.z, g.nz, g.order);
   float gx = 0.f, gy = 0.f, gz = 0.f;
   for (int a = 0; a < g.order; ++a) {
     const int ix = (sx.first - a) % g.nx;
@@ -115,14 +164,28 @@ __global__ void pme_gather_kernel(ParticleData pd, GridShape g, const float* phi
   }
   bool clamped = false;
   FixedVec f = extra[p];
-  f.x -= to_fixed(q * gx * (static_cast<float>(g.nx) / pd.box.L.x), clamped);
-  f.y -= to_fixed(q * gy * (static_cast<float>(g.ny) / pd.box.L.y), clamped);
-  f.z -= to_fixed(q * gz * (static_cast<float>(g.nz) / pd.box.L.z), clamped);
+  f.x -= to_fixed(q * gx * (static_cast<float>(g.nx) / box.L.x), clamped);
+  f.y -= to_fixed(q * gy * (static_cast<float>(g.ny) / box.L.y), clamped);
+  f.z -= to_fixed(q * gz * (static_cast<float>(g.nz) / box.L.z), clamped);
   extra[p] = f;
   if (clamped) report_lowest(&flags->bad_force, static_cast<int>(tag[p]));
 }
 
 cudaError_t cufft_status(cufftResult r) { return r == CUFFT_SUCCESS ? cudaSuccess : cudaErrorUnknown; }
+
+std::vector<float> as_float(const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); }
+
+// One cuFFT transform on the launcher's stream (keyed by its plan and buffers).
+template <typename In, typename Out, typename Exec>
+void enqueue_fft(Launcher& launcher, LaunchSite site, cufftHandle plan, In* in, Out* out, Exec exec) {
+  launcher.call(
+      site,
+      [plan, in, out, exec](cudaStream_t s) {
+        const cufftResult r = cufftSetStream(plan, s);
+        return cufft_status(r != CUFFT_SUCCESS ? r : exec(plan, in, out));
+      },
+      plan, in, out);
+}
 
 }  // namespace
 
@@ -133,9 +196,9 @@ PmeGpu::PmeGpu(const PmeParams& params, const Box& box) : params_(params), box_(
   fixed_.resize(points_);
   real_.resize(points_);
   spectrum_.resize(half_);
-  const PmeInfluence inf = pme_influence(params, box);
-  g_.upload(std::vector<float>(inf.g.begin(), inf.g.end()));
-  virial_factor_.upload(std::vector<float>(inf.virial_factor.begin(), inf.virial_factor.end()));
+  bx_.upload(as_float(pme_bspline_moduli(nx, params.order)));
+  by_.upload(as_float(pme_bspline_moduli(ny, params.order)));
+  bz_.upload(as_float(pme_bspline_moduli(nz, params.order)));
   if (cufftPlan3d(&forward_, nx, ny, nz, CUFFT_R2C) != CUFFT_SUCCESS ||
       cufftPlan3d(&backward_, nx, ny, nz, CUFFT_C2R) != CUFFT_SUCCESS) {
     if (forward_) cufftDestroy(forward_);
@@ -155,18 +218,13 @@ void PmeGpu::set_charges(const std::vector<double>& charge) {
     sum_q2 += q * q;
     total += q;
   }
-  const double background = pme_background_energy(params_, total, box_.volume());
-  constant_energy_ = pme_self_energy(params_, sum_q2) + background;
-  constant_virial_ = 3.0 * background;
+  self_energy_ = pme_self_energy(params_, sum_q2);
+  background_coefficient_ = pme_background_energy(params_, total, 1.0);
 }
 
 PmeGpu::~PmeGpu() {
   if (forward_) cufftDestroy(forward_);
   if (backward_) cufftDestroy(backward_);
-}
-
-size_t PmeGpu::device_bytes() const {
-  return fixed_.bytes() + real_.bytes() + spectrum_.bytes() + g_.bytes() + virial_factor_.bytes();
 }
 
 void PmeGpu::enqueue_transform(Launcher& launcher, const ParticleData& pd) {
@@ -175,43 +233,44 @@ void PmeGpu::enqueue_transform(Launcher& launcher, const ParticleData& pd) {
   launcher.kernel(PAIRMD_HERE, pme_spread_kernel, blocks_for(pd.n), kBlockSize, 0, pd, g, fixed_.data());
   launcher.kernel(PAIRMD_HERE, pme_fixed_to_real_kernel, blocks_for(points_), kBlockSize, 0,
                   static_cast<const long long*>(fixed_.data()), points_, real_.data());
-  const cufftHandle plan = forward_;
-  float* in = real_.data();
-  cufftComplex* out = spectrum_.data();
-  launcher.call(
-      PAIRMD_HERE,
-      [plan, in, out](cudaStream_t s) {
-        const cufftResult r = cufftSetStream(plan, s);
-        return cufft_status(r != CUFFT_SUCCESS ? r : cufftExecR2C(plan, in, out));
-      },
-      plan, in, out);
+  enqueue_fft(launcher, PAIRMD_HERE, forward_, real_.data(), spectrum_.data(), cufftExecR2C);
 }
 
+namespace {
+
+SpectrumShape spectrum_shape(const PmeParams& p, int n, double background, const float* bx, const float* by,
+                             const float* bz) {
+  return {p.grid[0],
+          p.grid[1],
+          p.grid[2],
+          n,
+          static_cast<float>(p.prefactor / M_PI),
+          static_cast<float>(M_PI * M_PI / (p.alpha * p.alpha)),
+          static_cast<float>(background),
+          bx,
+          by,
+          bz};
+}
+
+}  // namespace
+
 void PmeGpu::enqueue_forces(Launcher& launcher, const ParticleData& pd, const unsigned* tag, FixedVec* extra,
-                            DeviceFlags* flags) {
+                            DeviceFlags* flags, const StepControl* ctrl, const BondedVirial& bv) {
   enqueue_transform(launcher, pd);
-  launcher.kernel(PAIRMD_HERE, pme_multiply_kernel, blocks_for(half_), kBlockSize, 0, spectrum_.data(),
-                  static_cast<const float*>(g_.data()), half_);
-  const cufftHandle plan = backward_;
-  cufftComplex* in = spectrum_.data();
-  float* out = real_.data();
-  launcher.call(
-      PAIRMD_HERE,
-      [plan, in, out](cudaStream_t s) {
-        const cufftResult r = cufftSetStream(plan, s);
-        return cufft_status(r != CUFFT_SUCCESS ? r : cufftExecC2R(plan, in, out));
-      },
-      plan, in, out);
+  const SpectrumShape s = spectrum_shape(params_, half_, background_coefficient_, bx_.data(), by_.data(), bz_.data());
+  launcher.kernel(PAIRMD_HERE, bv.sums ? pme_multiply_kernel<true> : pme_multiply_kernel<false>, blocks_for(half_),
+                  kBlockSize, 0, spectrum_.data(), s, pd.box, bv, ctrl);
+  enqueue_fft(launcher, PAIRMD_HERE, backward_, spectrum_.data(), real_.data(), cufftExecC2R);
   const GridShape g{params_.grid[0], params_.grid[1], params_.grid[2], params_.order};
   launcher.kernel(PAIRMD_HERE, pme_gather_kernel, blocks_for(pd.n), kBlockSize, 0, pd, g,
-                  static_cast<const float*>(real_.data()), tag, extra, flags);
+                  static_cast<const float*>(real_.data()), tag, extra, flags, ctrl);
 }
 
 void PmeGpu::enqueue_energy(Launcher& launcher, const ParticleData& pd, long long* acc) {
   enqueue_transform(launcher, pd);
+  const SpectrumShape s = spectrum_shape(params_, half_, background_coefficient_, bx_.data(), by_.data(), bz_.data());
   launcher.kernel(PAIRMD_HERE, pme_energy_kernel, blocks_for(half_), kBlockSize, 0,
-                  static_cast<const cufftComplex*>(spectrum_.data()), static_cast<const float*>(g_.data()),
-                  static_cast<const float*>(virial_factor_.data()), half_, params_.grid[2], acc);
+                  static_cast<const cufftComplex*>(spectrum_.data()), s, pd.box, acc);
 }
 
 }  // namespace pairmd

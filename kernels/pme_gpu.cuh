@@ -6,7 +6,10 @@
 //             particles arrive (and whatever their numbering); no float atomics
 //   convert   the fixed-point grid to floats
 //   forward   cuFFT real-to-complex
-//   multiply  by the influence function G (precomputed in double, stored as float)
+//   multiply  by the influence function G, computed per wave vector from the box in device
+//             memory (which a barostat changes) and the B-spline factors of each edge; when the
+//             barostat's update is due, the reciprocal and background virial per direction into
+//             its sums (kernels/box_update.cuh)
 //   backward  cuFFT complex-to-real: the potential on the grid
 //   gather    one thread per particle interpolates the potential's gradient and adds its force
 //             to the particle's extra force (fixed point, current numbering), which every
@@ -22,6 +25,7 @@
 
 #include "cuda/device_buffer.h"
 #include "cuda/launcher.cuh"
+#include "kernels/bonded_kernels.cuh"
 #include "kernels/fixed_point.h"
 #include "kernels/pair_physics.cuh"
 #include "kernels/step_control.cuh"
@@ -31,24 +35,27 @@ namespace pairmd {
 
 class PmeGpu {
  public:
+  // A solver with the grid of `params`; `box` only for fits() (the kernels read the box of the
+  // ParticleData they are given).
   PmeGpu(const PmeParams& params, const Box& box);
   ~PmeGpu();
   PmeGpu(const PmeGpu&) = delete;
   PmeGpu& operator=(const PmeGpu&) = delete;
 
-  // Whether this solver (its grid, plans and influence function) serves `params` in `box`.
+  // Whether this solver (its grid and plans) serves `params` in `box`.
   bool fits(const PmeParams& params, const Box& box) const;
   // The self and background energies of these charges, in any order (they need only the sums).
   void set_charges(const std::vector<double>& charge);
-  // Adds the reciprocal-space forces at pd's positions to extra (current numbering).
+  // Adds the reciprocal-space forces at pd's positions to extra (current numbering); with a
+  // barostat (bv.sums), their virial per direction when its update is due.
   void enqueue_forces(Launcher& launcher, const ParticleData& pd, const unsigned* tag, FixedVec* extra,
-                      DeviceFlags* flags);
+                      DeviceFlags* flags, const StepControl* ctrl, const BondedVirial& bv);
   // The reciprocal energy and virial into one term's accumulator words (kEnergyWords).
   void enqueue_energy(Launcher& launcher, const ParticleData& pd, long long* acc);
-  // E_self + E_background and their virial (3 E_background): constants of the run, added on the host.
-  double constant_energy() const { return constant_energy_; }
-  double constant_virial() const { return constant_virial_; }
-  size_t device_bytes() const;
+  // E_self + E_background of a box of this volume, and their virial (3 E_background): added on
+  // the host, in double.
+  double constant_energy(double volume) const { return self_energy_ + background_coefficient_ / volume; }
+  double constant_virial(double volume) const { return 3.0 * background_coefficient_ / volume; }
   const PmeParams& params() const { return params_; }
 
  private:
@@ -58,10 +65,10 @@ class PmeGpu {
   Box box_;
   int points_ = 0, half_ = 0;  // real grid points, half-spectrum entries
   DeviceBuffer<long long> fixed_;
-  DeviceBuffer<float> real_, g_, virial_factor_;
+  DeviceBuffer<float> real_, bx_, by_, bz_;  // the grid; the B-spline factors of each edge
   DeviceBuffer<cufftComplex> spectrum_;
   cufftHandle forward_ = 0, backward_ = 0;
-  double constant_energy_ = 0.0, constant_virial_ = 0.0;
+  double self_energy_ = 0.0, background_coefficient_ = 0.0;  // E_background = coefficient / V
 };
 
 }  // namespace pairmd

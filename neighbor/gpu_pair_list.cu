@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(S
   const int c = blockIdx.x;
   const int cx = c % a.dims.nx, cy = (c / a.dims.nx) % a.dims.ny, cz = c / (a.dims.nx * a.dims.ny);
   const int cell_first = a.cell_start[c], cell_end = a.cell_start[c + 1];
-  const Vec3<float> L = a.in.box.L;
+  const Vec3<float> L = a.in.box->L;
   const int* cell_start = a.cell_start;
   const int stride = a.group + 1;  // a padded stride: the lanes of a warp hit different banks
   for (int g0 = cell_first; g0 < cell_end; g0 += a.group) {

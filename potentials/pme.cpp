@@ -103,12 +103,10 @@ double pme_background_energy(const PmeParams& p, double total, double volume) {
   return -p.prefactor * M_PI * total * total / (2.0 * volume * p.alpha * p.alpha);
 }
 
-namespace {
-
 // |b(k)|^2 of one edge: 1 / |sum_t M_n(t) exp(2 pi i k t / K)|^2 (t = 1..n-1). Odd orders
 // have a zero at the Nyquist frequency; there (and wherever the sum vanishes) the neighbours'
 // mean stands in, as is usual.
-std::vector<double> bspline_moduli(int K, int order) {
+std::vector<double> pme_bspline_moduli(int K, int order) {
   double m[kPmeMaxOrder], dm[kPmeMaxOrder];
   bspline_weights(0.0, order, m, dm);  // m[t] = M_n(t)
   std::vector<double> mod(K);
@@ -123,29 +121,18 @@ std::vector<double> bspline_moduli(int K, int order) {
   return mod;
 }
 
-}  // namespace
-
 PmeInfluence pme_influence(const PmeParams& p, const Box& box) {
-  const int nx = p.grid[0], ny = p.grid[1], nz = p.grid[2], nzh = nz / 2 + 1;
-  const std::vector<double> bx = bspline_moduli(nx, p.order), by = bspline_moduli(ny, p.order),
-                            bz = bspline_moduli(nz, p.order);
+  const int nx = p.grid[0], ny = p.grid[1], nz = p.grid[2];
+  const std::vector<double> bx = pme_bspline_moduli(nx, p.order), by = pme_bspline_moduli(ny, p.order),
+                            bz = pme_bspline_moduli(nz, p.order);
   PmeInfluence f;
-  f.g.assign(static_cast<size_t>(nx) * ny * nzh, 0.0);
-  f.virial_factor.assign(f.g.size(), 0.0);
-  const double volume = box.L.x * box.L.y * box.L.z;
+  f.g.assign(static_cast<size_t>(nx) * ny * (nz / 2 + 1), 0.0);
   const double pi2_a2 = M_PI * M_PI / (p.alpha * p.alpha);
-  for (int kx = 0; kx < nx; ++kx)
-    for (int ky = 0; ky < ny; ++ky)
-      for (int kz = 0; kz < nzh; ++kz) {
-        if (kx == 0 && ky == 0 && kz == 0) continue;
-        const double mx = (kx <= nx / 2 ? kx : kx - nx) / box.L.x;
-        const double my = (ky <= ny / 2 ? ky : ky - ny) / box.L.y;
-        const double mz = kz / box.L.z;
-        const double m2 = mx * mx + my * my + mz * mz;
-        const size_t i = (static_cast<size_t>(kx) * ny + ky) * nzh + kz;
-        f.g[i] = p.prefactor * std::exp(-pi2_a2 * m2) / (M_PI * volume * m2) * bx[kx] * by[ky] * bz[kz];
-        f.virial_factor[i] = 1.0 - 2.0 * pi2_a2 * m2;
-      }
+  for (size_t i = 1; i < f.g.size(); ++i) {  // i = 0 is m = 0
+    int kx, ky, kz;
+    const Vec3d m = pme_wave_vector<double>(static_cast<int>(i), nx, ny, nz, box.L, kx, ky, kz);
+    f.g[i] = pme_gauss_factor(p.prefactor / M_PI, pi2_a2, box.volume(), dot(m, m)) * bx[kx] * by[ky] * bz[kz];
+  }
   return f;
 }
 

@@ -15,7 +15,8 @@
 //   G(m) = C exp(-pi^2 m^2 / alpha^2) / (pi V m^2) B_x(k_x) B_y(k_y) B_z(k_z),  G(0) = 0,
 // B the squared moduli of the B-splines' Euler exponential factors; the force on i is
 // -q_i grad (theta_i . (G * Q)), the convolution done by a forward and a backward FFT, and the
-// virial (trace) is sum_m E(m) (1 - 2 pi^2 m^2 / alpha^2).
+// virial per direction is sum_m E(m) (1 - 2 (1 + pi^2 m^2 / alpha^2) m_a^2 / m^2), whose trace
+// is sum_m E(m) (1 - 2 pi^2 m^2 / alpha^2); E_background's is E_background per direction.
 //
 // Parameters from the requested relative force accuracy delta (OpenMM's ewaldErrorTolerance):
 //   alpha = sqrt(-ln(2 delta)) / rc              (OpenMM's choice: erfc(alpha rc) ~ delta)
@@ -35,6 +36,7 @@
 #include "base/box.h"
 #include "base/hd.h"
 #include "base/topology.h"
+#include "base/vec3.h"
 #include "potentials/force_field.h"
 
 namespace pairmd {
@@ -91,13 +93,42 @@ std::vector<ScaledPair> pme_excluded_pairs(const ForceField& ff, const Topology&
 double pme_self_energy(const PmeParams& p, double sum_q2);
 double pme_background_energy(const PmeParams& p, double total, double volume);
 
-// The influence function over the half spectrum of a real-to-complex FFT (k_z in 0..K_z/2,
-// index (k_x K_y + k_y)(K_z/2 + 1) + k_z): G(m) (energy = 1/2 sum over the full spectrum of
-// G |F[Q]|^2) and the virial factor 1 - 2 pi^2 m^2 / alpha^2.
+// The half spectrum of a real-to-complex FFT of a K_x x K_y x K_z grid: k_z in 0..K_z/2, entry
+// i = (k_x K_y + k_y)(K_z/2 + 1) + k_z. pme_influence: G(m) there (energy = 1/2 sum over the full
+// spectrum of G |F[Q]|^2), with G = 0 at m = 0.
 struct PmeInfluence {
-  std::vector<double> g, virial_factor;
+  std::vector<double> g;
 };
 PmeInfluence pme_influence(const PmeParams& p, const Box& box);
+// The B-spline factor of one edge, B(k) = 1 / |sum_t M_n(t) exp(2 pi i k t / K)|^2, k = 0..K-1.
+std::vector<double> pme_bspline_moduli(int K, int order);
+
+// The wave vector m (1/length) of half-spectrum entry i, its k_x and k_y folded to (-K/2, K/2].
+template <typename Real>
+PAIRMD_HD Vec3<Real> pme_wave_vector(int i, int nx, int ny, int nz, Vec3<Real> L, int& kx, int& ky, int& kz) {
+  const int nzh = nz / 2 + 1;
+  kz = i % nzh;
+  ky = (i / nzh) % ny;
+  kx = i / (nzh * ny);
+  return {Real(kx <= nx / 2 ? kx : kx - nx) / L.x, Real(ky <= ny / 2 ? ky : ky - ny) / L.y, Real(kz) / L.z};
+}
+
+// G(m) without its B-spline factor, C exp(-pi^2 m^2 / alpha^2) / (pi V m^2), for m^2 > 0;
+// c_over_pi = C / pi, pi2_a2 = pi^2 / alpha^2.
+template <typename Real>
+PAIRMD_HD Real pme_gauss_factor(Real c_over_pi, Real pi2_a2, Real volume, Real m2) {
+  return c_over_pi * std::exp(-pi2_a2 * m2) / (volume * m2);
+}
+
+// The virial per direction of the reciprocal energy e of wave vector m (the diagonal of
+// e (delta_ab - 2 (1 + pi^2 m^2 / alpha^2) m_a m_b / m^2); its trace is e (1 - 2 pi^2 m^2 / alpha^2)).
+template <typename Real>
+PAIRMD_HD Vec3<Real> pme_virial_diag(Real e, Vec3<Real> m, Real pi2_a2) {
+  const Real m2 = m.x * m.x + m.y * m.y + m.z * m.z;
+  const Real f = Real(2) * (Real(1) + pi2_a2 * m2) / m2;
+  return {e * (Real(1) - f * m.x * m.x), e * (Real(1) - f * m.y * m.y), e * (Real(1) - f * m.z * m.z)};
+}
+
 // The weight of half-spectrum column k_z in the full sum: 1 for k_z = 0 and the Nyquist plane, else 2.
 PAIRMD_HD int half_spectrum_weight(int kz, int nz) { return kz == 0 || 2 * kz == nz ? 1 : 2; }
 
