@@ -10,7 +10,7 @@
 #include "cli/run_setup.h"
 #include "engine/time_step_check.h"
 #include "integrators/registry.h"
-#include "kernels/dcs/map_registry.h"
+#include "engine/map_registry.h"
 #include "potentials/registry.h"
 
 namespace pairmd::cli {

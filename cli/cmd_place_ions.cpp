@@ -17,7 +17,7 @@
 #include "io/dx_writer.h"
 #include "io/h5md.h"
 #include "io/output_files.h"
-#include "kernels/dcs/map_registry.h"
+#include "engine/map_registry.h"
 #include "session/map_options.h"
 
 namespace pairmd::cli {

@@ -12,14 +12,14 @@
 #include "io/h5md.h"
 #include "io/h5md_run_info.h"
 #include "io/output_files.h"
-#include "kernels/dcs/map_registry.h"
+#include "engine/map_registry.h"
 #include "session/map_options.h"
 
 namespace pairmd::cli {
 
 namespace {
 
-// The usage text: the kernels and methods are the registered ones (kernels/dcs/map_registry.h).
+// The usage text: the kernels and methods are the registered ones (engine/map_registry.h).
 std::string usage() {
   std::string kernels, methods;
   for (const std::string& k : map_kernel_names()) kernels += (kernels.empty() ? "" : "|") + k;

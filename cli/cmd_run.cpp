@@ -24,7 +24,7 @@
 
 #include "cli/run_setup.h"
 #include "engine/simulation.h"
-#include "io/checkpoint.h"
+#include "io/checkpoint_run.h"
 #include "replicas/checkpoint_set.h"
 #include "replicas/communicator.h"
 #include "replicas/ensemble.h"
