@@ -144,9 +144,9 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const Model& mode
     if (why) *why = "cpu (asked for)";
     return std::make_unique<CpuBackend>(model, initial);
   }
+  if (name != "cuda" && name != "auto") throw std::runtime_error("unknown backend '" + name + "' (cpu, cuda, auto)");
   const bool gpu = cuda_available(&reason);
   if (name == "cuda" && !gpu) throw std::runtime_error("backend cuda asked for, but " + reason);
-  if (name != "cuda" && name != "auto") throw std::runtime_error("unknown backend '" + name + "' (cpu, cuda, auto)");
 #ifdef PAIRMD_HAVE_CUDA
   if (gpu) {
     if (why) *why = name == "cuda" ? "cuda (asked for; " + reason + ")" : "cuda (auto: " + reason + ")";

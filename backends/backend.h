@@ -26,6 +26,7 @@ struct BackendStats {
   size_t device_bytes = 0;  // memory the backend holds on its device
   int64_t list_capacity_growths = 0;
   int64_t step_graph_resets = 0;  // captured step graphs dropped: a buffer or setting they use changed
+  int64_t graph_captures = 0;     // step and list-build graphs captured
   std::string detail;             // anything backend-specific worth a log line
 };
 

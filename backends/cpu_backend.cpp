@@ -1,6 +1,7 @@
 #include "backends/cpu_backend.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -10,6 +11,7 @@
 #endif
 
 #include "base/host_threads.h"
+#include "integrators/barostat.h"
 #include "integrators/particle_step.h"
 #include "potentials/bonded_geometry.h"
 #include "potentials/param_table.h"
@@ -128,6 +130,8 @@ CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
     term.bonds = list.data->pairs;
     term.name = list.name;
   }
+  for (const PairTerm& t : ff.pair_terms)
+    largest_list_radius_ = std::max(largest_list_radius_, t.max_cutoff() + model_.neighbor.skin);
   bonded_ = std::make_unique<BondedTerms>();
   bonded_->angles = group_by_kind(model_.topology.angles, ff.angle_types);
   bonded_->dihedrals = group_by_kind(model_.topology.dihedrals, ff.dihedral_types);
@@ -149,6 +153,7 @@ void CpuBackend::set_state(const SystemState& state) {
   inv_mass_.resize(state_.size());
   for (size_t i = 0; i < state_.size(); ++i) inv_mass_[i] = 1.0 / state_.mass[i];
   for (auto& t : pair_terms_) t->list.build(state_.position, state_.box, t->exclusions);
+  virial_step_ = -1;
   compute_forces(nullptr);
 }
 
@@ -160,6 +165,7 @@ void CpuBackend::move_to(const std::vector<Vec3d>& position, const std::vector<I
   state_.image = image;
   for (auto& t : pair_terms_)
     if (t->list.update(state_.position, state_.box, t->exclusions)) ++stats_.list_builds;
+  virial_step_ = -1;
   compute_forces(&moved_observables_);
   moved_valid_ = true;
 }
@@ -193,7 +199,7 @@ struct MinImage {
 // evaluator on those. The sums are the same as with one pass: skipped pairs add nothing.
 template <typename Eval, bool kEnergy>
 void pair_term_forces(const typename Eval::Params* table, int ntypes, double rcut_max_sq, const VerletList& list,
-                      const SystemState& s, Vec3d* f, double& energy, double& virial,
+                      const SystemState& s, Vec3d* f, double& energy, double& virial, Vec3d& virial_diag,
                       std::vector<CloseNeighbour>& close) {
   const int n = static_cast<int>(s.size());
   const int* offsets = list.offsets().data();
@@ -203,6 +209,7 @@ void pair_term_forces(const typename Eval::Params* table, int ntypes, double rcu
   const double* charge = s.charge.data();
   const MinImage min_image(s.box);
   double e = 0.0, w = 0.0;
+  Vec3d wd{0, 0, 0};
 #pragma omp for schedule(static) nowait
   for (int i = 0; i < n; ++i) {
     const Vec3d xi = x[i];
@@ -231,6 +238,7 @@ void pair_term_forces(const typename Eval::Params* table, int ntypes, double rcu
       if (kEnergy) {
         e += pe;
         w += fdivr * c[k].rsq;
+        wd += Vec3d{fij.x * c[k].d.x, fij.y * c[k].d.y, fij.z * c[k].d.z};
       }
     }
     f[i] += fi;
@@ -238,15 +246,17 @@ void pair_term_forces(const typename Eval::Params* table, int ntypes, double rcu
   if (kEnergy) {  // this thread's own partial sums (compute_forces adds them in thread order)
     energy += e;
     virial += w;
+    virial_diag += wd;
   }
 }
 
 // Bonds of one kind. Returns the index of a broken bond, or -1.
 template <typename Eval, bool kEnergy>
 long bond_forces(const typename Eval::Params* table, const std::vector<Bond>& bonds, const SystemState& s, Vec3d* f,
-                 double& energy, double& virial) {
+                 double& energy, double& virial, Vec3d& virial_diag) {
   long broken = -1;
   double e = 0.0, w = 0.0;
+  Vec3d wd{0, 0, 0};
   const long nb = static_cast<long>(bonds.size());
 #pragma omp for schedule(static) nowait
   for (long b = 0; b < nb; ++b) {
@@ -264,11 +274,13 @@ long bond_forces(const typename Eval::Params* table, const std::vector<Bond>& bo
     if (kEnergy) {
       e += pe;
       w += fdivr * rsq;
+      wd += Vec3d{fij.x * d.x, fij.y * d.y, fij.z * d.z};
     }
   }
   if (kEnergy) {  // this thread's own partial sums (compute_forces adds them in thread order)
     energy += e;
     virial += w;
+    virial_diag += wd;
   }
   return broken;
 }
@@ -276,8 +288,9 @@ long bond_forces(const typename Eval::Params* table, const std::vector<Bond>& bo
 // Angles of one kind: j (the vertex) gets -(f_i + f_k).
 template <typename Eval, bool kEnergy>
 void angle_term_forces(const typename Eval::Params* table, const std::vector<Angle>& angles, const SystemState& s,
-                       Vec3d* f, double& energy, double& virial) {
+                       Vec3d* f, double& energy, double& virial, Vec3d& virial_diag) {
   double e = 0.0, w = 0.0;
+  Vec3d wd{0, 0, 0};
   const long na = static_cast<long>(angles.size());
 #pragma omp for schedule(static) nowait
   for (long a = 0; a < na; ++a) {
@@ -291,19 +304,22 @@ void angle_term_forces(const typename Eval::Params* table, const std::vector<Ang
     if (kEnergy) {
       e += r.energy;
       w += r.virial;
+      wd += r.virial_diag;
     }
   }
   if (kEnergy) {
     energy += e;
     virial += w;
+    virial_diag += wd;
   }
 }
 
 // Dihedrals (or impropers) of one kind: f_j = t - f_i, f_k = -t - f_l.
 template <typename Eval, bool kEnergy>
 void dihedral_term_forces(const typename Eval::Params* table, const std::vector<Dihedral>& quads, const SystemState& s,
-                          Vec3d* f, double& energy, double& virial) {
+                          Vec3d* f, double& energy, double& virial, Vec3d& virial_diag) {
   double e = 0.0, w = 0.0;
+  Vec3d wd{0, 0, 0};
   const long nq = static_cast<long>(quads.size());
 #pragma omp for schedule(static) nowait
   for (long q = 0; q < nq; ++q) {
@@ -319,19 +335,22 @@ void dihedral_term_forces(const typename Eval::Params* table, const std::vector<
     if (kEnergy) {
       e += r.energy;
       w += r.virial;
+      wd += r.virial_diag;
     }
   }
   if (kEnergy) {
     energy += e;
     virial += w;
+    virial_diag += wd;
   }
 }
 
 // The scaled bonded neighbours of one pair term: the pair's force and energy times its weight.
 template <typename Eval, bool kEnergy>
 void scaled_pair_forces(const typename Eval::Params* table, int ntypes, const std::vector<ScaledPair>& pairs,
-                        const SystemState& s, Vec3d* f, double& energy, double& virial) {
+                        const SystemState& s, Vec3d* f, double& energy, double& virial, Vec3d& virial_diag) {
   double e = 0.0, w = 0.0;
+  Vec3d wd{0, 0, 0};
   const long np = static_cast<long>(pairs.size());
 #pragma omp for schedule(static) nowait
   for (long k = 0; k < np; ++k) {
@@ -347,11 +366,13 @@ void scaled_pair_forces(const typename Eval::Params* table, int ntypes, const st
     if (kEnergy) {
       e += p.weight * pe;
       w += fdivr * rsq;
+      wd += fdivr * times(d, d);
     }
   }
   if (kEnergy) {
     energy += e;
     virial += w;
+    virial_diag += wd;
   }
 }
 
@@ -360,7 +381,8 @@ void scaled_pair_forces(const typename Eval::Params* table, int ntypes, const st
 // Angles, dihedrals, impropers and scaled pairs into f (this thread's share inside a parallel
 // region, all of them outside one); energies into energy[first + k] for the k-th bonded kind,
 // scaled pairs into their pair term's slot.
-void CpuBackend::bonded_forces(bool with_energy, Vec3d* f, double* energy, size_t first, double& virial) const {
+void CpuBackend::bonded_forces(bool with_energy, Vec3d* f, double* energy, size_t first, double& virial,
+                               Vec3d& virial_diag) const {
   const BondedTerms& b = *bonded_;
   size_t slot = first;
   auto run = [&](const auto& groups, auto term_forces) {
@@ -375,16 +397,16 @@ void CpuBackend::bonded_forces(bool with_energy, Vec3d* f, double* energy, size_
   auto angle = [&](auto eval, const auto* table, const std::vector<Angle>& terms, double& e) {
     using Eval = decltype(eval);
     if (with_energy)
-      angle_term_forces<Eval, true>(table, terms, state_, f, e, virial);
+      angle_term_forces<Eval, true>(table, terms, state_, f, e, virial, virial_diag);
     else
-      angle_term_forces<Eval, false>(table, terms, state_, f, e, virial);
+      angle_term_forces<Eval, false>(table, terms, state_, f, e, virial, virial_diag);
   };
   auto dihedral = [&](auto eval, const auto* table, const std::vector<Dihedral>& terms, double& e) {
     using Eval = decltype(eval);
     if (with_energy)
-      dihedral_term_forces<Eval, true>(table, terms, state_, f, e, virial);
+      dihedral_term_forces<Eval, true>(table, terms, state_, f, e, virial, virial_diag);
     else
-      dihedral_term_forces<Eval, false>(table, terms, state_, f, e, virial);
+      dihedral_term_forces<Eval, false>(table, terms, state_, f, e, virial, virial_diag);
   };
   run(b.angles, angle);
   run(b.dihedrals, dihedral);
@@ -395,9 +417,9 @@ void CpuBackend::bonded_forces(bool with_energy, Vec3d* f, double* energy, size_
       using Eval = decltype(eval);
       const auto* table = d.table.as<typename Eval::Params>();
       if (with_energy)
-        scaled_pair_forces<Eval, true>(table, d.ntypes, sp.pairs, state_, f, energy[sp.term], virial);
+        scaled_pair_forces<Eval, true>(table, d.ntypes, sp.pairs, state_, f, energy[sp.term], virial, virial_diag);
       else
-        scaled_pair_forces<Eval, false>(table, d.ntypes, sp.pairs, state_, f, energy[sp.term], virial);
+        scaled_pair_forces<Eval, false>(table, d.ntypes, sp.pairs, state_, f, energy[sp.term], virial, virial_diag);
     });
   }
 }
@@ -411,6 +433,7 @@ void CpuBackend::compute_forces(Observables* obs) {
   // Energy and virial partial sums per thread, added in thread order afterwards: the same
   // numbers every run (atomic additions would add them in whatever order the threads finish).
   std::vector<double> energy_parts(static_cast<size_t>(nthreads) * nterms, 0.0), virial_parts(nthreads, 0.0);
+  std::vector<Vec3d> virial_diag_parts(nthreads, Vec3d{0, 0, 0});
   long broken_bond = -1;
   force_.resize(n);
   int broken_term = -1;
@@ -422,6 +445,7 @@ void CpuBackend::compute_forces(Observables* obs) {
     std::vector<Vec3d>& buf = nthreads == 1 ? force_ : thread_force_[thread_id()];
     double* my_energy = energy_parts.data() + static_cast<size_t>(thread_id()) * nterms;
     double& my_virial = virial_parts[thread_id()];
+    Vec3d& my_virial_diag = virial_diag_parts[thread_id()];
     buf.assign(n, Vec3d{0, 0, 0});
     for (size_t t = 0; t < pair_terms_.size(); ++t) {
       const PairTermData& d = *pair_terms_[t];
@@ -432,10 +456,10 @@ void CpuBackend::compute_forces(Observables* obs) {
         std::vector<CloseNeighbour>& close = thread_close_[thread_id()];
         if (obs)
           pair_term_forces<Eval, true>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), my_energy[t], my_virial,
-                                       close);
+                                       my_virial_diag, close);
         else
           pair_term_forces<Eval, false>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), my_energy[t], my_virial,
-                                        close);
+                                        my_virial_diag, close);
       });
     }
     for (size_t t = 0; t < bond_terms_.size(); ++t) {
@@ -444,8 +468,10 @@ void CpuBackend::compute_forces(Observables* obs) {
       const long broken = dispatch_bond<double>(d.kind, [&](auto eval) {
         using Eval = decltype(eval);
         const auto* table = d.table.as<typename Eval::Params>();
-        return obs ? bond_forces<Eval, true>(table, d.bonds, state_, buf.data(), my_energy[slot], my_virial)
-                   : bond_forces<Eval, false>(table, d.bonds, state_, buf.data(), my_energy[slot], my_virial);
+        return obs ? bond_forces<Eval, true>(table, d.bonds, state_, buf.data(), my_energy[slot], my_virial,
+                                             my_virial_diag)
+                   : bond_forces<Eval, false>(table, d.bonds, state_, buf.data(), my_energy[slot], my_virial,
+                                              my_virial_diag);
       });
       if (broken >= 0) {
 #pragma omp critical(pairmd_broken_bond_report)
@@ -459,7 +485,8 @@ void CpuBackend::compute_forces(Observables* obs) {
         }
       }
     }
-    bonded_forces(obs != nullptr, buf.data(), my_energy, pair_terms_.size() + bond_terms_.size(), my_virial);
+    bonded_forces(obs != nullptr, buf.data(), my_energy, pair_terms_.size() + bond_terms_.size(), my_virial,
+                  my_virial_diag);
     if (nthreads > 1) {
 #pragma omp barrier
 #pragma omp for schedule(static)
@@ -470,9 +497,11 @@ void CpuBackend::compute_forces(Observables* obs) {
       }
     }
   }
+  Vec3d virial_diag{0, 0, 0};
   for (int k = 0; k < nthreads; ++k) {
     for (size_t t = 0; t < nterms; ++t) energy[t] += energy_parts[static_cast<size_t>(k) * nterms + t];
     virial += virial_parts[k];
+    virial_diag += virial_diag_parts[k];
   }
   if (model_.pulling.active()) {
     // The pulled and the tethered particle (potentials/pulling.h), after the pair sums.
@@ -496,6 +525,11 @@ void CpuBackend::compute_forces(Observables* obs) {
   }
 
   if (obs) {
+    virial_diag_[0] = virial_diag.x;
+    virial_diag_[1] = virial_diag.y;
+    virial_diag_[2] = virial_diag.z;
+    virial_ = virial;
+    virial_step_ = state_.step;
     obs->step = state_.step;
     obs->potential_by_term = energy;
     obs->potential = 0.0;
@@ -555,12 +589,18 @@ void CpuBackend::advance(int64_t nsteps) {
   const IntegratorKind kind = model_.integrator.kind;
   const int n = static_cast<int>(state_.size());
   const double limit_sq = max_step_displacement_ * max_step_displacement_;
+  const BarostatSettings& barostat = model_.barostat;
   // The end of each step (final half kick) is done in the same pass over the particles as the
   // beginning of the next, as the GPU's fused kernels do; the last one after the loop. The
   // updates are per particle, so this is the same arithmetic as two separate passes.
   for (int64_t s = 0; s < nsteps; ++s) {
     const uint64_t step = static_cast<uint64_t>(state_.step);
     const bool end_previous = s > 0;
+    const bool box_update = barostat.due(state_.step);
+    if (box_update && virial_step_ != state_.step) {
+      Observables scratch;  // the virial of x_n (a chunk or a restart begins here): the same forces, with it
+      compute_forces(&scratch);
+    }
     int runaway = -1;
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (int i = 0; i < n; ++i) {
@@ -589,6 +629,7 @@ void CpuBackend::advance(int64_t nsteps) {
           << ")). Is the time step too large, or do particles overlap in the start configuration?";
       throw SimulationBlowup(msg.str());
     }
+    if (box_update) update_box(state_.step);
     const auto tl = std::chrono::steady_clock::now();
     for (auto& t : pair_terms_) {
       if (t->list.update(state_.position, state_.box, t->exclusions)) ++stats_.list_builds;
@@ -596,7 +637,8 @@ void CpuBackend::advance(int64_t nsteps) {
     const auto tf = std::chrono::steady_clock::now();
     stats_.seconds_list += std::chrono::duration<double>(tf - tl).count();
     state_.step = static_cast<int64_t>(step) + 1;
-    compute_forces(nullptr);
+    Observables with_virial;  // the next step's box update reads the virial of these positions
+    compute_forces(barostat.due(state_.step) ? &with_virial : nullptr);
     stats_.seconds_force += std::chrono::duration<double>(std::chrono::steady_clock::now() - tf).count();
   }
   if (nsteps > 0) {
@@ -607,6 +649,78 @@ void CpuBackend::advance(int64_t nsteps) {
   stats_.steps += nsteps;
   stats_.seconds_total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stats_.seconds_integrate = stats_.seconds_total - stats_.seconds_list - stats_.seconds_force;
+}
+
+void CpuBackend::check_box_size(const Box& box, int64_t step) const {
+  const double half = 0.5 * std::min({box.L.x, box.L.y, box.L.z});
+  if (half >= largest_list_radius_ && half > max_step_displacement_) return;
+  std::ostringstream msg;
+  msg << "step " << step << ": the barostat would shrink the box to " << box.L.x << " x " << box.L.y << " x " << box.L.z
+      << ", half of whose smallest edge (" << half << ") is below ";
+  if (half < largest_list_radius_)
+    msg << "the largest cutoff plus the skin (" << largest_list_radius_ << "), which minimum image needs";
+  else
+    msg << "integrator.max_step_displacement (" << max_step_displacement_ << ")";
+  msg << ". The system is too small for this pressure (or collapsing): use more particles, a shorter cutoff or "
+         "skin, or check barostat.pressure";
+  throw SimulationBlowup(msg.str());
+}
+
+// The virial per direction the box update reads. The isotropic coupling needs only the trace, and
+// takes the total W (every force term adds to it); the others need the diagonal, whose sum must
+// be W: a force term that adds to W and not to the diagonal would make them scale the box by a
+// wrong pressure, so that stops the run.
+std::array<double, 3> CpuBackend::barostat_virial() const {
+  if (model_.barostat.couple == BarostatCoupling::Isotropic) return {virial_ / 3, virial_ / 3, virial_ / 3};
+  const double sum = virial_diag_[0] + virial_diag_[1] + virial_diag_[2];
+  const double scale = std::fabs(virial_diag_[0]) + std::fabs(virial_diag_[1]) + std::fabs(virial_diag_[2]);
+  if (!(std::fabs(sum - virial_) <= 1e-9 * scale + 1e-300))
+    throw std::logic_error("the virial per direction (" + std::to_string(sum) + ") is not the virial (" +
+                           std::to_string(virial_) + "): a force term leaves it out; barostat.couple: " +
+                           barostat_coupling_name(model_.barostat.couple) + " cannot run");
+  return {virial_diag_[0], virial_diag_[1], virial_diag_[2]};
+}
+
+// Stochastic cell rescaling (integrators/barostat.h) between the drift of step `step` and its
+// forces: the pressure is that of the virial at x_n (computed with the forces of x_n) and of the
+// kinetic energy of the velocities now (after the thermostat: BAOAB's velocities there are
+// closer to Maxwell-Boltzmann than at the end of the step, exactly so for a harmonic system),
+// the same velocities that are scaled.
+void CpuBackend::update_box(int64_t step) {
+  const int n = static_cast<int>(state_.size());
+  std::vector<Vec3d> parts(thread_force_.size(), Vec3d{0, 0, 0});
+#pragma omp parallel num_threads(threads_)
+  {
+    Vec3d k{0, 0, 0};
+#pragma omp for schedule(static) nowait
+    for (int i = 0; i < n; ++i) {
+      const Vec3d v = state_.velocity[i];
+      k += state_.mass[i] * Vec3d{v.x * v.x, v.y * v.y, v.z * v.z};
+    }
+    parts[thread_id()] = k;
+  }
+  Vec3d mvv{0, 0, 0};
+  for (const Vec3d& p : parts) mvv += p;  // in thread order: the same sum every run
+  const double to_energy = 0.5 / model_.units.force_to_accel;
+  const double kinetic[3] = {to_energy * mvv.x, to_energy * mvv.y, to_energy * mvv.z};
+  const Box old_box = state_.box;
+  const PressureDiagonal p = pressure_diagonal(kinetic, barostat_virial().data(), old_box.volume());
+  double mu[3];
+  c_rescale_factors(model_.barostat, model_.units.kB * model_.integrator.temperature, model_.integrator.dt, p,
+                    old_box.volume(), model_.integrator.seed, static_cast<uint64_t>(step), mu);
+  if (!(std::isfinite(mu[0]) && std::isfinite(mu[1]) && std::isfinite(mu[2]))) {
+    std::ostringstream msg;
+    msg << "step " << step + 1 << ": the barostat's scaling is not finite (pressure diagonal " << p.p[0] << ", "
+        << p.p[1] << ", " << p.p[2] << "). Is the time step too large, or do particles overlap?";
+    throw SimulationBlowup(msg.str());
+  }
+  const Box box = scaled_box(old_box, mu);
+  check_box_size(box, step + 1);
+#pragma omp parallel for schedule(static) num_threads(threads_)
+  for (int i = 0; i < n; ++i)
+    rescale_particle(state_.position[i], state_.velocity[i], state_.image[i], mu, old_box, box);
+  for (auto& t : pair_terms_) t->list.rescale(old_box, box);
+  state_.box = box;
 }
 
 Observables CpuBackend::observables() {
@@ -662,7 +776,8 @@ std::vector<Vec3d> CpuBackend::forces_all_pairs() const {
   }
   std::vector<double> energy(pair_terms_.size() + bond_terms_.size() + bonded_->count(), 0.0);
   double virial = 0.0;
-  bonded_forces(false, f.data(), energy.data(), pair_terms_.size() + bond_terms_.size(), virial);
+  Vec3d virial_diag{0, 0, 0};
+  bonded_forces(false, f.data(), energy.data(), pair_terms_.size() + bond_terms_.size(), virial, virial_diag);
   return f;
 }
 

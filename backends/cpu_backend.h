@@ -3,6 +3,7 @@
 // so it favours plain loops over tricks; OpenMP threads split the particle loops.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -47,10 +48,17 @@ class CpuBackend final : public Backend {
   struct BondData;
   struct BondedTerms;  // angles, dihedrals, impropers and scaled 1-2/1-3/1-4 pairs (cpu_backend.cpp)
 
-  // Recomputes force_ (and, if `obs` is given, energies and virial) at the current positions.
+  // Recomputes force_ (and, if `obs` is given, energies and virial, and virial_diag_) at the
+  // current positions.
   void compute_forces(Observables* obs);
   void check_sane(int64_t step) const;
-  void bonded_forces(bool with_energy, Vec3d* f, double* energy, size_t first, double& virial) const;
+  // The barostat's box update during step `step`, after the drift (integrators/barostat.h).
+  void update_box(int64_t step);
+  std::array<double, 3> barostat_virial() const;
+  // Throws SimulationBlowup when `box` is too small for the lists' minimum image.
+  void check_box_size(const Box& box, int64_t step) const;
+  void bonded_forces(bool with_energy, Vec3d* f, double* energy, size_t first, double& virial,
+                     Vec3d& virial_diag) const;
 
   Model model_;
   int threads_;  // OpenMP threads of every parallel loop (base/host_threads.h)
@@ -64,6 +72,12 @@ class CpuBackend final : public Backend {
   std::vector<std::vector<CloseNeighbour>> thread_close_;  // per-thread scratch of the pair loop
   BackendStats stats_;
   double max_step_displacement_;
+  double largest_list_radius_ = 0.0;  // cutoff + skin of the widest pair term
+  // The virial per direction (sum over pairs of r_a f_a) at the positions of step virial_step_
+  // (-1: none), what the barostat reads.
+  double virial_diag_[3] = {0, 0, 0};
+  double virial_ = 0.0;  // their sum as every force term adds it (W of Observables)
+  int64_t virial_step_ = -1;
   Observables moved_observables_;  // of the state move_to() left, while moved_valid_
   bool moved_valid_ = false;
 };

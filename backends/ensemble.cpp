@@ -186,6 +186,10 @@ std::unique_ptr<Ensemble> make_ensemble(const std::string& backend, const Model&
   if (states.size() != systems.size() || states.empty())
     throw std::invalid_argument("an ensemble needs one state per system");
   concatenate_states(states);  // the same particles, box and step (throws otherwise)
+  if (model.barostat.active())
+    throw std::invalid_argument(
+        "a barostat in an ensemble is not supported: an ensemble's systems share one box, and under a barostat "
+        "each needs its own (run each system alone, or replicas under mpirun, one process each)");
   std::string reason;
   if (backend == "cpu") {
     if (why) *why = "cpu (asked for): " + std::to_string(states.size()) + " CPU backends";

@@ -1,5 +1,5 @@
 // Everything about a run that does not change while it runs: units, force field, topology,
-// integrator and neighbour-list settings, and which GPU force strategy to use.
+// integrator, barostat and neighbour-list settings, and which GPU force strategy to use.
 #pragma once
 
 #include <string>
@@ -7,6 +7,7 @@
 #include "backends/strategies.h"
 #include "base/topology.h"
 #include "base/units.h"
+#include "integrators/barostat.h"
 #include "integrators/registry.h"
 #include "potentials/force_field.h"
 #include "potentials/pulling.h"
@@ -25,6 +26,8 @@ struct Model {
   // External forces of a pulling experiment (config `pulling`), resolved against the start
   // state by engine/pulling.h; off by default.
   PullSettings pulling;
+  // Pressure control (config `barostat`); off by default.
+  BarostatSettings barostat;
 };
 
 }  // namespace pairmd

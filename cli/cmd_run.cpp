@@ -5,9 +5,9 @@
 // The steps, in order: read the options; prepare the run (session/run_plan.h: config, claim on
 // the output prefix, start state, backend; everything wrong with the input is found there,
 // before any output is touched); open the outputs (session/run_outputs.h); run; report.
-// Under mpirun with a replicas section each rank runs one replica of an ensemble
-// (replicas/ensemble_plan.h, replicas/ensemble.h; docs/replicas.md): the ranks agree on every
-// step of the set-up before any of them goes on.
+// Under mpirun with a replicas section each rank runs one replica of an ensemble, or
+// replicas.count / ranks of them as threads (replicas/ensemble_plan.h, replicas/ensemble.h;
+// docs/replicas.md): the replicas agree on every step of the set-up before any of them goes on.
 #include <hdf5.h>
 
 #include <algorithm>
@@ -65,10 +65,10 @@ RunRequest request_of(const RunOptions& o) {
   return r;
 }
 
-// How an ensemble of `ranks` replicas is started again: under mpirun when this one was (one rank
-// per replica), else as this process did (the replicas as threads: docs/ensembles.md).
-std::string launcher_words(int ranks) {
-  return mpi_launched() ? "mpirun -np " + std::to_string(ranks) + " " : std::string();
+// How an ensemble is started again: under mpirun with this job's ranks when this one was, else as
+// this process did (the replicas as threads: docs/ensembles.md).
+std::string launcher_words() {
+  return mpi_launched() ? "mpirun -np " + std::to_string(world().size()) + " " : std::string();
 }
 
 // `ranks` > 1: an ensemble, whose replicas' checkpoints are BASE.rNN.checkpoint.h5, continued
@@ -79,7 +79,7 @@ FrontEnd front_end(const RunOptions& o, int ranks) {
     const std::string end = ".checkpoint.h5";
     const size_t tag = checkpoint.rfind(".r", checkpoint.size() >= end.size() ? checkpoint.size() - end.size() : 0);
     if (ranks <= 1 || tag == std::string::npos) return continue_command(o, checkpoint);
-    return launcher_words(ranks) + continue_command(o, checkpoint.substr(0, tag) + ".r{replica}" + end);
+    return launcher_words() + continue_command(o, checkpoint.substr(0, tag) + ".r{replica}" + end);
   };
   return fe;
 }
@@ -250,7 +250,7 @@ void report_exchanges(const RunPlan& p, const ReplicaPlan& rp, EnsembleLog* log)
 void report_ensemble_end(const RunOptions& o, const ReplicaPlan& rp, const EnsembleOutcome& e,
                          const CommonCheckpoint& common, bool failed, bool interrupted) {
   const int k = rp.count;
-  std::string again = launcher_words(k) + "pairmd run ";
+  std::string again = launcher_words() + "pairmd run ";
   if (!o.config.config_path.empty()) again += shell_word(o.config.config_path) + " ";
   again += "--restart " + rp.base_prefix + ".r{replica}.checkpoint.h5";
   if (failed) {
@@ -321,7 +321,12 @@ std::function<std::unique_ptr<Backend>(const RunPlan&, const Model&, std::string
     EnsembleRendezvous* rendezvous, Communicator& comm) {
   return [rendezvous, &comm](const RunPlan& p, const Model& model, std::string* why) -> std::unique_ptr<Backend> {
     const std::string backend = planned_backend(p.cfg);
-    if (backend != "cuda") return nullptr;
+    if (backend != "cuda") return nullptr;  // each replica its own CPU backend
+    if (model.barostat.active())
+      throw std::runtime_error(
+          "a barostat with replicas in one process on a GPU is not supported: the replicas share one GPU "
+          "ensemble, whose systems share one box; run them under mpirun (one process each), or with backend: "
+          "cpu (one CPU backend, and box, each)");
     return rendezvous->join(comm.rank(), backend, model, p.sys.state, why);
   };
 }
@@ -465,10 +470,10 @@ int run_command(RunOptions o, const std::string& command, Communicator& comm, En
   return run_replica(o, p, rp, comm, sim, ro.out, ro.ensemble_log.get());
 }
 
-// The number of replicas a run without an MPI launcher runs in this process: the config's
-// replicas.count (a restart's from its replica 0 checkpoint); 0 for a single run, or where the
-// config is wrong (the run itself then says what is wrong).
-int replicas_in_process(const RunOptions& o) {
+// The number of replicas of the ensemble a run starts: the config's replicas.count (a restart's
+// from its replica 0 checkpoint); 0 for a single run, or where the config is wrong (the run
+// itself then says what is wrong).
+int replicas_in_run(const RunOptions& o) {
   try {
     if (o.restart.empty()) return load_config(o.config.config_path, command_line_overrides(o.config)).replicas.count;
     // PREFIX.r{replica}.checkpoint.h5: replica 0's, whichever number of digits the run used.
@@ -485,25 +490,45 @@ int replicas_in_process(const RunOptions& o) {
   return 0;
 }
 
+// The number of replicas each rank of `ranks` (MPI) runs as threads: replicas.count / ranks where
+// every rank read the same count (`count`, replicas_in_run) and it is a multiple of the ranks
+// greater than them; else 1 (one replica per rank; the plan says what is wrong with a count that
+// does not fit). Collective.
+int replicas_per_rank(Communicator& ranks, int count) {
+  const std::vector<double> all = ranks.allgather({static_cast<double>(count)});
+  for (const double c : all)
+    if (static_cast<int>(c) != count) return 1;
+  return count > ranks.size() && count % ranks.size() == 0 ? count / ranks.size() : 1;
+}
+
 // K replicas as threads of this process, each running what an MPI rank runs (its own files,
 // meetings and exchanges through a ThreadCommunicator); on a GPU they share one ensemble backend.
+// With `ranks` (mpirun), this rank's K replicas of an ensemble of K per rank: replicas
+// rank K, ..., rank K + K - 1, meeting the other ranks' through RankThreadCommunicator.
 // The CPU threads are shared out among them. The exit code is replica 0's, or the first other
 // replica's that is not 0.
-int run_replicas_in_threads(const RunOptions& o, const std::string& command, int count) {
+int run_replicas_in_threads(const RunOptions& o, const std::string& command, int count, Communicator* ranks) {
+  const int first = ranks ? ranks->rank() * count : 0;
   ThreadGroup group(count);
-  EnsembleRendezvous rendezvous(count);
+  EnsembleRendezvous rendezvous(count, first);
   std::vector<int> codes(count, kExitOk);
   const int threads = std::max(1, omp_get_max_threads() / count);
   std::vector<std::thread> replicas;
   for (int k = 0; k < count; ++k)
     replicas.emplace_back([&, k] {
       omp_set_num_threads(threads);
-      ThreadCommunicator comm(group, k);
+      std::unique_ptr<Communicator> comm;
+      if (ranks)
+        comm = std::make_unique<RankThreadCommunicator>(group, k, *ranks);
+      else
+        comm = std::make_unique<ThreadCommunicator>(group, k);
       try {
-        codes[k] = run_command(o, command, comm, &rendezvous);
+        codes[k] = run_command(o, command, *comm, &rendezvous);
       } catch (const std::exception& e) {
-        std::cerr << "pairmd run: replica " << k << ": error: " << e.what() << "\n";
+        std::cerr << "pairmd run: replica " << first + k << ": error: " << e.what() << "\n";
         codes[k] = kExitFailure;
+        // The other ranks may be waiting for this replica: end the job, as a rank of one replica does.
+        if (ranks) comm->abort(kExitFailure);
       }
     });
   for (std::thread& t : replicas) t.join();
@@ -512,10 +537,24 @@ int run_replicas_in_threads(const RunOptions& o, const std::string& command, int
   return codes[0];
 }
 
+// A single run, an ensemble's replicas as threads of this process, or under mpirun this rank's
+// replica or replicas.
 int run(const RunOptions& o, const std::string& command) {
   Communicator& comm = world();
-  if (comm.size() == 1)
-    if (const int count = replicas_in_process(o); count > 1) return run_replicas_in_threads(o, command, count);
+  const int count = replicas_in_run(o);
+  if (comm.size() == 1) {
+    if (count > 1) return run_replicas_in_threads(o, command, count, nullptr);
+  } else if (const int per_rank = replicas_per_rank(comm, count); per_rank > 1) {
+    if (!mpi_serves_threads()) {
+      if (comm.rank() == 0)
+        std::cerr << "pairmd run: " << count << " replicas on " << comm.size() << " MPI ranks run " << per_rank
+                  << " per rank as threads, but this MPI (" << comm.describe()
+                  << ") cannot be called from threads (MPI_THREAD_SERIALIZED); run one replica per rank: mpirun -np "
+                  << count << "\n";
+      return kExitUsage;
+    }
+    return run_replicas_in_threads(o, command, per_rank, &comm);
+  }
   return run_command(o, command, comm, nullptr);
 }
 

@@ -22,6 +22,7 @@ enum NoiseStream : uint32_t {
   kNoiseThermostat = 0,       // Langevin O-step / Brownian displacement
   kNoiseVelocities = 1,       // Maxwell-Boltzmann velocities (initial state, Brownian reporting)
   kNoiseReplicaExchange = 2,  // Metropolis draws of temperature replica exchange (counter: pair, exchange)
+  kNoiseBarostat = 3,         // the barostat's noise (integrators/barostat.h; tag 0, counter: step)
 };
 
 template <typename Real>

@@ -376,8 +376,9 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
 namespace {
 
 // A trajectory a restart continues is of its run and its system: the run id (where the file has
-// one), the particle count, the box. Throws std::runtime_error saying which differs.
-void check_continuable(hid_t f, const std::string& run_id, const SystemState& st) {
+// one), the particle count, and (`box_fixed`: no barostat) the box. Throws std::runtime_error
+// saying which differs.
+void check_continuable(hid_t f, const std::string& run_id, const SystemState& st, bool box_fixed) {
   if (!h5::exists(f, "particles/all"))
     throw std::runtime_error("it has no particles/all group (not a pairmd trajectory?)");
   // Files of another run on the same prefix (a prefix reused with --overwrite after this
@@ -393,7 +394,8 @@ void check_continuable(hid_t f, const std::string& run_id, const SystemState& st
       throw std::runtime_error("it holds " + std::to_string(dims.empty() ? 0 : dims[0]) + " particles, the run has " +
                                std::to_string(st.size()) + " (a different system)");
   }
-  if (!h5::exists(f, "particles/all/box/edges/value")) return;
+  // The first frame's box is the run's start box, unless a barostat has been changing it.
+  if (!box_fixed || !h5::exists(f, "particles/all/box/edges/value")) return;
   Handle d(H5Dopen2(f, "particles/all/box/edges/value", H5P_DEFAULT));
   const auto dims = h5::dims_of(d);
   // A vector of edges per frame, or (files from before) a 3 x 3 diagonal matrix.
@@ -415,7 +417,7 @@ void check_continuable(hid_t f, const std::string& run_id, const SystemState& st
 
 void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
   const hid_t f = static_cast<hid_t>(file_);
-  check_continuable(f, cfg_.run_id, st);
+  check_continuable(f, cfg_.run_id, st, !cfg_.model.barostat.active());
   // Every time series (a group with step and value) loses its frames after restart_step: a run
   // killed after its last checkpoint continues without duplicate or out-of-order frames.
   std::vector<std::string> groups{"particles/all", "observables", "fields"};

@@ -51,11 +51,14 @@ std::vector<double> energy_column_values(const std::vector<EnergyColumn>& column
 
 namespace {
 
-// A number of the thermo table: 4 decimals, or %g's exponent form where they would run past its
-// column (1e+300 is not printed as 300 digits).
-std::string table_number(double v) {
+// A number of the thermo table: `decimals` decimals, or %g's exponent form where they would run
+// past its column (1e+300 is not printed as 300 digits).
+std::string table_number(double v, int decimals = 4) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, std::fabs(v) < 1e8 ? "%.4f" : "%.3g", v);
+  if (std::fabs(v) < 1e8)
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
 }
 
@@ -66,7 +69,9 @@ std::string csv_header(const RunConfig& cfg) {
   auto col = [](const char* name, const char* unit) { return std::string(name) + "[" + unit + "]"; };
   std::string h = "step," + col("time", u.time_unit()) + "," + col("temperature", u.temperature_unit()) + "," +
                   col("potential_energy", u.energy_unit()) + "," + col("kinetic_energy", u.energy_unit()) + "," +
-                  col("total_energy", u.energy_unit()) + "," + col("pressure", u.pressure_unit()) + ",steps_per_second";
+                  col("total_energy", u.energy_unit()) + "," + col("pressure", u.pressure_unit()) + "," +
+                  col("volume", (std::string(u.length_unit()) + "^3").c_str()) + "," +
+                  col("density", (std::string("1/") + u.length_unit() + "^3").c_str()) + ",steps_per_second";
   for (const EnergyColumn& c : energy_columns(cfg.model.force_field)) h += "," + col(c.name.c_str(), u.energy_unit());
   return h;
 }
@@ -119,8 +124,10 @@ void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
     start_ = rate_time_ = std::chrono::steady_clock::now();
   }
   const double T = temperature(o, dof_, cfg_.model.units.kB);
-  const double P =
-      cfg_.model.units.pressure_out * pressure(o, frame.state.box.periodic ? frame.state.box.volume() : 0.0);
+  // Open boundaries have no volume: V, density and pressure read nan.
+  const double V = frame.state.box.periodic ? frame.state.box.volume() : NAN;
+  const double P = cfg_.model.units.pressure_out * pressure(o, frame.state.box.periodic ? V : 0.0);
+  const double rho = static_cast<double>(frame.state.size()) / V;
   const double sps = step > start_step_ ? rate(step) : 0.0;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double avg = step > start_step_ ? (step - start_step_) / elapsed : 0.0;
@@ -136,25 +143,28 @@ void ThermoLog::observe(const RunContext& ctx, const Frame& frame) {
     auto in = [](const char* unit) { return "[" + std::string(unit) + "]"; };
     const bool lj = u.reduced();
     out_ << std::setw(10) << "step" << std::setw(12) << "time" << std::setw(10) << "T" << std::setw(14) << "PE"
-         << std::setw(14) << "KE" << std::setw(14) << "E_total" << std::setw(12) << "P" << std::setw(11) << "steps/s"
-         << std::setw(10) << "ETA"
+         << std::setw(14) << "KE" << std::setw(14) << "E_total" << std::setw(12) << "P" << std::setw(13) << "V"
+         << std::setw(9) << "rho" << std::setw(11) << "steps/s" << std::setw(10) << "ETA"
          << "\n"
          << std::setw(10) << "" << std::setw(12) << in(u.time_unit()) << std::setw(10)
          << in(lj ? "eps/k_B" : u.temperature_unit()) << std::setw(14) << in(u.energy_unit()) << std::setw(14)
          << in(u.energy_unit()) << std::setw(14) << in(u.energy_unit()) << std::setw(12)
-         << in(lj ? "eps/sig^3" : u.pressure_unit()) << std::setw(11) << "" << std::setw(10) << "[h:m:s]"
+         << in(lj ? "eps/sig^3" : u.pressure_unit()) << std::setw(13) << in(lj ? "sig^3" : "A^3") << std::setw(9)
+         << in(lj ? "sig^-3" : "A^-3") << std::setw(11) << "" << std::setw(10) << "[h:m:s]"
          << "\n";
     header_printed_ = true;
   }
   out_ << std::setw(10) << step << std::setw(12) << std::setprecision(5) << frame.time << std::setw(10)
        << table_number(T) << std::setw(14) << table_number(o.potential) << std::setw(14) << table_number(o.kinetic)
-       << std::setw(14) << table_number(o.total()) << std::setw(12) << table_number(P) << std::setw(11)
-       << std::setprecision(4) << sps << std::setw(10) << (step > start_step_ ? format_duration(eta) : "") << "\n";
+       << std::setw(14) << table_number(o.total()) << std::setw(12) << table_number(P) << std::setw(13)
+       << table_number(V, 2) << std::setw(9) << table_number(rho) << std::setw(11) << std::setprecision(4) << sps
+       << std::setw(10) << (step > start_step_ ? format_duration(eta) : "") << "\n";
   out_ << std::flush;
   if (csv_) {
     std::ostringstream row;
     row << step << "," << std::setprecision(10) << frame.time << "," << T << "," << std::setprecision(15) << o.potential
-        << "," << o.kinetic << "," << o.total() << "," << std::setprecision(10) << P << "," << sps;
+        << "," << o.kinetic << "," << o.total() << "," << std::setprecision(10) << P << "," << std::setprecision(15)
+        << V << "," << rho << "," << sps;
     if (groups_.empty()) {
       Model m = cfg_.model;
       m.topology = ctx.topology;

@@ -31,8 +31,9 @@ namespace {
 // is for outputs) and the pulling energy to system k's acc + k * stride (if given, one term's
 // kEnergyWords).
 __global__ void pull_force_kernel(const float4* pos, const int3* image, const unsigned* rank, int system_size,
-                                  int systems, BoxGeometry<float> box, PullParams<float> pull, long long step,
-                                  float4* force, long long* acc, int stride) {
+                                  int systems, const BoxGeometry<float>* device_box, PullParams<float> pull,
+                                  long long step, float4* force, long long* acc, int stride) {
+  const BoxGeometry<float> box = *device_box;
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   const int k = t / 2;
   if (k >= systems) return;
@@ -73,8 +74,8 @@ __global__ void add_extra_force_kernel(const FixedVec* extra, int n, float4* for
 __global__ void publish_chunk_state(const ChunkState* state, ChunkState* slot) {
   constexpr int kWords = sizeof(ChunkState) / sizeof(unsigned);
   static_assert(sizeof(ChunkState) % sizeof(unsigned) == 0, "ChunkState in words");
-  const int t = threadIdx.x;
-  if (t < kWords) reinterpret_cast<volatile unsigned*>(slot)[t] = reinterpret_cast<const volatile unsigned*>(state)[t];
+  for (int t = threadIdx.x; t < kWords; t += blockDim.x)
+    reinterpret_cast<volatile unsigned*>(slot)[t] = reinterpret_cast<const volatile unsigned*>(state)[t];
 }
 
 }  // namespace
@@ -136,13 +137,19 @@ void CudaBackend::rebuild_lists(bool wait) {
 }
 
 void CudaBackend::enqueue_rebuild(Launcher& launcher, bool wait) {
-  cells_.build(launcher, particles_.pos(), particles_.tag(), n_, system_size_, box_, grid_width_);
+  // The box in device memory is box_ now (the host read it back with the chunk that halted for
+  // this build); the kernels read it there, so that the work's key does not change with it.
+  cells_.build(launcher, particles_.pos(), particles_.tag(), n_, system_size_, box_, &device_box()->box, grid_width_);
   particles_.renumber(launcher, cells_.order());
+  if (barostat_) enqueue_box_build_reset(launcher, device_box(), half_skin_sq_);
   const CellGridView grid = cells_.view();
   for (auto& t : pair_terms_) {
-    const PairListInput in{
-        particles_.pos(),  particles_.tag(), n_, box_, t->exclusion_width ? t->exclusions.data() : nullptr,
-        t->exclusion_width};
+    const PairListInput in{particles_.pos(),
+                           particles_.tag(),
+                           n_,
+                           &device_box()->box,
+                           t->exclusion_width ? t->exclusions.data() : nullptr,
+                           t->exclusion_width};
     const int64_t growths = t->list->growths();
     if (wait)
       t->list->build(launcher, in, grid);
@@ -191,7 +198,10 @@ SlotForce CudaBackend::slot_source(int buffer) {
   s.pos = particles_.pos(buffer);
   s.tag = particles_.tag();
   s.rank = particles_.rank();
-  s.box = box_;
+  // With a barostat the kernels read the box in device memory, and the argument stays the same
+  // (so the graphs' keys do; kernels/box_update.cuh).
+  s.box = barostat_ ? BoxGeometry<float>{} : box_;
+  s.device_box = &device_box()->box;
   s.extra = extra_force();
   return s;
 }
@@ -215,7 +225,50 @@ void CudaBackend::enqueue_forces(Launcher& launcher, int buffer) {
       enqueue_gather_forces(launcher, buffer);
       break;
   }
+  // The barostat's virial: the slot strategies' pair kernels sum it, the others need a pass.
+  if (barostat_ && !uses_slots(strategy_)) enqueue_virial(launcher, buffer);
   phase_end(stats_.seconds_force);
+}
+
+// The virial per direction of the positions in `buffer`, for the barostat's next box update
+// (its kernels return at once unless that update is due): a pass of its own over the pairs and
+// bonds, for the strategies without slots (the slot strategies' pair kernels sum it).
+void CudaBackend::enqueue_virial(Launcher& launcher, int buffer) {
+  const ParticleData pd = particles(buffer);
+  const bool full = strategy_info(strategy_).full_list;
+  for (auto& t : pair_terms_) {
+    dispatch_pair<float>(t->kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, pair_virial_kernel<Eval>, std::min(blocks_for(t->list->capacity()), stride_blocks_),
+                      kBlockSize, 0, t->list->view(), pd,
+                      reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes, full, model_.barostat,
+                      box_sums_.data(), ctrl());
+    });
+  }
+  for (auto& t : bond_terms_) {
+    dispatch_bond<float>(t->kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      launcher.kernel(PAIRMD_HERE, bond_virial_kernel<Eval>, blocks_for(std::max<size_t>(t->bonds.size(), 1)),
+                      kBlockSize, 0, bond_view(*t), pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()),
+                      model_.barostat, box_sums_.data(), ctrl());
+    });
+  }
+}
+
+// After the integrate launch that begins a step from `buffer`: the particles, now at x_{n+1} in
+// the other buffer, scaled by the box update the step's decision made (if it made one).
+void CudaBackend::enqueue_box_stage(Launcher& launcher, int buffer) {
+  RescaleArgs r{};
+  r.pos = particles_.pos(buffer ^ 1);
+  r.vel = particles_.vel();
+  r.image = particles_.image();
+  r.pos_at_build = particles_.pos_at_build();
+  r.n = n_;
+  r.box = device_box();
+  r.ticket = rescale_ticket_.data();
+  phase_begin();
+  enqueue_rescale(launcher, r);
+  phase_end(stats_.seconds_integrate);
 }
 
 void CudaBackend::enqueue_slot_forces(Launcher& launcher, int buffer) {
@@ -223,23 +276,24 @@ void CudaBackend::enqueue_slot_forces(Launcher& launcher, int buffer) {
   for (auto& t : pair_terms_) {
     dispatch_pair<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);
-      launcher.kernel(PAIRMD_HERE, slots_pair_kernel<Eval>, std::min(blocks_for(t->list->capacity()), stride_blocks_),
-                      kBlockSize, 0, t->list->view(), pd,
+      launcher.kernel(PAIRMD_HERE, barostat_ ? slots_pair_kernel<Eval, true> : slots_pair_kernel<Eval, false>,
+                      std::min(blocks_for(t->list->capacity()), stride_blocks_), kBlockSize, 0, t->list->view(), pd,
                       reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes, t->slots.data(),
-                      ctrl());
+                      ctrl(), model_.barostat, box_sums_.data());
     });
   }
   for (auto& t : bond_terms_) {
     dispatch_bond<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);
-      launcher.kernel(PAIRMD_HERE, slots_bond_kernel<Eval>, blocks_for(t->bonds.size()), kBlockSize, 0, bond_view(*t),
-                      pd, reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.data(),
-                      &flags()->broken_bond, ctrl());
+      launcher.kernel(PAIRMD_HERE, barostat_ ? slots_bond_kernel<Eval, true> : slots_bond_kernel<Eval, false>,
+                      blocks_for(t->bonds.size()), kBlockSize, 0, bond_view(*t), pd,
+                      reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->slots.data(),
+                      &flags()->broken_bond, ctrl(), model_.barostat, box_sums_.data());
     });
   }
   if (strategy_ == Strategy::Slots)
-    launcher.kernel(PAIRMD_HERE, sum_slots_kernel, slot_blocks(n_), kSumBlock, 0, slot_source(buffer), n_,
-                    particles_.force(), flags(), ctrl());
+    launcher.kernel(PAIRMD_HERE, barostat_ ? sum_slots_kernel<true> : sum_slots_kernel<false>, slot_blocks(n_),
+                    kSumBlock, 0, slot_source(buffer), n_, particles_.force(), flags(), ctrl());
 }
 
 void CudaBackend::enqueue_atomic_forces(Launcher& launcher, int buffer) {
@@ -297,18 +351,19 @@ void CudaBackend::enqueue_bonded_forces(Launcher& launcher, int buffer) {
   if (!extra) return;
   launcher.memset(PAIRMD_HERE, extra, 0, n_ * sizeof(FixedVec));
   const ParticleData pd = particles(buffer);
+  const BondedVirial bv{model_.barostat, barostat_ ? box_sums_.data() : nullptr};
   for (auto& t : bonded_terms_) {
     const BondedListView v = bonded_view(*t);
     auto quad = [&](auto eval) {  // dihedrals and impropers
       using Eval = decltype(eval);
       launcher.kernel(PAIRMD_HERE, dihedral_force_kernel<Eval>, blocks_for(t->count), kBlockSize, 0, v, pd,
-                      reinterpret_cast<const typename Eval::Params*>(t->table.data()), extra, flags(), ctrl());
+                      reinterpret_cast<const typename Eval::Params*>(t->table.data()), extra, flags(), ctrl(), bv);
     };
     if (t->family == GpuBondedTerm::kAngle)
       dispatch_bonded<float>(static_cast<AngleKind>(t->kind), [&](auto eval) {
         using Eval = decltype(eval);
         launcher.kernel(PAIRMD_HERE, angle_force_kernel<Eval>, blocks_for(t->count), kBlockSize, 0, v, pd,
-                        reinterpret_cast<const typename Eval::Params*>(t->table.data()), extra, flags(), ctrl());
+                        reinterpret_cast<const typename Eval::Params*>(t->table.data()), extra, flags(), ctrl(), bv);
       });
     else if (t->family == GpuBondedTerm::kDihedral)
       dispatch_bonded<float>(static_cast<DihedralKind>(t->kind), quad);
@@ -321,7 +376,7 @@ void CudaBackend::enqueue_bonded_forces(Launcher& launcher, int buffer) {
       using Eval = decltype(eval);
       launcher.kernel(PAIRMD_HERE, scaled_pair_force_kernel<Eval>, blocks_for(sp->count), kBlockSize, 0,
                       scaled_view(*sp), pd, reinterpret_cast<const typename Eval::Params*>(pt.table.data()), pt.ntypes,
-                      extra, flags(), ctrl());
+                      extra, flags(), ctrl(), bv);
     });
   }
 }
@@ -360,9 +415,10 @@ void CudaBackend::enqueue_bonded_energies(Launcher& launcher, const ParticleData
   }
 }
 
-int fused_blocks_per_sm() {
+int fused_blocks_per_sm(bool box) {
   int blocks = 0;
-  PAIRMD_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, integrate_slots_kernel, kSumBlock, 0));
+  PAIRMD_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, box ? integrate_slots_kernel<true> : integrate_slots_kernel<false>, kSumBlock, 0));
   return std::max(1, blocks);
 }
 
@@ -385,7 +441,8 @@ void CudaBackend::enqueue_integrate(Launcher& launcher, int buffer, bool begin, 
   a.c = c_;
   a.c.kT_mvv = NAN;  // the kernels read k_B T and the seed from systems[]: a use of these shows
   a.c.seed = 0;
-  a.box = box_;
+  a.box = barostat_ ? BoxGeometry<float>{} : box_;  // with a barostat: device_box
+  a.device_box = device_box();
   a.kind = model_.integrator.kind;
   a.begin = begin;
   const float lim = static_cast<float>(model_.max_step_displacement);
@@ -396,6 +453,11 @@ void CudaBackend::enqueue_integrate(Launcher& launcher, int buffer, bool begin, 
   a.tickets = tickets();
   a.pull = pull_;
   a.last_block_decides = true;
+  a.stage = stage_;
+  a.box_sums = box_sums_.data();
+  // The barostat's variants sum the pressure's parts and make the box update in the step's
+  // decision (kernels/box_update.cuh); without one, the kernels have none of that code.
+  const bool box = barostat_;
   switch (strategy_) {
     case Strategy::SlotsFused:
       // The summation of the slots happens inside the integrate kernel.
@@ -405,20 +467,23 @@ void CudaBackend::enqueue_integrate(Launcher& launcher, int buffer, bool begin, 
       // kernel after it decides instead (1M particles: 4 % faster; docs/benchmarks.md). In one
       // wave that tail delays nothing, and the extra launch would cost more.
       a.last_block_decides = !decide_after_summation();
-      launcher.kernel(PAIRMD_HERE, integrate_slots_kernel, slot_blocks(n_), kSumBlock, 0, a, slot_source(buffer));
+      launcher.kernel(PAIRMD_HERE, box ? integrate_slots_kernel<true> : integrate_slots_kernel<false>, slot_blocks(n_),
+                      kSumBlock, 0, a, slot_source(buffer));
       if (!a.last_block_decides) {
-        launcher.kernel(PAIRMD_HERE, decide_step_kernel, 1, 1, 0, a);
+        launcher.kernel(PAIRMD_HERE, box ? decide_step_kernel<true> : decide_step_kernel<false>, 1, 1, 0, a);
         if (launcher.issuing()) ++decide_launches_;
       }
       break;
     case Strategy::Gather:
-      launcher.kernel(PAIRMD_HERE, integrate_kernel<FixedArrayForce>, blocks_for(n_), kBlockSize, 0, a,
-                      FixedArrayForce{particles_.fixed_force(), extra_force()});
+      launcher.kernel(PAIRMD_HERE,
+                      box ? integrate_kernel<FixedArrayForce, true> : integrate_kernel<FixedArrayForce, false>,
+                      blocks_for(n_), kBlockSize, 0, a, FixedArrayForce{particles_.fixed_force(), extra_force()});
       break;
     default:
       // The slot summation (sum_slots_kernel) has added the extra force already, in fixed point
       // as the fused kernel adds it; the float-atomic forces have not.
-      launcher.kernel(PAIRMD_HERE, integrate_kernel<ArrayForce>, blocks_for(n_), kBlockSize, 0, a,
+      launcher.kernel(PAIRMD_HERE, box ? integrate_kernel<ArrayForce, true> : integrate_kernel<ArrayForce, false>,
+                      blocks_for(n_), kBlockSize, 0, a,
                       ArrayForce{particles_.force(), uses_slots(strategy_) ? nullptr : extra_force()});
   }
   phase_end(stats_.seconds_integrate);
@@ -437,6 +502,7 @@ void CudaBackend::enqueue_steps(Launcher& launcher, int steps, int parity, int s
 // (launch_chunk).
 void CudaBackend::enqueue_step(Launcher& launcher, int buffer) {
   enqueue_integrate(launcher, buffer, true, false);
+  if (barostat_ && n_ > 0) enqueue_box_stage(launcher, buffer);
   enqueue_forces(launcher, buffer ^ 1);
 }
 
@@ -493,9 +559,18 @@ int CudaBackend::chunk_length(int64_t left, bool* expects_halt) const {
   return k;
 }
 
-void CudaBackend::throw_blowup(const DeviceFlags& f, int64_t step) const {
+void CudaBackend::throw_blowup(const DeviceFlags& f, int64_t step, const DeviceBox* box) const {
   std::ostringstream m;
-  if (f.broken_bond != 0) {
+  if (box && box->too_small) {
+    // The update of the step not taken (its positions were not scaled): as the CPU backend says it.
+    m << "step " << step + 1 << ": the barostat would shrink the box to " << box->L[0] * box->mu[0] << " x "
+      << box->L[1] * box->mu[1] << " x " << box->L[2] * box->mu[2]
+      << ", half of whose smallest edge is below the largest cutoff plus the skin or "
+         "integrator.max_step_displacement ("
+      << stage_.min_half_edge
+      << "). The system is too small for this pressure (or collapsing): use more particles, a shorter cutoff or "
+         "skin, or check barostat.pressure";
+  } else if (f.broken_bond != 0) {
     m << "step " << step << ": a bond stretched beyond its maximum extension (bond #" << reported_index(f.broken_bond)
       << " of its kind); is the time step too large, or do particles overlap in the start configuration?";
   } else if (f.bad_force != 0) {
@@ -555,7 +630,11 @@ int64_t CudaBackend::retire_chunks() {
   steps_since_build_ += done;
   if (done & 1) particles_.flip();
   if (done > 0) pending_finish_ = true;
-  if (c.halt == kHaltBlowup) throw_blowup(got.flags, static_cast<int64_t>(c.step));
+  if (barostat_) {  // the box the chunk left (the barostat changes it on the device)
+    host_.box.L = {got.box.L[0], got.box.L[1], got.box.L[2]};
+    box_ = got.box.box;
+  }
+  if (c.halt == kHaltBlowup) throw_blowup(got.flags, static_cast<int64_t>(c.step), &got.box);
   if (c.halt == kHaltRebuild) {
     clear_halt();
     rebuild_interval_ = 0.7 * rebuild_interval_ + 0.3 * static_cast<double>(steps_since_build_);
@@ -628,8 +707,8 @@ std::vector<Vec3d> CudaBackend::forces() {
   const int cur = particles_.current();
   Launcher now(stream_);
   if (uses_slots(strategy_))
-    now.kernel(PAIRMD_HERE, sum_slots_kernel, slot_blocks(n_), kSumBlock, 0, slot_source(cur), n_, particles_.force(),
-               flags(), ctrl());
+    now.kernel(PAIRMD_HERE, barostat_ ? sum_slots_kernel<true> : sum_slots_kernel<false>, slot_blocks(n_), kSumBlock, 0,
+               slot_source(cur), n_, particles_.force(), flags(), ctrl());
   else if (strategy_ == Strategy::Gather)
     now.kernel(PAIRMD_HERE, fixed_to_float_kernel, blocks_for(n_), kBlockSize, 0, particles_.fixed_force(),
                static_cast<const FixedVec*>(extra_force()), n_, particles_.force());
@@ -647,8 +726,8 @@ std::vector<Vec3d> CudaBackend::forces() {
   }
   if (pull_.mode != static_cast<int>(PullMode::None)) {
     now.kernel(PAIRMD_HERE, pull_force_kernel, blocks_for(2 * systems_), kBlockSize, 0, particles_.pos(cur),
-               particles_.image(), particles_.rank(), system_size_, systems_, box_, pull_, host_.step, forces,
-               static_cast<long long*>(nullptr), 0);
+               particles_.image(), particles_.rank(), system_size_, systems_, &device_box()->box, pull_, host_.step,
+               forces, static_cast<long long*>(nullptr), 0);
   }
   const std::vector<float4> f = particles_.in_user_order(forces, stream_);
   std::vector<Vec3d> out(n_);
@@ -751,7 +830,7 @@ void CudaBackend::enqueue_energies(Launcher& now, int stride) {
   enqueue_bonded_energies(now, pd, first_bonded, stride);
   if (pull_.mode != static_cast<int>(PullMode::None))
     now.kernel(PAIRMD_HERE, pull_force_kernel, blocks_for(2 * systems_), kBlockSize, 0, pd.pos, particles_.image(),
-               particles_.rank(), system_size_, systems_, box_, pull_, host_.step, static_cast<float4*>(nullptr),
+               particles_.rank(), system_size_, systems_, pd.box, pull_, host_.step, static_cast<float4*>(nullptr),
                energy_.data() + kEnergyWords * (first_bonded + bonded_terms_.size()), stride);
 }
 

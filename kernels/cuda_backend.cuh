@@ -47,6 +47,7 @@
 #include "cuda/device_buffer.h"
 #include "cuda/launcher.cuh"
 #include "kernels/bonded_kernels.cuh"
+#include "kernels/box_update.cuh"
 #include "kernels/device_particles.cuh"
 #include "kernels/force_kernels.cuh"
 #include "kernels/force_sources.cuh"
@@ -66,15 +67,17 @@ inline Strategy parse_strategy(const std::string& s) {
 
 inline bool uses_slots(Strategy s) { return strategy_info(s).slots; }
 
-// The control block and the flags travel together, so one copy brings both to the host.
+// The control block, the flags and the box travel together, so one copy brings them to the host
+// (the box: a barostat changes it on the device, kernels/box_update.cuh).
 struct ChunkState {
   StepControl ctrl;
   DeviceFlags flags;
+  DeviceBox box;
 };
 
 // integrate_slots_kernel's blocks that fit on one multiprocessor (defined beside it, in
-// cuda_backend.cu).
-int fused_blocks_per_sm();
+// cuda_backend.cu); `box`: its barostat variant's.
+int fused_blocks_per_sm(bool box = false);
 
 // The longest chunk, in steps: a longer one would only add halted steps when a rebuild comes.
 constexpr int kMaxChunk = 32;
@@ -189,6 +192,7 @@ class CudaBackend final : public Backend {
 
   void make_pair_terms(const SystemState& initial);
   void make_bond_terms();
+  void setup_barostat(const SystemState& initial);
   void make_bonded_terms();  // angles, dihedrals, impropers, scaled pairs, the extra-force buffer
 
   // Cells, renumbering and every list's search. With `wait` the lists are complete on return;
@@ -225,13 +229,17 @@ class CudaBackend final : public Backend {
   // The control block into read-back slot 0, waited for (outside the step loop).
   void read_chunk_state();
   void clear_halt();
-  [[noreturn]] void throw_blowup(const DeviceFlags& f, int64_t step) const;
+  [[noreturn]] void throw_blowup(const DeviceFlags& f, int64_t step, const DeviceBox* box = nullptr) const;
   // "particle 7", or in an ensemble "system 2, particle 7" (its tag within its system).
   std::string particle_label(int tag) const;
   void upload_system_params();
+  // The barostat's virial pass (strategies other than pair_slots_fused; kernels/box_update.cuh).
+  void enqueue_virial(Launcher& launcher, int buffer);
+  // The box's part of the step: the particles scaled by the update the step's decision made.
+  void enqueue_box_stage(Launcher& launcher, int buffer);
   void enqueue_energies(Launcher& now, int stride);
   void complete_step();
-  ParticleData particles(int buffer) { return {particles_.pos(buffer), particles_.charge(), n_, box_}; }
+  ParticleData particles(int buffer) { return {particles_.pos(buffer), particles_.charge(), n_, &device_box()->box}; }
   SlotForce slot_source(int buffer);
   BondListView bond_view(GpuBondTerm& t) {
     return {t.bi.data(), t.bj.data(), t.btype.data(), static_cast<int>(t.bonds.size()), particles_.rank()};
@@ -243,6 +251,8 @@ class CudaBackend final : public Backend {
   StepControl* ctrl() { return &state_.data()->ctrl; }
   unsigned* tickets() { return tickets_.data(); }
   DeviceFlags* flags() { return &state_.data()->flags; }
+  // The box in device memory: what every kernel reads (kernels/box_update.cuh).
+  DeviceBox* device_box() { return &state_.data()->box; }
 
   // Phase timing for profiling mode: events around each phase, read back in batches, so the
   // host does not wait between phases. Profiling launches kernels one by one (no graphs).
@@ -264,7 +274,7 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_ = nullptr;
   int n_ = 0;
   SystemState host_;
-  BoxGeometry<float> box_{};
+  BoxGeometry<float> box_{};  // the box as the host last read it (the cell grid's size)
   StepConstants<float> c_{};
   float half_skin_sq_ = 0.f;
   double grid_width_ = 1.0;  // the cell grid's smallest cell width: the shortest list radius
@@ -287,6 +297,12 @@ class CudaBackend final : public Backend {
   DeviceBuffer<float4> force_out_;  // forces() with the pulling added, when the run pulls
   DeviceBuffer<long long> energy_;
   DeviceBuffer<double> parts_, sums_;
+  // The barostat (model_.barostat): its stage's settings, the sums of the pressure's parts and
+  // the particle update's ticket (kernels/box_update.cuh).
+  bool barostat_ = false;
+  BoxStage stage_{};
+  DeviceBuffer<unsigned long long> box_sums_;
+  DeviceBuffer<unsigned> rescale_ticket_;
   StepGraphs graphs_;
   WorkKey chunk_key_;        // the key of the chunk being launched (kept to reuse its memory)
   StepGraphs build_graphs_;  // list builds, by starting position buffer

@@ -46,7 +46,7 @@ void CudaBackend::construct(const SystemState& initial) {
   PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
   PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   stride_blocks_ = 8 * sms;
-  fused_wave_blocks_ = fused_blocks_per_sm() * sms;
+  fused_wave_blocks_ = fused_blocks_per_sm(model_.barostat.active()) * sms;
 
   n_ = static_cast<int>(initial.size());
   if (systems_ < 1 || n_ % systems_ != 0)
@@ -62,7 +62,33 @@ void CudaBackend::construct(const SystemState& initial) {
   make_pair_terms(initial);
   make_bond_terms();
   make_bonded_terms();
+  setup_barostat(initial);
   set_state(initial);
+}
+
+// The barostat's stage (kernels/box_update.cuh): one box, so one system.
+void CudaBackend::setup_barostat(const SystemState& initial) {
+  barostat_ = model_.barostat.active();
+  if (!barostat_) return;
+  if (systems_ > 1)
+    throw std::runtime_error(
+        "a barostat in an ensemble of " + std::to_string(systems_) +
+        " systems is not supported: the systems of a GPU ensemble share one box, and each would need its own "
+        "(run the replicas under mpirun, one process each, or with backend: cpu)");
+  if (!initial.box.periodic) throw std::runtime_error("a barostat needs a periodic box");
+  stage_.settings = model_.barostat;
+  stage_.force_to_accel = model_.units.force_to_accel;
+  stage_.dt = model_.integrator.dt;
+  double cutoff = 0, min_half = 0;
+  for (const PairTerm& t : model_.force_field.pair_terms) cutoff = std::max(cutoff, t.max_cutoff());
+  if (!model_.force_field.pair_terms.empty()) min_half = cutoff + model_.neighbor.skin;
+  stage_.list_cutoff = static_cast<float>(cutoff);
+  stage_.list_skin = static_cast<float>(model_.neighbor.skin);
+  // As the CPU backend (CpuBackend::check_box_size): half the smallest edge at least the largest
+  // cutoff plus the skin, and max_step_displacement.
+  stage_.min_half_edge = static_cast<float>(std::max(min_half, model_.max_step_displacement));
+  box_sums_.resize(static_cast<size_t>(kBoxGroups) * kBoxWords);
+  rescale_ticket_.resize(1);
 }
 
 namespace {
@@ -366,6 +392,17 @@ void CudaBackend::set_state(const SystemState& s) {
                            std::to_string(systems_) + " systems of " + std::to_string(system_size_));
   ChunkState init{};
   init.ctrl.step = static_cast<unsigned long long>(s.step);
+  init.box.box = box_;
+  for (int d = 0; d < 3; ++d) {
+    init.box.L[d] = (&s.box.L.x)[d];
+    init.box.mu[d] = 1.0;
+  }
+  init.box.rebuild_sq = half_skin_sq_;
+  init.box.scale_since_build = 1.f;
+  if (barostat_) {
+    PAIRMD_CUDA_CHECK(cudaMemset(box_sums_.data(), 0, box_sums_.size() * sizeof(unsigned long long)));
+    PAIRMD_CUDA_CHECK(cudaMemset(rescale_ticket_.data(), 0, sizeof(unsigned)));
+  }
   PAIRMD_CUDA_CHECK(cudaMemcpy(state_.data(), &init, sizeof init, cudaMemcpyHostToDevice));
   PAIRMD_CUDA_CHECK(cudaMemcpy(device_params_.data(), system_params_.data(),
                                system_params_.size() * sizeof(SystemParams), cudaMemcpyHostToDevice));

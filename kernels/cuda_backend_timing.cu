@@ -65,6 +65,7 @@ BackendStats CudaBackend::stats() const {
   BackendStats s = stats_;
   s.device_bytes = device_bytes_in_use();
   s.step_graph_resets = graphs_.resets();
+  s.graph_captures = graphs_.captures() + build_graphs_.captures();
   std::ostringstream d;
   d << "strategy " << strategy_name(strategy_);
   for (const auto& t : pair_terms_) {

@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/block_reduce.cuh"
+#include "kernels/box_update.cuh"
 #include "kernels/fixed_point.h"
 #include "kernels/pair_physics.cuh"
 #include "kernels/step_control.cuh"
@@ -44,34 +45,58 @@ struct BondListView {
 // skipped: their slots are never read). A grid of a few blocks per multiprocessor strides over
 // the entries, so the launch costs little when the chunk has halted. Most of its traffic is
 // the list, 5 bytes and a chunk's share per entry (neighbor/gpu_pair_list.cuh), and the slot.
-template <typename Eval>
+// kVirial (a barostat's run): when the next step's box update is due, the pairs' virial per
+// direction (F/r) d_a d_a too, each pair once, into the barostat's sums (kernels/box_update.cuh).
+template <typename Eval, bool kVirial = false>
 __global__ void slots_pair_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
-                                  int ntypes, float* __restrict__ slots, const StepControl* ctrl) {
+                                  int ntypes, float* __restrict__ slots, const StepControl* ctrl,
+                                  BarostatSettings barostat, unsigned long long* box_sums) {
   if (halted(ctrl)) return;
+  const BoxGeometry<float> box = *pd.box;
+  const bool virial = kVirial && barostat.due(static_cast<int64_t>(ctrl->step));
+  long long w[3] = {0, 0, 0};
   const long long count = static_cast<long long>(*list.entries);
   for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; k < count;
        k += static_cast<long long>(gridDim.x) * blockDim.x) {
     const int j = __ldg(list.j + k), i = list.i(k);
     if (j < 0) continue;
     const float4 xi = __ldg(pd.pos + i), xj = __ldg(pd.pos + j);
-    const Vec3<float> d = separation(xi, xj, pd.box);
+    const Vec3<float> d = separation(xi, xj, box);
     float e;
-    slots[k] = pair_force_divr<Eval>(dot(d, d), xi, xj, Eval::kUsesCharge ? __ldg(pd.charge + i) : 0.f,
-                                     Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table, ntypes, e);
+    const float s = pair_force_divr<Eval>(dot(d, d), xi, xj, Eval::kUsesCharge ? __ldg(pd.charge + i) : 0.f,
+                                          Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table, ntypes, e);
+    slots[k] = s;
+    if (kVirial && virial) {
+      w[0] += box_fixed((s * d.x) * d.x);
+      w[1] += box_fixed((s * d.y) * d.y);
+      w[2] += box_fixed((s * d.z) * d.z);
+    }
   }
+  if (kVirial && virial) add_box_words(box_sums, w, 0, 3);  // the same in every thread of the block
 }
 
-template <typename Eval>
+template <typename Eval, bool kVirial = false>
 __global__ void slots_bond_kernel(BondListView bonds, ParticleData pd, const typename Eval::Params* __restrict__ table,
-                                  float* __restrict__ slots, int* broken, const StepControl* ctrl) {
+                                  float* __restrict__ slots, int* broken, const StepControl* ctrl,
+                                  BarostatSettings barostat, unsigned long long* box_sums) {
   if (halted(ctrl)) return;
+  const BoxGeometry<float> box = *pd.box;
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= bonds.count) return;
-  const Vec3<float> d = separation(pd.pos[bonds.rank[bonds.bi[b]]], pd.pos[bonds.rank[bonds.bj[b]]], pd.box);
-  float e;
-  bool ok;
-  slots[b] = bond_force_divr<Eval>(dot(d, d), table[bonds.type[b]], e, ok);
-  if (!ok) report_lowest(broken, b);
+  long long w[3] = {0, 0, 0};
+  if (b < bonds.count) {
+    const Vec3<float> d = separation(pd.pos[bonds.rank[bonds.bi[b]]], pd.pos[bonds.rank[bonds.bj[b]]], box);
+    float e;
+    bool ok;
+    const float s = bond_force_divr<Eval>(dot(d, d), table[bonds.type[b]], e, ok);
+    slots[b] = s;
+    if (!ok) report_lowest(broken, b);
+    if (kVirial) {
+      w[0] = box_fixed((s * d.x) * d.x);
+      w[1] = box_fixed((s * d.y) * d.y);
+      w[2] = box_fixed((s * d.z) * d.z);
+    }
+  }
+  if (kVirial && barostat.due(static_cast<int64_t>(ctrl->step))) add_box_words(box_sums, w, 0, 3);
 }
 
 // ---- pair_atomic -------------------------------------------------------------------------
@@ -86,13 +111,14 @@ template <typename Eval>
 __global__ void atomic_pair_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
                                    int ntypes, float4* force, const StepControl* ctrl) {
   if (halted(ctrl)) return;
+  const BoxGeometry<float> box = *pd.box;
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= static_cast<long long>(*list.entries)) return;
   const int j = list.j[k];
   if (j < 0) return;  // a pad
   const int i = list.i(k);
   const PairResult p = eval_pair<Eval>(__ldg(pd.pos + i), __ldg(pd.pos + j), Eval::kUsesCharge ? pd.charge[i] : 0.f,
-                                       Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box);
+                                       Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, box);
   if (p.f.x == 0.f && p.f.y == 0.f && p.f.z == 0.f) return;  // beyond the cutoff: nothing to add
   atomic_add3(force, i, p.f);
   atomic_add3(force, j, make_float3(-p.f.x, -p.f.y, -p.f.z));
@@ -102,11 +128,12 @@ template <typename Eval>
 __global__ void atomic_bond_kernel(BondListView bonds, ParticleData pd, const typename Eval::Params* __restrict__ table,
                                    float4* force, int* broken, const StepControl* ctrl) {
   if (halted(ctrl)) return;
+  const BoxGeometry<float> box = *pd.box;
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= bonds.count) return;
   const int i = bonds.rank[bonds.bi[b]], j = bonds.rank[bonds.bj[b]];
   bool ok;
-  const PairResult p = eval_bond<Eval>(pd.pos[i], pd.pos[j], table[bonds.type[b]], pd.box, ok);
+  const PairResult p = eval_bond<Eval>(pd.pos[i], pd.pos[j], table[bonds.type[b]], box, ok);
   if (!ok) report_lowest(broken, b);
   atomic_add3(force, i, p.f);
   atomic_add3(force, j, make_float3(-p.f.x, -p.f.y, -p.f.z));
@@ -118,6 +145,7 @@ template <typename Eval>
 __global__ void warp_pair_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
                                  int ntypes, float4* force, const StepControl* ctrl) {
   if (halted(ctrl)) return;
+  const BoxGeometry<float> box = *pd.box;
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   const int lane = threadIdx.x & 31;
   const long long count = static_cast<long long>(*list.entries);
@@ -127,7 +155,7 @@ __global__ void warp_pair_kernel(PairListView list, ParticleData pd, const typen
   if (j >= 0) {  // a pair, not a pad: pads (i = -1) end a claim, a run of their own
     i = list.i(k);
     f = eval_pair<Eval>(__ldg(pd.pos + i), __ldg(pd.pos + j), Eval::kUsesCharge ? pd.charge[i] : 0.f,
-                        Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box)
+                        Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, box)
             .f;
   }
   if (j >= 0 && (f.x != 0.f || f.y != 0.f || f.z != 0.f)) atomic_add3(force, j, make_float3(-f.x, -f.y, -f.z));
@@ -160,6 +188,7 @@ __global__ void gather_pair_kernel(const int* __restrict__ row_start, const int*
                                    const typename Eval::Params* __restrict__ table, int ntypes, FixedVec* force,
                                    const unsigned* tag, DeviceFlags* flags, const StepControl* ctrl) {
   if (halted(ctrl)) return;
+  const BoxGeometry<float> box = *pd.box;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= pd.n) return;
   const float4 xi = pd.pos[i];
@@ -170,7 +199,7 @@ __global__ void gather_pair_kernel(const int* __restrict__ row_start, const int*
   for (int k = start; k < end; ++k) {
     const int j = __ldg(pj + k);
     const float4 xj = __ldg(pd.pos + j);
-    const Vec3<float> d = separation(xi, xj, pd.box);
+    const Vec3<float> d = separation(xi, xj, box);
     float e;
     const float s =
         pair_force_divr<Eval>(dot(d, d), xi, xj, qi, Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table, ntypes, e);
@@ -189,6 +218,7 @@ __global__ void gather_bond_kernel(const int* __restrict__ start, const unsigned
                                    const typename Eval::Params* __restrict__ table, FixedVec* force, int* broken,
                                    DeviceFlags* flags, const StepControl* ctrl) {
   if (halted(ctrl)) return;
+  const BoxGeometry<float> box = *pd.box;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= pd.n) return;
   const unsigned t = tag[i];
@@ -196,7 +226,7 @@ __global__ void gather_bond_kernel(const int* __restrict__ start, const unsigned
   FixedVec sum = force[i];
   bool clamped = false;
   for (int k = start[t]; k < start[t + 1]; ++k) {
-    const Vec3<float> d = separation(xi, pd.pos[rank[partner[k]]], pd.box);
+    const Vec3<float> d = separation(xi, pd.pos[rank[partner[k]]], box);
     float e;
     bool ok;
     const float s = bond_force_divr<Eval>(dot(d, d), table[type[k]], e, ok);
@@ -242,6 +272,7 @@ __device__ __forceinline__ void add_energy_words(long long* acc, long long ew, l
 template <typename Eval>
 __global__ void pair_energy_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
                                    int ntypes, float scale, long long* acc) {
+  const BoxGeometry<float> box = *pd.box;
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
   const long long count = static_cast<long long>(*list.entries);
   for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; k < count;
@@ -249,7 +280,7 @@ __global__ void pair_energy_kernel(PairListView list, ParticleData pd, const typ
     const int j = __ldg(list.j + k), i = list.i(k);  // both loads in flight before the branch
     if (j < 0) continue;                             // a pad
     const PairResult p = eval_pair<Eval>(pd.pos[i], pd.pos[j], Eval::kUsesCharge ? pd.charge[i] : 0.f,
-                                         Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box);
+                                         Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, box);
     split_add(scale * p.e, ew, ef, bad);
     split_add(scale * p.w, ww, wf, bad);
   }
@@ -287,6 +318,7 @@ __global__ void pair_energy_rows_kernel(const int* __restrict__ row_start, const
                                         const int* __restrict__ pj, ParticleData pd,
                                         const typename Eval::Params* __restrict__ table, int ntypes, float scale,
                                         int system_size, long long* acc, int stride) {
+  const BoxGeometry<float> box = *pd.box;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
   if (i < pd.n) {
@@ -294,7 +326,7 @@ __global__ void pair_energy_rows_kernel(const int* __restrict__ row_start, const
     for (int e = start; e < start + count; ++e) {
       const int j = pj[e];
       const PairResult p = eval_pair<Eval>(pd.pos[i], pd.pos[j], Eval::kUsesCharge ? pd.charge[i] : 0.f,
-                                           Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, pd.box);
+                                           Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, box);
       split_add(scale * p.e, ew, ef, bad);
       split_add(scale * p.w, ww, wf, bad);
     }
@@ -307,17 +339,69 @@ __global__ void pair_energy_rows_kernel(const int* __restrict__ row_start, const
 template <typename Eval>
 __global__ void bond_energy_kernel(BondListView bonds, ParticleData pd, const typename Eval::Params* __restrict__ table,
                                    int system_size, long long* acc, int stride) {
+  const BoxGeometry<float> box = *pd.box;
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
   if (b < bonds.count) {
     bool ok;
     const PairResult p = eval_bond<Eval>(pd.pos[bonds.rank[bonds.bi[b]]], pd.pos[bonds.rank[bonds.bj[b]]],
-                                         table[bonds.type[b]], pd.box, ok);
+                                         table[bonds.type[b]], box, ok);
     split_add(p.e, ew, ef, bad);
     split_add(p.w, ww, wf, bad);
   }
   add_energy_words_by_system(acc, stride, b < bonds.count ? static_cast<int>(bonds.bi[b] / system_size) : -1, ew, ef,
                              ww, wf, bad);
+}
+
+// ---- the virial per direction for the barostat (kernels/box_update.cuh) ------------------------
+
+// The virial per direction W_aa = sum over pairs of (F/r) d_a d_a of the positions the last forces
+// were computed for, into the barostat's sums, when the next step's box update is due (the
+// strategies without slots; the slot strategies' pair kernels sum it with the slots). Each
+// pair once: a full list's (i, j) with j > i, which is the half list's pair, in the same order,
+// so every deterministic strategy sums the same bits. A grid of a few blocks per multiprocessor
+// strides over the entries.
+template <typename Eval>
+__global__ void pair_virial_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
+                                   int ntypes, bool full, BarostatSettings settings, unsigned long long* sums,
+                                   const StepControl* ctrl) {
+  if (halted(ctrl) || !settings.due(static_cast<int64_t>(ctrl->step))) return;
+  const BoxGeometry<float> box = *pd.box;
+  long long w[3] = {0, 0, 0};
+  const long long count = static_cast<long long>(*list.entries);
+  for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; k < count;
+       k += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int j = __ldg(list.j + k), i = list.i(k);
+    if (j < 0 || (full && j < i)) continue;
+    const float4 xi = __ldg(pd.pos + i), xj = __ldg(pd.pos + j);
+    const Vec3<float> d = separation(xi, xj, box);
+    float e;
+    const float s = pair_force_divr<Eval>(dot(d, d), xi, xj, Eval::kUsesCharge ? __ldg(pd.charge + i) : 0.f,
+                                          Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table, ntypes, e);
+    w[0] += box_fixed((s * d.x) * d.x);
+    w[1] += box_fixed((s * d.y) * d.y);
+    w[2] += box_fixed((s * d.z) * d.z);
+  }
+  add_box_words(sums, w, 0, 3);
+}
+
+template <typename Eval>
+__global__ void bond_virial_kernel(BondListView bonds, ParticleData pd, const typename Eval::Params* __restrict__ table,
+                                   BarostatSettings settings, unsigned long long* sums, const StepControl* ctrl) {
+  if (halted(ctrl) || !settings.due(static_cast<int64_t>(ctrl->step))) return;
+  const BoxGeometry<float> box = *pd.box;
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  long long w[3] = {0, 0, 0};
+  if (b < bonds.count) {
+    const Vec3<float> d = separation(pd.pos[bonds.rank[bonds.bi[b]]], pd.pos[bonds.rank[bonds.bj[b]]], box);
+    float e;
+    bool ok;
+    const float s = bond_force_divr<Eval>(dot(d, d), table[bonds.type[b]], e, ok);
+    w[0] = box_fixed((s * d.x) * d.x);
+    w[1] = box_fixed((s * d.y) * d.y);
+    w[2] = box_fixed((s * d.z) * d.z);
+  }
+  add_box_words(sums, w, 0, 3);
 }
 
 // ---- the pulling's external forces (potentials/pulling.h) --------------------------------------

@@ -70,14 +70,17 @@ struct SlotForce {
   int npairs;
   KernelArray<BondSlots, kMaxBondTerms> bonds;
   int nbonds;
-  const float4* pos;     // the positions the pair kernels read
-  const unsigned* tag;   // tag of each particle
-  const unsigned* rank;  // particle of each tag
-  BoxGeometry<float> box;
-  const FixedVec* extra;  // the extra force per particle (current numbering), or null
+  const float4* pos;                     // the positions the pair kernels read
+  const unsigned* tag;                   // tag of each particle
+  const unsigned* rank;                  // particle of each tag
+  BoxGeometry<float> box;                // the box (without a barostat: it never changes)
+  const BoxGeometry<float>* device_box;  // the box in device memory, which a barostat changes
+                                         // (read by the kernels' kDeviceBox variants)
+  const FixedVec* extra;                 // the extra force per particle (current numbering), or null
 
-  // Lane `lane`'s share (of kSumLanes) of the force on particle p at xp.
-  __device__ __forceinline__ FixedVec partial(int p, int lane, float4 xp, bool& clamped) const {
+  // Lane `lane`'s share (of kSumLanes) of the force on particle p at xp, in `box`.
+  __device__ __forceinline__ FixedVec partial(int p, int lane, float4 xp, const BoxGeometry<float>& box,
+                                              bool& clamped) const {
     FixedVec f;
     for (int v = 0; v < npairs; ++v) {
       const PairSlots& s = pairs[v];
@@ -124,12 +127,15 @@ struct SlotForce {
 
 // The block's share of the slot summation: the forces of particles [first, first +
 // kSumParticles) into out[] (shared memory). Launch with kSumBlock threads per block; every
-// thread must call it (the lanes of a particle meet by shuffles).
+// thread must call it (the lanes of a particle meet by shuffles). kDeviceBox: the box is read in
+// device memory (s.device_box, which a barostat changes), not from s.box.
+template <bool kDeviceBox = false>
 __device__ __forceinline__ void sum_slots_block(const SlotForce& s, int first, int n, FixedVec* out,
                                                 DeviceFlags* flags) {
   const int local = threadIdx.x / kSumLanes, lane = threadIdx.x % kSumLanes, p = first + local;
   bool clamped = false;
-  FixedVec f = p < n ? s.partial(p, lane, s.pos[p], clamped) : FixedVec{};
+  const BoxGeometry<float> box = kDeviceBox ? *s.device_box : s.box;
+  FixedVec f = p < n ? s.partial(p, lane, s.pos[p], box, clamped) : FixedVec{};
 #pragma unroll
   for (int o = 1; o < kSumLanes; o <<= 1) {  // integer sums: the order of the lanes does not matter
     f.x += __shfl_xor_sync(0xffffffffu, f.x, o);

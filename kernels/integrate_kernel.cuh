@@ -25,6 +25,7 @@
 
 #include "cuda/block_reduce.cuh"
 #include "integrators/particle_step.h"
+#include "kernels/box_update.cuh"
 #include "kernels/force_kernels.cuh"
 #include "kernels/force_sources.cuh"
 #include "kernels/step_control.cuh"
@@ -44,21 +45,36 @@ struct IntegrateArgs {
                                 // of the current numbering and tags [k s, (k + 1) s)
   const SystemParams* systems;  // k_B T and seed of each system
   StepConstants<float> c;       // kT_mvv and seed here are not used: the kernels read systems[]
-  BoxGeometry<float> box;
+  BoxGeometry<float> box;       // the box (runs without a barostat: it never changes)
+  DeviceBox* device_box;        // with a barostat (the kBox variants): the box and the list's rebuild
+                                // threshold in device memory, which the step changes (box_update.cuh)
   IntegratorKind kind;
   bool begin;          // begin the next step (else only end the pending one)
   float max_move_sq;   // runaway threshold per step
-  float half_skin_sq;  // a list rebuild is due beyond this squared displacement
+  float half_skin_sq;  // a list rebuild is due beyond this squared displacement (without a barostat)
   DeviceFlags* flags;
   StepControl* ctrl;
   unsigned* tickets;        // kTicketStride-spaced counters, one per kTicketGroup blocks (zero between launches)
   PullParams<float> pull;   // external forces of a pulling experiment (mode None: none)
   bool last_block_decides;  // false: decide_step_kernel, launched after it, decides the step
                             // (integrate_slots_kernel only; integrate_kernel always decides)
+  // The barostat (the kernels' kBox variants only): its settings, and the sums of the pressure's
+  // parts that the blocks add to and the step's decision reads (kernels/box_update.cuh).
+  BoxStage stage;
+  unsigned long long* box_sums;
 };
 
+// Whether the step that `a` begins has a box update: its blocks then add the pressure's parts.
+__device__ __forceinline__ bool box_update_due(const IntegrateArgs& a) {
+  return a.begin && a.stage.settings.due(static_cast<int64_t>(a.ctrl->step));
+}
+
 // The reading of the step (by the last block, or by decide_step_kernel): counts it or halts the
-// chunk.
+// chunk. With kBox, the barostat's box update of the step (kernels/box_update.cuh) first: a box
+// that would become too small halts the chunk as a blow-up, before the step counts; and the
+// rebuild test reads the displacement as the particles' scaling will stretch it, against the
+// threshold of the new box.
+template <bool kBox = false>
 __device__ __forceinline__ void decide_step(const IntegrateArgs& a) {
   StepControl* c = a.ctrl;
   DeviceFlags* f = a.flags;
@@ -74,11 +90,23 @@ __device__ __forceinline__ void decide_step(const IntegrateArgs& a) {
     c->halt = kHaltBlowup;
     return;
   }
+  if constexpr (kBox) {
+    const SystemParams sp = a.systems[0];  // a barostat runs one system (CudaBackend refuses ensembles)
+    if (!box_decide(a.stage, a.device_box, a.box_sums, sp.kT_mvv, sp.seed, c->step)) {
+      c->halt = kHaltBlowup;
+      return;
+    }
+  }
   c->step += 1;
   c->steps_done += 1;
   c->pending = 1;
   atomicExch(&f->max_disp_sq, 0u);
-  if (__uint_as_float(disp) > a.half_skin_sq) c->halt = kHaltRebuild;
+  if constexpr (kBox) {
+    const float stretch = box_largest_factor(a.device_box);
+    if (__uint_as_float(disp) * (stretch * stretch) > a.device_box->rebuild_sq) c->halt = kHaltRebuild;
+  } else {
+    if (__uint_as_float(disp) > a.half_skin_sq) c->halt = kHaltRebuild;
+  }
 }
 
 // Called by one thread per block once every flag the block raises is in (each raised flag is
@@ -87,6 +115,7 @@ __device__ __forceinline__ void decide_step(const IntegrateArgs& a) {
 // groups, so no single address takes an atomic per block (with tens of thousands of blocks
 // those serialise at L2). The blocks take their tickets before they store their particles, so
 // the fence here does not wait for those stores.
+template <bool kBox = false>
 __device__ __forceinline__ void block_done(const IntegrateArgs& a) {
   __threadfence();
   const unsigned group = blockIdx.x / kTicketGroup;
@@ -98,7 +127,7 @@ __device__ __forceinline__ void block_done(const IntegrateArgs& a) {
   const unsigned groups = (gridDim.x + kTicketGroup - 1) / kTicketGroup;
   if (atomicAdd(&a.ctrl->blocks_done, 1u) != groups - 1) return;
   __threadfence();
-  decide_step(a);
+  decide_step<kBox>(a);
   a.ctrl->blocks_done = 0;
 }
 
@@ -142,8 +171,8 @@ struct ParticleOutputs {
 // (and fences) the runaway flag itself; stores nothing (store_particle does, after the ticket).
 // Particle p (current numbering) is of system p / system_size; the noise and the pulling know it
 // by its tag within its system, so system k of an ensemble steps as it would alone.
-__device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a, int p, const ParticleInputs& in,
-                                                         float3 f3) {
+__device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a, const BoxGeometry<float>& box, int p,
+                                                         const ParticleInputs& in, float3 f3) {
   ParticleOutputs out;
   const int system = p / a.system_size;
   const SystemParams sp = a.systems[system];
@@ -158,7 +187,7 @@ __device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a,
     // fixed-point sum: one float addition per particle, the same in every strategy).
     const int64_t tag = local;
     if (tag == a.pull.pulled || tag == a.pull.tethered)
-      f += pull_force<float>(a.pull, tag, unwrapped_position(x4, in.image, a.box), static_cast<int64_t>(a.ctrl->step),
+      f += pull_force<float>(a.pull, tag, unwrapped_position(x4, in.image, box), static_cast<int64_t>(a.ctrl->step),
                              nullptr);
   }
   out.force = make_float3(f.x, f.y, f.z);
@@ -173,9 +202,9 @@ __device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a,
     Vec3<float> x{x4.x, x4.y, x4.z};
     Int3 im{in.image.x, in.image.y, in.image.z};
     const Int3 im0 = im;
-    begin_step(a.kind, x, v, im, f, inv_mass, local, a.ctrl->step, c, a.box);
-    const Vec3<float> moved{x.x - x4.x + (im.x - im0.x) * a.box.L.x, x.y - x4.y + (im.y - im0.y) * a.box.L.y,
-                            x.z - x4.z + (im.z - im0.z) * a.box.L.z};
+    begin_step(a.kind, x, v, im, f, inv_mass, local, a.ctrl->step, c, box);
+    const Vec3<float> moved{x.x - x4.x + (im.x - im0.x) * box.L.x, x.y - x4.y + (im.y - im0.y) * box.L.y,
+                            x.z - x4.z + (im.z - im0.z) * box.L.z};
     if (!(dot(moved, moved) <= a.max_move_sq) || !(dot(v, v) < 3.0e38f)) {
       report_lowest(&a.flags->bad_particle, tag);
       __threadfence();
@@ -183,7 +212,7 @@ __device__ __forceinline__ ParticleOutputs step_particle(const IntegrateArgs& a,
     out.x4 = make_float4(x.x, x.y, x.z, x4.w);
     out.image = make_int3(im.x, im.y, im.z);
     const float4 b = in.at_build;
-    const Vec3<float> d = a.box.min_image(Vec3<float>{x.x - b.x, x.y - b.y, x.z - b.z});
+    const Vec3<float> d = box.min_image(Vec3<float>{x.x - b.x, x.y - b.y, x.z - b.z});
     out.disp_sq = dot(d, d);
     if (!(out.disp_sq < 3.0e38f)) out.disp_sq = 3.0e38f;  // NaN: force the rebuild check to trip
   }
@@ -200,19 +229,35 @@ __device__ __forceinline__ void store_particle(const IntegrateArgs& a, int p, co
   a.vel[p] = o.v4;
 }
 
-// One thread per particle, the force read from an array (ArrayForce, FixedArrayForce).
-template <typename ForceSource>
+// m v_a^2 of a particle's new velocity (zero for no particle), the barostat's kinetic words.
+__device__ __forceinline__ void kinetic_words(const ParticleOutputs& o, bool particle, long long k[3]) {
+  const float m = o.v4.w;
+  k[0] = particle ? box_fixed((m * o.v4.x) * o.v4.x) : 0;
+  k[1] = particle ? box_fixed((m * o.v4.y) * o.v4.y) : 0;
+  k[2] = particle ? box_fixed((m * o.v4.z) * o.v4.z) : 0;
+}
+
+// One thread per particle, the force read from an array (ArrayForce, FixedArrayForce). kBox: the
+// barostat's variant (the kinetic energy per direction for the box update; kernels/box_update.cuh).
+template <typename ForceSource, bool kBox = false>
 __global__ void __launch_bounds__(kBlockSize) integrate_kernel(IntegrateArgs a, ForceSource source) {
   if (halted(a.ctrl)) return;  // the same for every block: only the last block changes it
+  const bool due = kBox && box_update_due(a);
+  const BoxGeometry<float> box = kBox ? a.device_box->box : a.box;
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
   ParticleOutputs o{};
-  if (p < a.n) o = step_particle(a, p, load_inputs(a, p), source(p));
+  if (p < a.n) o = step_particle(a, box, p, load_inputs(a, p), source(p));
+  if (kBox && due) {  // the same in every thread of the block
+    long long k[3];
+    kinetic_words(o, p < a.n, k);
+    add_box_words(a.box_sums, k, 3, 3);
+  }
   // Non-negative floats order like their bit patterns: an integer max is exact. The reduction's
   // barrier also means every thread's flags are in before thread 0 takes the ticket.
   const float m = block_reduce(o.disp_sq, MaxOp{}, 0.f);
   if (threadIdx.x == 0) {
     if (a.begin) report_displacement(a, m);
-    block_done(a);
+    block_done<kBox>(a);
   }
   if (p < a.n) store_particle(a, p, o);
 }
@@ -224,9 +269,13 @@ __global__ void __launch_bounds__(kBlockSize) integrate_kernel(IntegrateArgs a, 
 // What the integrating warp reads besides the force is copied to shared memory asynchronously
 // (cp.async) before the summation starts, so those loads (from DRAM in large systems) overlap
 // the summation instead of stalling the block at its end while its other warps wait.
+// kBox: the barostat's variant, which reads the box in device memory and sums the kinetic energy
+// per direction of its particles for the box update (kernels/box_update.cuh).
+template <bool kBox = false>
 __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(IntegrateArgs a, SlotForce source) {
   static_assert(kSumParticles == 32, "one warp integrates the block's particles");
   if (halted(a.ctrl)) return;
+  const bool due = kBox && box_update_due(a);
   __shared__ FixedVec force[kSumParticles];
   __shared__ float4 x_in[kSumParticles], v_in[kSumParticles], b_in[kSumParticles];
   __shared__ int im_in[3 * kSumParticles];
@@ -242,10 +291,11 @@ __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(Integrate
     if (a.begin) __pipeline_memcpy_async(&b_in[threadIdx.x], &a.pos_at_build[mine], sizeof(float4));
     __pipeline_commit();
   }
-  sum_slots_block(source, first, a.n, force, a.flags);
+  sum_slots_block<kBox>(source, first, a.n, force, a.flags);
   __syncthreads();
   if (threadIdx.x < 32) {
     const int p = mine;
+    const BoxGeometry<float> box = kBox ? a.device_box->box : a.box;
     ParticleOutputs o{};
     if (p < a.n) {
       __pipeline_wait_prior(0);  // this lane's own copies: no other thread reads them
@@ -256,7 +306,12 @@ __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(Integrate
       in.image = make_int3(im_in[3 * threadIdx.x], im_in[3 * threadIdx.x + 1], im_in[3 * threadIdx.x + 2]);
       if (a.begin) in.at_build = b_in[threadIdx.x];
       const FixedVec f = force[threadIdx.x];
-      o = step_particle(a, p, in, make_float3(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z)));
+      o = step_particle(a, box, p, in, make_float3(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z)));
+    }
+    if (kBox && due) {  // this warp's particles: its sums are in (fenced) before the ticket
+      long long k[3];
+      kinetic_words(o, p < a.n, k);
+      add_box_words_warp(a.box_sums, k, 3, 3);
     }
     float disp_sq = o.disp_sq;
     for (int off = 16; off > 0; off >>= 1) disp_sq = fmaxf(disp_sq, __shfl_down_sync(0xffffffffu, disp_sq, off));
@@ -264,7 +319,7 @@ __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(Integrate
     // shuffles. Then the ticket, and only then the stores, which the ticket's fence need not wait for.
     if (threadIdx.x == 0) {
       if (a.begin) report_displacement(a, disp_sq);
-      if (a.last_block_decides) block_done(a);
+      if (a.last_block_decides) block_done<kBox>(a);
     }
     if (p < a.n) store_particle(a, p, o);
   }
@@ -272,19 +327,22 @@ __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(Integrate
 
 // The step's decision in a kernel of its own, after integrate_slots_kernel in large systems
 // (kernels/cuda_backend.cu says why). The integrate kernel's flags are all in: it has ended.
+template <bool kBox = false>
 __global__ void decide_step_kernel(IntegrateArgs a) {
   if (halted(a.ctrl)) return;
-  decide_step(a);
+  decide_step<kBox>(a);
 }
 
 // pair_slots (unfused): the same summation as integrate_slots_kernel, as a kernel of its own
 // that stores the forces. Launch blocks of kSumBlock threads, one per kSumParticles particles.
+// kDeviceBox: the box read in device memory (a barostat's run), not source.box.
+template <bool kDeviceBox = false>
 __global__ void __launch_bounds__(kSumBlock)
     sum_slots_kernel(SlotForce source, int n, float4* force, DeviceFlags* flags, const StepControl* ctrl) {
   if (halted(ctrl)) return;
   __shared__ FixedVec sums[kSumParticles];
   const int first = blockIdx.x * kSumParticles;
-  sum_slots_block(source, first, n, sums, flags);
+  sum_slots_block<kDeviceBox>(source, first, n, sums, flags);
   __syncthreads();
   const int p = first + threadIdx.x;
   if (threadIdx.x < kSumParticles && p < n) {

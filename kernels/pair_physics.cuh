@@ -13,7 +13,8 @@ struct ParticleData {
   const float4* pos;  // xyz + type bits
   const float* charge;
   int n;
-  BoxGeometry<float> box;
+  const BoxGeometry<float>* box;  // in device memory: kernels load it once (a barostat changes it,
+                                  // and captured graphs keep their arguments)
 };
 
 struct PairResult {

@@ -37,11 +37,21 @@ __global__ void bounding_box_kernel(const float4* pos, int n, int* out /* min xy
 }
 
 // Particle i is of system tag[i] / system_size: its cell is in that system's layers of the
-// stacked grid (neighbor/cell_runs.h).
-__global__ void assign_cells_kernel(const float4* pos, const unsigned* tag, int n, int system_size, float3 lo,
-                                    float3 inv, CellGridDims g, int* cell, int* index) {
+// stacked grid (neighbor/cell_runs.h). A periodic box's corner and cells per length are those of
+// the box in device memory (as the host computes them: in double, rounded once), an open box's
+// the arguments.
+__global__ void assign_cells_kernel(const float4* pos, const unsigned* tag, int n, int system_size,
+                                    const BoxGeometry<float>* box, float3 lo, float3 inv, CellGridDims g, int* cell,
+                                    int* index) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
+  if (g.periodic) {
+    const BoxGeometry<float> b = *box;
+    lo = make_float3(b.lo.x, b.lo.y, b.lo.z);
+    inv = make_float3(static_cast<float>(g.nx / static_cast<double>(b.L.x)),
+                      static_cast<float>(g.ny / static_cast<double>(b.L.y)),
+                      static_cast<float>(g.nz / static_cast<double>(b.L.z)));
+  }
   const float4 p = pos[i];
   const int cx = cell_coordinate(p.x, lo.x, inv.x, g.nx);
   const int cy = cell_coordinate(p.y, lo.y, inv.y, g.ny);
@@ -81,7 +91,7 @@ CellGridView GpuCellOrder::view() const {
 }
 
 void GpuCellOrder::build(Launcher& launcher, const float4* pos, const unsigned* tag, int n, int system_size,
-                         const BoxGeometry<float>& box, double width) {
+                         const BoxGeometry<float>& box, const BoxGeometry<float>* device_box, double width) {
   const int systems = n > 0 ? n / system_size : 1;
   double lo[3] = {box.lo.x, box.lo.y, box.lo.z};
   double len[3] = {box.L.x, box.L.y, box.L.z};
@@ -91,9 +101,13 @@ void GpuCellOrder::build(Launcher& launcher, const float4* pos, const unsigned* 
   dims_ = {nx, ny, nz, box.periodic, systems};
   const int dims[3] = {nx, ny, nz};
   for (int d = 0; d < 3; ++d) width_[d] = len[d] / dims[d];
-  const float3 flo = make_float3(static_cast<float>(lo[0]), static_cast<float>(lo[1]), static_cast<float>(lo[2]));
-  const float3 inv =
-      make_float3(static_cast<float>(nx / len[0]), static_cast<float>(ny / len[1]), static_cast<float>(nz / len[2]));
+  // A periodic grid reads these from device_box (the same values while the box is this one).
+  const float3 flo = box.periodic
+                         ? make_float3(0.f, 0.f, 0.f)
+                         : make_float3(static_cast<float>(lo[0]), static_cast<float>(lo[1]), static_cast<float>(lo[2]));
+  const float3 inv = box.periodic ? make_float3(0.f, 0.f, 0.f)
+                                  : make_float3(static_cast<float>(nx / len[0]), static_cast<float>(ny / len[1]),
+                                                static_cast<float>(nz / len[2]));
   const int cells = dims_.cells();
 
   cell_unsorted_.resize(n);
@@ -102,8 +116,8 @@ void GpuCellOrder::build(Launcher& launcher, const float4* pos, const unsigned* 
   order_.resize(n);
   cell_start_.resize(cells + 1);
   if (n > 0) {
-    launcher.kernel(PAIRMD_HERE, assign_cells_kernel, blocks_for(n), kBlockSize, 0, pos, tag, n, system_size, flo, inv,
-                    dims_, cell_unsorted_.data(), index_.data());
+    launcher.kernel(PAIRMD_HERE, assign_cells_kernel, blocks_for(n), kBlockSize, 0, pos, tag, n, system_size,
+                    device_box, flo, inv, dims_, cell_unsorted_.data(), index_.data());
     // Stable: particles of one cell keep their order, so the order is a function of the
     // positions and the previous order alone.
     const int bits = bits_for(cells);

@@ -38,9 +38,11 @@ class GpuCellOrder {
   // system_size systems of system_size particles, particle i of system tag[i] / system_size, each
   // in a grid of its own (stacked along z, neighbor/cell_runs.h). The cell order keeps the
   // systems apart: system k's particles come k-th. An open box reads the particles' bounding box
-  // back, so its launcher must issue at once.
+  // back, so its launcher must issue at once. `box` is the box now, `device_box` the same box in
+  // device memory: a periodic grid's cell sizes are read there, so the work (and a graph of it)
+  // stays the same while the box changes but the number of cells does not.
   void build(Launcher& launcher, const float4* pos, const unsigned* tag, int n, int system_size,
-             const BoxGeometry<float>& box, double width);
+             const BoxGeometry<float>& box, const BoxGeometry<float>* device_box, double width);
 
   // order()[k]: the index, before the sort, of the particle that comes k-th in cell order.
   const int* order() const { return order_.data(); }

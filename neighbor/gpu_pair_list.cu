@@ -251,7 +251,7 @@ __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(S
   const int c = blockIdx.x;
   const int cx = c % a.dims.nx, cy = (c / a.dims.nx) % a.dims.ny, cz = c / (a.dims.nx * a.dims.ny);
   const int cell_first = a.cell_start[c], cell_end = a.cell_start[c + 1];
-  const Vec3<float> L = a.in.box.L;
+  const Vec3<float> L = a.in.box->L;
   SearchPass s{stage, count, offset, first_of, a.group + 1, 0, 0};
   for (s.g0 = cell_first; s.g0 < cell_end; s.g0 += a.group) {
     s.homes = min(a.group, cell_end - s.g0);

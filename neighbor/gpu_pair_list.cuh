@@ -76,9 +76,9 @@ struct PairListInput {
   const float4* pos;    // xyz + type bits, in cell order
   const unsigned* tag;  // the user's index of each particle (exclusions are by tag)
   int n;
-  BoxGeometry<float> box;
-  const int* exclusions;  // [tag * exclusion_width + e] = excluded partner tag or -1
-  int exclusion_width;    // 0: no exclusions
+  const BoxGeometry<float>* box;  // in device memory (a barostat changes it between builds)
+  const int* exclusions;          // [tag * exclusion_width + e] = excluded partner tag or -1
+  int exclusion_width;            // 0: no exclusions
 };
 
 class GpuPairList {

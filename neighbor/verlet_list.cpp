@@ -33,8 +33,20 @@ void insertion_sort(int* a, int n) {
 // largest displacements). While that sum is below the skin, every pair within the cutoff is
 // still in the list. This is the same guarantee as "rebuild when one particle moved skin / 2",
 // a little less eager when only one particle moved far.
+//
+// After box scaling (rescale) by s_a per edge since the build, the reference positions were
+// scaled too, so d_i is the displacement from particle i's scaled position at the build, and the
+// pair's scaled separation is at least s (rc + skin) with s the smallest s_a: every pair within
+// the cutoff is in the list while d_max1 + d_max2 < s (rc + skin) - rc. A compressed box thus
+// leaves less room, and one compressed by rc / (rc + skin) none: it rebuilds at once.
 bool VerletList::needs_rebuild(const std::vector<Vec3d>& x, const Box& box) const {
   if (x_at_build_.size() != x.size()) return true;
+  double allowed = skin_;
+  if (box.periodic && (box.L.x != box_at_build_.L.x || box.L.y != box_at_build_.L.y || box.L.z != box_at_build_.L.z)) {
+    const double s = std::min({box.L.x / box_at_build_.L.x, box.L.y / box_at_build_.L.y, box.L.z / box_at_build_.L.z});
+    allowed = s * (cutoff_ + skin_) - cutoff_;
+    if (!(allowed > 0)) return true;
+  }
   double first = 0.0, second = 0.0;  // the two largest squared displacements
   for (size_t i = 0; i < x.size(); ++i) {
     const Vec3d d = box.min_image(x[i] - x_at_build_[i]);
@@ -49,7 +61,13 @@ bool VerletList::needs_rebuild(const std::vector<Vec3d>& x, const Box& box) cons
     }
   }
   if (!(first == first) || !(second == second)) return true;
-  return std::sqrt(first) + std::sqrt(second) > skin_;
+  return std::sqrt(first) + std::sqrt(second) > allowed;
+}
+
+void VerletList::rescale(const Box& from, const Box& to) {
+  const Vec3d s{to.L.x / from.L.x, to.L.y / from.L.y, to.L.z / from.L.z};
+  for (Vec3d& x : x_at_build_)
+    x = {to.lo.x + s.x * (x.x - from.lo.x), to.lo.y + s.y * (x.y - from.lo.y), to.lo.z + s.z * (x.z - from.lo.z)};
 }
 
 bool VerletList::update(const std::vector<Vec3d>& x, const Box& box, const std::vector<std::vector<int>>& exclusions) {
@@ -189,6 +207,7 @@ void VerletList::build(const std::vector<Vec3d>& x, const Box& box, const std::v
       }
   }
   x_at_build_ = x;
+  box_at_build_ = box;
   ++builds_;
 }
 

@@ -1,7 +1,8 @@
 // Verlet (neighbour) list of the CPU reference backend: a half list (each pair once, j > i)
 // of all pairs closer than cutoff + skin, in compressed rows, each row in ascending partner
 // index. It stays valid until the two largest displacements since the build add up to more
-// than the skin, and rebuilds itself then.
+// than the skin, and rebuilds itself then. A box that a barostat scales is followed (rescale):
+// the positions at the build scale with it, and the skin allowed shrinks with the box.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,10 @@ class VerletList {
   bool update(const std::vector<Vec3d>& x, const Box& box, const std::vector<std::vector<int>>& exclusions);
   void build(const std::vector<Vec3d>& x, const Box& box, const std::vector<std::vector<int>>& exclusions);
   bool needs_rebuild(const std::vector<Vec3d>& x, const Box& box) const;
+  // The box was scaled from `from` to `to` about its lower corner, and every particle with it
+  // (integrators/barostat.h): the positions at the build are mapped the same way, so that the
+  // displacements measured by needs_rebuild() are those the dynamics made.
+  void rescale(const Box& from, const Box& to);
 
   // Partners of i: neighbors()[offsets()[i]] .. neighbors()[offsets()[i + 1] - 1].
   const std::vector<int>& offsets() const { return offsets_; }
@@ -35,7 +40,8 @@ class VerletList {
   int threads_;
   CellList cells_;
   std::vector<int> offsets_, neighbors_;
-  std::vector<Vec3d> x_at_build_;
+  std::vector<Vec3d> x_at_build_;  // mapped along by rescale()
+  Box box_at_build_{};
   std::vector<Vec3d> x_cell_order_;            // positions in cell order (build scratch)
   std::vector<std::vector<int>> thread_rows_;  // per-thread rows (build scratch)
   std::vector<int> row_start_;                 // where each row lies in its thread's buffer

@@ -23,6 +23,12 @@
 
 namespace pairmd {
 
+// Componentwise product: a term's virial per direction, sum_a (r_a)_d (f_a)_d.
+template <typename Real>
+PAIRMD_HD Vec3<Real> times(Vec3<Real> a, Vec3<Real> b) {
+  return {a.x * b.x, a.y * b.y, a.z * b.z};
+}
+
 template <typename Real>
 PAIRMD_HD Vec3<Real> cross(Vec3<Real> a, Vec3<Real> b) {
   return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
@@ -33,6 +39,7 @@ template <typename Real>
 struct AngleResult {
   Vec3<Real> fi, fk;
   Real energy, virial;
+  Vec3<Real> virial_diag;  // the virial per direction (a barostat's anisotropic coupling)
 };
 
 // Angle (i, j, k) with d1 = x_i - x_j, d2 = x_k - x_j under minimum image: Eval::eval(c, s, p,
@@ -55,6 +62,7 @@ PAIRMD_HD AngleResult<Real> angle_forces(Vec3<Real> d1, Vec3<Real> d2, const typ
   out.fk = (a * inv12) * d1 - (a * c / r2sq) * d2;
   out.energy = energy;
   out.virial = dot(d1, out.fi) + dot(d2, out.fk);
+  out.virial_diag = times(d1, out.fi) + times(d2, out.fk);
   return out;
 }
 
@@ -65,6 +73,7 @@ template <typename Real>
 struct DihedralResult {
   Vec3<Real> fi, fl, t;
   Real energy, virial;
+  Vec3<Real> virial_diag;  // the virial per direction (a barostat's anisotropic coupling)
 };
 
 // Dihedral (i, j, k, l) with b1 = x_j - x_i, b2 = x_k - x_j, b3 = x_l - x_k under minimum image:
@@ -95,6 +104,7 @@ PAIRMD_HD DihedralResult<Real> dihedral_forces(Vec3<Real> b1, Vec3<Real> b2, Vec
   // Positions relative to j: x_i - x_j = -b1, x_k - x_j = b2, x_l - x_j = b2 + b3.
   const Vec3<Real> fk = Real(-1) * (out.t + out.fl);
   out.virial = -dot(b1, out.fi) + dot(b2, fk) + dot(b2 + b3, out.fl);
+  out.virial_diag = times(b2, fk) + times(b2 + b3, out.fl) - times(b1, out.fi);
   return out;
 }
 

@@ -41,7 +41,7 @@ class Mpi final : public Communicator {
     MPI_Get_library_version(version, &len);
     std::string v(version, static_cast<size_t>(len));
     const size_t comma = v.find(',');
-    describe_ = "MPI (" + (comma == std::string::npos ? v : v.substr(0, comma)) + ")";
+    describe_ = std::to_string(size_) + " MPI ranks (" + (comma == std::string::npos ? v : v.substr(0, comma)) + ")";
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -70,6 +70,7 @@ std::unique_ptr<Communicator>& the_world() {
   return w;
 }
 bool g_mpi_started = false;
+bool g_mpi_threads = false;
 
 }  // namespace
 
@@ -93,8 +94,12 @@ void init_world(int* argc, char*** argv) {
   (void)argv;
 #ifdef PAIRMD_HAVE_MPI
   if (mpi_launched()) {
-    MPI_Init(argc, argv);
+    // Ranks that run several replicas call MPI from whichever of their threads comes last to a
+    // meeting, one thread at a time (replicas/thread_communicator.h).
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
     g_mpi_started = true;
+    g_mpi_threads = provided >= MPI_THREAD_SERIALIZED;
     the_world() = std::make_unique<Mpi>();
     return;
   }
@@ -105,6 +110,8 @@ void init_world(int* argc, char*** argv) {
                      : "one process (pairmd was built without MPI)");
 #endif
 }
+
+bool mpi_serves_threads() { return g_mpi_threads; }
 
 Communicator& world() {
   if (!the_world()) the_world() = std::make_unique<Single>("one process");

@@ -17,7 +17,7 @@ class Communicator {
   virtual int size() const = 0;
   // This rank's index among the ranks of its node (which GPU it takes).
   virtual int local_rank() const = 0;
-  // "MPI (Open MPI v4.1.4, ...)" or why there is none.
+  // What the ranks are: "4 MPI ranks (Open MPI v4.1.4)", or why there is no MPI.
   virtual std::string describe() const = 0;
   // Every rank's `values` (the same count on each), one after another in rank order.
   virtual std::vector<double> allgather(const std::vector<double>& values) = 0;
@@ -29,6 +29,10 @@ class Communicator {
 bool mpi_built();
 // True when this process was started by an MPI launcher (its environment says so).
 bool mpi_launched();
+
+// True when MPI was started and may be called from any thread of this process, one at a time
+// (MPI_THREAD_SERIALIZED): what a rank that runs several replicas as threads needs.
+bool mpi_serves_threads();
 
 // The world of this process: initialises MPI when it was built with MPI and started by an MPI
 // launcher, else a world of one. Call once, at the start of main; world() gives it afterwards.

@@ -18,8 +18,9 @@ namespace pairmd {
 namespace {
 
 // Whether this run is a replica of an ensemble: the config has a replicas section. Throws
-// ConfigError when the ranks do not match it (K replicas need K ranks; more than one rank needs
-// a replicas section).
+// ConfigError when the ranks do not match it (K replicas need K ranks of `comm`, which runs
+// replicas.count / MPI ranks of them in each MPI rank where the count is a multiple of the MPI
+// ranks: cli/cmd_run.cpp; more than one rank needs a replicas section).
 bool check_ensemble(const RunConfig& cfg, Communicator& comm, const FrontEnd& fe) {
   const int k = cfg.replicas.count;
   if (k == 0) {
@@ -32,6 +33,12 @@ bool check_ensemble(const RunConfig& cfg, Communicator& comm, const FrontEnd& fe
   if (k != comm.size()) {
     auto it = cfg.locations.find("replicas.count");
     const std::string where = it != cfg.locations.end() ? it->second : cfg.path;
+    if (comm.size() > 1)
+      throw ConfigError(where + ": replicas.count: " + std::to_string(k) +
+                        " replicas cannot be shared out evenly among " + std::to_string(comm.size()) +
+                        " MPI ranks: every rank runs replicas.count / ranks of them, so " +
+                        "the count must be a multiple of the ranks (mpirun -np R with R dividing " + std::to_string(k) +
+                        "; docs/replicas.md)");
     std::string how = "start it with mpirun -np " + std::to_string(k) + " pairmd run ...";
     if (!mpi_built())
       how =
@@ -210,9 +217,8 @@ std::string check_same_start(Communicator& comm, int64_t first, const ReplicaPla
 
 std::string describe_ensemble(const ReplicaPlan& rp, const RunConfig& cfg, Communicator& comm) {
   std::ostringstream s;
-  s << "replicas: " << rp.count << " (" << (rp.exchange ? "temperature replica exchange" : "independent")
-    << "), one per rank of " << comm.describe() << "; files " << rp.base_prefix
-    << ".r*.* (this terminal shows replica 0;"
+  s << "replicas: " << rp.count << " (" << (rp.exchange ? "temperature replica exchange" : "independent") << ") on "
+    << comm.describe() << "; files " << rp.base_prefix << ".r*.* (this terminal shows replica 0;"
     << " each replica's table is in its .log)\n";
   if (rp.exchange) {
     s << "ladder:";

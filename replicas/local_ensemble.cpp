@@ -31,9 +31,10 @@ class EnsembleRendezvous::Pending final : public Backend {
   std::string name_;
 };
 
-std::unique_ptr<Backend> EnsembleRendezvous::join(int k, const std::string& backend, const Model& model,
+std::unique_ptr<Backend> EnsembleRendezvous::join(int replica, const std::string& backend, const Model& model,
                                                   const SystemState& start, std::string* why) {
   std::lock_guard<std::mutex> l(mutex_);
+  const int k = replica - first_;
   backend_ = backend;
   if (k == 0) model_ = model;
   states_.at(k) = start;
@@ -42,7 +43,8 @@ std::unique_ptr<Backend> EnsembleRendezvous::join(int k, const std::string& back
   joined_[k] = 1;
   all_in_.notify_all();
   const std::string name = "cuda ensemble, system " + std::to_string(k) + " of " + std::to_string(states_.size());
-  if (why) *why = "cuda: the " + std::to_string(states_.size()) + " replicas in one set of kernels on one GPU";
+  if (why)
+    *why = "cuda: the " + std::to_string(states_.size()) + " replicas of this process in one set of kernels on one GPU";
   return std::make_unique<Pending>(*this, k, name);
 }
 

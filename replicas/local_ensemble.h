@@ -1,5 +1,6 @@
-// The replicas of an ensemble as threads of one process (pairmd run without an MPI launcher; one
-// thread per replica, each running what an MPI rank runs: replicas/thread_communicator.h). On a
+// The replicas of an ensemble as threads of one process (pairmd run without an MPI launcher, or
+// each rank's replicas under mpirun with more replicas than ranks; one thread per replica, each
+// running what an MPI rank of one replica runs: replicas/thread_communicator.h). On a
 // GPU they share one ensemble backend (backends/ensemble.h: the K systems in one set of kernel
 // launches), which this rendezvous makes once every replica has built its start state: each
 // replica's run gets system k of it as its backend (backends/lockstep_ensemble.h). On the CPU
@@ -19,11 +20,13 @@ namespace pairmd {
 
 class EnsembleRendezvous {
  public:
-  explicit EnsembleRendezvous(int count) : states_(count), systems_(count), joined_(count, 0) {}
-  // Replica k's backend for the plan's start: system k of the ensemble, made (on the first use of
-  // any member) once every replica has joined. A replica that cannot join calls cancel(): the
-  // others' backends then fail with the reason instead of waiting.
-  std::unique_ptr<Backend> join(int k, const std::string& backend, const Model& model, const SystemState& start,
+  // The replicas first, ..., first + count - 1 of the ensemble (under mpirun, this rank's).
+  explicit EnsembleRendezvous(int count, int first = 0)
+      : first_(first), states_(count), systems_(count), joined_(count, 0) {}
+  // The replica's backend for the plan's start: system replica - first of the ensemble, made (on
+  // the first use of any member) once every replica has joined. A replica that cannot join calls
+  // cancel(): the others' backends then fail with the reason instead of waiting.
+  std::unique_ptr<Backend> join(int replica, const std::string& backend, const Model& model, const SystemState& start,
                                 std::string* why);
   void cancel(const std::string& why);
 
@@ -32,6 +35,7 @@ class EnsembleRendezvous {
   Backend& member(int k);  // waits for every replica, makes the ensemble once
   void leave(int k);
 
+  int first_;
   std::mutex mutex_;
   std::condition_variable all_in_;
   std::string backend_;

@@ -64,6 +64,10 @@
 #              GPU, LJ liquid 62,500 and Kremer-Grest melt 64,000: aggregate timesteps/s against one
 #              replica, meeting cost, acceptance (multi_gpu.csv); files read back (demux) and the
 #              ensemble's restart checked bit for bit (multi_gpu_restart.log)
+#   perrank    (issue 31) several replicas per rank on the one GPU: mpirun -np 2 with 8 replicas
+#              (each rank one CUDA ensemble of 4) against the 8 as threads of one process (one
+#              ensemble of 8) and 8 ranks of one: thermo rows, exchange log and walk the same; the
+#              2 x 4 run's restart bitwise; demux; aggregate timesteps/s of each (perrank.log)
 # Results land in $OUT (the device tool brings them back); a summary is printed last.
 set -uo pipefail
 # The SOP tests (tests/test_sop.cpp) read the protein structure from here (Debian's pymol-data
@@ -146,6 +150,12 @@ for stage in "${stages[@]}"; do
         --gtest_filter='GpuBackend.GraphsChangeNoResult:GpuBackend.StepsLeftRunningChangeNothing:GpuBackend.ListsOutgrowing*:GpuBackend.LargeSystemsDecide*' \
         > "$OUT/sanitize_memcheck_graphs.log" 2>&1
       summary+=("compute-sanitizer memcheck (graphs): exit $?, $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_memcheck_graphs.log" | tail -1)")
+      ;;
+    barostat)
+      # The barostat's cost (issue #34): NPT every step against NVT, LJ liquid, 4,000 to 1M.
+      PAIRMD=$B/pairmd OUT=$OUT/barostat_speed SIZES=${PAIRMD_BAROSTAT_SIZES:-4000,32000,62500,256000,1000188} \
+        bash bench/barostat_speed.sh > "$OUT/barostat_speed.log" 2>&1
+      summary+=("barostat speed: exit $? ($(tail -1 "$OUT/barostat_speed.log"))")
       ;;
     smoke)
       "$B/pairmd" compare configs/lj_liquid.yaml --strategies pair_slots_fused,atom_gather \
@@ -545,6 +555,37 @@ PY
         "$B/pairmd" demux straight > demux.log 2>&1 && echo "demux: files read back, $(ls straight.T*.h5 2>/dev/null | wc -l) per-temperature trajectories" || echo "demux failed: $(tail -2 demux.log)"
       ) 2>&1 | tee "$OUT/multi_gpu_restart.log"
       summary+=("multi_gpu: $(tail -n +2 "$OUT/multi_gpu.csv" | tr '\n' ' '); $(tr '\n' ' ' < "$OUT/multi_gpu_restart.log")")
+      ;;
+    perrank)
+      if [[ ! -f "$B/mpi/env.sh" ]]; then summary+=("perrank: no Open MPI in the bundle"); continue; fi
+      d=$OUT/perrank && mkdir -p "$d"
+      lj=$PWD/configs/lj_liquid.yaml
+      (
+        source "$B/mpi/env.sh"; cd "$d" || exit 1
+        export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
+        mpi=(mpirun --allow-run-as-root --oversubscribe)
+        common=(--backend cuda --set system.lattice.cells=10 --set steps=2000
+                --set "replicas={count: 8, min_temperature: 1.2, max_temperature: 1.5, exchange_every: 50}"
+                --set 'output={thermo_every: 100, checkpoint_every: 1000, progress: off, trajectory: {every: 100}}')
+        "$B/pairmd" run "$lj" "${common[@]}" --output th > th.log 2>&1 || echo "8 threads: failed: $(tail -3 th.log)"
+        "${mpi[@]}" -np 2 "$B/pairmd" run "$lj" "${common[@]}" --output hy > hy.log 2>&1 || echo "2 x 4: failed: $(tail -3 hy.log)"
+        "${mpi[@]}" -np 8 "$B/pairmd" run "$lj" "${common[@]}" --output fr > fr.log 2>&1 || echo "8 x 1: failed: $(tail -3 fr.log)"
+        "${mpi[@]}" -np 2 "$B/pairmd" run "$lj" "${common[@]}" --output part --steps 1000 > part1.log 2>&1 || echo "2 x 4 first half failed"
+        "${mpi[@]}" -np 2 "$B/pairmd" run "$lj" "${common[@]}" --restart 'part.r{replica}.checkpoint.h5' --steps 2000 \
+          > part2.log 2>&1 || echo "2 x 4 restart failed"
+        grep -m1 '^replicas:' hy.log
+        for other in th fr part; do
+          same=1
+          for f in hy.r*.thermo.csv; do
+            cmp -s <(cut -d, -f1-7 "$f") <(cut -d, -f1-7 "$other${f#hy}") || { echo "differs: $f $other${f#hy}"; same=0; }
+          done
+          for f in exchange.csv walk.csv; do cmp -s hy.$f $other.$f || { echo "differs: $other.$f"; same=0; }; done
+          echo "2 x 4 against $other: same $same"
+        done
+        for r in th hy fr; do echo "$r: $(grep -m1 '^ensemble: aggregate' $r.log)"; done
+        "$B/pairmd" demux hy > demux.log 2>&1 && echo "demux: $(ls hy.T*.h5 2>/dev/null | wc -l) per-temperature trajectories" || echo "demux failed: $(tail -2 demux.log)"
+      ) 2>&1 | tee "$OUT/perrank.log"
+      summary+=("perrank: $(tr '\n' ' ' < "$OUT/perrank.log")")
       ;;
     *) echo "unknown stage $stage" ;;
   esac

@@ -29,6 +29,9 @@ steps: 10
 output: {thermo_every: 5}
 )";
 
+// A barostat section for kGood (line 16).
+const char* kBarostat = "barostat: {kind: c_rescale, pressure: 1.0, tau_p: 1.0, compressibility: 0.05}\n";
+
 std::string replace(std::string s, const std::string& from, const std::string& to) {
   const size_t at = s.find(from);
   EXPECT_NE(at, std::string::npos) << from;
@@ -113,6 +116,35 @@ std::vector<BadInput> bad_inputs() {
        replace(kGood, "cells: 4,", "cells: 4096,"),
        {},
        R"(^cfg\.yaml:4:31: system\.lattice\.cells: 4096 x 4096 x 4096 cells make 274877906944 particles, more than the 1073741824 pairmd can hold$)"},
+      // A barostat (docs/config.md "barostat"): its numbers, and what it cannot run with.
+      {"barostat_zero_compressibility",
+       std::string(kGood) + kBarostat,
+       {"barostat.compressibility=0"},
+       R"(^--set barostat\.compressibility=0: barostat\.compressibility: expected the isothermal compressibility > 0 \(sigma\^3/epsilon\), got 0$)"},
+      {"barostat_negative_tau_p",
+       replace(std::string(kGood) + kBarostat, "tau_p: 1.0", "tau_p: -1"),
+       {},
+       R"(^cfg\.yaml:16:51: barostat\.tau_p: expected the volume's relaxation time > 0 \(time units\), got -1$)"},
+      {"barostat_tau_p_within_few_steps",
+       replace(std::string(kGood) + kBarostat, "tau_p: 1.0", "tau_p: 0.01"),
+       {},
+       R"(^cfg\.yaml:16:51: barostat\.tau_p: expected a relaxation time of at least 5 x every x integrator\.dt = 0\.025, got 0\.01 .*$)"},
+      {"barostat_unknown_coupling",
+       std::string(kGood) + kBarostat,
+       {"barostat.couple=xy"},
+       R"(^--set barostat\.couple=xy: barostat\.couple: expected one of iso, semi_iso, aniso, got 'xy'$)"},
+      {"barostat_without_kind",
+       replace(std::string(kGood) + kBarostat, "kind: c_rescale, ", ""),
+       {},
+       R"(^cfg\.yaml:16:11: barostat: missing required key 'kind' \(c_rescale: stochastic cell rescaling\)$)"},
+      {"barostat_open_boundary",
+       replace(std::string(kGood) + kBarostat, "  types: [{name: A}]", "  types: [{name: A}]\n  boundary: open"),
+       {},
+       R"(^cfg\.yaml:17:11: barostat: a barostat needs a periodic box; this system has system\.boundary: open$)"},
+      {"barostat_nve",
+       replace(std::string(kGood) + kBarostat, "kind: langevin", "kind: nve"),
+       {},
+       R"(^cfg\.yaml:16:11: barostat: a barostat needs a thermostat .*nve has none$)"},
       {"unterminated_single_quoted_string",
        replace(kGood, "title: small LJ", "title: 'it''s small"),
        {},

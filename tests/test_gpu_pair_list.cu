@@ -76,13 +76,16 @@ void run_case(const Case& c, int* chunk_out) {
   DeviceBuffer<float4> dpos;
   dpos.upload(pos);
   BoxGeometry<float> fbox{{0.f, 0.f, 0.f}, {float(c.L), float(c.L), float(c.L)}, c.periodic};
+  DeviceBuffer<BoxGeometry<float>> dbox;  // the kernels read the box in device memory
+  dbox.upload(std::vector<BoxGeometry<float>>{fbox});
   GpuCellOrder cells;
   Launcher launcher(nullptr);
   std::vector<unsigned> identity(c.n);
   for (int i = 0; i < c.n; ++i) identity[i] = static_cast<unsigned>(i);
   DeviceBuffer<unsigned> dtag0;
   dtag0.upload(identity);
-  cells.build(launcher, dpos.data(), dtag0.data(), c.n, std::max(c.n, 1), fbox, c.grid > 0 ? c.grid : cutoff + skin);
+  cells.build(launcher, dpos.data(), dtag0.data(), c.n, std::max(c.n, 1), fbox, dbox.data(),
+              c.grid > 0 ? c.grid : cutoff + skin);
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<int> order = download(cells.order(), c.n);
   const std::vector<int> cell_of = download(cells.view().cell_of, c.n);
@@ -106,7 +109,8 @@ void run_case(const Case& c, int* chunk_out) {
 
   const bool columns = !c.full;
   GpuPairList list(cutoff, skin, c.full, columns, 0.05, c.n);  // tiny first buffers: they must grow
-  list.build(launcher, {dsorted.data(), dtag.data(), c.n, fbox, width ? dexcl.data() : nullptr, width}, cells.view());
+  list.build(launcher, {dsorted.data(), dtag.data(), c.n, dbox.data(), width ? dexcl.data() : nullptr, width},
+             cells.view());
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
   const int first_capacity = (c.n + 1 + kMaxPairChunk - 1) / kMaxPairChunk * kMaxPairChunk;  // 1 per particle
   if (list.entries() > first_capacity)

@@ -1,18 +1,25 @@
 // Replica exchange without MPI: the Metropolis criterion and its counter-based draws, the ladder,
 // round trips, the walk and the exchange log, the state a checkpoint keeps, and the replicas
-// section of the config. The ensemble itself runs under mpirun in tests/python/check_replicas.py.
+// section of the config, the collectives of threads and of ranks of threads. The ensemble itself
+// runs under mpirun in tests/python/check_replicas.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "engine/config.h"
 #include "engine/ladder.h"
 #include "replicas/ensemble.h"
 #include "replicas/exchange.h"
 #include "replicas/round_trips.h"
+#include "replicas/thread_communicator.h"
 #include "replicas/walk.h"
 
 namespace pairmd {
@@ -205,6 +212,70 @@ TEST(ReplicaExchange, ReplicaNames) {
   EXPECT_EQ(replica_path("pt.r{replica}.checkpoint.h5", 7, 100), "pt.r07.checkpoint.h5");
   EXPECT_EQ(replica_path("one.h5", 7, 100), "one.h5");
   EXPECT_EQ(replica_seed(10, 3), 13u);
+}
+
+// Ranks of several replicas each (mpirun -np R with R K replicas): replica r K + t's allgather is
+// its rank's threads' barrier, then one allgather of the ranks. Here the "ranks" are threads too,
+// R of them over a ThreadGroup, so the layering runs without MPI.
+TEST(ReplicaRanks, ThreadsOfRanksGatherInReplicaOrderEveryRound) {
+  const int ranks = 3, per_rank = 2, rounds = 50;
+  ThreadGroup outer(ranks);
+  std::vector<std::unique_ptr<ThreadCommunicator>> rank_comms;
+  std::vector<std::unique_ptr<ThreadGroup>> groups;
+  for (int r = 0; r < ranks; ++r) {
+    rank_comms.push_back(std::make_unique<ThreadCommunicator>(outer, r));
+    groups.push_back(std::make_unique<ThreadGroup>(per_rank));
+  }
+  std::vector<std::vector<std::vector<double>>> got(ranks * per_rank);
+  std::vector<std::pair<int, int>> rank_and_size(ranks * per_rank);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    for (int t = 0; t < per_rank; ++t)
+      threads.emplace_back([&, r, t] {
+        RankThreadCommunicator comm(*groups[r], t, *rank_comms[r]);
+        rank_and_size[r * per_rank + t] = {comm.rank(), comm.size()};
+        for (int n = 0; n < rounds; ++n)
+          got[comm.rank()].push_back(comm.allgather({static_cast<double>(comm.rank()), static_cast<double>(n)}));
+      });
+  for (std::thread& t : threads) t.join();
+  for (int q = 0; q < ranks * per_rank; ++q) {
+    EXPECT_EQ(rank_and_size[q], std::make_pair(q, ranks * per_rank));
+    ASSERT_EQ(got[q].size(), static_cast<size_t>(rounds));
+    for (int n = 0; n < rounds; ++n) {
+      std::vector<double> want;
+      for (int p = 0; p < ranks * per_rank; ++p)
+        want.insert(want.end(), {static_cast<double>(p), static_cast<double>(n)});
+      ASSERT_EQ(got[q][n], want) << "replica " << q << ", round " << n;
+    }
+  }
+}
+
+// What the ranks' allgather throws (an MPI error), every thread of the rank throws, and the group
+// goes on to the next round.
+TEST(ReplicaRanks, AFailureOfTheRanksGatherReachesEveryThread) {
+  ThreadGroup group(3);
+  std::vector<int> threw(3, 0);
+  std::vector<std::vector<double>> after(3);
+  std::vector<std::thread> threads;
+  int calls = 0;
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        group.allgather(t, {1.0}, [&](const std::vector<double>&) -> std::vector<double> {
+          ++calls;
+          throw std::runtime_error("MPI_Allgather failed");
+        });
+      } catch (const std::runtime_error& e) {
+        threw[t] = std::string(e.what()) == "MPI_Allgather failed";
+      }
+      after[t] = group.allgather(t, {static_cast<double>(t)});
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(calls, 1);
+  for (int t = 0; t < 3; ++t) {
+    EXPECT_TRUE(threw[t]) << "thread " << t;
+    EXPECT_EQ(after[t], (std::vector<double>{0, 1, 2}));
+  }
 }
 
 const char* kBase = R"(system:

@@ -43,11 +43,12 @@ TEST(Units, CsvHeaderNamesEveryUnit) {
   const RunConfig real = parse_config(argon(2.0), "ar.yaml");
   EXPECT_EQ(csv_header(real),
             "step,time[fs],temperature[K],potential_energy[kcal/mol],kinetic_energy[kcal/mol],total_energy[kcal/mol],"
-            "pressure[atm],steps_per_second,energy_lj[kcal/mol]");
+            "pressure[atm],volume[Angstrom^3],density[1/Angstrom^3],steps_per_second,energy_lj[kcal/mol]");
   const RunConfig lj = parse_config(test::lj_yaml(4, 0.8442, "langevin", 1.2), "lj.yaml");
   EXPECT_EQ(csv_header(lj),
             "step,time[tau],temperature[epsilon/k_B],potential_energy[epsilon],kinetic_energy[epsilon],"
-            "total_energy[epsilon],pressure[epsilon/sigma^3],steps_per_second,energy_lj[epsilon]");
+            "total_energy[epsilon],pressure[epsilon/sigma^3],volume[sigma^3],density[1/sigma^3],steps_per_second,"
+            "energy_lj[epsilon]");
 }
 
 TEST(Units, TimeStepWarningsFitTheUnitSystem) {

@@ -32,10 +32,17 @@ TEST is one of
               (PAIRMD_REPLICA_KILL_TRAJECTORY=1: with trajectories, and demux at the end)
   failure     a replica that blows up stops the ensemble, the message names it, the others
               close their files with checkpoints
-  config      bad ladders and K != ranks are config errors (exit 2), with file:line:key
+  config      bad ladders and counts the ranks do not divide are config errors (exit 2), with
+              file:line:key
   nompi       without mpirun, the K replicas run as threads of one process: an MPI ensemble's files
               and, on the CPU backend, bit for bit the ensemble mpirun gives; its restart (runs in
               every build; the comparison with mpirun where there is MPI)
+  perrank     mpirun -np 2 with replicas.count 4 (two replicas per rank, as threads): bit for bit
+              the 4 threads' and the 4 ranks' ensemble (states, thermo, exchange log, walk,
+              acceptance; PAIRMD_PERRANK_STEPS steps, default 1000), restarts bitwise (from its
+              own checkpoints and from 4 ranks'), demux, a blow-up that stops all four
+  perrank_signal  SIGTERM to one rank of 2 x 2 replicas stops all four at one meeting with
+              checkpoints of that step (exit 130); the restart ends bitwise as a straight run
 Exit 77: skipped (this pairmd has no MPI, or mpirun is missing), with the reason.
 """
 import csv
@@ -422,12 +429,13 @@ def thermo_rows(path, every):
     return out
 
 
-def same_as_straight_run(prefix, cfg, end, thermo_every):
-    """The ensemble `prefix`, continued to step `end`, is bitwise the straight run of `end` steps:
-    positions, velocities, exchange state, thermo rows, exchange log and walk."""
-    rc, _, err = mpirun(2, ["run", cfg, "--output", prefix + "_ref", "--steps", str(end)], timeout=600)
+def same_as_straight_run(prefix, cfg, end, thermo_every, k=2, ranks=2):
+    """The ensemble `prefix` of `k` replicas, continued to step `end`, is bitwise the straight run
+    of `end` steps on `ranks` ranks: positions, velocities, exchange state, thermo rows, exchange
+    log and walk."""
+    rc, _, err = mpirun(ranks, ["run", cfg, "--output", prefix + "_ref", "--steps", str(end)], timeout=600)
     check(rc == 0, f"the straight run to step {end} (rc {rc}) {err[-1500:]}")
-    for r in range(2):
+    for r in range(k):
         a, b = checkpoint_state(f"{prefix}.r{r}.checkpoint.h5"), checkpoint_state(f"{prefix}_ref.r{r}.checkpoint.h5")
         check(a[0] == b[0] == end, f"replica {r}: both end at step {end} ({a[0]}, {b[0]})")
         check(np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2]),
@@ -609,7 +617,11 @@ def test_config():
         ("count: 2\ntemperatures: [1.2, -1.0]", 2, "replicas.temperatures[1]", "> 0"),
         ("count: 2\nmin_temperature: 1.3\nmax_temperature: 1.2", 2, "replicas.max_temperature", "above min_temperature"),
         ("count: 3\ntemperatures: [1.2, 1.3]", 2, "replicas.count", "temperatures lists 2"),
-        ("count: 4\ntemperatures: [1.2, 1.3, 1.4, 1.5]", 2, "replicas.count", "need 4 MPI ranks"),
+        # Each rank runs replicas.count / ranks replicas: a count the ranks do not divide is refused.
+        ("count: 3\ntemperatures: [1.2, 1.3, 1.4]", 2, "replicas.count",
+         "3 replicas cannot be shared out evenly among 2 MPI ranks"),
+        ("count: 2\ntemperatures: [1.2, 1.3]", 4, "replicas.count",
+         "2 replicas cannot be shared out evenly among 4 MPI ranks"),
         ("mode: independent\ncount: 2\ntemperatures: [1.2, 1.3]", 2, "replicas.temperatures", "mode: exchange"),
     ]
     for n, (rep, k, key, words) in enumerate(cases):
@@ -665,8 +677,133 @@ def test_nompi():
     check(p.returncode == 0 and os.path.exists("nm1.r0.checkpoint.h5"), f"K = 1 runs without mpirun ({p.stderr[-500:]})")
 
 
+# ---- ranks of several replicas each: mpirun -np 2 with replicas.count 4 ------------------------
+
+PERRANK_LADDER = "count: 4\ntemperatures: [1.2, 1.25, 1.3, 1.35]\nexchange_every: 10"
+
+
+def no_mpi_env():
+    return {k: v for k, v in ENV.items() if not k.startswith(("OMPI_", "PMI", "PMIX"))}
+
+
+def acceptance_lines(out):
+    """The final report's acceptance of each pair of temperatures: '  T 1.2 <-> 1.25  0.400  (4 of 10)'."""
+    return [" ".join(line.split()) for line in out.splitlines() if line.startswith("  T ") and "<->" in line]
+
+
+def same_ensembles(a, b, k, thermo_every, what):
+    """The ensembles `a` and `b` end bit for bit alike: every replica's state, exchange state and
+    thermo rows, the exchange log and the walk."""
+    for r in range(k):
+        x, y = checkpoint_state(f"{a}.r{r}.checkpoint.h5"), checkpoint_state(f"{b}.r{r}.checkpoint.h5")
+        check(x[0] == y[0] and np.array_equal(x[1], y[1]) and np.array_equal(x[2], y[2]) and x[3] == y[3],
+              f"{what}: replica {r} ends bit for bit alike (step {x[0]}; positions, velocities, exchange state)")
+        check(thermo_rows(f"{a}.r{r}.thermo.csv", thermo_every) == thermo_rows(f"{b}.r{r}.thermo.csv", thermo_every),
+              f"{what}: replica {r}'s thermo rows are the same")
+    for f in ("exchange.csv", "walk.csv"):
+        check(open(f"{a}.{f}").read() == open(f"{b}.{f}").read(), f"{what}: the {f} files are identical")
+
+
+def check_demux(prefix, k):
+    """`pairmd demux PREFIX`: every frame of PREFIX.Tt.h5 is the frame of the replica the walk puts
+    at temperature t."""
+    import h5py
+    rc, out, err = run([PAIRMD, "demux", prefix])
+    check(rc == 0, f"pairmd demux {prefix} (rc {rc}) {err[-500:]}")
+    w = walk(prefix)
+    moved = 0
+    for t in range(k):
+        with h5py.File(f"{prefix}.T{t}.h5", "r") as f:
+            steps = f["particles/all/position/step"][()]
+            pos = f["particles/all/position/value"][()]
+        for i, step in enumerate(steps):
+            r = next(r for r in range(k) if temperature_index(w, r, step) == t)
+            moved += r != t
+            with h5py.File(f"{prefix}.r{r}.h5", "r") as g:
+                j = list(g["particles/all/position/step"][()]).index(step)
+                if not np.array_equal(g["particles/all/position/value"][j], pos[i]):
+                    fail(f"{prefix}.T{t}.h5 frame {i} (step {step}) is not replica {r}'s frame")
+    check(moved > 0, f"{prefix}: every demuxed frame is the one the walk names, from several replicas ({moved} moved)")
+
+
+def test_perrank():
+    """mpirun -np 2 with replicas.count 4 runs two replicas per rank as threads: bit for bit the
+    ensemble of 4 threads in one process and of 4 ranks (states, thermo, exchange log, walk, so the
+    acceptance too); restarts bitwise (2 x 2 from its own checkpoints, and from 4 ranks'); demux
+    takes its files; a replica that blows up stops all four."""
+    steps = int(os.environ.get("PAIRMD_PERRANK_STEPS", "1000"))
+    cfg = config("pr.yaml", steps, replicas=PERRANK_LADDER, checkpoint=steps // 2, traj=50)
+    t0 = time.time()
+    rc, out, err = mpirun(2, ["run", cfg, "--output", "hy"], timeout=600)
+    t_hybrid = time.time() - t0
+    check(rc == 0, f"2 ranks x 2 replicas run (rc {rc}) {err[-1500:]}")
+    check("on 2 threads in each of 2 MPI ranks" in out, "the start says how the replicas are laid out")
+    check("continue with mpirun -np 2 pairmd run" in out, "the continue command has the job's 2 ranks")
+    hybrid_acceptance = acceptance_lines(out)
+    t0 = time.time()
+    p = subprocess.run([PAIRMD, "run", cfg, "--output", "th"], env=no_mpi_env(), capture_output=True, text=True)
+    t_threads = time.time() - t0
+    check(p.returncode == 0, f"4 replicas as threads of one process (rc {p.returncode}) {p.stderr[-800:]}")
+    t0 = time.time()
+    rc, out, err = mpirun(4, ["run", cfg, "--output", "fr"], timeout=600)
+    t_ranks = time.time() - t0
+    check(rc == 0, f"4 ranks of one replica each (rc {rc}) {err[-1500:]}")
+    print(f"wall time: 2 ranks x 2 threads {t_hybrid:.1f} s, 1 process x 4 threads {t_threads:.1f} s, "
+          f"4 ranks x 1 {t_ranks:.1f} s")
+    same_ensembles("hy", "th", 4, 20, "2 x 2 against 4 threads")
+    same_ensembles("hy", "fr", 4, 20, "2 x 2 against 4 ranks")
+    print("\n".join(hybrid_acceptance))
+    check(hybrid_acceptance == acceptance_lines(out) and len(hybrid_acceptance) == 3,
+          "the acceptance of every pair is the 4 ranks' (the same numbers)")
+    log = rows("hy.exchange.csv")
+    for pair in range(3):
+        acc = [int(r["accepted"]) for r in log if int(r["pair"]) == pair]
+        check(0 < sum(acc) < len(acc), f"pair {pair}: {sum(acc)} of {len(acc)} accepted (the test can tell)")
+    # Restarts: 2 x 2 from its own checkpoints of the half-way step, and from 4 ranks' checkpoints.
+    half = str(steps // 2)
+    for prefix, first_ranks in (("hb", 2), ("hc", 4)):
+        rc, _, err = mpirun(first_ranks, ["run", cfg, "--output", prefix, "--steps", half], timeout=600)
+        check(rc == 0, f"{prefix}: {first_ranks} ranks to step {half} (rc {rc}) {err[-1500:]}")
+        rc, out, err = mpirun(2, ["run", cfg, "--restart", prefix + ".r{replica}.checkpoint.h5", "--steps", str(steps)],
+                              timeout=600)
+        check(rc == 0, f"{prefix}: 2 ranks x 2 go on to step {steps} (rc {rc}) {err[-1500:]}")
+        same_ensembles(prefix, "hy", 4, 20, f"{prefix} ({first_ranks} ranks, then 2 x 2) against the straight run")
+    check_demux("hy", 4)
+    # A replica that blows up stops the ensemble; the others close their files with checkpoints.
+    bad = config("fl.yaml", 3000, replicas="count: 4\ntemperatures: [1.2, 1.3, 1.4, 50000]\nexchange_every: 50")
+    rc, out, err = mpirun(2, ["run", bad], timeout=300)
+    check(rc == 1 and "replica 3 (fl.r3.*) failed" in err and "max_step_displacement" in err,
+          f"a blow-up of replica 3 stops the 2 x 2 ensemble, exit 1 naming it (rc {rc}) {err[-800:]}")
+    readable("fl", 4)
+
+
+def test_perrank_signal():
+    """SIGTERM to one rank of 2 x 2 replicas stops all four at one meeting, with checkpoints of that
+    step, exit 130; the ensemble restarts from them bitwise as a run that was not stopped."""
+    cfg = config("ps.yaml", 10 ** 7, replicas=PERRANK_LADDER.replace("exchange_every: 10", "exchange_every: 40"),
+                 checkpoint=10 ** 6)
+    p = start_ensemble("ps", cfg)
+    pids = rank_pids(p)
+    check(len(pids) == 2, f"two ranks run ({pids})")
+    os.kill(pids[-1], signal.SIGTERM)  # one rank, two replicas; the other rank learns it at the meeting
+    out, err = p.communicate(timeout=120)
+    check(p.returncode == 130, f"the ensemble stops with exit 130 (got {p.returncode}) {err[-800:]}")
+    wait_gone(pids)
+    check("--restart ps.r{replica}.checkpoint.h5" in err and "mpirun -np 2" in err, "the message says how to continue")
+    steps = [checkpoint_state(f"ps.r{r}.checkpoint.h5")[0] for r in range(4)]
+    check(len(set(steps)) == 1 and steps[0] > 0 and steps[0] % 40 == 0,
+          f"the four replicas wrote checkpoints of one meeting ({steps})")
+    check([s[1] for s in common_steps("ps", 4)] == steps, "and their common checkpoints are of that step")
+    readable("ps", 4)
+    end = steps[0] + 200
+    rc, out, err = mpirun(2, ["run", cfg, "--restart", "ps.r{replica}.checkpoint.h5", "--steps", str(end)], timeout=300)
+    check(rc == 0, f"the ensemble restarts from them (rc {rc}) {err[-1500:]}")
+    same_as_straight_run("ps", cfg, end, 20, k=4, ranks=2)
+
+
 TESTS = {"acceptance": test_acceptance, "pe": test_pe, "restart": test_restart, "demux": test_demux, "demux_inputs": test_demux_inputs,
-         "signal": test_signal, "fulldisk": test_fulldisk, "killrandom": test_killrandom, "kill": test_kill, "failure": test_failure, "config": test_config, "nompi": test_nompi}
+         "signal": test_signal, "fulldisk": test_fulldisk, "killrandom": test_killrandom, "kill": test_kill, "failure": test_failure, "config": test_config, "nompi": test_nompi,
+         "perrank": test_perrank, "perrank_signal": test_perrank_signal}
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[1] not in TESTS:
