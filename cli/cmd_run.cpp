@@ -527,8 +527,10 @@ int run_replicas_in_threads(const RunOptions& o, const std::string& command, int
       } catch (const std::exception& e) {
         std::cerr << "pairmd run: replica " << first + k << ": error: " << e.what() << "\n";
         codes[k] = kExitFailure;
-        // The other ranks may be waiting for this replica: end the job, as a rank of one replica does.
-        if (ranks) comm->abort(kExitFailure);
+        // The other replicas (threads, or ranks) may be waiting for this one at a meeting or in the
+        // shared ensemble backend: end the job, as a rank of one replica does. What the others
+        // wrote stays readable (their files survive a kill: docs/output.md).
+        comm->abort(kExitFailure);
       }
     });
   for (std::thread& t : replicas) t.join();

@@ -47,8 +47,11 @@ struct BondListView {
 // the list, 5 bytes and a chunk's share per entry (neighbor/gpu_pair_list.cuh), and the slot.
 // kVirial (a barostat's run): when the next step's box update is due, the pairs' virial per
 // direction (F/r) d_a d_a too, each pair once, into the barostat's sums (kernels/box_update.cuh).
+// Launched as 8 blocks of kBlockSize per multiprocessor (CudaBackend::stride_blocks_): the bounds
+// keep the virial variant at the 32 registers that lets all 8 stay resident (at 39, a third of
+// the grid waited for a second wave and the kernel took 1.9x as long).
 template <typename Eval, bool kVirial = false>
-__global__ void slots_pair_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
+__global__ void __launch_bounds__(kBlockSize, 8) slots_pair_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
                                   int ntypes, float* __restrict__ slots, const StepControl* ctrl,
                                   BarostatSettings barostat, unsigned long long* box_sums) {
   if (halted(ctrl)) return;
@@ -362,7 +365,7 @@ __global__ void bond_energy_kernel(BondListView bonds, ParticleData pd, const ty
 // so every deterministic strategy sums the same bits. A grid of a few blocks per multiprocessor
 // strides over the entries.
 template <typename Eval>
-__global__ void pair_virial_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
+__global__ void __launch_bounds__(kBlockSize, 8) pair_virial_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
                                    int ntypes, bool full, BarostatSettings settings, unsigned long long* sums,
                                    const StepControl* ctrl) {
   if (halted(ctrl) || !settings.due(static_cast<int64_t>(ctrl->step))) return;
