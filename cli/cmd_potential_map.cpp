@@ -37,10 +37,6 @@ std::string stem_of(const std::string& path) {
   return s;
 }
 
-}  // namespace
-
-namespace {
-
 struct MapCommandOptions {
   std::string trajectory, config_path, frames = "0:", units_name, out;
   MapOptions given;  // spacing, padding, min-distance, region, kernel, method, boundary

@@ -213,8 +213,10 @@ void check_callable(const py::handle& v, const std::string& what) {
 }
 
 int64_t int_arg(const py::handle& v, const std::string& who, const OptionSpec& spec) {
-  const double hi = std::min(spec.number.hi, 9.2e18);
-  return int_arg(v, who + spec.python, static_cast<int64_t>(spec.number.lo), static_cast<int64_t>(hi));
+  // A rule without an upper bound: the largest int64 (messages then say "an int >= lo").
+  const int64_t hi =
+      spec.number.hi >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(spec.number.hi);
+  return int_arg(v, who + spec.python, static_cast<int64_t>(spec.number.lo), hi);
 }
 
 double number_arg(const py::handle& v, const std::string& who, const OptionSpec& spec) {
