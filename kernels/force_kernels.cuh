@@ -51,9 +51,10 @@ struct BondListView {
 // keep the virial variant at the 32 registers that lets all 8 stay resident (at 39, a third of
 // the grid waited for a second wave and the kernel took 1.9x as long).
 template <typename Eval, bool kVirial = false>
-__global__ void __launch_bounds__(kBlockSize, 8) slots_pair_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
-                                  int ntypes, float* __restrict__ slots, const StepControl* ctrl,
-                                  BarostatSettings barostat, unsigned long long* box_sums) {
+__global__ void __launch_bounds__(kBlockSize, 8)
+    slots_pair_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table, int ntypes,
+                      float* __restrict__ slots, const StepControl* ctrl, BarostatSettings barostat,
+                      unsigned long long* box_sums) {
   if (halted(ctrl)) return;
   const BoxGeometry<float> box = *pd.box;
   const bool virial = kVirial && barostat.due(static_cast<int64_t>(ctrl->step));
@@ -365,9 +366,9 @@ __global__ void bond_energy_kernel(BondListView bonds, ParticleData pd, const ty
 // so every deterministic strategy sums the same bits. A grid of a few blocks per multiprocessor
 // strides over the entries.
 template <typename Eval>
-__global__ void __launch_bounds__(kBlockSize, 8) pair_virial_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table,
-                                   int ntypes, bool full, BarostatSettings settings, unsigned long long* sums,
-                                   const StepControl* ctrl) {
+__global__ void __launch_bounds__(kBlockSize, 8)
+    pair_virial_kernel(PairListView list, ParticleData pd, const typename Eval::Params* __restrict__ table, int ntypes,
+                       bool full, BarostatSettings settings, unsigned long long* sums, const StepControl* ctrl) {
   if (halted(ctrl) || !settings.due(static_cast<int64_t>(ctrl->step))) return;
   const BoxGeometry<float> box = *pd.box;
   long long w[3] = {0, 0, 0};
