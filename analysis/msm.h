@@ -96,10 +96,8 @@ struct MsmPlan {
 MsmPlan make_msm_plan(const ChargeList& charges, const Grid3& grid, const MsmParams& params, double floor,
                       const Box* box = nullptr);
 
-// The atoms as the plan sees them: relative to the grid origin, wrapped into the box (periodic).
-struct MsmAtoms {
-  std::vector<double> x, y, z, q;
-};
+// The charges as the plan sees them: relative to the grid origin, wrapped into the box (periodic).
+using MsmAtoms = ChargeList;
 MsmAtoms msm_atoms(const MsmPlan& plan, const ChargeList& charges, const Grid3& grid);
 
 // The two parts on the lattice (values in units of charge / length, no k_e), double precision,

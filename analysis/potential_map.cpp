@@ -26,43 +26,25 @@ namespace {
 // What `auto` picks on a GPU: the fastest kernel measured (docs/benchmarks.md).
 constexpr MapKernel kBestGpuKernel = MapKernel::GatherCoalesced;
 
+// The launcher of each GPU kernel of the registry (engine/map_registry.h).
 dcs::GpuKernel gpu_kernel(MapKernel k) {
-  for (const MapKernelInfo& i : kMapKernels)
-    if (i.kernel == k && i.gpu) return i.launch;
+  switch (k) {
+    case MapKernel::Scatter:
+      return dcs::GpuKernel::Scatter;
+    case MapKernel::Gather:
+      return dcs::GpuKernel::Gather;
+    case MapKernel::GatherCoarsened:
+      return dcs::GpuKernel::GatherCoarsened;
+    case MapKernel::GatherCoalesced:
+      return dcs::GpuKernel::GatherCoalesced;
+    case MapKernel::Auto:
+    case MapKernel::Cpu:
+      break;
+  }
   throw std::invalid_argument(std::string("potential map: '") + map_kernel_name(k) + "' is not a GPU kernel");
 }
 
 }  // namespace
-
-MapMethod parse_map_method(const std::string& name) {
-  std::string all;
-  for (const MapMethodInfo& m : kMapMethods) {
-    if (name == m.name) return m.method;
-    all += (all.empty() ? "" : ", ") + std::string(m.name);
-  }
-  throw std::invalid_argument("unknown potential-map method '" + name + "' (expected one of: " + all + ")");
-}
-
-const char* map_method_name(MapMethod m) {
-  for (const MapMethodInfo& i : kMapMethods)
-    if (i.method == m) return i.name;
-  return "?";
-}
-
-MapKernel parse_map_kernel(const std::string& name) {
-  std::string all;
-  for (const MapKernelInfo& k : kMapKernels) {
-    if (name == k.name) return k.kernel;
-    all += (all.empty() ? "" : ", ") + std::string(k.name);
-  }
-  throw std::invalid_argument("unknown potential-map kernel '" + name + "' (expected one of: " + all + ")");
-}
-
-const char* map_kernel_name(MapKernel k) {
-  for (const MapKernelInfo& n : kMapKernels)
-    if (n.kernel == k) return n.name;
-  return "?";
-}
 
 MapKernel resolve_map_kernel(MapKernel requested, std::string* why) {
   std::string gpu;

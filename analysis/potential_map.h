@@ -22,8 +22,8 @@
 #include "base/grid.h"
 #include "base/system_state.h"
 #include "base/units.h"
+#include "engine/map_registry.h"
 #include "engine/map_settings.h"
-#include "kernels/dcs/map_registry.h"
 
 namespace pairmd {
 
@@ -42,13 +42,7 @@ struct ChargeList {
 // The particles with a non-zero charge, at their stored (wrapped) positions.
 ChargeList charged_particles(const SystemState& s);
 
-// The kernels (MapKernel) and methods (MapMethod) and their names: kernels/dcs/map_registry.h.
-MapMethod parse_map_method(const std::string& name);  // throws std::invalid_argument naming the choices
-const char* map_method_name(MapMethod m);
-
-// "auto", "cpu", "scatter", ...; throws std::invalid_argument naming the choices.
-MapKernel parse_map_kernel(const std::string& name);
-const char* map_kernel_name(MapKernel k);
+// The kernels (MapKernel) and methods (MapMethod), their names and checks: engine/map_registry.h.
 
 // The kernel that `requested` runs as: auto becomes the best GPU kernel when a device is there,
 // else cpu. Throws std::runtime_error when a GPU kernel is requested but cannot run (built

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -67,931 +68,186 @@ struct IsKernelArray<KernelArray<T, N>> : std::true_type {};
 
 constexpr size_t kMaxFields = 40;
 
+// The fields of `t`, an aggregate of N fields, as a tuple of references. A structured binding
+// needs its count of names spelled out: one branch per count, in three functions of 13 counts
+// each (kMaxFields - 1 in all).
+template <size_t N, typename T>
+auto tie_fields_1_to_13(const T& t) {
+  if constexpr (N == 1) {
+    const auto& [f0] = t;
+    return std::tie(f0);
+  } else if constexpr (N == 2) {
+    const auto& [f0, f1] = t;
+    return std::tie(f0, f1);
+  } else if constexpr (N == 3) {
+    const auto& [f0, f1, f2] = t;
+    return std::tie(f0, f1, f2);
+  } else if constexpr (N == 4) {
+    const auto& [f0, f1, f2, f3] = t;
+    return std::tie(f0, f1, f2, f3);
+  } else if constexpr (N == 5) {
+    const auto& [f0, f1, f2, f3, f4] = t;
+    return std::tie(f0, f1, f2, f3, f4);
+  } else if constexpr (N == 6) {
+    const auto& [f0, f1, f2, f3, f4, f5] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5);
+  } else if constexpr (N == 7) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6);
+  } else if constexpr (N == 8) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7);
+  } else if constexpr (N == 9) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8);
+  } else if constexpr (N == 10) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9);
+  } else if constexpr (N == 11) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10);
+  } else if constexpr (N == 12) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11);
+  } else if constexpr (N == 13) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12);
+  }
+}
+
+template <size_t N, typename T>
+auto tie_fields_14_to_26(const T& t) {
+  if constexpr (N < 14) {
+    return tie_fields_1_to_13<N>(t);
+  } else if constexpr (N == 14) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13);
+  } else if constexpr (N == 15) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14);
+  } else if constexpr (N == 16) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15);
+  } else if constexpr (N == 17) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16);
+  } else if constexpr (N == 18) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17);
+  } else if constexpr (N == 19) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18);
+  } else if constexpr (N == 20) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19);
+  } else if constexpr (N == 21) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20);
+  } else if constexpr (N == 22) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21] =
+        t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21);
+  } else if constexpr (N == 23) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22);
+  } else if constexpr (N == 24) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23);
+  } else if constexpr (N == 25) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24);
+  } else if constexpr (N == 26) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25);
+  }
+}
+
+template <size_t N, typename T>
+auto tie_fields_27_to_39(const T& t) {
+  if constexpr (N < 27) {
+    return tie_fields_14_to_26<N>(t);
+  } else if constexpr (N == 27) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26);
+  } else if constexpr (N == 28) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26, f27] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26, f27);
+  } else if constexpr (N == 29) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26, f27, f28] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26, f27, f28);
+  } else if constexpr (N == 30) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26, f27, f28, f29] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26, f27, f28, f29);
+  } else if constexpr (N == 31) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26, f27, f28, f29, f30] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26, f27, f28, f29, f30);
+  } else if constexpr (N == 32) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26, f27, f28, f29, f30, f31);
+  } else if constexpr (N == 33) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32);
+  } else if constexpr (N == 34) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33);
+  } else if constexpr (N == 35) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34);
+  } else if constexpr (N == 36) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35);
+  } else if constexpr (N == 37) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35, f36] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35, f36);
+  } else if constexpr (N == 38) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35, f36, f37] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35, f36, f37);
+  } else if constexpr (N == 39) {
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35, f36, f37, f38] = t;
+    return std::tie(f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
+                    f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35, f36, f37, f38);
+  }
+}
+
 template <typename T, typename G>
 void for_each_field(const T& t, G&& g) {
   constexpr size_t n = field_count_from<T, kMaxFields>();
   static_assert(n > 0, "a kernel argument type with no fields the key can see");
   static_assert(n < kMaxFields, "a kernel argument type with more fields than the key's bindings");
-  if constexpr (n == 1) {
-    const auto& [f0] = t;
-    g(f0);
-  } else if constexpr (n == 2) {
-    const auto& [f0, f1] = t;
-    g(f0);
-    g(f1);
-  } else if constexpr (n == 3) {
-    const auto& [f0, f1, f2] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-  } else if constexpr (n == 4) {
-    const auto& [f0, f1, f2, f3] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-  } else if constexpr (n == 5) {
-    const auto& [f0, f1, f2, f3, f4] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-  } else if constexpr (n == 6) {
-    const auto& [f0, f1, f2, f3, f4, f5] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-  } else if constexpr (n == 7) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-  } else if constexpr (n == 8) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-  } else if constexpr (n == 9) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-  } else if constexpr (n == 10) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-  } else if constexpr (n == 11) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-  } else if constexpr (n == 12) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-  } else if constexpr (n == 13) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-  } else if constexpr (n == 14) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-  } else if constexpr (n == 15) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-  } else if constexpr (n == 16) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-  } else if constexpr (n == 17) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-  } else if constexpr (n == 18) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-  } else if constexpr (n == 19) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-  } else if constexpr (n == 20) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-  } else if constexpr (n == 21) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-  } else if constexpr (n == 22) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21] =
-        t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-  } else if constexpr (n == 23) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-  } else if constexpr (n == 24) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-  } else if constexpr (n == 25) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-  } else if constexpr (n == 26) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-  } else if constexpr (n == 27) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-  } else if constexpr (n == 28) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-  } else if constexpr (n == 29) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27, f28] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-    g(f28);
-  } else if constexpr (n == 30) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27, f28, f29] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-    g(f28);
-    g(f29);
-  } else if constexpr (n == 31) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27, f28, f29, f30] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-    g(f28);
-    g(f29);
-    g(f30);
-  } else if constexpr (n == 32) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-    g(f28);
-    g(f29);
-    g(f30);
-    g(f31);
-  } else if constexpr (n == 33) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-    g(f28);
-    g(f29);
-    g(f30);
-    g(f31);
-    g(f32);
-  } else if constexpr (n == 34) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-    g(f28);
-    g(f29);
-    g(f30);
-    g(f31);
-    g(f32);
-    g(f33);
-  } else if constexpr (n == 35) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-    g(f28);
-    g(f29);
-    g(f30);
-    g(f31);
-    g(f32);
-    g(f33);
-    g(f34);
-  } else if constexpr (n == 36) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-    g(f28);
-    g(f29);
-    g(f30);
-    g(f31);
-    g(f32);
-    g(f33);
-    g(f34);
-    g(f35);
-  } else if constexpr (n == 37) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35, f36] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-    g(f28);
-    g(f29);
-    g(f30);
-    g(f31);
-    g(f32);
-    g(f33);
-    g(f34);
-    g(f35);
-    g(f36);
-  } else if constexpr (n == 38) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35, f36, f37] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-    g(f28);
-    g(f29);
-    g(f30);
-    g(f31);
-    g(f32);
-    g(f33);
-    g(f34);
-    g(f35);
-    g(f36);
-    g(f37);
-  } else if constexpr (n == 39) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35, f36, f37, f38] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-    g(f28);
-    g(f29);
-    g(f30);
-    g(f31);
-    g(f32);
-    g(f33);
-    g(f34);
-    g(f35);
-    g(f36);
-    g(f37);
-    g(f38);
-  } else if constexpr (n == 40) {
-    const auto& [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21,
-                 f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35, f36, f37, f38, f39] = t;
-    g(f0);
-    g(f1);
-    g(f2);
-    g(f3);
-    g(f4);
-    g(f5);
-    g(f6);
-    g(f7);
-    g(f8);
-    g(f9);
-    g(f10);
-    g(f11);
-    g(f12);
-    g(f13);
-    g(f14);
-    g(f15);
-    g(f16);
-    g(f17);
-    g(f18);
-    g(f19);
-    g(f20);
-    g(f21);
-    g(f22);
-    g(f23);
-    g(f24);
-    g(f25);
-    g(f26);
-    g(f27);
-    g(f28);
-    g(f29);
-    g(f30);
-    g(f31);
-    g(f32);
-    g(f33);
-    g(f34);
-    g(f35);
-    g(f36);
-    g(f37);
-    g(f38);
-    g(f39);
-  }
+  std::apply([&g](const auto&... field) { (g(field), ...); }, tie_fields_27_to_39<n>(t));
 }
 
 }  // namespace work_key_detail

@@ -1,16 +1,14 @@
 // pairmd check CONFIG: everything `run` validates, and the system it would build, without
 // running or writing anything.
-#include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <sstream>
 
 #include "backends/cpu_backend.h"
 #include "backends/strategies.h"
 #include "cli/run_setup.h"
+#include "engine/map_registry.h"
 #include "engine/time_step_check.h"
 #include "integrators/registry.h"
-#include "kernels/dcs/map_registry.h"
 #include "potentials/registry.h"
 
 namespace pairmd::cli {
@@ -37,26 +35,15 @@ std::string config_choices() {
   bonded("improper potentials (force_field.impropers[k].potential)", kImproperPotentials);
   s << "  integrators (integrator.kind):\n";
   for (const IntegratorInfo& i : kIntegrators) s << "    " << i.name << ": " << i.doc << "\n";
-  s << "  GPU force strategies (force.strategy): " << choices(strategy_names(true)) << "\n";
-  s << "  potential-map kernels (analysis.potential_map.kernel): " << choices(map_kernel_names()) << "\n";
-  s << "  potential-map methods (analysis.potential_map.method): " << choices(map_method_names()) << "\n";
+  s << "  GPU force strategies (force.strategy): " << choice_list(strategy_names(true)) << "\n";
+  s << "  potential-map kernels (analysis.potential_map.kernel): " << choice_list(map_kernel_names()) << "\n";
+  s << "  potential-map methods (analysis.potential_map.method): " << choice_list(map_method_names()) << "\n";
   return s.str();
 }
 
-}  // namespace
-
-int cmd_check(const Args& args) {
-  ConfigOptions o;
-  CLI::App app{"Validate CONFIG and the system it builds, without running or writing anything; exit 2 on error.",
-               "pairmd check"};
-  prepare_app(app);
-  add_config_options(app, o);
-  app.footer(config_choices());
-  if (const int rc = parse_command_line(app, args, {"check", "", ""}); rc != kParsed) return rc;
-  if (o.config_path.empty()) {
-    std::cerr << "pairmd check: usage: pairmd check CONFIG [--set key.path=value]...\n";
-    return kExitUsage;
-  }
+// The check: everything `run` validates, the system built (and minimised where that is quick),
+// its start forces, and the memory the run needs.
+int check(const ConfigOptions& o) {
   try {
     const RunConfig cfg = load_with_options(o);
     check_storable_names(cfg);
@@ -118,6 +105,18 @@ int cmd_check(const Args& args) {
     std::cerr << e.what() << "\n";
     return kExitUsage;
   }
+}
+
+}  // namespace
+
+Command add_check(CLI::App& app) {
+  CLI::App* sub = add_command(
+      app, "check", "validate CONFIG (and the system it builds) without running; exit 2 on error",
+      std::string("Validate CONFIG and the system it builds, without running or writing anything; exit 2 on error.") +
+          "\n" + config_choices());
+  auto o = std::make_shared<ConfigOptions>();
+  add_config_options(*sub, *o, true);
+  return [o](const Args&) { return check(*o); };
 }
 
 }  // namespace pairmd::cli

@@ -1,8 +1,6 @@
 // pairmd compare CONFIG: run every GPU force-summation strategy on the same initial state and
 // table speed, time shares, accuracy against the fp64 CPU reference, measured
 // reproducibility and GPU memory; CSV and an SVG plot of timesteps/s against N.
-#include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -23,90 +21,12 @@ namespace pairmd::cli {
 
 namespace {
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ',');)
-    if (!x.empty()) out.push_back(x);
-  return out;
-}
-
-// A whole number >= `min` written in full ("10x" and "1e3" are not); throws std::invalid_argument.
-long whole_number(const std::string& opt, const std::string& text, long min) {
-  char* end = nullptr;
-  errno = 0;
-  const long v = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || v < min)
-    throw std::invalid_argument(opt + ": expected a whole number >= " + std::to_string(min) + ", got '" + text + "'");
-  return v;
-}
-
 // The command line: what to compare, how long, on which sizes.
 struct CompareOptions {
   ConfigOptions config;  // CONFIG, --set, --backend, --strategy (compare's --steps is its own)
-  std::string strategies, sizes, out, steps = "500", repeats = "5", warmup = "1000";
-  bool reference = true;
+  CompareSettings settings;
+  std::string out;
 };
-
-const char* kUsage =
-    "usage: pairmd compare CONFIG [--strategies a,b,..] [--steps N] [--sizes n1,n2,..] [--repeats R]\n"
-    "                      [--warmup W] [--no-reference] [--out PREFIX]\n"
-    "                      [--set key.path=value]...\n";
-
-// Returns kParsed, or the exit code (help, or the message, printed).
-int read_compare_options(const Args& args, CompareOptions& o) {
-  for (const std::string& name : strategy_names()) o.strategies += (o.strategies.empty() ? "" : ",") + name;
-  CLI::App app{
-      "Time the GPU force-summation strategies on CONFIG's system, from one common equilibrated start: "
-      "speed, time shares, forces against the fp64 CPU reference, measured reproducibility and GPU "
-      "memory; a CSV, and an SVG plot of timesteps/s against N for several sizes (docs/strategies.md).",
-      "pairmd compare"};
-  prepare_app(app);
-  add_config_options(app, o.config, false);
-  app.add_option("--strategies", o.strategies,
-                 "comma-separated strategies to time, or cpu for the CPU reference; default every registered "
-                 "strategy: " +
-                     o.strategies)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--steps", o.steps, "timed steps per repeat (default 500)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--sizes", o.sizes, "comma-separated particle counts to scale the system to (default: the config's)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--repeats", o.repeats, "timed repeats per strategy, the median is reported (default 5)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--warmup", o.warmup, "steps of the first strategy to equilibrate the common start (default 1000)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--out", o.out,
-                 "output file stem: STEM.csv (and STEM.svg); default the output prefix + .compare; never an input or a "
-                 "file of a run")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_flag_callback(
-      "--no-reference", [&o] { o.reference = false; }, "skip the forces against the CPU reference");
-  if (const int rc = parse_command_line(app, args, {"compare", "", ""}); rc != kParsed) return rc;
-  if (o.config.config_path.empty()) {
-    std::cerr << kUsage;
-    return kExitUsage;
-  }
-  return kParsed;
-}
-
-// Returns kParsed, or kExitUsage with the message printed: a number that is not one, an unknown
-// strategy, or a strategy that needs a GPU where there is none.
-int resolve_settings(const CompareOptions& o, CompareSettings& c) {
-  try {
-    c.steps = whole_number("--steps", o.steps, 1);
-    c.repeats = whole_number("--repeats", o.repeats, 1);
-    c.warmup = whole_number("--warmup", o.warmup, 0);
-    for (const std::string& s : split(o.sizes)) c.sizes.push_back(whole_number("--sizes", s, 1));
-    c.strategies = split(o.strategies);
-    c.reference = o.reference;
-    resolve_compare(c);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "pairmd compare: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  return kParsed;
-}
 
 void print_header(long n) {
   std::cout << "\nN = " << n << "\n"
@@ -157,13 +77,14 @@ void write_results(const std::string& out_prefix, const RunConfig& base, const C
   std::cout << "\n";
 }
 
-}  // namespace
-
-int cmd_compare(const Args& args) {
-  CompareOptions o;
-  if (const int rc = read_compare_options(args, o); rc != kParsed) return rc;
-  CompareSettings c;
-  if (const int rc = resolve_settings(o, c); rc != kParsed) return rc;
+int compare(CompareOptions& o) {
+  CompareSettings& c = o.settings;
+  try {
+    resolve_compare(c, FrontEndKind::CommandLine);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "pairmd compare: " << e.what() << "\n";
+    return kExitUsage;
+  }
   RunConfig base;
   try {
     base = load_with_options(o.config);
@@ -205,6 +126,32 @@ int cmd_compare(const Args& args) {
   }
   write_results(out_prefix, base, c, rows);
   return kExitOk;
+}
+
+}  // namespace
+
+Command add_compare(CLI::App& app) {
+  CLI::App* sub = add_command(
+      app, "compare", "time the GPU force-summation strategies on CONFIG's system (docs/strategies.md)",
+      "Time the GPU force-summation strategies on CONFIG's system, from one common equilibrated start: speed, time "
+      "shares, forces against the fp64 CPU reference, measured reproducibility and GPU memory; a CSV, and an SVG "
+      "plot of timesteps/s against N for several sizes (docs/strategies.md).");
+  auto o = std::make_shared<CompareOptions>();
+  CompareSettings& c = o->settings;
+  add_config_options(*sub, o->config, true, false);
+  add_list_option(*sub, kCompareStrategiesOption, c.strategies);
+  add_option(*sub, kCompareStepsOption, c.steps);
+  add_list_option(*sub, kCompareSizesOption, c.sizes);
+  add_option(*sub, kCompareRepeatsOption, c.repeats);
+  add_option(*sub, kCompareWarmupOption, c.warmup);
+  sub->add_option("--out", o->out,
+                  "output file stem: STEM.csv (and STEM.svg); default the output prefix + .compare; never an input or "
+                  "a file of a run")
+      ->check(not_empty("a file stem"))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  sub->add_flag_callback(
+      "--no-reference", [o] { o->settings.reference = false; }, "skip the forces against the CPU reference");
+  return [o](const Args&) { return compare(*o); };
 }
 
 }  // namespace pairmd::cli

@@ -12,7 +12,6 @@
 // the exchanges could make, up to the newest checkpoint's exchange, covering every frame.
 #include <hdf5.h>
 #include <unistd.h>
-#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <iostream>
@@ -285,25 +284,15 @@ int64_t write_temperatures(const EnsembleInput& in, const std::vector<std::strin
   return written;
 }
 
-}  // namespace
-
-int cmd_demux(const Args& args) {
+struct DemuxOptions {
   std::string prefix, out;
   bool overwrite = false;
-  CLI::App app{
-      "Write one trajectory per temperature (PREFIX.TNN.h5) from the replica trajectories (PREFIX.rNN.h5) "
-      "of a temperature replica-exchange run and its walk (PREFIX.walk.csv); docs/replicas.md.",
-      "pairmd demux"};
-  prepare_app(app);
-  app.add_option("PREFIX", prefix, "the ensemble's output prefix (its files are PREFIX.rNN.*, PREFIX.walk.csv)");
-  app.add_option("--out", out, "prefix of the files written (default: PREFIX): OUT.T0.h5, OUT.T1.h5, ...");
-  app.add_flag("--overwrite", overwrite, "replace files of an earlier demux");
-  if (const int rc = parse_command_line(app, args, {"demux", "", ""}); rc != kParsed) return rc;
-  if (prefix.empty()) {
-    std::cerr << "pairmd demux: usage: pairmd demux PREFIX [--out OUT] [--overwrite]\n";
-    return kExitUsage;
-  }
-  if (out.empty()) out = prefix;
+};
+
+int demux(const DemuxOptions& o) {
+  const std::string& prefix = o.prefix;
+  const std::string out = o.out.empty() ? prefix : o.out;
+  const bool overwrite = o.overwrite;
   const std::string first = first_checkpoint(prefix);
   if (first.empty()) {
     std::cerr << "pairmd demux: no replica checkpoint " << prefix << ".r0.checkpoint.h5 (or .r00...): is '" << prefix
@@ -344,6 +333,24 @@ int cmd_demux(const Args& args) {
   std::cout << "\n";
   if (!in.frames_note.empty()) std::cout << in.frames_note << "\n";
   return kExitOk;
+}
+
+}  // namespace
+
+Command add_demux(CLI::App& app) {
+  CLI::App* sub = add_command(
+      app, "demux", "one trajectory per temperature from a replica-exchange ensemble (docs/replicas.md)",
+      "Write one trajectory per temperature (PREFIX.TNN.h5) from the replica trajectories (PREFIX.rNN.h5) of a "
+      "temperature replica-exchange run and its walk (PREFIX.walk.csv); docs/replicas.md.");
+  auto o = std::make_shared<DemuxOptions>();
+  sub->add_option("PREFIX", o->prefix, "the ensemble's output prefix (its files are PREFIX.rNN.*, PREFIX.walk.csv)")
+      ->check(not_empty("a prefix"))
+      ->required();
+  sub->add_option("--out", o->out, "prefix of the files written (default: PREFIX): OUT.T0.h5, OUT.T1.h5, ...")
+      ->check(not_empty("a prefix"))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  sub->add_flag("--overwrite", o->overwrite, "replace files of an earlier demux");
+  return [o](const Args&) { return demux(*o); };
 }
 
 }  // namespace pairmd::cli

@@ -6,7 +6,6 @@
 // The output prefix is claimed and refused or replaced as `pairmd run` does (docs/output.md).
 // SIGINT or SIGTERM during the minimisation ends it, and the command, writing nothing (exit 130).
 #include <hdf5.h>
-#include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <iostream>
@@ -21,41 +20,11 @@ namespace pairmd::cli {
 
 namespace {
 
-const char* kUsage =
-    "pairmd minimize: usage: pairmd minimize CONFIG [--backend cpu|cuda|auto] [--set key.path=value]..."
-    " [--output PREFIX] [--overwrite]\n";
-
 struct MinimizeOptions {
   ConfigOptions config;
   std::string output;
   bool overwrite = false;
 };
-
-int read_options(const Args& args, MinimizeOptions& o) {
-  CLI::App app{
-      "Minimise the energy of the system CONFIG builds (its minimize section; FIRE with the defaults where it "
-      "has none) and write the result as a run of 0 steps: PREFIX.checkpoint.h5 (pairmd run --restart goes on "
-      "from it), the first frame of PREFIX.h5 / PREFIX.gsd where the config writes them (system.file starts "
-      "from them), PREFIX.log (docs/minimize.md).",
-      "pairmd minimize"};
-  prepare_app(app);
-  add_config_options(app, o.config, false);
-  app.add_option("--output", o.output, "output file stem (instead of output.prefix)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_flag("--overwrite", o.overwrite, "replace the files of an earlier run with the same prefix");
-  app.footer("exit codes: 0 success, 1 writing failed, 2 bad input (nothing written), 130 interrupted");
-  if (const int rc = parse_command_line(app, args, {"minimize", kUsage, kUsage}); rc != kParsed) return rc;
-  if (o.config.config_path.empty()) {
-    std::cerr << kUsage;
-    return kExitUsage;
-  }
-  for (const std::string& a : args)
-    if (a == "--output=" || (a == "--output" && o.output.empty())) {
-      std::cerr << "pairmd minimize: --output needs a prefix\n";
-      return kExitUsage;
-    }
-  return kParsed;
-}
 
 // The request: the command line's overrides, and FIRE's defaults where the config asks for no
 // minimisation (a lattice or a file without a minimize section, or algorithm: none).
@@ -101,16 +70,10 @@ int report(const RunResult& result, const RunPlan& p, const Outputs& out) {
   return kExitOk;
 }
 
-}  // namespace
-
-int cmd_minimize(const Args& args) {
+int minimize(const MinimizeOptions& o, const std::string& command) {
   RunLog log;  // as pairmd run: everything printed, into PREFIX.log once the outputs are opened
-  std::string command = "pairmd minimize";
-  for (const std::string& a : args) command += " " + a;
   H5dont_atexit();
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  MinimizeOptions o;
-  if (const int rc = read_options(args, o); rc != kParsed) return rc;
   // A stop signal ends the minimisation at its next iteration; nothing is written then.
   install_stop_handlers();
   std::signal(SIGXFSZ, SIG_IGN);
@@ -147,6 +110,28 @@ int cmd_minimize(const Args& args) {
   }
   const RunResult result = sim.run(p.last);
   return report(result, p, out);
+}
+
+}  // namespace
+
+Command add_minimize(CLI::App& app) {
+  CLI::App* sub = add_command(
+      app, "minimize",
+      "minimise the energy of CONFIG's system (FIRE) and write it as a run of 0 steps that `run --restart` continues "
+      "(docs/minimize.md)",
+      std::string(
+          "Minimise the energy of the system CONFIG builds (its minimize section; FIRE with the defaults where it "
+          "has none) and write the result as a run of 0 steps: PREFIX.checkpoint.h5 (pairmd run --restart goes on "
+          "from it), the first frame of PREFIX.h5 / PREFIX.gsd where the config writes them (system.file starts "
+          "from them), PREFIX.log (docs/minimize.md).") +
+          "\n" + "exit codes: 0 success, 1 writing failed, 2 bad input (nothing written), 130 interrupted");
+  auto o = std::make_shared<MinimizeOptions>();
+  add_config_options(*sub, o->config, true, false);
+  sub->add_option("--output", o->output, "output file stem (instead of output.prefix)")
+      ->check(not_empty("a prefix"))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  sub->add_flag("--overwrite", o->overwrite, "replace the files of an earlier run with the same prefix");
+  return [o](const Args& words) { return minimize(*o, command_line("pairmd minimize", words)); };
 }
 
 }  // namespace pairmd::cli

@@ -2,7 +2,6 @@
 // one a config builds, or a trajectory frame) and write a config that starts from the system
 // with the ions added (system.add_particles).
 #include <yaml-cpp/yaml.h>
-#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <fstream>
@@ -14,45 +13,45 @@
 #include "analysis/potential_map.h"
 #include "analysis/potential_map_observer.h"
 #include "cli/run_setup.h"
+#include "engine/map_registry.h"
 #include "io/dx_writer.h"
 #include "io/h5md.h"
 #include "io/output_files.h"
-#include "kernels/dcs/map_registry.h"
 #include "session/map_options.h"
 
 namespace pairmd::cli {
 
 namespace {
 
-const char* kUsage =
-    "usage: pairmd place-ions --config CONFIG [--trajectory T.h5 [--frame n]] [--map MAP.dx]\n"
-    "                         --count K --type NAME [--charge q] [--mass m] --min-distance d\n"
-    "                         [--lowest | --highest] [--spacing h] [--region box|particles] [--padding p]\n"
-    "                         [--kernel k] [--method exact|msm|auto] [--boundary open|periodic]\n"
-    "                         [--out OUT.yaml] [--map-out MAP.dx]\n"
-    "  Places K ions of type NAME one at a time at the lattice point of lowest (--highest: highest)\n"
-    "  energy q*V at least d from every particle and placed ion, adding each ion's potential before\n"
-    "  the next. The system is the one CONFIG builds, or frame n (default -1, the last) of T.h5\n"
-    "  (a trajectory of CONFIG's system: its types, its particle count); the map is computed from\n"
-    "  it (settings: CONFIG's analysis.potential_map, then --spacing ... --boundary) unless --map\n"
-    "  gives one of the same system (its units, covering every particle; the map settings are then\n"
-    "  the file's and may not be given). A map that is zero everywhere (no charges) is refused.\n"
-    "  NAME may be a type of CONFIG (its charge and mass are used) or a new one (--charge\n"
-    "  required; --mass defaults to 1).\n"
-    "  Writes OUT.yaml (default PREFIX.ions.yaml): CONFIG with the ions under system.add_particles\n"
-    "  (and system.file pointing at T.h5 frame n when --trajectory is given); `pairmd run OUT.yaml`\n"
-    "  starts from it. --map-out writes the map including the ions' potential. Neither output may\n"
-    "  be an input or a file of a run (docs/output.md).\n";
+// What place-ions does, beyond each option's line.
+const char* kFooter =
+    "Places K ions of type NAME one at a time at the lattice point of lowest (--highest: highest)\n"
+    "energy q*V at least d from every particle and placed ion, adding each ion's potential before\n"
+    "the next. The system is the one CONFIG builds, or frame n (default -1, the last) of T.h5\n"
+    "(a trajectory of CONFIG's system: its types, its particle count); the map is computed from\n"
+    "it (settings: CONFIG's analysis.potential_map, then --spacing ... --boundary) unless --map\n"
+    "gives one of the same system (its units, covering every particle; the map settings are then\n"
+    "the file's and may not be given). A map that is zero everywhere (no charges) is refused.\n"
+    "NAME may be a type of CONFIG (its charge and mass are used) or a new one (--charge\n"
+    "required; --mass defaults to 1).\n"
+    "Writes OUT.yaml (default PREFIX.ions.yaml): CONFIG with the ions under system.add_particles\n"
+    "(and system.file pointing at T.h5 frame n when --trajectory is given); `pairmd run OUT.yaml`\n"
+    "starts from it. --map-out writes the map including the ions' potential. Neither output may\n"
+    "be an input or a file of a run (docs/output.md).";
 
 bool ends_with(const std::string& s, const std::string& e) {
   return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
 }
 
-// The command line, as text (checked by plan()).
+// The command line (each value checked by its option's rule; plan() checks them together).
 struct PlaceOptions {
-  std::string config_path, trajectory, frame_text = "-1", map_in, count_text, type_name, charge_text, mass_text,
-                                       min_dist_text, spacing, region, padding, kernel, out, map_out, method, boundary;
-  bool highest = false, lowest = false;
+  std::string config_path, trajectory, map_in, type_name, out, map_out;
+  int64_t frame = -1;
+  long count = 0;
+  double min_distance = 0;
+  std::optional<double> charge, mass;
+  MapOptions given;  // the map's settings: spacing, region, padding, kernel, method, boundary
+  bool highest = false;
 };
 
 // What the checked options say: the config, the map's settings, the ions to place, the output.
@@ -66,94 +65,36 @@ struct PlacePlan {
   std::string out;
 };
 
-// Returns kParsed, or the exit code (help, or the message with the usage, printed).
-int read_place_options(const Args& args, PlaceOptions& o) {
-  CLI::App app{
-      "Place ions at the extrema of the electrostatic potential map of a system, and write a config that "
-      "starts from the system with the ions added (docs/potential_maps.md).",
-      "pairmd place-ions"};
-  prepare_app(app);
-  const auto text = [&app](const char* name, std::string& value, const std::string& help) {
-    app.add_option(name, value, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  };
-  text("--config", o.config_path, "the config of the system (required)");
-  text("--trajectory", o.trajectory, "take the system from this trajectory (of CONFIG's system) instead");
-  text("--frame", o.frame_text, "the frame of --trajectory (default -1, the last)");
-  text("--map", o.map_in,
-       "a .dx map of the same system (e.g. a run's time average), instead of computing one; not with the map "
-       "settings --spacing, --region, --padding, --kernel, --method, --boundary");
-  text("--count", o.count_text, "how many ions (required)");
-  text("--type", o.type_name, "their type: one of the config's, or a new one (required)");
-  text("--charge", o.charge_text, "the charge of a new type");
-  text("--mass", o.mass_text, "the mass of a new type (default 1)");
-  text("--min-distance", o.min_dist_text, "closest distance to every particle and placed ion (required)");
-  text("--spacing", o.spacing, "lattice spacing of the map place-ions computes (not with --map)");
-  text("--region", o.region, "box or particles");
-  text("--padding", o.padding, "padding around the particles for --region particles");
-  text("--kernel", o.kernel, choices(map_kernel_names()));
-  text("--method", o.method, choices(map_method_names()));
-  text("--boundary", o.boundary, "open or periodic");
-  text("--out", o.out, "the config to write (default PREFIX.ions.yaml); not an input, not a file of a run");
-  text("--map-out", o.map_out,
-       "also write the map including the ions' potential; not an input, not a file of a run, not --out");
-  app.add_flag("--highest", o.highest, "place at the highest energy q*V");
-  app.add_flag("--lowest", o.lowest, "place at the lowest energy q*V (the default)");
-  app.footer(kUsage);
-  if (const int rc = parse_command_line(app, args, {"place-ions", kUsage, kUsage}); rc != kParsed) return rc;
-  try {
-    if (o.config_path.empty() || o.count_text.empty() || o.type_name.empty() || o.min_dist_text.empty())
-      throw std::invalid_argument("--config, --count, --type and --min-distance are required");
-    if (o.highest && o.lowest) throw std::invalid_argument("give --lowest or --highest, not both");
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "pairmd place-ions: " << e.what() << "\n" << kUsage;
-    return kExitUsage;
-  }
-  return kParsed;
-}
-
 // The map's settings: CONFIG's analysis.potential_map, then the options.
 void plan_map(const PlaceOptions& o, PlacePlan& p) {
   if (p.cfg.potential_map.every > 0) p.settings = p.cfg.potential_map.settings;
-  MapOptions given;
-  if (!o.spacing.empty()) given.spacing = option_number("--spacing", o.spacing);
-  if (!o.padding.empty()) given.padding = option_number("--padding", o.padding);
-  given.region = o.region;
-  given.kernel = o.kernel;
-  given.method = o.method;
-  given.boundary = o.boundary;
-  apply_map_options(given, p.settings, kCommandLineMapNames);
+  apply_map_options(o.given, p.settings, FrontEndKind::CommandLine);
 }
 
 // The ions: how many, how close, and their type (one of the config's, or a new one).
 void plan_ions(const PlaceOptions& o, PlacePlan& p) {
-  const double count = option_number("--count", o.count_text);
-  if (count < 1 || count != static_cast<int>(count)) throw std::invalid_argument("--count: expected an integer >= 1");
-  p.place.count = static_cast<int>(count);
-  p.place.min_distance = option_number("--min-distance", o.min_dist_text);
-  if (!(p.place.min_distance >= 0)) throw std::invalid_argument("--min-distance: expected a number >= 0");
+  p.place.count = static_cast<int>(o.count);
+  p.place.min_distance = o.min_distance;
   p.place.highest = o.highest;
   p.place.k_e = p.cfg.model.units.coulomb;
   p.place.floor = p.settings.floor();
-  const double f = option_number("--frame", o.frame_text);
-  if (f < -1 || f != static_cast<int64_t>(f)) throw std::invalid_argument("--frame: expected an index >= 0 or -1");
-  p.frame = static_cast<int64_t>(f);
+  p.frame = o.frame;
   for (const TypeSpec& t : p.cfg.system.types)
     if (t.name == o.type_name) {
       p.new_type = false;
       p.place.charge = t.charge;
       p.mass = t.mass;
-      if (!o.charge_text.empty() && option_number("--charge", o.charge_text) != t.charge)
-        throw std::invalid_argument("--charge " + o.charge_text + " contradicts type " + t.name + "'s charge in " +
-                                    o.config_path);
-      if (!o.mass_text.empty())
-        throw std::invalid_argument("--mass: type " + t.name + " exists; its mass is in the config");
+      if (o.charge && *o.charge != t.charge) {
+        std::ostringstream m;
+        m << "--charge " << *o.charge << " contradicts type " << t.name << "'s charge in " << o.config_path;
+        throw std::invalid_argument(m.str());
+      }
+      if (o.mass) throw std::invalid_argument("--mass: type " + t.name + " exists; its mass is in the config");
     }
   if (p.new_type) {
-    if (o.charge_text.empty())
-      throw std::invalid_argument("--charge is required for the new type '" + o.type_name + "'");
-    p.place.charge = option_number("--charge", o.charge_text);
-    if (!o.mass_text.empty()) p.mass = option_number("--mass", o.mass_text);
-    if (!(p.mass > 0)) throw std::invalid_argument("--mass: expected a number > 0");
+    if (!o.charge) throw std::invalid_argument("--charge is required for the new type '" + o.type_name + "'");
+    p.place.charge = *o.charge;
+    if (o.mass) p.mass = *o.mass;
   }
   if (p.place.charge == 0) throw std::invalid_argument("ions of type '" + o.type_name + "' carry no charge");
 }
@@ -178,17 +119,19 @@ void plan_output(const PlaceOptions& o, PlacePlan& p) {
 // be ignored, so they are refused.
 void refuse_map_settings(const PlaceOptions& o) {
   if (o.map_in.empty()) return;
-  const std::pair<const char*, const std::string*> settings[] = {
-      {"--spacing", &o.spacing}, {"--region", &o.region}, {"--padding", &o.padding},
-      {"--kernel", &o.kernel},   {"--method", &o.method}, {"--boundary", &o.boundary}};
-  for (const auto& [name, value] : settings)
-    if (!value->empty())
-      throw std::invalid_argument(std::string(name) + " sets up the map place-ions computes; with --map " + o.map_in +
-                                  " the map (its lattice, spacing and method) is the file's: leave " + name +
+  const MapOptions& g = o.given;
+  const std::pair<const OptionSpec*, bool> settings[] = {
+      {&kMapSpacingOption, g.spacing.has_value()}, {&kMapRegionOption, !g.region.empty()},
+      {&kMapPaddingOption, g.padding.has_value()}, {&kMapKernelOption, !g.kernel.empty()},
+      {&kMapMethodOption, !g.method.empty()},      {&kMapBoundaryOption, !g.boundary.empty()}};
+  for (const auto& [spec, given] : settings)
+    if (given)
+      throw std::invalid_argument(spec->cli + " sets up the map place-ions computes; with --map " + o.map_in +
+                                  " the map (its lattice, spacing and method) is the file's: leave " + spec->cli +
                                   " out, or leave --map out to compute the map");
 }
 
-// Everything about the input is checked before anything is computed or written. Returns kParsed,
+// Everything about the input is checked before anything is computed or written. Returns kGoOn,
 // or kExitUsage with the message printed.
 int plan(const PlaceOptions& o, PlacePlan& p) {
   try {
@@ -204,7 +147,7 @@ int plan(const PlaceOptions& o, PlacePlan& p) {
     std::cerr << "pairmd place-ions: " << e.what() << "\n";
     return kExitUsage;
   }
-  return kParsed;
+  return kGoOn;
 }
 
 // A trajectory's frame must be of the system CONFIG describes: its types are CONFIG's, and it
@@ -245,7 +188,7 @@ int load_state(const PlaceOptions& o, const PlacePlan& p, SystemState& state) {
     std::cerr << "pairmd place-ions: --trajectory: " << e.what() << "\n";
     return kExitUsage;
   }
-  return kParsed;
+  return kGoOn;
 }
 
 // A map read with --map must be of this system: in the config's units, and its lattice covers
@@ -305,7 +248,7 @@ int obtain_map(const PlaceOptions& o, const PlacePlan& p, PotentialMapSeries* se
     std::cerr << "pairmd place-ions: " << e.what() << "\n";
     return kExitUsage;
   }
-  return kParsed;
+  return kGoOn;
 }
 
 // The config that starts from this system plus the ions, with a first line saying how it was made.
@@ -370,13 +313,9 @@ void print_report(const PlaceOptions& o, const PlacePlan& p, const Grid3& map, c
   std::cout << "\n";
 }
 
-}  // namespace
-
-int cmd_place_ions(const Args& args) {
-  PlaceOptions o;
-  if (const int rc = read_place_options(args, o); rc != kParsed) return rc;
+int place(const PlaceOptions& o) {
   PlacePlan p;
-  if (const int rc = plan(o, p); rc != kParsed) return rc;
+  if (const int rc = plan(o, p); rc != kGoOn) return rc;
 
   std::unique_ptr<PotentialMapSeries> series;
   if (o.map_in.empty()) {
@@ -389,10 +328,10 @@ int cmd_place_ions(const Args& args) {
   }
   // More ions than fit are bad input (exit 2) too; other failures reach main() (exit 1).
   SystemState state;
-  if (const int rc = load_state(o, p, state); rc != kParsed) return rc;
+  if (const int rc = load_state(o, p, state); rc != kGoOn) return rc;
   Grid3 map;
   std::string map_source;
-  if (const int rc = obtain_map(o, p, series.get(), state, map, map_source); rc != kParsed) return rc;
+  if (const int rc = obtain_map(o, p, series.get(), state, map, map_source); rc != kGoOn) return rc;
   std::vector<PlacedIon> ions;
   try {
     ions = place_ions(map, state.position, state.box, p.place);
@@ -420,6 +359,53 @@ int cmd_place_ions(const Args& args) {
     write_dx(o.map_out, map, "pairmd potential map with " + std::to_string(ions.size()) + " placed ions");
   print_report(o, p, map, map_source, ions);
   return kExitOk;
+}
+
+}  // namespace
+
+Command add_place_ions(CLI::App& app) {
+  CLI::App* sub = add_command(
+      app, "place-ions", "place ions at the extrema of the potential map (docs/potential_maps.md)",
+      std::string(
+          "Place ions at the extrema of the electrostatic potential map of a system, and write a config that starts "
+          "from the system with the ions added (docs/potential_maps.md).") +
+          "\n" + kFooter);
+  auto o = std::make_shared<PlaceOptions>();
+  const auto text = [sub](const char* name, std::string& value, const std::string& help) {
+    return sub->add_option(name, value, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  };
+  const auto number = [sub](const char* name, auto& value, const std::string& help, const NumberRule& rule) {
+    return sub->add_option(name, value, help)
+        ->check(number_check(rule))
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  };
+  text("--config", o->config_path, "the config of the system")->required();
+  text("--trajectory", o->trajectory, "take the system from this trajectory (of CONFIG's system) instead");
+  number("--frame", o->frame, "the frame of --trajectory (default -1, the last)", NumberRule::whole_from(-1));
+  text("--map", o->map_in,
+       "a .dx map of the same system (e.g. a run's time average), instead of computing one; not with the map "
+       "settings --spacing, --region, --padding, --kernel, --method, --boundary");
+  number("--count", o->count, "how many ions", NumberRule::whole_from(1, 1e9))->required();
+  text("--type", o->type_name, "their type: one of the config's, or a new one")->required();
+  number("--charge", o->charge, "the charge of a new type", NumberRule{});
+  number("--mass", o->mass, "the mass of a new type (default 1)", NumberRule::above(0));
+  number("--min-distance", o->min_distance, "closest distance to every particle and placed ion",
+         NumberRule::at_least(0))
+      ->required();
+  add_option(*sub, kMapSpacingOption, o->given.spacing);
+  add_option(*sub, kMapRegionOption, o->given.region);
+  add_option(*sub, kMapPaddingOption, o->given.padding);
+  add_option(*sub, kMapKernelOption, o->given.kernel);
+  add_option(*sub, kMapMethodOption, o->given.method);
+  add_option(*sub, kMapBoundaryOption, o->given.boundary);
+  text("--out", o->out, "the config to write (default PREFIX.ions.yaml); not an input, not a file of a run")
+      ->check(not_empty("a file name"));
+  text("--map-out", o->map_out,
+       "also write the map including the ions' potential; not an input, not a file of a run, not --out")
+      ->check(not_empty("a file name"));
+  CLI::Option* highest = sub->add_flag("--highest", o->highest, "place at the highest energy q*V");
+  sub->add_flag("--lowest", "place at the lowest energy q*V (the default)")->excludes(highest);
+  return [o](const Args&) { return place(*o); };
 }
 
 }  // namespace pairmd::cli

@@ -1,47 +1,33 @@
 // pairmd potential-map: the electrostatic potential map (Direct Coulomb Summation) of
 // trajectory frames, averaged, as an OpenDX file; or of the system a config builds.
-#include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <sstream>
 
 #include "analysis/potential_map.h"
 #include "analysis/potential_map_observer.h"
 #include "cli/run_setup.h"
+#include "engine/map_registry.h"
 #include "io/dx_writer.h"
 #include "io/h5md.h"
 #include "io/h5md_run_info.h"
 #include "io/output_files.h"
-#include "kernels/dcs/map_registry.h"
 #include "session/map_options.h"
 
 namespace pairmd::cli {
 
 namespace {
 
-// The usage text: the kernels and methods are the registered ones (kernels/dcs/map_registry.h).
-std::string usage() {
-  std::string kernels, methods;
-  for (const std::string& k : map_kernel_names()) kernels += (kernels.empty() ? "" : "|") + k;
-  for (const std::string& m : map_method_names()) methods += (methods.empty() ? "" : "|") + m;
-  return "usage: pairmd potential-map TRAJECTORY.h5 [--frames a:b:s] [--spacing h] [--padding p]\n"
-         "                            [--region box|particles] [--kernel " +
-         kernels +
-         "]\n"
-         "                            [--min-distance d] [--method " +
-         methods +
-         "] [--boundary open|periodic]\n"
-         "                            [--units lj|real] [--config CONFIG] [--out map.dx]\n"
-         "       pairmd potential-map --config CONFIG [same options]   (the map of the system CONFIG builds)\n"
-         "  frames: a:b:s as in Python (b exclusive, default all frames), a single index, or -1 (the last)\n"
-         "  units: those the trajectory stores (--units or --config only for a file that does not say)\n"
-         "  defaults: the config's analysis.potential_map if given, else spacing 1, region box, padding 5,\n"
-         "            kernel auto, min-distance spacing/2, method exact, boundary open;\n"
-         "            out: TRAJECTORY (or the output prefix) without its extension + .map.dx; never an input\n"
-         "            or a file of a run (its trajectory, checkpoint, potential map, ...)\n"
-         "  method msm: multilevel summation (O(atoms + points), relative error ~1e-4, estimated and printed);\n"
-         "  auto: msm where it is estimated 4x faster; boundary periodic: every image (needs msm or auto)\n";
-}
+// What the options say beyond each one's line: the frames, the units, the defaults, the output.
+const char* kFooter =
+    "The map of the trajectory's frames (their mean), or with --config alone of the system CONFIG builds.\n"
+    "  units: those the trajectory stores (--units or --config only for a file that does not say)\n"
+    "  defaults: the config's analysis.potential_map if given, else spacing 1, region box, padding 5,\n"
+    "            kernel auto, min-distance spacing/2, method exact, boundary open;\n"
+    "            out: TRAJECTORY (or the output prefix) without its extension + .map.dx; never an input\n"
+    "            or a file of a run (its trajectory, checkpoint, potential map, ...)\n"
+    "  method msm: multilevel summation (O(atoms + points), relative error ~1e-4, estimated and printed);\n"
+    "  auto: msm where it is estimated 4x faster; boundary periodic: every image (needs msm or auto)\n"
+    "exit codes: 0 written, 2 bad input (nothing written), 1 the map could not be computed or written";
 
 std::string stem_of(const std::string& path) {
   std::string s = path;
@@ -51,72 +37,28 @@ std::string stem_of(const std::string& path) {
   return s;
 }
 
-}  // namespace
-
-namespace {
-
-struct MapOptions {
-  std::string trajectory, config_path, frames = "0:", spacing, padding, region, kernel, min_distance, units_name, out,
-                                       method, boundary;
+struct MapCommandOptions {
+  std::string trajectory, config_path, frames = "0:", units_name, out;
+  MapOptions given;  // spacing, padding, min-distance, region, kernel, method, boundary
 };
-
-// Returns kParsed, or the exit code (help, or the message with the usage, printed).
-int read_map_options(const Args& args, const std::string& usage_text, MapOptions& o) {
-  CLI::App app{
-      "The electrostatic potential map (Direct Coulomb Summation or multilevel summation) of trajectory "
-      "frames, averaged, as an OpenDX file; or of the system a config builds (docs/potential_maps.md).",
-      "pairmd potential-map"};
-  prepare_app(app);
-  app.add_option("TRAJECTORY", o.trajectory, "an H5MD trajectory written by pairmd");
-  const auto text = [&app](const char* name, std::string& value, const std::string& help) {
-    app.add_option(name, value, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  };
-  text("--frames", o.frames, "a:b:s as in Python (b exclusive, default all frames), a single index, or -1 (the last)");
-  text("--spacing", o.spacing, "lattice spacing (default the config's, else 1)");
-  text("--padding", o.padding, "padding around the particles for --region particles (default 5)");
-  text("--region", o.region, "box or particles");
-  text("--kernel", o.kernel, choices(map_kernel_names()) + " (default auto)");
-  text("--min-distance", o.min_distance, "distance floor against the 1/r singularity (default spacing/2)");
-  text("--method", o.method, choices(map_method_names()) + " (default exact)");
-  text("--boundary", o.boundary, "open or periodic (every image; needs msm or auto)");
-  text("--units", o.units_name, "lj or real: the trajectory's units, where the file does not store them");
-  text("--config", o.config_path, "the run's config: units and analysis.potential_map; alone, the map of its system");
-  text("--out", o.out,
-       "the .dx file (default TRAJECTORY, or the output prefix, + .map.dx); not an input, not a file of a run");
-  app.footer(usage_text);
-  if (const int rc = parse_command_line(app, args, {"potential-map", usage_text, ""}); rc != kParsed) return rc;
-  if (o.trajectory.empty() && o.config_path.empty()) {
-    std::cerr << "pairmd potential-map: give a trajectory or --config\n" << usage_text;
-    return kExitUsage;
-  }
-  return kParsed;
-}
 
 // The map's settings (the config's analysis.potential_map, then the options), the units the
 // options give, and the frames. Throws ConfigError or std::invalid_argument.
-void plan_map(const MapOptions& o, RunConfig& cfg, MapSettings& settings, Units& units, FrameRange& range) {
+void plan_map(const MapCommandOptions& o, RunConfig& cfg, MapSettings& settings, Units& units, FrameRange& range) {
   if (!o.config_path.empty()) {
     cfg = load_config(o.config_path);
     if (cfg.potential_map.every > 0) settings = cfg.potential_map.settings;
   }
-  if (!map_units(o.config_path.empty() ? nullptr : &cfg, o.units_name, kCommandLineMapNames, units) &&
+  if (!map_units(o.config_path.empty() ? nullptr : &cfg, o.units_name, FrontEndKind::CommandLine, units) &&
       o.trajectory.empty())
     throw std::invalid_argument("give --config CONFIG");
-  pairmd::MapOptions given;
-  if (!o.spacing.empty()) given.spacing = option_number("--spacing", o.spacing);
-  if (!o.padding.empty()) given.padding = option_number("--padding", o.padding);
-  if (!o.min_distance.empty()) given.min_distance = option_number("--min-distance", o.min_distance);
-  given.region = o.region;
-  given.kernel = o.kernel;
-  given.method = o.method;
-  given.boundary = o.boundary;
-  apply_map_options(given, settings, kCommandLineMapNames);
+  apply_map_options(o.given, settings, FrontEndKind::CommandLine);
   range = parse_frame_range(o.frames);
 }
 
 // The .dx file: --out, or the trajectory's (the config's output prefix's) name + .map.dx. It is
 // never an input, nor a file of a run (io/output_files.h). Throws std::invalid_argument.
-std::string plan_out(const MapOptions& o, const RunConfig& cfg) {
+std::string plan_out(const MapCommandOptions& o, const RunConfig& cfg) {
   const std::string out =
       !o.out.empty() ? o.out : (o.trajectory.empty() ? output_prefix(cfg) : stem_of(o.trajectory)) + ".map.dx";
   std::vector<std::string> inputs = {o.trajectory, o.config_path};
@@ -129,7 +71,7 @@ std::string plan_out(const MapOptions& o, const RunConfig& cfg) {
 // The trajectory's units: those it stores (the options must agree), else the options'. Read
 // after one frame was read in a child process (read_h5md_frame), which stops a damaged file.
 // Throws std::invalid_argument or std::runtime_error (bad input).
-Units trajectory_units(const MapOptions& o, const Units& given) {
+Units trajectory_units(const MapCommandOptions& o, const Units& given) {
   read_h5md_frame(o.trajectory, 0);
   const std::string stored = read_h5md_run_info(o.trajectory).units;
   if (stored.empty()) {
@@ -167,10 +109,10 @@ void print_summary(const PotentialMapSeries& series, const MapSettings& settings
 }
 
 // Adds the maps: of the frames of the trajectory, or of the system the config builds. Returns
-// kParsed or the exit code (message printed). A trajectory that cannot be read (missing, not
+// kGoOn or the exit code (message printed). A trajectory that cannot be read (missing, not
 // HDF5, damaged, frame out of range) and a lattice too fine for the region are bad input (exit 2);
 // other failures reach main() (exit 1).
-int add_maps(const MapOptions& o, const RunConfig& cfg, const FrameRange& range, PotentialMapSeries& series,
+int add_maps(const MapCommandOptions& o, const RunConfig& cfg, const FrameRange& range, PotentialMapSeries& series,
              std::string& note, std::string& source) {
   try {
     if (o.trajectory.empty()) {
@@ -191,15 +133,10 @@ int add_maps(const MapOptions& o, const RunConfig& cfg, const FrameRange& range,
     std::cerr << "pairmd potential-map: " << e.what() << "\n";
     return kExitUsage;
   }
-  return kParsed;
+  return kGoOn;
 }
 
-}  // namespace
-
-int cmd_potential_map(const Args& args) {
-  const std::string kUsage = usage();
-  MapOptions o;
-  if (const int rc = read_map_options(args, kUsage, o); rc != kParsed) return rc;
+int potential_map(const MapCommandOptions& o) {
   // Settings, units and the output, all checked before anything is computed or written.
   RunConfig cfg;
   MapSettings settings;
@@ -229,7 +166,7 @@ int cmd_potential_map(const Args& args) {
     return kExitUsage;
   }
   std::string note, source;
-  if (const int rc = add_maps(o, cfg, range, *series, note, source); rc != kParsed) return rc;
+  if (const int rc = add_maps(o, cfg, range, *series, note, source); rc != kGoOn) return rc;
   if (series->frames() == 0) {
     std::cerr << "pairmd potential-map: --frames " << o.frames << " selects no frame of " << o.trajectory << "\n";
     return kExitUsage;
@@ -241,6 +178,56 @@ int cmd_potential_map(const Args& args) {
   write_dx(out, avg, title.str());
   print_summary(*series, settings, avg, note, out);
   return kExitOk;
+}
+
+// A validator of --frames: a range parse_frame_range reads.
+CLI::Validator frame_range_check() {
+  return CLI::Validator(
+      [](std::string& text) {
+        try {
+          parse_frame_range(text);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      },
+      "a:b:s", "FRAMES");
+}
+
+}  // namespace
+
+Command add_potential_map(CLI::App& app) {
+  CLI::App* sub = add_command(
+      app, "potential-map",
+      "electrostatic potential map of trajectory frames, or of a config's system (docs/potential_maps.md)",
+      std::string(
+          "The electrostatic potential map (Direct Coulomb Summation or multilevel summation) of trajectory frames, "
+          "averaged, as an OpenDX file; or of the system a config builds (docs/potential_maps.md).") +
+          "\n" + kFooter);
+  auto o = std::make_shared<MapCommandOptions>();
+  sub->add_option("TRAJECTORY", o->trajectory, "an H5MD trajectory written by pairmd");
+  add_option(*sub, kMapFramesOption, o->frames)->check(frame_range_check());
+  add_option(*sub, kMapSpacingOption, o->given.spacing);
+  add_option(*sub, kMapPaddingOption, o->given.padding);
+  add_option(*sub, kMapRegionOption, o->given.region);
+  add_option(*sub, kMapKernelOption, o->given.kernel);
+  add_option(*sub, kMapMinDistanceOption, o->given.min_distance);
+  add_option(*sub, kMapMethodOption, o->given.method);
+  add_option(*sub, kMapBoundaryOption, o->given.boundary);
+  add_option(*sub, kMapUnitsOption, o->units_name);
+  sub->add_option("--config", o->config_path,
+                  "the run's config: units and analysis.potential_map; alone, the map of its system")
+
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  sub->add_option("--out", o->out,
+                  "the .dx file (default TRAJECTORY, or the output prefix, + .map.dx); not an input, not a file of a "
+                  "run")
+      ->check(not_empty("a file name"))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  return [o, sub](const Args&) {
+    if (o->trajectory.empty() && o->config_path.empty()) return usage_error(*sub, "give a trajectory or --config");
+    return potential_map(*o);
+  };
 }
 
 }  // namespace pairmd::cli

@@ -9,7 +9,6 @@
 // replicas.count / ranks of them as threads (replicas/ensemble_plan.h, replicas/ensemble.h;
 // docs/replicas.md): the replicas agree on every step of the set-up before any of them goes on.
 #include <hdf5.h>
-#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <csignal>
@@ -24,7 +23,7 @@
 
 #include "cli/run_setup.h"
 #include "engine/simulation.h"
-#include "io/checkpoint.h"
+#include "io/checkpoint_run.h"
 #include "replicas/checkpoint_set.h"
 #include "replicas/communicator.h"
 #include "replicas/ensemble.h"
@@ -40,61 +39,12 @@ namespace pairmd::cli {
 
 namespace {
 
-const char* kUsage =
-    "pairmd run: usage: pairmd run CONFIG [--backend cpu|cuda|auto] [--steps N] [--set key.path=value]"
-    " [--output PREFIX] [--overwrite]\n"
-    "                   pairmd run [CONFIG] --restart CHECKPOINT [--steps N] [--set key.path=value]"
-    " [--output PREFIX]\n";
-
 struct RunOptions {
   ConfigOptions config;    // CONFIG, --set, --steps, --backend, --strategy
   std::string restart;     // --restart CHECKPOINT
   std::string output;      // --output PREFIX
   bool overwrite = false;  // --overwrite: replace the files of an earlier run with this prefix
 };
-
-// Returns kParsed when the options were read, else the exit code (help or the message is printed).
-int read_options(const Args& args, RunOptions& o) {
-  CLI::App app{
-      "Run the simulation described by CONFIG (YAML; docs/config.md). A run refuses an output prefix "
-      "in use or holding an earlier run's files (--overwrite replaces them; --restart continues the run "
-      "of a checkpoint; docs/output.md).",
-      "pairmd run"};
-  prepare_app(app);
-  add_config_options(app, o.config);
-  app.add_option("--restart", o.restart,
-                 "continue the run of CHECKPOINT: its state, prefix, --set overrides and end step (CONFIG may be "
-                 "left out: the checkpoint holds it, and no start file is read); files moved with the checkpoint "
-                 "are continued where they are")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--output", o.output, "output file stem (instead of output.prefix)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_flag("--overwrite", o.overwrite,
-               "replace the files of an earlier run with the same prefix (never a directory, an input of the run, "
-               "a file of another run, or the file this command's output is redirected to)");
-  app.footer("exit codes: 0 success, 1 the run failed, 2 bad input (nothing written), 130 interrupted");
-  if (const int rc = parse_command_line(app, args, {"run", "", ""}); rc != kParsed) return rc;
-  if (o.config.config_path.empty() && o.restart.empty()) {
-    std::cerr << kUsage;
-    return kExitUsage;
-  }
-  for (const std::string& a : args)
-    if (a == "--output=" || (a == "--output" && o.output.empty())) {
-      std::cerr << "pairmd run: --output needs a prefix\n";
-      return kExitUsage;
-    }
-  return kParsed;
-}
-
-// A word for a shell command line, quoted where the shell would split or expand it.
-std::string shell_word(const std::string& w) {
-  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
-                        std::string::npos)
-    return w;
-  std::string q = "'";
-  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 // The command that continues this run from its checkpoint: the prefix, the --set overrides
 // and the step the run is to end at all come from the checkpoint.
@@ -134,45 +84,54 @@ FrontEnd front_end(const RunOptions& o, int ranks) {
   return fe;
 }
 
+// "performance: N steps in T s = R steps/s, B neighbour-list builds (detail)".
+std::string performance_line(const BackendStats& st) {
+  std::ostringstream line;
+  line << "performance: " << st.steps << " steps in " << st.seconds_total << " s";
+  if (st.seconds_total > 0) line << " = " << st.steps / st.seconds_total << " steps/s";
+  line << ", " << st.list_builds << " neighbour-list builds";
+  if (!st.detail.empty()) line << " (" << st.detail << ")";
+  return line.str();
+}
+
+// Where the state of `step` went: "WRITTEN PATH (step N)", or why there is no checkpoint of it.
+std::string saved_text(const CheckpointWriter& ck, int64_t step, const char* written) {
+  std::ostringstream saved;
+  if (ck.last_written_step() == step)
+    saved << written << ck.path() << " (step " << step << ")";
+  else if (!ck.error().empty())
+    saved << "no checkpoint of step " << step << ": " << ck.error();
+  else
+    saved << "no checkpoint of step " << step;
+  return saved.str();
+}
+
 // The last lines of the run: where the last good state went and how to go on.
 int report(const RunOptions& o, const RunResult& result, Simulation& sim, const Outputs& out) {
-  const BackendStats st = sim.backend().stats();
-  std::ostringstream summary;
-  summary << "performance: " << st.steps << " steps in " << st.seconds_total << " s";
-  if (st.seconds_total > 0) summary << " = " << st.steps / st.seconds_total << " steps/s";
-  summary << ", " << st.list_builds << " neighbour-list builds";
-  if (!st.detail.empty()) summary << " (" << st.detail << ")";
-  std::cout << summary.str() << std::endl;
-
+  std::cout << performance_line(sim.backend().stats()) << std::endl;
   const CheckpointWriter& ck = *out.checkpoints;
-  std::ostringstream saved;
-  if (ck.last_written_step() == result.last_good_step)
-    saved << "checkpoint written to " << ck.path() << " (step " << result.last_good_step << ")";
-  else if (!ck.error().empty())
-    saved << "no checkpoint of step " << result.last_good_step << ": " << ck.error();
-  else
-    saved << "no checkpoint of step " << result.last_good_step;
+  const std::string saved = saved_text(ck, result.last_good_step, "checkpoint written to ");
   const std::string again = continue_command(o, ck.path());
   for (size_t k = 0; k < result.finish_errors.size(); ++k)
     if (result.outcome != RunOutcome::Failed || k > 0 || result.finish_errors[k] != result.message)
       std::cerr << "pairmd run: error: " << result.finish_errors[k] << "\n";
   switch (result.outcome) {
     case RunOutcome::Completed:
-      std::cout << "done: step " << result.last_good_step << "; " << saved.str() << "\n";
+      std::cout << "done: step " << result.last_good_step << "; " << saved << "\n";
       return kExitOk;
     case RunOutcome::Interrupted:
       std::cerr << "pairmd run: interrupted (signal " << g_stop_signal.load() << ") at step " << result.last_good_step
-                << ", " << saved.str() << ", output flushed\n"
+                << ", " << saved << ", output flushed\n"
                 << "  continue with: " << again << "\n";
       return kExitInterrupted;
     case RunOutcome::BlewUp:
       std::cerr << "pairmd run: error: " << result.message << "\n"
-                << "  the last good state is step " << result.last_good_step << "; " << saved.str() << "\n"
+                << "  the last good state is step " << result.last_good_step << "; " << saved << "\n"
                 << "  to go on from there with a smaller time step: " << again << " --set integrator.dt=...\n";
       return kExitFailure;
     case RunOutcome::Failed:
       std::cerr << "pairmd run: error: " << result.message << "\n"
-                << "  the last good state is step " << result.last_good_step << "; " << saved.str() << "\n";
+                << "  the last good state is step " << result.last_good_step << "; " << saved << "\n";
       if (ck.last_written_step() >= 0) {
         if (ck.last_written_step() != result.last_good_step)
           std::cerr << "  the newest checkpoint is of step " << ck.last_written_step() << "\n";
@@ -183,25 +142,23 @@ int report(const RunOptions& o, const RunResult& result, Simulation& sim, const 
   return kExitFailure;
 }
 
-// The ranks agree on how the set-up went: the worst code of any rank (kParsed: every rank goes
+// The ranks agree on how the set-up went: the worst code of any rank (kGoOn: every rank goes
 // on). Replica 0 prints its message; another replica prints its own where replica 0 had none to
 // print (in an ensemble, each names its replica). A single run prints its message as ever.
 int agree(Communicator& comm, int code, const std::string& message, const ReplicaPlan& rp) {
   const std::vector<double> all = comm.allgather({static_cast<double>(code)});
-  int worst = kParsed;
+  int worst = kGoOn;
   for (double c : all) worst = std::max(worst, static_cast<int>(c));
-  const bool first_ok = static_cast<int>(all[0]) == kParsed || message.empty();
+  const bool first_ok = static_cast<int>(all[0]) == kGoOn || message.empty();
   if (!message.empty() && (comm.rank() == 0 || first_ok)) {
     if (comm.size() > 1 && comm.rank() > 0) std::cerr << "replica " << comm.rank() << ": ";
     std::cerr << message << "\n";
   }
-  if (worst != kParsed && code == kParsed && comm.rank() == 0 && rp.replica == 0)
+  if (worst != kGoOn && code == kGoOn && comm.rank() == 0 && rp.replica == 0)
     std::cerr << "pairmd run: another replica could not go on (its message is above); nothing was run\n";
   return worst;
 }
 
-// The end of an ensemble: each replica's own lines (its log), and replica 0's report of the whole
-// ensemble: each replica's end, the acceptance and round trips, the walk plot, how to go on.
 // Pulling statistics (replicas/pull_statistics.h): each replica's rupture force into
 // BASE.rupture.csv, and the summary line.
 std::string rupture_report(const RunPlan& p, const ReplicaPlan& rp) {
@@ -221,23 +178,12 @@ std::string rupture_report(const RunPlan& p, const ReplicaPlan& rp) {
   return "pulling: " + rupture_summary(events, force_unit, pn) + " (each run's largest force: " + csv + ")\n";
 }
 
-int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp, const EnsembleOutcome& e,
-                    Simulation& sim, const Outputs& out, EnsembleLog* log, const CommonCheckpoint& common) {
-  const BackendStats st = sim.backend().stats();
+// This replica's own lines: its performance, its end and where its last good state went.
+void report_replica(const RunPlan& p, const ReplicaPlan& rp, const EnsembleOutcome& e, Simulation& sim,
+                    const Outputs& out) {
   const RunResult& r = e.result;
-  std::cout << "performance: " << st.steps << " steps in " << st.seconds_total << " s";
-  if (st.seconds_total > 0) std::cout << " = " << st.steps / st.seconds_total << " steps/s";
-  std::cout << ", " << st.list_builds << " neighbour-list builds";
-  if (!st.detail.empty()) std::cout << " (" << st.detail << ")";
-  std::cout << "\n";
-  const CheckpointWriter& ck = *out.checkpoints;
-  std::ostringstream saved;
-  if (ck.last_written_step() == r.last_good_step)
-    saved << "checkpoint " << ck.path() << " (step " << r.last_good_step << ")";
-  else if (!ck.error().empty())
-    saved << "no checkpoint of step " << r.last_good_step << ": " << ck.error();
-  else
-    saved << "no checkpoint of step " << r.last_good_step;
+  std::cout << performance_line(sim.backend().stats()) << "\n";
+  const std::string saved = saved_text(*out.checkpoints, r.last_good_step, "checkpoint ");
   const std::string who = "replica " + std::to_string(rp.replica) + " (" + p.files.prefix + ".*)";
   if (!e.common_error.empty())
     std::cerr << "pairmd run: " << who << ": warning: no common checkpoint: " << e.common_error << "\n";
@@ -246,18 +192,15 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
       std::cerr << "pairmd run: " << who << ": error: " << f << "\n";
   if (r.outcome == RunOutcome::Failed || r.outcome == RunOutcome::BlewUp)
     std::cerr << "pairmd run: " << who << " failed: " << r.message << "\n  its last good state is step "
-              << r.last_good_step << "; " << saved.str() << "\n";
+              << r.last_good_step << "; " << saved << "\n";
   else
     std::cout << who << ": " << (r.outcome == RunOutcome::Completed ? "done" : "stopped") << " at step "
-              << r.last_good_step << "; " << saved.str() << "\n";
+              << r.last_good_step << "; " << saved << "\n";
+}
 
+// Replica 0's table of the ensemble: each replica's end and speed, the pulling, the meetings.
+std::string ensemble_table(const RunPlan& p, const ReplicaPlan& rp, const EnsembleOutcome& e) {
   const int k = rp.count;
-  int code = kExitOk;
-  for (int s : e.status) code = std::max(code, s == kReplicaFailed ? 2 : s == kReplicaStopped ? 1 : 0);
-  const int exit_code = code == 2 ? kExitFailure : code == 1 || e.signalled ? kExitInterrupted : kExitOk;
-  std::cout.flush();
-  if (rp.replica != 0) return exit_code;
-
   std::ostringstream t;
   double aggregate = 0;
   t << "ensemble: replica  status     last step  steps/s\n";
@@ -285,25 +228,32 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
         ms * e.decide_seconds, ms * e.rescale_seconds);
     t << line;
   }
-  std::cout << t.str();
-  if (rp.exchange) {
-    std::cout << exchange_report(rp.exchange_state);
-    if (log) {
-      try {
-        log->write_plot(rp.exchange_state.temperatures(), "step",
-                        std::string("T (") + p.cfg.model.units.temperature_unit() + ")");
-        std::cout << "walk of each replica through the ladder: " << log->files().walk_plot() << " (data "
-                  << log->files().walk() << "); exchanges: " << log->files().exchange_log() << "\n";
-      } catch (const std::exception& x) {
-        std::cerr << "pairmd run: warning: no walk plot: " << x.what() << "\n";
-      }
-    }
+  return t.str();
+}
+
+// With exchange: the acceptance and round trips, and the walk of each replica through the ladder.
+void report_exchanges(const RunPlan& p, const ReplicaPlan& rp, EnsembleLog* log) {
+  if (!rp.exchange) return;
+  std::cout << exchange_report(rp.exchange_state);
+  if (!log) return;
+  try {
+    log->write_plot(rp.exchange_state.temperatures(), "step",
+                    std::string("T (") + p.cfg.model.units.temperature_unit() + ")");
+    std::cout << "walk of each replica through the ladder: " << log->files().walk_plot() << " (data "
+              << log->files().walk() << "); exchanges: " << log->files().exchange_log() << "\n";
+  } catch (const std::exception& x) {
+    std::cerr << "pairmd run: warning: no walk plot: " << x.what() << "\n";
   }
+}
+
+// How the ensemble ended and how to go on (after a failure: from the checkpoints every replica has).
+void report_ensemble_end(const RunOptions& o, const ReplicaPlan& rp, const EnsembleOutcome& e,
+                         const CommonCheckpoint& common, bool failed, bool interrupted) {
+  const int k = rp.count;
   std::string again = launcher_words() + "pairmd run ";
   if (!o.config.config_path.empty()) again += shell_word(o.config.config_path) + " ";
   again += "--restart " + rp.base_prefix + ".r{replica}.checkpoint.h5";
-  std::cout.flush();
-  if (code == 2) {
+  if (failed) {
     std::cerr
         << "pairmd run: replica " << e.first_failed << " (" << replica_prefix(rp.base_prefix, e.first_failed, k)
         << ".*) failed (its message is above); the ensemble stopped, every replica's files are closed and readable\n";
@@ -316,13 +266,30 @@ int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp
       std::cerr << "  the replicas stopped at different steps; every replica has a checkpoint of step " << common.step()
                 << " (" << common.path() << " and the others' .checkpoint.common.h5), which the restart goes on from"
                 << " once the cause is fixed: " << again << "\n";
-  } else if (exit_code == kExitInterrupted) {
+  } else if (interrupted) {
     std::cerr << "pairmd run: interrupted (signal) at step " << e.last_step[0]
               << "; every replica wrote its files and a checkpoint of that step\n  continue with: " << again << "\n";
   } else {
     std::cout << "done: " << k << " replicas at step " << e.last_step[0] << "; continue with " << again
               << " --steps N\n";
   }
+}
+
+// The end of an ensemble: each replica's own lines (its log), and replica 0's report of the whole
+// ensemble: each replica's end, the acceptance and round trips, the walk plot, how to go on.
+// The exit code: 1 when a replica failed, 130 when one stopped (a signal), else 0.
+int report_ensemble(const RunOptions& o, const RunPlan& p, const ReplicaPlan& rp, const EnsembleOutcome& e,
+                    Simulation& sim, const Outputs& out, EnsembleLog* log, const CommonCheckpoint& common) {
+  report_replica(p, rp, e, sim, out);
+  int code = kExitOk;
+  for (int s : e.status) code = std::max(code, s == kReplicaFailed ? 2 : s == kReplicaStopped ? 1 : 0);
+  const int exit_code = code == 2 ? kExitFailure : code == 1 || e.signalled ? kExitInterrupted : kExitOk;
+  std::cout.flush();
+  if (rp.replica != 0) return exit_code;
+  std::cout << ensemble_table(p, rp, e);
+  report_exchanges(p, rp, log);
+  std::cout.flush();
+  report_ensemble_end(o, rp, e, common, code == 2, exit_code == kExitInterrupted);
   return exit_code;
 }
 
@@ -349,54 +316,26 @@ int run_replica(const RunOptions& o, const RunPlan& p, ReplicaPlan& rp, Communic
   return report_ensemble(o, p, rp, outcome, sim, out, log, common);
 }
 
-// One run of the command: a single run, or replica comm.rank() of an ensemble (an MPI rank, or a
-// thread of this process with `rendezvous` for a GPU ensemble).
-int run_command(const Args& args, Communicator& comm, EnsembleRendezvous* rendezvous) {
-  RunLog log;  // copies everything printed, into PREFIX.log once the outputs are opened
-  // In an ensemble, only replica 0 prints its table on the terminal; every replica's is in its log.
-  if (comm.rank() > 0) log.quiet_stdout();
-  std::string command = "pairmd run";
-  for (const std::string& a : args) command += " " + shell_word(a);
-  // Files left open at exit (a trajectory whose write failed) must not be flushed half-written
-  // by HDF5's exit handler; everything else is closed explicitly.
-  H5dont_atexit();
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  RunOptions o;
-  if (const int rc = read_options(args, o); rc != kParsed) return rc;
-  // Each replica of an ensemble restarts from its own checkpoint: PREFIX.r{replica}.checkpoint.h5,
-  // or its common checkpoint where the replicas' newest are of different steps.
-  std::string restart_note;
-  if (!o.restart.empty() && comm.size() > 1) {
-    const RestartSet set = choose_restart_set(comm, replica_path(o.restart, comm.rank(), comm.size()));
-    o.restart = set.path;
-    restart_note = set.note;
-  }
+// The GPU backend the replicas of an ensemble in this process share (each replica on the CPU has its own).
+std::function<std::unique_ptr<Backend>(const RunPlan&, const Model&, std::string*)> shared_gpu_backend(
+    EnsembleRendezvous* rendezvous, Communicator& comm) {
+  return [rendezvous, &comm](const RunPlan& p, const Model& model, std::string* why) -> std::unique_ptr<Backend> {
+    const std::string backend = planned_backend(p.cfg);
+    if (backend != "cuda") return nullptr;  // each replica its own CPU backend
+    if (model.barostat.active())
+      throw std::runtime_error(
+          "a barostat with replicas in one process on a GPU is not supported: the replicas share one GPU "
+          "ensemble, whose systems share one box; run them under mpirun (one process each), or with backend: "
+          "cpu (one CPU backend, and box, each)");
+    return rendezvous->join(comm.rank(), backend, model, p.sys.state, why);
+  };
+}
 
-  // A stop signal from here on ends the run cleanly: before the run began (in system.relax, or
-  // before the outputs are opened) with the claim removed and nothing written.
-  install_stop_handlers();
-  // Everything that can be wrong with the input is found before any output file is touched, on
-  // every rank; the ranks agree on the outcome before any of them goes on.
-  RunRequest request = request_of(o);
-  const FrontEnd fe = front_end(o, comm.size());
-  ReplicaPlan rp;
-  plan_replicas(request, fe, comm, rp);
-  if (rendezvous)
-    request.backend_hook = [rendezvous, &comm](const RunPlan& p, const Model& model,
-                                               std::string* why) -> std::unique_ptr<Backend> {
-      const std::string backend = planned_backend(p.cfg);
-      if (backend != "cuda") return nullptr;  // each replica its own CPU backend
-      if (model.barostat.active())
-        throw std::runtime_error(
-            "a barostat with replicas in one process on a GPU is not supported: the replicas share one GPU "
-            "ensemble, whose systems share one box; run them under mpirun (one process each), or with backend: "
-            "cpu (one CPU backend, and box, each)");
-      return rendezvous->join(comm.rank(), backend, model, p.sys.state, why);
-    };
-  PreparedRun run;
-  std::unique_ptr<OutputClaim> ensemble_claim;
-  int code = kParsed;
-  std::string message;
+// Everything that can be wrong with the input, found before any output file is touched: the
+// plan and its claim, and on replica 0 of an ensemble the ensemble's claim and files. Returns
+// kGoOn, or the exit code with `message` to print.
+int prepare_rank(const RunOptions& o, const RunRequest& request, const FrontEnd& fe, const ReplicaPlan& rp,
+                 PreparedRun& run, std::unique_ptr<OutputClaim>& ensemble_claim, std::string& message) {
   try {
     prepare_run(request, fe, run, std::cerr);
     if (rp.replica == 0) {
@@ -408,20 +347,103 @@ int run_command(const Args& args, Communicator& comm, EnsembleRendezvous* rendez
       check_existing_ensemble_files(fe, o.overwrite, run.plan, rp, false, std::cout);
     }
     if (rp.replica >= 0) check_existing_common_checkpoint(fe, o.overwrite, run.plan, false, std::cout);
+    return kGoOn;
   } catch (const StoppedBeforeRun& e) {
-    code = kExitInterrupted;
     message = std::string("pairmd run: ") + e.what() + "; nothing was written";
+    return kExitInterrupted;
   } catch (const ConfigError& e) {
-    code = kExitUsage;
     message = e.what();
+    return kExitUsage;
   } catch (const std::runtime_error& e) {
     // Not the input: the claim's lock file cannot be created (a missing directory, no permission).
-    code = kExitFailure;
     message = std::string("pairmd run: error: ") + e.what();
+    return kExitFailure;
   }
+}
+
+// analysis.potential_map, whose kernel is checked before any file is written; and a stop signal
+// that came before the run began. Returns kGoOn, or the exit code with `message` to print.
+int plan_potential_map(const RunPlan& p, std::unique_ptr<PotentialMapObserver>& map, std::string& message) {
+  if (p.cfg.potential_map.every > 0) {
+    try {
+      map = make_potential_map_observer(p);
+      std::cout << "potential map: every " << p.cfg.potential_map.every << " steps, kernel "
+                << map->series().kernel_description() << ", average -> " << map->dx_path() << "\n";
+    } catch (const std::exception& e) {
+      message = std::string("pairmd run: analysis.potential_map: ") + e.what();
+      return kExitUsage;
+    }
+  }
+  if (g_stop_signal.load() != 0) {
+    message = "pairmd run: interrupted (signal " + std::to_string(g_stop_signal.load()) +
+              ") before the run began; nothing was written";
+    return kExitInterrupted;
+  }
+  return kGoOn;
+}
+
+// What this rank opens: the run's outputs (session/run_outputs.h), replacing an earlier
+// ensemble's files where asked, and on replica 0 of an exchange ensemble the exchange log.
+// Returns kGoOn, or kExitFailure with `message` to print.
+struct RankOutputs {
+  Outputs out;
+  std::unique_ptr<EnsembleLog> ensemble_log;
+};
+int open_rank_outputs(const RunOptions& o, const RunRequest& request, const FrontEnd& fe, const ReplicaPlan& rp,
+                      const RunPlan& p, std::unique_ptr<PotentialMapObserver> map, Simulation& sim, RunLog& log,
+                      const std::string& command, RankOutputs& ro, std::string& message) {
+  try {
+    open_outputs(request, fe, p, std::move(map), sim, ro.out, log, command);
+    if (rp.replica == 0) check_existing_ensemble_files(fe, o.overwrite, p, rp, true, std::cout);
+    if (rp.replica >= 0) check_existing_common_checkpoint(fe, o.overwrite, p, true, std::cout);
+    if (rp.replica == 0 && rp.exchange) {
+      ro.ensemble_log = std::make_unique<EnsembleLog>(EnsembleFiles{rp.base_prefix}, rp.exchange_state, p.first,
+                                                      p.restart && p.continues_files);
+      if (ro.ensemble_log->rows_dropped() > 0)
+        std::cout << "restart: dropped " << ro.ensemble_log->rows_dropped() << " row(s) of exchanges after step "
+                  << p.first << " from " << ro.ensemble_log->files().exchange_log() << " (the run makes them again)\n";
+    }
+    return kGoOn;
+  } catch (const std::exception& e) {
+    message = std::string("pairmd run: error: ") + e.what();
+    return kExitFailure;
+  }
+}
+
+// One run of the command: a single run, or replica comm.rank() of an ensemble (an MPI rank, or a
+// thread of this process with `rendezvous` for a GPU ensemble). Each step that can fail ends with
+// the ranks agreeing on how it went (agree) before any of them goes on.
+int run_command(RunOptions o, const std::string& command, Communicator& comm, EnsembleRendezvous* rendezvous) {
+  RunLog log;  // copies everything printed, into PREFIX.log once the outputs are opened
+  // In an ensemble, only replica 0 prints its table on the terminal; every replica's is in its log.
+  if (comm.rank() > 0) log.quiet_stdout();
+  // Files left open at exit (a trajectory whose write failed) must not be flushed half-written
+  // by HDF5's exit handler; everything else is closed explicitly.
+  H5dont_atexit();
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  // Each replica of an ensemble restarts from its own checkpoint: PREFIX.r{replica}.checkpoint.h5,
+  // or its common checkpoint where the replicas' newest are of different steps.
+  std::string restart_note;
+  if (!o.restart.empty() && comm.size() > 1) {
+    const RestartSet set = choose_restart_set(comm, replica_path(o.restart, comm.rank(), comm.size()));
+    o.restart = set.path;
+    restart_note = set.note;
+  }
+  // A stop signal from here on ends the run cleanly: before the run began (in system.relax, or
+  // before the outputs are opened) with the claim removed and nothing written.
+  install_stop_handlers();
+  RunRequest request = request_of(o);
+  const FrontEnd fe = front_end(o, comm.size());
+  ReplicaPlan rp;
+  plan_replicas(request, fe, comm, rp);
+  if (rendezvous) request.backend_hook = shared_gpu_backend(rendezvous, comm);
+  PreparedRun run;
+  std::unique_ptr<OutputClaim> ensemble_claim;
+  std::string message;
+  int code = prepare_rank(o, request, fe, rp, run, ensemble_claim, message);
   // The other replicas of a GPU ensemble must not wait for this one's system.
-  if (code != kParsed && rendezvous) rendezvous->cancel("replica " + std::to_string(comm.rank()) + " could not start");
-  if ((code = agree(comm, code, message, rp)) != kParsed) return code;
+  if (code != kGoOn && rendezvous) rendezvous->cancel("replica " + std::to_string(comm.rank()) + " could not start");
+  if ((code = agree(comm, code, message, rp)) != kGoOn) return code;
   if (rp.replica >= 0) {
     message = check_same_start(comm, run.plan.first, rp, fe);
     if (!message.empty()) {
@@ -430,73 +452,28 @@ int run_command(const Args& args, Communicator& comm, EnsembleRendezvous* rendez
     }
     if (comm.rank() == 0 && !restart_note.empty()) std::cout << restart_note << "\n";
   }
-
-  code = describe_start(request, fe, run, std::cout, std::cerr) ? kParsed : kExitOk;
-  if ((code = agree(comm, code, "", rp)) != kParsed) return code;
+  code = describe_start(request, fe, run, std::cout, std::cerr) ? kGoOn : kExitOk;
+  if ((code = agree(comm, code, "", rp)) != kGoOn) return code;
   const RunPlan& p = run.plan;
-  const RunConfig& cfg = p.cfg;
-  if (rp.replica == 0) std::cout << describe_ensemble(rp, cfg, comm);
-
-  // analysis.potential_map (its kernel is checked before any file is written).
+  if (rp.replica == 0) std::cout << describe_ensemble(rp, p.cfg, comm);
   std::unique_ptr<PotentialMapObserver> potential_map;
-  if (cfg.potential_map.every > 0) {
-    try {
-      potential_map = make_potential_map_observer(p);
-      std::cout << "potential map: every " << cfg.potential_map.every << " steps, kernel "
-                << potential_map->series().kernel_description() << ", average -> " << potential_map->dx_path() << "\n";
-    } catch (const std::exception& e) {
-      code = kExitUsage;
-      message = std::string("pairmd run: analysis.potential_map: ") + e.what();
-    }
-  }
-  if (code == kParsed && g_stop_signal.load() != 0) {
-    code = kExitInterrupted;
-    message = "pairmd run: interrupted (signal " + std::to_string(g_stop_signal.load()) +
-              ") before the run began; nothing was written";
-  }
-  if ((code = agree(comm, code, message, rp)) != kParsed) return code;
+  code = plan_potential_map(p, potential_map, message);
+  if ((code = agree(comm, code, message, rp)) != kGoOn) return code;
 
-  Outputs out;
-  Simulation sim(cfg, p.sys.topology, std::move(run.backend));
-  std::unique_ptr<EnsembleLog> ensemble_log;
-  try {
-    open_outputs(request, fe, p, std::move(potential_map), sim, out, log, command);
-    if (rp.replica == 0) check_existing_ensemble_files(fe, o.overwrite, p, rp, true, std::cout);
-    if (rp.replica >= 0) check_existing_common_checkpoint(fe, o.overwrite, p, true, std::cout);
-    if (rp.replica == 0 && rp.exchange) {
-      ensemble_log = std::make_unique<EnsembleLog>(EnsembleFiles{rp.base_prefix}, rp.exchange_state, p.first,
-                                                   p.restart && p.continues_files);
-      if (ensemble_log->rows_dropped() > 0)
-        std::cout << "restart: dropped " << ensemble_log->rows_dropped() << " row(s) of exchanges after step "
-                  << p.first << " from " << ensemble_log->files().exchange_log() << " (the run makes them again)\n";
-    }
-  } catch (const std::exception& e) {
-    code = kExitFailure;
-    message = std::string("pairmd run: error: ") + e.what();
-  }
-  if ((code = agree(comm, code, message, rp)) != kParsed) return code;
-
+  RankOutputs ro;
+  Simulation sim(p.cfg, p.sys.topology, std::move(run.backend));
+  code = open_rank_outputs(o, request, fe, rp, p, std::move(potential_map), sim, log, command, ro, message);
+  if ((code = agree(comm, code, message, rp)) != kGoOn) return code;
   // Exceeding a file-size limit must be a write error we report, not a silent kill.
   std::signal(SIGXFSZ, SIG_IGN);
-  if (rp.replica < 0) {
-    const RunResult result = sim.run(p.last);
-    return report(o, result, sim, out);
-  }
-  return run_replica(o, p, rp, comm, sim, out, ensemble_log.get());
+  if (rp.replica < 0) return report(o, sim.run(p.last), sim, ro.out);
+  return run_replica(o, p, rp, comm, sim, ro.out, ro.ensemble_log.get());
 }
 
 // The number of replicas of the ensemble a run starts: the config's replicas.count (a restart's
-// from its replica 0 checkpoint); 0 for a single run, or where the options or the config are
-// wrong (the run itself then says what is wrong).
-int replicas_in_run(const Args& args) {
-  RunOptions o;
-  std::ostringstream quiet;
-  std::streambuf* out = std::cout.rdbuf(quiet.rdbuf());
-  std::streambuf* err = std::cerr.rdbuf(quiet.rdbuf());
-  const int rc = read_options(args, o);
-  std::cout.rdbuf(out);
-  std::cerr.rdbuf(err);
-  if (rc != kParsed) return 0;
+// from its replica 0 checkpoint); 0 for a single run, or where the config is wrong (the run
+// itself then says what is wrong).
+int replicas_in_run(const RunOptions& o) {
   try {
     if (o.restart.empty()) return load_config(o.config.config_path, command_line_overrides(o.config)).replicas.count;
     // PREFIX.r{replica}.checkpoint.h5: replica 0's, whichever number of digits the run used.
@@ -530,7 +507,7 @@ int replicas_per_rank(Communicator& ranks, int count) {
 // rank K, ..., rank K + K - 1, meeting the other ranks' through RankThreadCommunicator.
 // The CPU threads are shared out among them. The exit code is replica 0's, or the first other
 // replica's that is not 0.
-int run_replicas_in_threads(const Args& args, int count, Communicator* ranks) {
+int run_replicas_in_threads(const RunOptions& o, const std::string& command, int count, Communicator* ranks) {
   const int first = ranks ? ranks->rank() * count : 0;
   ThreadGroup group(count);
   EnsembleRendezvous rendezvous(count, first);
@@ -546,7 +523,7 @@ int run_replicas_in_threads(const Args& args, int count, Communicator* ranks) {
       else
         comm = std::make_unique<ThreadCommunicator>(group, k);
       try {
-        codes[k] = run_command(args, *comm, &rendezvous);
+        codes[k] = run_command(o, command, *comm, &rendezvous);
       } catch (const std::exception& e) {
         std::cerr << "pairmd run: replica " << first + k << ": error: " << e.what() << "\n";
         codes[k] = kExitFailure;
@@ -562,13 +539,13 @@ int run_replicas_in_threads(const Args& args, int count, Communicator* ranks) {
   return codes[0];
 }
 
-}  // namespace
-
-int cmd_run(const Args& args) {
+// A single run, an ensemble's replicas as threads of this process, or under mpirun this rank's
+// replica or replicas.
+int run(const RunOptions& o, const std::string& command) {
   Communicator& comm = world();
-  const int count = replicas_in_run(args);
+  const int count = replicas_in_run(o);
   if (comm.size() == 1) {
-    if (count > 1) return run_replicas_in_threads(args, count, nullptr);
+    if (count > 1) return run_replicas_in_threads(o, command, count, nullptr);
   } else if (const int per_rank = replicas_per_rank(comm, count); per_rank > 1) {
     if (!mpi_serves_threads()) {
       if (comm.rank() == 0)
@@ -578,9 +555,39 @@ int cmd_run(const Args& args) {
                   << count << "\n";
       return kExitUsage;
     }
-    return run_replicas_in_threads(args, per_rank, &comm);
+    return run_replicas_in_threads(o, command, per_rank, &comm);
   }
-  return run_command(args, comm, nullptr);
+  return run_command(o, command, comm, nullptr);
+}
+
+}  // namespace
+
+Command add_run(CLI::App& app) {
+  CLI::App* sub = add_command(
+      app, "run", "run the simulation described by CONFIG (YAML; docs/config.md)",
+      std::string(
+          "Run the simulation described by CONFIG (YAML; docs/config.md). A run refuses an output prefix in use or "
+          "holding an earlier run's files (--overwrite replaces them; --restart continues the run of a checkpoint; "
+          "docs/output.md). Under mpirun -np K, K replicas of the config's replicas section (docs/replicas.md).") +
+          "\n" + "exit codes: 0 success, 1 the run failed, 2 bad input (nothing written), 130 interrupted");
+  auto o = std::make_shared<RunOptions>();
+  add_config_options(*sub, o->config, false);
+  sub->add_option("--restart", o->restart,
+                  "continue the run of CHECKPOINT: its state, prefix, --set overrides and end step (CONFIG may be "
+                  "left out: the checkpoint holds it, and no start file is read); files moved with the checkpoint "
+                  "are continued where they are")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  sub->add_option("--output", o->output, "output file stem (instead of output.prefix)")
+      ->check(not_empty("a prefix"))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  sub->add_flag("--overwrite", o->overwrite,
+                "replace the files of an earlier run with the same prefix (never a directory, an input of the run, "
+                "a file of another run, or the file this command's output is redirected to)");
+  return [o, sub](const Args& words) {
+    if (o->config.config_path.empty() && o->restart.empty())
+      return usage_error(*sub, "give a CONFIG, or --restart CHECKPOINT");
+    return run(*o, command_line("pairmd run", words));
+  };
 }
 
 }  // namespace pairmd::cli

@@ -10,7 +10,6 @@
 // start file; load the written config as `run` would, and report the native state.
 #include <hdf5.h>
 #include <unistd.h>
-#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -35,41 +34,6 @@ namespace pairmd::cli {
 
 namespace {
 
-const char* kUsage =
-    "usage: pairmd sop-build STRUCTURE.pdb|.cif[.gz] -o OUT.yaml [--chains A,B] [--gaps error|split]\n"
-    "                        [--pull [TETHERED,PULLED]] [--copies K] [--integrator brownian|langevin] ...\n"
-    "       (pairmd sop-build --help lists every option)\n";
-
-struct SopBuildOptions {
-  std::string structure, out, chains,
-      gaps = "error", altloc = "error", disulfides = "bonds", max_bond, contact_cutoff, epsilon_h, epsilon_l, sigma,
-      bond_k, max_extension, repulsion_cutoff, mass, copies, copy_gap, independent, integrator, temperature, dt,
-      friction, skin, steps, thermo_every, trajectory_every, seed, pull, pull_mode, pull_speed, pull_spring, pull_force,
-      tether_spring, pull_every;
-  bool overwrite = false;
-};
-
-// A number of option `opt`, within [lo, hi] (strictly above lo when `open`).
-double number(const std::string& opt, const std::string& text, double lo, double hi, bool open = false) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < lo || (open && v == lo) || v > hi) {
-    std::ostringstream m;
-    m << opt << ": expected a number " << (open ? "> " : ">= ") << lo;
-    if (hi < 1e300) m << " and <= " << hi;
-    m << ", got '" << text << "'";
-    throw std::invalid_argument(m.str());
-  }
-  return v;
-}
-
-long whole(const std::string& opt, const std::string& text, long lo, long hi) {
-  const double v = number(opt, text, static_cast<double>(lo), static_cast<double>(hi));
-  if (v != std::floor(v)) throw std::invalid_argument(opt + ": expected a whole number, got '" + text + "'");
-  return static_cast<long>(v);
-}
-
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -78,126 +42,131 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-int read_options(const Args& args, SopBuildOptions& o) {
-  CLI::App app{
-      "Build the Self-Organized Polymer (SOP) model of the proteins of a PDB or mmCIF file: one bead per "
-      "residue at its C-alpha, FENE bonds about the native distances, native contacts (12-6, minimum at "
-      "each native distance), soft repulsion between all other pairs. Writes OUT.yaml, which `pairmd run` "
-      "runs as it is, and beside it OUT.start.h5 (the beads) and OUT.backbone.pairs, OUT.native.pairs (the "
-      "pair lists). The config's units are LAMMPS real: lengths in A, energies in kcal/mol, times in fs, "
-      "temperatures in K, and so are the options (docs/proteins.md).",
-      "pairmd sop-build"};
-  prepare_app(app);
-  const auto text = [&app](const char* name, std::string& value, const std::string& help) {
-    app.add_option(name, value, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  };
-  app.add_option("STRUCTURE", o.structure, "the structure: PDB or mmCIF, optionally gzipped");
-  text("-o,--out", o.out, "the config to write (OUT.yaml); the other files are named after it (required)");
-  text("--chains", o.chains, "the chains to take, comma-separated (default: every chain with amino acids)");
-  text("--gaps", o.gaps, "error (default): a chain gap stops with an error; split: the pieces become chains");
-  text("--altloc", o.altloc,
-       "error (default): alternate locations of a C-alpha stop with an error; highest: take the one of highest "
-       "occupancy");
-  text("--disulfides", o.disulfides,
-       "bonds (default): disulfide bridges (SSBOND records) are covalent bonds, as in SOP-GPU; none: left out "
-       "(a reduced protein; a close pair is then a native contact)");
-  text("--max-bond", o.max_bond, "consecutive C-alpha atoms farther apart are a chain gap (default 4.5 A)");
-  text("--contact-cutoff", o.contact_cutoff, "native contacts: C-alpha atoms closer than this (default 8 A)");
-  text("--epsilon-h", o.epsilon_h, "native contact depth eps_h (default 1.5 kcal/mol)");
-  text("--epsilon-l", o.epsilon_l, "repulsion eps_l (default 1 kcal/mol)");
-  text("--sigma", o.sigma, "repulsion sigma (default 3.8 A)");
-  text("--bond-k", o.bond_k, "FENE k of the covalent bonds (default 20 kcal/(mol A^2) = 13.9 N/m, SOP-GPU's)");
-  text("--max-extension", o.max_extension, "backbone FENE R0, the largest |r - r0| (default 2 A)");
-  text("--repulsion-cutoff", o.repulsion_cutoff, "repulsion cutoff, not shifted (default 20 A, SOP-GPU's)");
-  text("--mass", o.mass, "bead mass (default 110 amu)");
-  text("--copies", o.copies,
-       "copies of the protein on a cubic lattice in a periodic box (default 1: one, open boundaries)");
-  text("--independent", o.independent,
-       "K independent runs of the protein (a replicas section, mode independent: seed + k, each with its own files "
-       "and force-extension log; without mpirun they run side by side on one GPU, docs/ensembles.md)");
-  text("--copy-gap", o.copy_gap,
-       "distance between the copies' bounding boxes (default: the repulsion cutoff, so they start out of reach)");
-  text("--integrator", o.integrator, "brownian (overdamped, default) or langevin (underdamped)");
-  text("--temperature", o.temperature, "temperature (default 300 K)");
-  text("--dt", o.dt, "time step in fs (default 40 fs brownian, 20 fs langevin)");
-  text("--friction", o.friction, "friction gamma in 1/fs (default 0.0167/fs brownian, 0.001/fs langevin)");
-  text("--skin", o.skin, "neighbour-list skin (default 4 A)");
-  text("--steps", o.steps, "steps of the run (default 100000)");
-  text("--thermo-every", o.thermo_every, "thermo output every so many steps (default 1000)");
-  text("--trajectory-every", o.trajectory_every, "trajectory frames every so many steps (default 1000)");
-  text("--seed", o.seed, "seed of the noise (default 1)");
-  app.add_option("--pull", o.pull,
-                 "pull: TETHERED,PULLED bead indices (or 'ends': the first and last bead of the first chain); "
-                 "the tethered bead is held by a spring, the pulled one by the pulling spring or force")
-      ->expected(0, 1)
-      ->default_str("")
+struct SopBuildOptions {
+  std::string structure, out, chains, gaps = "error", altloc = "error", disulfides = "bonds", pull;
+  double max_bond = CalphaOptions().max_bond;
+  SopParameters p;  // the options bound to the parameters, in the config's units but for these:
+  std::optional<double> dt_fs, friction_per_fs, pull_speed_per_fs;
+  bool overwrite = false;
+};
+
+// An option bound to `value`, checked by `rule`; the last one given counts.
+template <typename T>
+CLI::Option* number(CLI::App& app, const char* name, T& value, const std::string& help, const NumberRule& rule) {
+  return app.add_option(name, value, help)
+      ->check(number_check(rule))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  text("--pull-mode", o.pull_mode,
-       "ramp (default: a spring whose anchor moves at --pull-speed) or constant (--pull-force)");
-  text("--pull-speed", o.pull_speed, "anchor speed in A/fs (default 1e-5 A/fs = 1 m/s)");
-  text("--pull-spring", o.pull_spring, "pulling spring k_s (default 0.07 kcal/(mol A^2), 0.05 N/m)");
-  text("--pull-force", o.pull_force, "constant force (default 1 kcal/(mol A), 69.5 pN)");
-  text("--tether-spring", o.tether_spring, "the tether's spring (default 10 kcal/(mol A^2))");
-  text("--pull-every", o.pull_every, "rows of the pulling CSV every so many steps (default 100)");
-  app.add_flag("--overwrite", o.overwrite, "replace files of an earlier sop-build with the same OUT");
-  app.footer(std::string(kUsage) +
-             "exit codes: 0 written, 2 bad input (nothing written), 1 a file could not be written");
-  if (const int rc = parse_command_line(app, args, {"sop-build", kUsage, kUsage}); rc != kParsed) return rc;
-  for (size_t k = 0; k < args.size(); ++k)
-    if (args[k] == "--pull" && (k + 1 == args.size() || args[k + 1].rfind("-", 0) == 0)) o.pull = "ends";
-  if (o.structure.empty() || o.out.empty()) {
-    std::cerr << "pairmd sop-build: a STRUCTURE and -o OUT.yaml are required\n" << kUsage;
-    return kExitUsage;
-  }
-  return kParsed;
 }
 
-// The model's parameters from the options (defaults: SopParameters).
+CLI::Option* choice(CLI::App& app, const char* name, std::string& value, const std::string& help,
+                    std::vector<std::string> names) {
+  return app.add_option(name, value, help)
+      ->check(choice_check([names] { return names; }))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+// The structure and how it is read: which chains, gaps, alternate locations, disulfides.
+void add_structure_options(CLI::App& app, SopBuildOptions& o) {
+  app.add_option("STRUCTURE", o.structure, "the structure: PDB or mmCIF, optionally gzipped")->required();
+  app.add_option("-o,--out", o.out, "the config to write (OUT.yaml); the other files are named after it")
+      ->check(not_empty("a file name"))
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--chains", o.chains, "the chains to take, comma-separated (default: every chain with amino acids)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  choice(app, "--gaps", o.gaps, "error (default): a chain gap stops with an error; split: the pieces become chains",
+         {"error", "split"});
+  choice(app, "--altloc", o.altloc,
+         "error (default): alternate locations of a C-alpha stop with an error; highest: take the one of highest "
+         "occupancy",
+         {"error", "highest"});
+  choice(app, "--disulfides", o.disulfides,
+         "bonds (default): disulfide bridges (SSBOND records) are covalent bonds, as in SOP-GPU; none: left out "
+         "(a reduced protein; a close pair is then a native contact)",
+         {"bonds", "none"});
+  number(app, "--max-bond", o.max_bond, "consecutive C-alpha atoms farther apart are a chain gap (default 4.5 A)",
+         NumberRule::above(0));
+}
+
+// The model: contacts, repulsion, bonds, masses, copies.
+void add_model_options(CLI::App& app, SopParameters& p) {
+  const NumberRule positive = NumberRule::above(0), non_negative = NumberRule::at_least(0);
+  number(app, "--contact-cutoff", p.contact_cutoff, "native contacts: C-alpha atoms closer than this (default 8 A)",
+         positive);
+  number(app, "--epsilon-h", p.epsilon_h, "native contact depth eps_h (default 1.5 kcal/mol)", non_negative);
+  number(app, "--epsilon-l", p.epsilon_l, "repulsion eps_l (default 1 kcal/mol)", non_negative);
+  number(app, "--sigma", p.sigma, "repulsion sigma (default 3.8 A)", positive);
+  number(app, "--bond-k", p.bond_k, "FENE k of the covalent bonds (default 20 kcal/(mol A^2) = 13.9 N/m, SOP-GPU's)",
+         positive);
+  number(app, "--max-extension", p.bond_max_extension, "backbone FENE R0, the largest |r - r0| (default 2 A)",
+         positive);
+  number(app, "--repulsion-cutoff", p.repulsion_cutoff, "repulsion cutoff, not shifted (default 20 A, SOP-GPU's)",
+         positive);
+  number(app, "--mass", p.mass, "bead mass (default 110 amu)", positive);
+  number(app, "--copies", p.copies,
+         "copies of the protein on a cubic lattice in a periodic box (default 1: one, open boundaries)",
+         NumberRule::whole_from(1, 100000000));
+  number(app, "--independent", p.independent,
+         "K independent runs of the protein (a replicas section, mode independent: seed + k, each with its own files "
+         "and force-extension log; without mpirun they run side by side on one GPU, docs/ensembles.md)",
+         NumberRule::whole_from(1, 1 << 16));
+  number(app, "--copy-gap", p.copy_gap,
+         "distance between the copies' bounding boxes (default: the repulsion cutoff, so they start out of reach)",
+         non_negative);
+}
+
+// The run: dynamics, lengths, output.
+void add_run_options(CLI::App& app, SopBuildOptions& o) {
+  SopParameters& p = o.p;
+  const NumberRule positive = NumberRule::above(0), non_negative = NumberRule::at_least(0);
+  const double most = 1152921504606846976.0;  // 2^60
+  choice(app, "--integrator", p.integrator, "brownian (overdamped, default) or langevin (underdamped)",
+         {"brownian", "langevin"});
+  number(app, "--temperature", p.temperature, "temperature (default 300 K)", non_negative);
+  number(app, "--dt", o.dt_fs, "time step in fs (default 40 fs brownian, 20 fs langevin)", positive);
+  number(app, "--friction", o.friction_per_fs, "friction gamma in 1/fs (default 0.0167/fs brownian, 0.001/fs langevin)",
+         positive);
+  number(app, "--skin", p.skin, "neighbour-list skin (default 4 A)", non_negative);
+  number(app, "--steps", p.steps, "steps of the run (default 100000)", NumberRule::whole_from(0, most));
+  number(app, "--thermo-every", p.thermo_every, "thermo output every so many steps (default 1000)",
+         NumberRule::whole_from(1, most));
+  number(app, "--trajectory-every", p.trajectory_every, "trajectory frames every so many steps (default 1000)",
+         NumberRule::whole_from(0, most));
+  number(app, "--seed", p.seed, "seed of the noise (default 1)", NumberRule::whole_from(0, most));
+}
+
+// The pulling: which beads, a ramp or a constant force, its springs, its log.
+void add_pull_options(CLI::App& app, SopBuildOptions& o) {
+  SopParameters& p = o.p;
+  app.add_option("--pull", o.pull,
+                 "pull: TETHERED,PULLED bead indices (or 'ends', also given as --pull alone: the first and last bead "
+                 "of the first chain); the tethered bead is held by a spring, the pulled one by the pulling spring or "
+                 "force")
+      ->expected(0, 1)
+      ->default_str("ends")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  choice(app, "--pull-mode", p.pull_mode,
+         "ramp (default: a spring whose anchor moves at --pull-speed) or constant (--pull-force)",
+         {"ramp", "constant"});
+  number(app, "--pull-speed", o.pull_speed_per_fs, "anchor speed in A/fs (default 1e-5 A/fs = 1 m/s)", NumberRule{});
+  number(app, "--pull-spring", p.pull_spring, "pulling spring k_s (default 0.07 kcal/(mol A^2), 0.05 N/m)",
+         NumberRule::above(0));
+  number(app, "--pull-force", p.pull_force, "constant force (default 1 kcal/(mol A), 69.5 pN)", NumberRule{});
+  number(app, "--tether-spring", p.tether_spring, "the tether's spring (default 10 kcal/(mol A^2))",
+         NumberRule::above(0));
+  number(app, "--pull-every", p.pull_every, "rows of the pulling CSV every so many steps (default 100)",
+         NumberRule::whole_from(1, 1152921504606846976.0));
+}
+
+// The model's parameters: the options bound to them, the time step, friction and pulling speed
+// in the config's ps (the options take fs).
 SopParameters parameters(const SopBuildOptions& o) {
-  SopParameters p;
-  const double inf = 1e308;
-  if (!o.contact_cutoff.empty()) p.contact_cutoff = number("--contact-cutoff", o.contact_cutoff, 0, inf, true);
-  if (!o.epsilon_h.empty()) p.epsilon_h = number("--epsilon-h", o.epsilon_h, 0, inf);
-  if (!o.epsilon_l.empty()) p.epsilon_l = number("--epsilon-l", o.epsilon_l, 0, inf);
-  if (!o.sigma.empty()) p.sigma = number("--sigma", o.sigma, 0, inf, true);
-  if (!o.bond_k.empty()) p.bond_k = number("--bond-k", o.bond_k, 0, inf, true);
-  if (!o.max_extension.empty()) p.bond_max_extension = number("--max-extension", o.max_extension, 0, inf, true);
-  if (!o.repulsion_cutoff.empty()) p.repulsion_cutoff = number("--repulsion-cutoff", o.repulsion_cutoff, 0, inf, true);
-  if (!o.mass.empty()) p.mass = number("--mass", o.mass, 0, inf, true);
-  if (!o.copies.empty()) p.copies = static_cast<int>(whole("--copies", o.copies, 1, 100000000));
-  if (!o.independent.empty()) p.independent = static_cast<int>(whole("--independent", o.independent, 1, 1 << 16));
+  SopParameters p = o.p;
   if (p.independent > 1 && p.copies > 1)
     throw std::invalid_argument("--independent: runs of one protein each; --copies puts copies in one box (not both)");
-  if (!o.copy_gap.empty()) p.copy_gap = number("--copy-gap", o.copy_gap, 0, inf);
-  if (!o.integrator.empty()) {
-    if (o.integrator != "brownian" && o.integrator != "langevin")
-      throw std::invalid_argument("--integrator: expected brownian or langevin, got '" + o.integrator + "'");
-    p.integrator = o.integrator;
-  }
-  if (!o.temperature.empty()) p.temperature = number("--temperature", o.temperature, 0, inf);
-  if (!o.dt.empty()) p.dt_ps = 1e-3 * number("--dt", o.dt, 0, inf, true);  // fs, as the config
-  if (!o.friction.empty()) p.friction_per_ps = 1e3 * number("--friction", o.friction, 0, inf, true);
-  if (!o.skin.empty()) p.skin = number("--skin", o.skin, 0, inf);
-  if (!o.steps.empty()) p.steps = whole("--steps", o.steps, 0, 1L << 60);
-  if (!o.thermo_every.empty()) p.thermo_every = whole("--thermo-every", o.thermo_every, 1, 1L << 60);
-  if (!o.trajectory_every.empty()) p.trajectory_every = whole("--trajectory-every", o.trajectory_every, 0, 1L << 60);
-  if (!o.seed.empty()) p.seed = static_cast<unsigned long>(whole("--seed", o.seed, 0, 1L << 60));
-  if (!o.pull_mode.empty()) {
-    if (o.pull_mode != "ramp" && o.pull_mode != "constant")
-      throw std::invalid_argument("--pull-mode: expected ramp or constant, got '" + o.pull_mode + "'");
-    p.pull_mode = o.pull_mode;
-  }
-  if (!o.pull_speed.empty()) p.pull_speed = 1e3 * number("--pull-speed", o.pull_speed, -inf, inf);
-  if (!o.pull_spring.empty()) p.pull_spring = number("--pull-spring", o.pull_spring, 0, inf, true);
-  if (!o.pull_force.empty()) p.pull_force = number("--pull-force", o.pull_force, -inf, inf);
-  if (!o.tether_spring.empty()) p.tether_spring = number("--tether-spring", o.tether_spring, 0, inf, true);
-  if (!o.pull_every.empty()) p.pull_every = whole("--pull-every", o.pull_every, 1, 1L << 60);
-  if (o.altloc != "error" && o.altloc != "highest")
-    throw std::invalid_argument("--altloc: expected error or highest, got '" + o.altloc + "'");
-  if (o.disulfides != "bonds" && o.disulfides != "none")
-    throw std::invalid_argument("--disulfides: expected bonds or none, got '" + o.disulfides + "'");
-  if (o.gaps != "error" && o.gaps != "split")
-    throw std::invalid_argument("--gaps: expected error or split, got '" + o.gaps + "'");
+  if (o.dt_fs) p.dt_ps = 1e-3 * *o.dt_fs;
+  if (o.friction_per_fs) p.friction_per_ps = 1e3 * *o.friction_per_fs;
+  if (o.pull_speed_per_fs) p.pull_speed = 1e3 * *o.pull_speed_per_fs;
   return p;
 }
 
@@ -212,8 +181,14 @@ void pull_beads(const std::string& pull, const SopModel& m, SopParameters& p) {
     const std::vector<std::string> v = split(pull, ',');
     if (v.size() != 2)
       throw std::invalid_argument("--pull: expected TETHERED,PULLED (two bead indices) or nothing, got '" + pull + "'");
-    p.tethered = whole("--pull", v[0], 0, m.beads_per_copy - 1);
-    p.pulled = whole("--pull", v[1], 0, m.beads_per_copy - 1);
+    const NumberRule bead = NumberRule::whole_from(0, m.beads_per_copy - 1);
+    double bead_index[2];
+    for (int k = 0; k < 2; ++k) {
+      const std::string why = bead.parse(v[k], bead_index[k]);
+      if (!why.empty()) throw std::invalid_argument("--pull: " + why);
+    }
+    p.tethered = static_cast<long>(bead_index[0]);
+    p.pulled = static_cast<long>(bead_index[1]);
   }
   if (p.tethered == p.pulled) throw std::invalid_argument("--pull: the tethered and the pulled bead are the same");
 }
@@ -246,7 +221,7 @@ void plan(const SopBuildOptions& o, SopPlan& s) {
   refuse_outputs_that_are_inputs(o, s.files);
   s.p = parameters(o);
   CalphaOptions co;
-  if (!o.max_bond.empty()) co.max_bond = number("--max-bond", o.max_bond, 0, 1e308, true);
+  co.max_bond = o.max_bond;
   co.split_at_gaps = o.gaps == "split";
   co.altloc_highest = o.altloc == "highest";
   co.chains = split(o.chains, ',');
@@ -347,12 +322,8 @@ void report(const SopBuildOptions& o, const SopPlan& s) {
   std::cout << "wrote " << o.out << "; run it with: pairmd run " << o.out << "\n";
 }
 
-}  // namespace
-
-int cmd_sop_build(const Args& args) {
+int sop_build(const SopBuildOptions& o) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  SopBuildOptions o;
-  if (const int rc = read_options(args, o); rc != kParsed) return rc;
   SopPlan s;
   try {
     plan(o, s);
@@ -379,6 +350,32 @@ int cmd_sop_build(const Args& args) {
     return kExitFailure;
   }
   return kExitOk;
+}
+
+}  // namespace
+
+Command add_sop_build(CLI::App& app) {
+  CLI::App* sub = add_command(
+      app, "sop-build",
+      "the Self-Organized Polymer model of the proteins of a PDB or mmCIF file, as a config that `run` runs as it is "
+      "(docs/proteins.md)",
+      std::string(
+          "Build the Self-Organized Polymer (SOP) model of the proteins of a PDB or mmCIF file: one bead per residue "
+          "at "
+          "its C-alpha, FENE bonds about the native distances, native contacts (12-6, minimum at each native "
+          "distance), "
+          "soft repulsion between all other pairs. Writes OUT.yaml, which `pairmd run` runs as it is, and beside it "
+          "OUT.start.h5 (the beads) and OUT.backbone.pairs, OUT.native.pairs (the pair lists). The config's units are "
+          "LAMMPS real: lengths in A, energies in kcal/mol, times in fs, temperatures in K, and so are the options "
+          "(docs/proteins.md).") +
+          "\n" + "exit codes: 0 written, 2 bad input (nothing written), 1 a file could not be written");
+  auto o = std::make_shared<SopBuildOptions>();
+  add_structure_options(*sub, *o);
+  add_model_options(*sub, o->p);
+  add_run_options(*sub, *o);
+  add_pull_options(*sub, *o);
+  sub->add_flag("--overwrite", o->overwrite, "replace files of an earlier sop-build with the same OUT");
+  return [o](const Args&) { return sop_build(*o); };
 }
 
 }  // namespace pairmd::cli

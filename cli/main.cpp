@@ -1,8 +1,10 @@
 // pairmd: the command-line entry point. Dispatches to the subcommands in this folder.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #ifdef _OPENMP
@@ -13,44 +15,6 @@
 #include "base/version.h"
 #include "cli/commands.h"
 #include "replicas/communicator.h"
-
-namespace {
-
-const char* kUsage = R"(pairmd )" PAIRMD_VERSION R"( - Langevin molecular dynamics on a GPU (and a CPU reference)
-
-usage:
-  pairmd run CONFIG [--backend cpu|cuda|auto] [--steps N] [--strategy S]
-                    [--set key.path=value]... [--output PREFIX] [--overwrite]
-  pairmd run [CONFIG] --restart CHECKPOINT [--steps N] [--set key.path=value]... [--output PREFIX]
-  pairmd check CONFIG [--set key.path=value]...
-  pairmd minimize CONFIG [--backend cpu|cuda|auto] [--set key.path=value]... [--output PREFIX] [--overwrite]
-  pairmd compare CONFIG [--strategies a,b,..] [--steps N] [--sizes n1,n2,..] [--out PREFIX]
-  pairmd potential-map TRAJECTORY.h5|--config CONFIG [--frames a:b:s] [--spacing h] [--out map.dx] ...
-  pairmd place-ions --config CONFIG --count K --type NAME --min-distance d [--out OUT.yaml] ...
-  pairmd sop-build STRUCTURE.pdb|.cif -o OUT.yaml [--chains A,B] [--pull [T,P]] [--copies K] ...
-  pairmd demux PREFIX [--out OUT]   per-temperature trajectories of a replica-exchange run
-  mpirun -np K pairmd run CONFIG    K replicas (the config's replicas section; docs/replicas.md)
-  pairmd --version | --help
-
-  run            run the simulation described by CONFIG (YAML; see docs/config.md); it refuses an
-                 output prefix in use or holding an earlier run's files (--overwrite replaces
-                 them; --restart continues the run of a checkpoint; docs/output.md)
-  check          validate CONFIG (and the system it builds) without running; exit 2 on error
-  minimize       minimise the energy of CONFIG's system (FIRE) and write it as a run of 0 steps
-                 that `run --restart` continues (docs/minimize.md)
-  compare        time the GPU force-summation strategies on CONFIG's system (docs/strategies.md)
-  potential-map  electrostatic potential map of trajectory frames (docs/potential_maps.md)
-  place-ions     place ions at the extrema of the potential map (docs/potential_maps.md)
-  sop-build      the Self-Organized Polymer model of the proteins of a PDB or mmCIF file, as a
-                 config that `run` runs as it is (docs/proteins.md)
-  demux          one trajectory per temperature from a replica-exchange ensemble (docs/replicas.md)
-
-  pairmd COMMAND --help   the options of a command
-
-exit codes: 0 success, 1 the run failed, 2 bad input (nothing written), 130 interrupted
-)";
-
-}  // namespace
 
 namespace {
 
@@ -101,51 +65,89 @@ int main(int argc, char** argv) {
 
 namespace {
 
+// The words of the command line after the command's name (the log records them).
+pairmd::cli::Args words_after(int argc, char** argv, const std::string& command) {
+  int k = 1;
+  while (k < argc && command != argv[k]) ++k;
+  return pairmd::cli::Args(argv + std::min(k + 1, argc), argv + argc);
+}
+
+std::string version_text() {
+  std::ostringstream v;
+  v << "pairmd " << PAIRMD_VERSION << "\n"
+    << "mpi: " << (pairmd::mpi_built() ? "yes" : "no") << " (replica ensembles over mpirun; docs/replicas.md)\n"
+    << "cpu threads: " << pairmd::configure_host_threads() << "\n"
+    << "idle threads wait: " << openmp_wait_policy() << "\n";
+  return v.str();
+}
+
+// A bad command line: the command's message and usage (usage_error), or the program's.
+int bad_command_line(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  using namespace pairmd::cli;
+  const std::vector<CLI::App*> commands = app.get_subcommands();
+  std::string what = e.what();
+  // An option without its value: CLI11 says "--name: 1 required TEXT missing".
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && what.find(':') != std::string::npos)
+    what = what.substr(0, what.find(':')) + " needs a value";
+  if (!commands.empty()) return usage_error(*commands[0], what);
+  if (argc > 1 && argv[1][0] != '-')
+    std::cerr << "pairmd: unknown command '" << argv[1] << "'\n\n";
+  else
+    std::cerr << "pairmd: " << what << "\n\n";
+  std::cerr << app.help();
+  return kExitUsage;
+}
+
 int run_command(int argc, char** argv) {
   using namespace pairmd::cli;
-  if (argc < 2) {
-    std::cerr << kUsage;
-    return kExitUsage;
+  CLI::App app{"pairmd " PAIRMD_VERSION " - Langevin molecular dynamics on a GPU (and a CPU reference)", "pairmd"};
+  app.get_formatter()->column_width(34);
+  bool version = false;
+  app.add_flag("--version", version, "the version, whether MPI is built in, the CPU threads");
+  app.footer(
+      "mpirun -np K pairmd run CONFIG runs the K replicas of the config's replicas section (docs/replicas.md).\n"
+      "pairmd COMMAND --help lists the options of a command.\n"
+      "exit codes: 0 success, 1 the run failed, 2 bad input (nothing written), 130 interrupted");
+  // The commands, one file each in cli/; `help` and `version` as words do what the options do.
+  const std::pair<const char*, Command> commands[] = {{"run", add_run(app)},
+                                                      {"check", add_check(app)},
+                                                      {"minimize", add_minimize(app)},
+                                                      {"compare", add_compare(app)},
+                                                      {"potential-map", add_potential_map(app)},
+                                                      {"place-ions", add_place_ions(app)},
+                                                      {"sop-build", add_sop_build(app)},
+                                                      {"demux", add_demux(app)}};
+  const CLI::App* help_word = app.add_subcommand("help", "")->group("");
+  const CLI::App* version_word = app.add_subcommand("version", "")->group("");
+  app.require_subcommand(0, 1);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    return bad_command_line(app, e, argc, argv);
   }
-  const std::string cmd = argv[1];
-  const Args args(argv + 2, argv + argc);
-  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-    std::cout << kUsage;
+  if (version || version_word->parsed()) {
+    std::cout << version_text();
     return kExitOk;
   }
-  if (cmd == "--version" || cmd == "version") {
-    std::cout << "pairmd " << PAIRMD_VERSION << "\n"
-              << "mpi: " << (pairmd::mpi_built() ? "yes" : "no")
-              << " (replica ensembles over mpirun; docs/replicas.md)\n"
-              << "cpu threads: " << pairmd::configure_host_threads() << "\n"
-              << "idle threads wait: " << openmp_wait_policy() << "\n";
+  if (help_word->parsed()) {
+    std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
     return kExitOk;
   }
-  // The subcommands, one file each in cli/; each parses its own options (with --help).
-  struct Command {
-    const char* name;
-    int (*run)(const Args&);
-  };
-  static const Command kCommands[] = {{"run", cmd_run},
-                                      {"check", cmd_check},
-                                      {"minimize", cmd_minimize},
-                                      {"compare", cmd_compare},
-                                      {"potential-map", cmd_potential_map},
-                                      {"place-ions", cmd_place_ions},
-                                      {"sop-build", cmd_sop_build},
-                                      {"demux", cmd_demux}};
-  for (const Command& c : kCommands) {
-    if (cmd != c.name) continue;
+  for (const auto& [name, run] : commands) {
+    if (!app.got_subcommand(name)) continue;
     try {
-      return c.run(args);
+      return run(words_after(argc, argv, name));
     } catch (const std::exception& e) {
-      std::cerr << "pairmd " << cmd << ": error: " << e.what() << "\n";
+      std::cerr << "pairmd " << name << ": error: " << e.what() << "\n";
       // The other ranks of an ensemble may be waiting for this one: end them all.
       if (pairmd::world().size() > 1) pairmd::world().abort(kExitFailure);
       return kExitFailure;
     }
   }
-  std::cerr << "pairmd: unknown command '" << cmd << "'\n\n" << kUsage;
+  std::cerr << app.help();
   return kExitUsage;
 }
 

@@ -1,13 +1,10 @@
 #include "cli/run_setup.h"
 
-#include <CLI/CLI.hpp>
-
-#include "backends/strategies.h"
-
 namespace pairmd::cli {
 
-void add_config_options(CLI::App& app, ConfigOptions& o, bool steps) {
-  app.add_option("CONFIG", o.config_path, "the run's YAML config (docs/config.md)");
+void add_config_options(CLI::App& app, ConfigOptions& o, bool config_required, bool steps) {
+  CLI::Option* config = app.add_option("CONFIG", o.config_path, "the run's YAML config (docs/config.md)");
+  if (config_required) config->required();
   app.add_option_function<std::string>(
          "--set", [&o](const std::string& v) { o.sets.push_back(v); },
          "override a config key: --set key.path=value (repeatable, applied in order)")
@@ -15,16 +12,11 @@ void add_config_options(CLI::App& app, ConfigOptions& o, bool steps) {
       ->trigger_on_parse();
   if (steps)
     app.add_option_function<std::string>(
-           "--steps",
-           // Routed through the config's own validation so messages look alike.
-           [&o](const std::string& v) { o.sets.push_back("steps=" + v); }, "number of steps (--set steps=N)")
+           "--steps", [&o](const std::string& v) { o.sets.push_back("steps=" + v); }, "number of steps (--set steps=N)")
+        ->check(number_check(NumberRule::whole_from(0)))
         ->trigger_on_parse();
-  app.add_option("--backend", o.backend, "cpu, cuda or auto (--set backend=B)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--strategy", o.strategy,
-                 "GPU force-summation strategy (--set force.strategy=S): " + choices(strategy_names(true)) +
-                     "; default " + strategy_name(kDefaultStrategy) + " (docs/strategies.md)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_option(app, kBackendOption, o.backend);
+  add_option(app, kStrategyOption, o.strategy);
 }
 
 std::vector<std::string> command_line_overrides(const ConfigOptions& o) {
@@ -35,5 +27,20 @@ std::vector<std::string> command_line_overrides(const ConfigOptions& o) {
 }
 
 RunConfig load_with_options(const ConfigOptions& o) { return load_config(o.config_path, command_line_overrides(o)); }
+
+std::string shell_word(const std::string& w) {
+  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
+                        std::string::npos)
+    return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string command_line(const std::string& command, const Args& words) {
+  std::string c = command;
+  for (const std::string& w : words) c += " " + shell_word(w);
+  return c;
+}
 
 }  // namespace pairmd::cli

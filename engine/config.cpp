@@ -253,8 +253,8 @@ RunConfig parse_config(const std::string& text, const std::string& name, const s
     for (const Section& s : kSections) keys.push_back(s.key);
     Map m(ctx, root, "", keys);
     cfg.title = m.string("title", "");
-    cfg.model.units = m.choice("units", "lj", {"lj", "real"}) == "lj" ? Units::lj() : Units::real();
-    cfg.backend = m.choice("backend", "auto", {"auto", "cpu", "cuda"});
+    cfg.model.units = m.choice("units", "lj", unit_system_names()) == "lj" ? Units::lj() : Units::real();
+    cfg.backend = m.choice("backend", "auto", backend_names());
     cfg.steps = m.integer("steps", 0, 0, config::kMaxInt);
     for (const Section& s : kSections) s.read(m, cfg);
     const ForceField& ff = cfg.model.force_field;

@@ -25,6 +25,10 @@ struct ConfigError : std::runtime_error {
 // per particle, kilobytes with the lists).
 constexpr int64_t kMaxParticles = int64_t(1) << 30;
 
+// The choices of `backend` (auto: cuda where a GPU is usable, else cpu) and of `units`.
+inline std::vector<std::string> backend_names() { return {"auto", "cpu", "cuda"}; }
+inline std::vector<std::string> unit_system_names() { return {"lj", "real"}; }
+
 enum class LatticeKind { Fcc, Sc };
 
 struct LatticeSpec {

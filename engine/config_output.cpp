@@ -2,7 +2,7 @@
 // `analysis` (potential maps).
 #include "engine/config_schema.h"
 
-#include "kernels/dcs/map_registry.h"
+#include "engine/map_registry.h"
 
 namespace pairmd::config {
 
@@ -46,12 +46,12 @@ void read_analysis(const Map& root, RunConfig& cfg) {
   spec.every = m.integer_required("every", 1, kMaxInt);
   p.spacing = m.number_required("spacing", 0.0, kInf, true, "a lattice spacing > 0");
   cfg.locations["analysis.potential_map.spacing"] = m.where("spacing");
-  p.region = m.choice("region", "box", {"box", "particles"});
+  p.region = m.choice("region", "box", map_region_names());
   p.padding = m.number("padding", 5.0, 0.0, kInf);
   p.kernel = m.choice("kernel", "auto", map_kernel_names());
   p.min_distance = m.number("min_distance", 0.0, 0.0, kInf);
   p.method = m.choice("method", "exact", map_method_names());
-  p.boundary = m.choice("boundary", "open", {"open", "periodic"});
+  p.boundary = m.choice("boundary", "open", map_boundary_names());
   p.msm_cutoff = m.number("msm_cutoff", 0.0, 0.0, kInf);
   p.msm_grid_spacing = m.number("msm_grid_spacing", 0.0, 0.0, kInf);
   p.msm_order = static_cast<int>(m.integer("msm_order", 6, 4, 6));

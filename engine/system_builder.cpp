@@ -91,89 +91,128 @@ class PlacementGrid {
   std::unordered_map<long, std::vector<int>> cells_;
 };
 
-void build_chains(const RunConfig& cfg, SystemState& s, Topology& topo) {
+// The counterions that neutralise the chains' charge (0 without counterion_type or without a
+// charge). Throws ConfigError when they cannot, or would be too many.
+long chain_counterions(const RunConfig& cfg) {
   const ChainsSpec& ch = cfg.system.chains;
   const std::vector<TypeSpec>& types = cfg.system.types;
-  const double qm = types[ch.monomer_type].charge;
   long charged = 0;
   for (int k = 0; k < ch.length; ++k)
     if (ch.charged_every == 0 || k % ch.charged_every == 0) ++charged;
   charged *= ch.count;
-  const double total_charge = qm * static_cast<double>(charged);
-  long counterions = 0;
-  if (ch.counterion_type >= 0 && total_charge != 0.0) {
-    const double qc = types[ch.counterion_type].charge;
-    const double n = -total_charge / qc;
-    if (!(qc != 0.0) || n < 0 || std::fabs(n - std::round(n)) > 1e-9)
-      throw ConfigError(cfg.path + ": system.chains.counterion_type: counterions of charge " + std::to_string(qc) +
-                        " cannot neutralise a chain charge of " + std::to_string(total_charge));
-    if (n + static_cast<double>(ch.count) * ch.length > static_cast<double>(kMaxParticles))
-      throw ConfigError(cfg.path + ": system.chains.counterion_type: " + std::to_string(n) +
-                        " counterions would make more than the " + std::to_string(kMaxParticles) +
-                        " particles pairmd can hold");
-    counterions = std::lround(n);
+  const double total_charge = types[ch.monomer_type].charge * static_cast<double>(charged);
+  if (ch.counterion_type < 0 || total_charge == 0.0) return 0;
+  const double qc = types[ch.counterion_type].charge;
+  const double n = -total_charge / qc;
+  if (!(qc != 0.0) || n < 0 || std::fabs(n - std::round(n)) > 1e-9)
+    throw ConfigError(cfg.path + ": system.chains.counterion_type: counterions of charge " + std::to_string(qc) +
+                      " cannot neutralise a chain charge of " + std::to_string(total_charge));
+  if (n + static_cast<double>(ch.count) * ch.length > static_cast<double>(kMaxParticles))
+    throw ConfigError(cfg.path + ": system.chains.counterion_type: " + std::to_string(n) +
+                      " counterions would make more than the " + std::to_string(kMaxParticles) +
+                      " particles pairmd can hold");
+  return std::lround(n);
+}
+
+// Beads placed at random in a cubic box of side L (system.chains.seed): each the best of up to
+// 100 trials for the closest approach to the beads placed before it (min_distance; the
+// minimisation fixes what the trials do not).
+class ChainPlacer {
+ public:
+  ChainPlacer(const ChainsSpec& ch, const Box& box, double L)
+      : ch_(ch),
+        L_(L),
+        rng_(ch.seed),
+        // Any cell at least min_distance wide finds every bead closer than min_distance, so the
+        // placement is the same for any such cell; smaller cells at high densities keep the number
+        // of beads each trial looks at bounded (about 4 per cell).
+        grid_(box, std::max(ch.min_distance, std::min(0.5, std::cbrt(4.0 / ch.density)))) {}
+
+  // Bead k of the chain whose beads end `s`: its first bead anywhere, the others a bond length
+  // from their predecessor. A bead that steps out of the box is wrapped in and counts the
+  // crossing on top of its predecessor's images, so the chain stays whole in unwrapped coordinates.
+  void place_bead(int k, const SystemState& s, Vec3d& best, Int3& best_image) {
+    double best_d = -1;
+    for (int trial = 0; trial < 100 && best_d < ch_.min_distance; ++trial) {
+      Vec3d x = k == 0 ? random_point() : s.position.back() + ch_.bond_length * random_direction();
+      Int3 im = k == 0 ? Int3{0, 0, 0} : s.image.back();
+      s.box.wrap(x, im);
+      const double d = grid_.closest(x, s.position, k == 0 ? -1 : static_cast<int>(s.size()) - 1);
+      if (d > best_d) {
+        best_d = d;
+        best = x;
+        best_image = im;
+      }
+    }
   }
+
+  // A particle anywhere (a counterion).
+  Vec3d place_free(const SystemState& s) {
+    Vec3d best{0, 0, 0};
+    double best_d = -1;
+    for (int trial = 0; trial < 100 && best_d < ch_.min_distance; ++trial) {
+      const Vec3d x = random_point();
+      const double d = grid_.closest(x, s.position, -1);
+      if (d > best_d) {
+        best_d = d;
+        best = x;
+      }
+    }
+    return best;
+  }
+
+  // The particle just added to `s` is placed.
+  void placed(const SystemState& s) { grid_.insert(static_cast<int>(s.size()) - 1, s.position.back()); }
+
+ private:
+  Vec3d random_point() { return Vec3d{uni_(rng_) * L_, uni_(rng_) * L_, uni_(rng_) * L_}; }
+  Vec3d random_direction() {
+    const double z = 2 * uni_(rng_) - 1, phi = 2 * M_PI * uni_(rng_), r = std::sqrt(1 - z * z);
+    return Vec3d{r * std::cos(phi), r * std::sin(phi), z};
+  }
+
+  const ChainsSpec& ch_;
+  double L_;
+  std::mt19937_64 rng_;
+  std::uniform_real_distribution<double> uni_{0.0, 1.0};
+  PlacementGrid grid_;
+};
+
+// The bond, angle and dihedral along the chain that bead j (the chain's k-th) ends
+// (system.chains.bond_type, .angle, .dihedral).
+void add_chain_terms(const ChainsSpec& ch, int k, int j, Topology& topo) {
+  if (k == 0) return;
+  topo.bonds.push_back({j - 1, j, ch.bond_type});
+  if (k >= 2 && ch.angle_type >= 0) topo.angles.push_back({j - 2, j - 1, j, ch.angle_type});
+  if (k >= 3 && ch.dihedral_type >= 0) topo.dihedrals.push_back({j - 3, j - 2, j - 1, j, ch.dihedral_type});
+}
+
+void build_chains(const RunConfig& cfg, SystemState& s, Topology& topo) {
+  const ChainsSpec& ch = cfg.system.chains;
+  const std::vector<TypeSpec>& types = cfg.system.types;
+  const double qm = types[ch.monomer_type].charge;
+  const long counterions = chain_counterions(cfg);
   const double ntotal = static_cast<double>(ch.count) * ch.length + counterions;
   const double L = std::cbrt(ntotal / ch.density);
   s.box.lo = {0, 0, 0};
   s.box.L = {L, L, L};
   if (!cfg.system.periodic) s.box.periodic = false;
 
-  std::mt19937_64 rng(ch.seed);
-  std::uniform_real_distribution<double> uni(0.0, 1.0);
-  auto random_point = [&]() { return Vec3d{uni(rng) * L, uni(rng) * L, uni(rng) * L}; };
-  auto random_direction = [&]() {
-    const double z = 2 * uni(rng) - 1, phi = 2 * M_PI * uni(rng), r = std::sqrt(1 - z * z);
-    return Vec3d{r * std::cos(phi), r * std::sin(phi), z};
-  };
-  // Any cell at least min_distance wide finds every bead closer than min_distance, so the
-  // placement is the same for any such cell; smaller cells at high densities keep the number of
-  // beads each trial looks at bounded (about 4 per cell).
-  PlacementGrid grid(s.box, std::max(ch.min_distance, std::min(0.5, std::cbrt(4.0 / ch.density))));
+  ChainPlacer placer(ch, s.box, L);
   for (int c = 0; c < ch.count; ++c) {
     for (int k = 0; k < ch.length; ++k) {
-      Vec3d best{0, 0, 0};
-      Int3 best_image{0, 0, 0};
-      double best_d = -1;
-      // Up to 100 trials for the closest approach; otherwise the best trial (minimize fixes it).
-      for (int trial = 0; trial < 100 && best_d < ch.min_distance; ++trial) {
-        Vec3d x = k == 0 ? random_point() : s.position.back() + ch.bond_length * random_direction();
-        // A bead that steps out of the box is wrapped in and counts the crossing on top of its
-        // predecessor's images, so the chain stays whole in unwrapped coordinates.
-        Int3 im = k == 0 ? Int3{0, 0, 0} : s.image.back();
-        s.box.wrap(x, im);
-        const double d = grid.closest(x, s.position, k == 0 ? -1 : static_cast<int>(s.size()) - 1);
-        if (d > best_d) {
-          best_d = d;
-          best = x;
-          best_image = im;
-        }
-      }
+      Vec3d x{0, 0, 0};
+      Int3 image{0, 0, 0};
+      placer.place_bead(k, s, x, image);
       const bool charged_bead = ch.charged_every == 0 || k % ch.charged_every == 0;
-      add_particle(s, best, ch.monomer_type, charged_bead ? qm : 0.0, cfg, best_image);
-      grid.insert(static_cast<int>(s.size()) - 1, best);
-      if (k > 0) {
-        const int j = static_cast<int>(s.size()) - 1;
-        topo.bonds.push_back({j - 1, j, ch.bond_type});
-        // Angles and dihedrals along the chain (system.chains.angle, .dihedral).
-        if (k >= 2 && ch.angle_type >= 0) topo.angles.push_back({j - 2, j - 1, j, ch.angle_type});
-        if (k >= 3 && ch.dihedral_type >= 0) topo.dihedrals.push_back({j - 3, j - 2, j - 1, j, ch.dihedral_type});
-      }
+      add_particle(s, x, ch.monomer_type, charged_bead ? qm : 0.0, cfg, image);
+      placer.placed(s);
+      add_chain_terms(ch, k, static_cast<int>(s.size()) - 1, topo);
     }
   }
   for (long k = 0; k < counterions; ++k) {
-    Vec3d best{0, 0, 0};
-    double best_d = -1;
-    for (int trial = 0; trial < 100 && best_d < ch.min_distance; ++trial) {
-      const Vec3d x = random_point();
-      const double d = grid.closest(x, s.position, -1);
-      if (d > best_d) {
-        best_d = d;
-        best = x;
-      }
-    }
-    add_particle(s, best, ch.counterion_type, types[ch.counterion_type].charge, cfg);
-    grid.insert(static_cast<int>(s.size()) - 1, best);
+    add_particle(s, placer.place_free(s), ch.counterion_type, types[ch.counterion_type].charge, cfg);
+    placer.placed(s);
   }
 }
 

@@ -71,14 +71,13 @@ PAIRMD_HD PressureDiagonal pressure_diagonal(const double kinetic[3], const doub
   return d;
 }
 
-// The edge factors mu[3] of one C-rescale update at `step`: `kT` is k_B T in energy units, `dt`
-// the time step. The noise is Philox (seed, step) on its own stream, the same draws on every
-// backend: a function of the seed and the step only, so restarts repeat it.
+// The edge factors mu[3] of one C-rescale update: `kT` is k_B T in energy units, `dt` the time
+// step, `r` three normal draws. The draws are Philox (seed, step) on their own stream
+// (barostat_noise, below): a function of the seed and the step only, so restarts repeat them.
 PAIRMD_HD void c_rescale_factors(const BarostatSettings& s, double kT, double dt, const PressureDiagonal& p,
-                                 double volume, uint64_t seed, uint64_t step, double mu[3]) {
+                                 double volume, const Vec3<double>& r, double mu[3]) {
   const double rate = s.compressibility * s.every * dt / s.tau_p;  // beta_T dt_b / tau_p
   const double var = 2.0 * kT * rate / volume;                     // noise variance of d(ln V)
-  const Vec3<double> r = gaussian3<double>(seed, step, 0, kNoiseBarostat);
   if (s.couple == BarostatCoupling::Isotropic) {
     // d ln L = d ln V / 3 for every edge.
     const double e = (-rate * (s.pressure - p.scalar()) + std::sqrt(var) * r.x) / 3.0;
@@ -94,6 +93,19 @@ PAIRMD_HD void c_rescale_factors(const BarostatSettings& s, double kT, double dt
     const double g[3] = {r.x, r.y, r.z};
     for (int a = 0; a < 3; ++a) mu[a] = std::exp(-rate * (s.pressure - p.p[a]) / 3.0 + std::sqrt(var / 3.0) * g[a]);
   }
+}
+
+// The same with the update's normal draws, r = barostat_noise<double>(seed, step) (the CPU's;
+// the GPU's decision, one thread on the step's critical path, draws them in float).
+template <typename Real>
+PAIRMD_HD Vec3<double> barostat_noise(uint64_t seed, uint64_t step) {
+  const Vec3<Real> g = gaussian3<Real>(seed, step, 0, kNoiseBarostat);
+  return {double(g.x), double(g.y), double(g.z)};
+}
+
+PAIRMD_HD void c_rescale_factors(const BarostatSettings& s, double kT, double dt, const PressureDiagonal& p,
+                                 double volume, uint64_t seed, uint64_t step, double mu[3]) {
+  c_rescale_factors(s, kT, dt, p, volume, barostat_noise<double>(seed, step), mu);
 }
 
 // The box after scaling its edges by mu about its lower corner.

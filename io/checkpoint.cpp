@@ -11,6 +11,7 @@
 
 #include "base/text.h"
 #include "base/version.h"
+#include "engine/config.h"
 #include "engine/resources.h"
 #include "io/child_read.h"
 #include "io/hdf5_util.h"
@@ -204,9 +205,7 @@ PullSettings read_pulling(hid_t run, int64_t n) {
   return p;
 }
 
-void write_file(const std::string& tmp, const SystemState& s, const Topology& topology, const RunConfig& cfg,
-                int64_t first_step, const std::string& backend, const std::string& prefix, int64_t last_step,
-                const std::string& ensemble, const PullSettings& pulling) {
+void write_file(const std::string& tmp, const SystemState& s, const Topology& topology, const CheckpointRun& r) {
   h5::quiet();
   const hid_t fid = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (fid < 0) throw std::runtime_error("cannot create '" + tmp + "' (" + h5::last_error() + ")");
@@ -246,26 +245,26 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
 
   Handle rng = h5::create_group(f, "rng");
   h5::write_string_attr(rng, "generator", "Philox4x32-10 keyed by (seed, step, particle tag); the counter is the step");
-  attr<uint64_t>(rng, "seed", H5T_STD_U64LE, cfg.model.integrator.seed);
+  attr<uint64_t>(rng, "seed", H5T_STD_U64LE, r.seed);
   attr<int64_t>(rng, "step", H5T_STD_I64LE, s.step);
 
   Handle run = h5::create_group(f, "run");
-  attr<int64_t>(run, "first_step", H5T_STD_I64LE, first_step);
-  attr<int64_t>(run, "last_step", H5T_STD_I64LE, last_step);
-  h5::write_string_attr(run, "prefix", prefix);
-  h5::write_string_attr(run, "run_id", cfg.run_id);
-  attr<double>(run, "dt", H5T_IEEE_F64LE, cfg.model.integrator.dt);
+  attr<int64_t>(run, "first_step", H5T_STD_I64LE, r.first_step);
+  attr<int64_t>(run, "last_step", H5T_STD_I64LE, r.last_step);
+  h5::write_string_attr(run, "prefix", r.prefix);
+  h5::write_string_attr(run, "run_id", r.run_id);
+  attr<double>(run, "dt", H5T_IEEE_F64LE, r.dt);
   // The unit of dt and of the velocities: `real` time was ps before it became LAMMPS's fs.
-  h5::write_string_attr(run, "time_unit", cfg.model.units.time_unit());
-  h5::write_string_attr(run, "integrator", integrator_kind_name(cfg.model.integrator.kind));
-  h5::write_string_attr(run, "backend", backend);
-  h5::write_string_dataset(run, "config", cfg.text);
-  h5::write_string_dataset(run, "config_path", cfg.path);
+  h5::write_string_attr(run, "time_unit", r.time_unit);
+  h5::write_string_attr(run, "integrator", r.integrator);
+  h5::write_string_attr(run, "backend", r.backend);
+  h5::write_string_dataset(run, "config", r.config_text);
+  h5::write_string_dataset(run, "config_path", r.config_path);
   std::string ov;
-  for (const std::string& spec : cfg.override_specs) ov += spec + "\n";
+  for (const std::string& spec : r.overrides) ov += spec + "\n";
   h5::write_string_dataset(run, "overrides", ov);
-  if (!ensemble.empty()) h5::write_string_dataset(run, "ensemble", ensemble);
-  if (pulling.active()) write_pulling(run, pulling);
+  if (!r.ensemble.empty()) h5::write_string_dataset(run, "ensemble", r.ensemble);
+  if (r.pulling.active()) write_pulling(run, r.pulling);
   h5::check(H5Fflush(f, H5F_SCOPE_LOCAL), "cannot flush '" + tmp + "'");
   f.reset();
 }
@@ -273,9 +272,7 @@ void write_file(const std::string& tmp, const SystemState& s, const Topology& to
 }  // namespace
 
 void write_checkpoint(const std::string& path, const SystemState& state, const Topology& topology,
-                      const RunConfig& config, int64_t first_step, const std::string& backend,
-                      const std::string& prefix, int64_t last_step, const std::string& ensemble,
-                      const PullSettings& pulling) {
+                      const CheckpointRun& run) {
   h5::LibraryLock lock(h5::library_mutex());
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   bool created = false;
@@ -283,7 +280,7 @@ void write_checkpoint(const std::string& path, const SystemState& state, const T
     // Created exclusively first (HDF5 would follow a link of that name and truncate its target).
     ::close(create_new_file(tmp));
     created = true;
-    write_file(tmp, state, topology, config, first_step, backend, prefix, last_step, ensemble, pulling);
+    write_file(tmp, state, topology, run);
     // Trailer: lets the reader reject truncated or damaged files before HDF5 parses them
     // (HDF5 ignores bytes past its end-of-file address).
     std::vector<unsigned char> payload = read_all(tmp);
@@ -568,50 +565,6 @@ Checkpoint read_checkpoint(const std::string& path) {
   } catch (const std::exception& e) {
     throw std::runtime_error("checkpoint '" + path + "': " + e.what());
   }
-}
-
-CheckpointWriter::CheckpointWriter(std::string path, int64_t every, int64_t first_step, std::string backend,
-                                   std::string prefix)
-    : path_(std::move(path)),
-      every_(every),
-      first_step_(first_step),
-      backend_(std::move(backend)),
-      prefix_(std::move(prefix)) {}
-
-void CheckpointWriter::write(const RunContext& ctx, const SystemState& state) {
-  for (auto& f : before_) f();
-  write_checkpoint(path_, state, ctx.topology, ctx.config, first_step_, backend_, prefix_, ctx.last_step,
-                   ensemble_ ? ensemble_() : std::string(), pulling_);
-  last_step_ = state.step;
-}
-
-void CheckpointWriter::observe(const RunContext& ctx, const Frame& frame) {
-  // The start frame is already saved (the config or the checkpoint it came from).
-  if (frame.state.step == ctx.first_step) return;
-  write(ctx, frame.state);
-}
-
-void CheckpointWriter::finish(const RunContext& ctx, const Frame& frame) {
-  if (frame.state.step == last_step_) return;
-  try {
-    write(ctx, frame.state);
-  } catch (const std::exception& e) {
-    error_ = e.what();
-  }
-}
-
-void check_checkpoint_units(const Checkpoint& ck, const RunConfig& cfg, const std::string& path) {
-  const std::string want = cfg.model.units.time_unit();
-  // Checkpoints from before the time unit was stored are of real runs in ps (or of lj runs).
-  const std::string had = !ck.time_unit.empty() ? ck.time_unit : cfg.model.units.reduced() ? want : "ps";
-  if (had == want) return;
-  throw ConfigError("pairmd run: --restart: checkpoint '" + path + "' was written with time in " + had +
-                    " (units: real meant ps before pairmd took LAMMPS's real units, fs); its velocities and time "
-                    "step would be read as " +
-                    want +
-                    ". Start a new run from its trajectory instead (system.file "
-                    "converts the units the file names) with dt in " +
-                    want);
 }
 
 }  // namespace pairmd

@@ -169,6 +169,32 @@ void write_bonded_connectivity(hid_t file, const Topology& t, const ForceField& 
 
 }  // namespace
 
+namespace {
+
+// The trajectory's file access: metadata stays in memory until an explicit flush (the file on
+// disk is always the state of the last flush plus raw data beyond it, never a half-updated
+// index), through the ordered driver: a kill in the middle of a flush leaves a file that reads
+// with every frame of the flushes before (io/hdf5_ordered_driver.h), where HDF5's own driver can
+// leave metadata pointing past the recorded end of the file, or an extent whose chunk is missing.
+Handle trajectory_access() {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  H5AC_cache_config_t mdc;
+  mdc.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  h5::check(H5Pget_mdc_config(fapl, &mdc), "cannot read the HDF5 cache configuration");
+  mdc.evictions_enabled = 0;
+  mdc.incr_mode = H5C_incr__off;
+  mdc.flash_incr_mode = H5C_flash_incr__off;
+  mdc.decr_mode = H5C_decr__off;
+  mdc.set_initial_size = 1;
+  mdc.initial_size = 8 << 20;
+  mdc.max_size = std::max<size_t>(mdc.max_size, 8 << 20);
+  h5::check(H5Pset_mdc_config(fapl, &mdc), "cannot configure the HDF5 cache");
+  h5::check(H5Pset_driver(fapl, h5::ordered_driver(), nullptr), "cannot select the trajectory's file driver");
+  return fapl;
+}
+
+}  // namespace
+
 H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const SystemState& initial,
                        const Topology& topology, double dof, int64_t restart_step)
     : path_(path), cfg_(cfg), dof_(dof) {
@@ -181,7 +207,6 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
   observables_every_ = t.observables_every > 0 ? t.observables_every : cfg.output.thermo_every;
   compression_ = t.compression;
   flush_seconds_ = t.flush_seconds;
-  appending_ = restart_step >= 0;
   n_ = initial.size();
   // Room for a few frames of everything (positions, images, velocities, forces), at least 1 MiB.
   reserve_bytes_ = std::max<size_t>(size_t(1) << 20, 4 * n_ * (24 + 12 + 24 + 24) + (64 << 10));
@@ -197,68 +222,54 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
   temperature_unit_ = u.h5md_temperature();
   pressure_unit_ = u.h5md_pressure();
 
-  // Metadata stays in memory until an explicit flush: the file on disk is always the state of
-  // the last flush plus raw data beyond it, never a half-updated index.
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
-  H5AC_cache_config_t mdc;
-  mdc.version = H5AC__CURR_CACHE_CONFIG_VERSION;
-  h5::check(H5Pget_mdc_config(fapl, &mdc), "cannot read the HDF5 cache configuration");
-  mdc.evictions_enabled = 0;
-  mdc.incr_mode = H5C_incr__off;
-  mdc.flash_incr_mode = H5C_flash_incr__off;
-  mdc.decr_mode = H5C_decr__off;
-  mdc.set_initial_size = 1;
-  mdc.initial_size = 8 << 20;
-  mdc.max_size = std::max<size_t>(mdc.max_size, 8 << 20);
-  h5::check(H5Pset_mdc_config(fapl, &mdc), "cannot configure the HDF5 cache");
-  // A kill in the middle of a flush leaves a file that reads with every frame of the flushes
-  // before (io/hdf5_ordered_driver.h): HDF5's own driver can leave metadata pointing past the
-  // recorded end of the file, or an extent whose chunk is missing.
-  h5::check(H5Pset_driver(fapl, h5::ordered_driver(), nullptr), "cannot select the trajectory's file driver");
-
-  if (appending_) {
-    if (access(path.c_str(), F_OK) != 0) {
-      appending_ = false;  // nothing to continue: start the file afresh
-    } else {
-      // A damaged file can crash HDF5: read it once in a child process first (read_h5md_frame
-      // forks); only a crash or hang stops us here, other problems are reported below.
-      try {
-        (void)read_h5md_frame(path, -1);
-      } catch (const std::runtime_error& e) {
-        const std::string m = e.what();
-        if (m.find("is damaged") != std::string::npos || m.find("did not finish") != std::string::npos)
-          throw std::runtime_error("cannot continue the trajectory: " + m + " (move it away to start a new file)");
-      }
-      file_ = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl);
-      if (file_ < 0)
-        throw std::runtime_error("cannot open the trajectory '" + path + "' to continue it (" + h5::last_error() + ")");
-      try {
-        open_existing(initial, restart_step);
-      } catch (const std::runtime_error& e) {
-        H5Fclose(file_);
-        file_ = -1;
-        throw std::runtime_error("trajectory '" + path + "': " + e.what());
-      }
-    }
-  }
-  if (!appending_) {
-    // Never truncates: an existing file is an error here (`pairmd run` removes the files it
-    // replaces on purpose, --overwrite, before it creates new ones).
-    if (access(path.c_str(), F_OK) == 0)
-      throw std::runtime_error("cannot create the trajectory '" + path + "': the file exists");
-    file_ = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl);
-    if (file_ < 0) throw std::runtime_error("cannot create the trajectory '" + path + "' (" + h5::last_error() + ")");
-    try {
-      write_static(cfg, initial, topology);
-      flush_locked();
-    } catch (const std::runtime_error& e) {
-      H5Fclose(file_);
-      file_ = -1;
-      throw std::runtime_error("trajectory '" + path + "': " + e.what());
-    }
-  }
+  const Handle fapl = trajectory_access();
+  // A restart continues the file its run wrote, where there is one.
+  appending_ = restart_step >= 0 && access(path.c_str(), F_OK) == 0;
+  if (appending_)
+    continue_file(fapl, initial, restart_step);
+  else
+    create_file(fapl, initial, topology);
   last_flush_ = std::chrono::steady_clock::now();
   flusher_.start(flush_seconds_, h5::library_mutex(), [this] { return timed_flush_locked(); });
+}
+
+void H5mdWriter::continue_file(int64_t fapl, const SystemState& initial, int64_t restart_step) {
+  // A damaged file can crash HDF5: read it once in a child process first (read_h5md_frame
+  // forks); only a crash or hang stops us here, other problems are reported below.
+  try {
+    (void)read_h5md_frame(path_, -1);
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    if (m.find("is damaged") != std::string::npos || m.find("did not finish") != std::string::npos)
+      throw std::runtime_error("cannot continue the trajectory: " + m + " (move it away to start a new file)");
+  }
+  file_ = H5Fopen(path_.c_str(), H5F_ACC_RDWR, static_cast<hid_t>(fapl));
+  if (file_ < 0)
+    throw std::runtime_error("cannot open the trajectory '" + path_ + "' to continue it (" + h5::last_error() + ")");
+  try {
+    open_existing(initial, restart_step);
+  } catch (const std::runtime_error& e) {
+    H5Fclose(file_);
+    file_ = -1;
+    throw std::runtime_error("trajectory '" + path_ + "': " + e.what());
+  }
+}
+
+void H5mdWriter::create_file(int64_t fapl, const SystemState& initial, const Topology& topology) {
+  // Never truncates: an existing file is an error here (`pairmd run` removes the files it
+  // replaces on purpose, --overwrite, before it creates new ones).
+  if (access(path_.c_str(), F_OK) == 0)
+    throw std::runtime_error("cannot create the trajectory '" + path_ + "': the file exists");
+  file_ = H5Fcreate(path_.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, static_cast<hid_t>(fapl));
+  if (file_ < 0) throw std::runtime_error("cannot create the trajectory '" + path_ + "' (" + h5::last_error() + ")");
+  try {
+    write_static(cfg_, initial, topology);
+    flush_locked();
+  } catch (const std::runtime_error& e) {
+    H5Fclose(file_);
+    file_ = -1;
+    throw std::runtime_error("trajectory '" + path_ + "': " + e.what());
+  }
 }
 
 H5mdWriter::~H5mdWriter() {
@@ -362,15 +373,19 @@ void H5mdWriter::write_static(const RunConfig& cfg, const SystemState& st, const
   h5::write_dataset(params, "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {}, &dt);
 }
 
-void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
-  const hid_t f = static_cast<hid_t>(file_);
+namespace {
+
+// A trajectory a restart continues is of its run and its system: the run id (where the file has
+// one), the particle count, and (`box_fixed`: no barostat) the box. Throws std::runtime_error
+// saying which differs.
+void check_continuable(hid_t f, const std::string& run_id, const SystemState& st, bool box_fixed) {
   if (!h5::exists(f, "particles/all"))
     throw std::runtime_error("it has no particles/all group (not a pairmd trajectory?)");
   // Files of another run on the same prefix (a prefix reused with --overwrite after this
   // checkpoint was taken) are not continued: nothing in them is touched.
   const std::string theirs = trajectory_run_id(f);
-  if (!theirs.empty() && !cfg_.run_id.empty() && theirs != cfg_.run_id)
-    throw std::runtime_error("it belongs to another run (run id " + theirs + ", the checkpoint's is " + cfg_.run_id +
+  if (!theirs.empty() && !run_id.empty() && theirs != run_id)
+    throw std::runtime_error("it belongs to another run (run id " + theirs + ", the checkpoint's is " + run_id +
                              "); it is left as it is");
   if (h5::exists(f, "particles/all/species")) {
     Handle d(H5Dopen2(f, "particles/all/species", H5P_DEFAULT));
@@ -380,24 +395,29 @@ void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
                                std::to_string(st.size()) + " (a different system)");
   }
   // The first frame's box is the run's start box, unless a barostat has been changing it.
-  if (!cfg_.model.barostat.active() && h5::exists(f, "particles/all/box/edges/value")) {
-    Handle d(H5Dopen2(f, "particles/all/box/edges/value", H5P_DEFAULT));
-    const auto dims = h5::dims_of(d);
-    // A vector of edges per frame, or (files from before) a 3 x 3 diagonal matrix.
-    const bool matrix = dims.size() == 3 && dims[1] == 3 && dims[2] == 3;
-    if ((matrix || (dims.size() == 2 && dims[1] == 3)) && dims[0] > 0) {
-      double L[9];
-      const hsize_t start[3] = {0, 0, 0}, count[3] = {1, 3, 3};
-      Handle fs(H5Dget_space(d));
-      H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
-      Handle ms(H5Screate_simple(static_cast<int>(dims.size()), count, nullptr));
-      h5::check(H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, L), "cannot read the box");
-      const double want[3] = {st.box.L.x, st.box.L.y, st.box.L.z};
-      for (int k = 0; k < 3; ++k)
-        if (std::fabs(L[matrix ? 4 * k : k] - want[k]) > 1e-9 * std::fabs(want[k]))
-          throw std::runtime_error("its box differs from the run's (a different system)");
-    }
-  }
+  if (!box_fixed || !h5::exists(f, "particles/all/box/edges/value")) return;
+  Handle d(H5Dopen2(f, "particles/all/box/edges/value", H5P_DEFAULT));
+  const auto dims = h5::dims_of(d);
+  // A vector of edges per frame, or (files from before) a 3 x 3 diagonal matrix.
+  const bool matrix = dims.size() == 3 && dims[1] == 3 && dims[2] == 3;
+  if (!(matrix || (dims.size() == 2 && dims[1] == 3)) || dims[0] == 0) return;
+  double L[9];
+  const hsize_t start[3] = {0, 0, 0}, count[3] = {1, 3, 3};
+  Handle fs(H5Dget_space(d));
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  Handle ms(H5Screate_simple(static_cast<int>(dims.size()), count, nullptr));
+  h5::check(H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, L), "cannot read the box");
+  const double want[3] = {st.box.L.x, st.box.L.y, st.box.L.z};
+  for (int k = 0; k < 3; ++k)
+    if (std::fabs(L[matrix ? 4 * k : k] - want[k]) > 1e-9 * std::fabs(want[k]))
+      throw std::runtime_error("its box differs from the run's (a different system)");
+}
+
+}  // namespace
+
+void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
+  const hid_t f = static_cast<hid_t>(file_);
+  check_continuable(f, cfg_.run_id, st, !cfg_.model.barostat.active());
   // Every time series (a group with step and value) loses its frames after restart_step: a run
   // killed after its last checkpoint continues without duplicate or out-of-order frames.
   std::vector<std::string> groups{"particles/all", "observables", "fields"};
@@ -414,38 +434,10 @@ void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
       const std::string child = g + "/" + name;
       H5O_info_t oi;
       if (H5Oget_info_by_name(f, child.c_str(), &oi, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP) continue;
-      if (!h5::exists(f, child + "/step") || !h5::exists(f, child + "/value")) {
+      if (!h5::exists(f, child + "/step") || !h5::exists(f, child + "/value"))
         groups.push_back(child);
-        continue;
-      }
-      auto s = std::make_unique<Series>();
-      s->path = child;
-      s->group = h5::open_group(f, child);
-      s->step = Handle(h5::check_id(H5Dopen2(s->group, "step", H5P_DEFAULT), "cannot open " + child + "/step"));
-      s->value = Handle(h5::check_id(H5Dopen2(s->group, "value", H5P_DEFAULT), "cannot open " + child + "/value"));
-      if (h5::exists(s->group, "time"))
-        s->time = Handle(h5::check_id(H5Dopen2(s->group, "time", H5P_DEFAULT), "cannot open " + child + "/time"));
-      const auto vd = h5::dims_of(s->value);
-      const auto sd = h5::dims_of(s->step);
-      if (vd.empty() || sd.size() != 1) throw std::runtime_error(child + " is not a time series pairmd can extend");
-      s->frame_dims.assign(vd.begin() + 1, vd.end());
-      hsize_t count = std::min(vd[0], sd[0]);
-      if (s->time.valid()) count = std::min(count, h5::dims_of(s->time).at(0));
-      std::vector<int64_t> steps(count);
-      if (count > 0)
-        h5::check(H5Dread(s->step, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data()),
-                  "cannot read " + child + "/step");
-      hsize_t keep = 0;
-      while (keep < count && steps[keep] <= restart_step) ++keep;
-      frames_dropped_ = std::max<int64_t>(frames_dropped_, static_cast<int64_t>(vd[0] - keep));
-      std::vector<hsize_t> dims = vd;
-      dims[0] = keep;
-      h5::check(H5Dset_extent(s->value, dims.data()), "cannot truncate " + child);
-      h5::check(H5Dset_extent(s->step, &keep), "cannot truncate " + child);
-      if (s->time.valid()) h5::check(H5Dset_extent(s->time, &keep), "cannot truncate " + child);
-      s->count = keep;
-      s->last_step = keep > 0 ? steps[keep - 1] : INT64_MIN;
-      series_[child] = std::move(s);
+      else
+        truncate_series(child, restart_step);
     }
   }
   // Files written since image and box/edges share position's step and time (hard links).
@@ -456,6 +448,38 @@ void H5mdWriter::open_existing(const SystemState& st, int64_t restart_step) {
       it->second->linked = true;
   }
   flush_locked();
+}
+
+void H5mdWriter::truncate_series(const std::string& child, int64_t restart_step) {
+  const hid_t f = static_cast<hid_t>(file_);
+  auto s = std::make_unique<Series>();
+  s->path = child;
+  s->group = h5::open_group(f, child);
+  s->step = Handle(h5::check_id(H5Dopen2(s->group, "step", H5P_DEFAULT), "cannot open " + child + "/step"));
+  s->value = Handle(h5::check_id(H5Dopen2(s->group, "value", H5P_DEFAULT), "cannot open " + child + "/value"));
+  if (h5::exists(s->group, "time"))
+    s->time = Handle(h5::check_id(H5Dopen2(s->group, "time", H5P_DEFAULT), "cannot open " + child + "/time"));
+  const auto vd = h5::dims_of(s->value);
+  const auto sd = h5::dims_of(s->step);
+  if (vd.empty() || sd.size() != 1) throw std::runtime_error(child + " is not a time series pairmd can extend");
+  s->frame_dims.assign(vd.begin() + 1, vd.end());
+  hsize_t count = std::min(vd[0], sd[0]);
+  if (s->time.valid()) count = std::min(count, h5::dims_of(s->time).at(0));
+  std::vector<int64_t> steps(count);
+  if (count > 0)
+    h5::check(H5Dread(s->step, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data()),
+              "cannot read " + child + "/step");
+  hsize_t keep = 0;
+  while (keep < count && steps[keep] <= restart_step) ++keep;
+  frames_dropped_ = std::max<int64_t>(frames_dropped_, static_cast<int64_t>(vd[0] - keep));
+  std::vector<hsize_t> dims = vd;
+  dims[0] = keep;
+  h5::check(H5Dset_extent(s->value, dims.data()), "cannot truncate " + child);
+  h5::check(H5Dset_extent(s->step, &keep), "cannot truncate " + child);
+  if (s->time.valid()) h5::check(H5Dset_extent(s->time, &keep), "cannot truncate " + child);
+  s->count = keep;
+  s->last_step = keep > 0 ? steps[keep - 1] : INT64_MIN;
+  series_[child] = std::move(s);
 }
 
 H5mdWriter::Series& H5mdWriter::series(const std::string& path, hid_t file_type,

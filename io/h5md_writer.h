@@ -78,7 +78,13 @@ class H5mdWriter final : public RunObserver {
                  const std::string& unit, bool compress, Series* clock = nullptr);
   void append(Series& s, int64_t step, double time, const void* data, int64_t mem_type);
   void write_static(const RunConfig& cfg, const SystemState& st, const Topology& topology);
+  // The file: continued (a restart, with the run's file there) or created; `fapl` is its hid_t
+  // of file access.
+  void continue_file(int64_t fapl, const SystemState& initial, int64_t restart_step);
+  void create_file(int64_t fapl, const SystemState& initial, const Topology& topology);
   void open_existing(const SystemState& st, int64_t restart_step);
+  // The series at `path` of a file a restart continues, without its frames after restart_step.
+  void truncate_series(const std::string& path, int64_t restart_step);
   bool due(int64_t step, int64_t every, const RunContext& ctx) const;
   void write_frame(const RunContext& ctx, const Frame& frame, bool final_frame);
   void maybe_flush();

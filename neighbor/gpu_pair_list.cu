@@ -82,9 +82,169 @@ struct SearchArgs {
 // polymer melt's WCA), eight blocks with 64 registers and some spills are faster.
 constexpr int kLongRowBlocks = 5, kShortRowBlocks = 8;
 
+// Where a search block keeps its pass over `homes` home particles from g0 (shared memory): the
+// staged partners, and per part and home the count found, where the row's part goes, and where
+// each home's staged pairs start in the part's numbering.
+struct SearchPass {
+  int* stage;  // part w, entry m of home l at [(w * part_room + m) * (group + 1) + l]
+  int (*count)[32];
+  int (*offset)[32];
+  int (*first_of)[32];
+  int stride;  // group + 1: a padded stride, so that the lanes of a warp hit different banks
+  int g0, homes;
+};
+
+// The walk of this lane's home particle over part `part` of the cell's candidate sequence: the
+// partners within reach staged in ascending order (as many as fit); returns how many it found.
+template <bool kFull, int kMinBlocks>
+__device__ __forceinline__ int stage_partners(const SearchArgs& a, const SearchPass& s, int cx, int cy, int cz,
+                                              const Vec3<float>& L, int lane, int part) {
+  const int* cell_start = a.cell_start;
+  const int h = s.g0 + lane;
+  int found = 0;
+  const float4 xh = a.in.pos[h];
+  const int* ex =
+      a.in.exclusion_width > 0 ? a.in.exclusions + static_cast<size_t>(a.in.tag[h]) * a.in.exclusion_width : nullptr;
+  for_each_candidate_range(
+      a.dims, a.reach, [cell_start](int cell) { return __ldg(cell_start + cell); }, cx, cy, cz, !kFull, part,
+      kSearchParts,
+      [&](const CandidateRange& r) {
+        // The home particle shifted by the range's image; whole periodic directions take the
+        // minimum image per candidate (neighbor/cell_runs.h, shifted_separation).
+        const float ox = r.sx == kAnyImage ? xh.x : xh.x - static_cast<float>(r.sx) * L.x;
+        const float oy = r.sy == kAnyImage ? xh.y : xh.y - static_cast<float>(r.sy) * L.y;
+        const float oz = r.sz == kAnyImage ? xh.z : xh.z - static_cast<float>(r.sz) * L.z;
+        const bool any = r.sx == kAnyImage || r.sy == kAnyImage || r.sz == kAnyImage;
+        const auto visit = [&](int k, float4 q) {
+          float dx = ox - q.x, dy = oy - q.y, dz = oz - q.z;
+          if (any) {
+            if (r.sx == kAnyImage) dx = shifted_separation(dx, 0.f, kAnyImage, L.x);
+            if (r.sy == kAnyImage) dy = shifted_separation(dy, 0.f, kAnyImage, L.y);
+            if (r.sz == kAnyImage) dz = shifted_separation(dz, 0.f, kAnyImage, L.z);
+          }
+          bool take = dx * dx + dy * dy + dz * dz < a.rlist_sq && (kFull ? k != h : k > h);
+          if (take && ex) {
+            const int tag_k = static_cast<int>(__ldg(a.in.tag + k));
+            for (int e = 0; e < a.in.exclusion_width; ++e) take = take && ex[e] != tag_k;
+          }
+          if (take) {
+            if (found < a.part_room) s.stage[(part * a.part_room + found) * s.stride + lane] = k;
+            ++found;
+          }
+        };
+        // kSearchBatch candidates loaded before any is looked at: the body branches (the
+        // staging, exclusions), and unrolled the compiler issued each load just before its
+        // use, so every candidate waited out an L2 round trip on its own.
+        // (Four in the short-row kernel: its 64 registers hold no more.)
+        constexpr int batch = kMinBlocks == kLongRowBlocks ? kSearchBatch : 4;
+        int k = r.begin;
+        for (; k + batch <= r.end; k += batch) {
+          float4 q[batch];
+#pragma unroll
+          for (int u = 0; u < batch; ++u) q[u] = __ldg(a.in.pos + k + u);
+#pragma unroll
+          for (int u = 0; u < batch; ++u) visit(k + u, q[u]);
+        }
+        for (; k < r.end; ++k) visit(k, __ldg(a.in.pos + k));
+      });
+  return found;
+}
+
+// Warp 0: each home's row (the sum of its parts), one claim of room for all the pass's rows,
+// where each part goes, and the chunks' first particle. `skip` is set where something did not
+// fit (the host grows and searches again).
+__device__ __forceinline__ void claim_rows(const SearchArgs& a, const SearchPass& s, int lane, bool& skip) {
+  const int h = s.g0 + lane;
+  int row = 0, longest = 0;
+#pragma unroll
+  for (int w = 0; w < kSearchParts; ++w) {
+    row += s.count[w][lane];
+    longest = max(longest, s.count[w][lane]);
+  }
+  if (longest > a.part_room) atomicMax(a.counter + 1, static_cast<unsigned long long>(longest));
+  const bool overflowed = __any_sync(0xffffffffu, longest > a.part_room);
+  const int incl = warp_inclusive_sum(row, lane);
+  const int total = __shfl_sync(0xffffffffu, incl, 31);
+  // Whole chunks: the group's rows then fill chunks of their own, whose i are g0 + a byte.
+  const int chunk = 1 << a.chunk_shift, padded = (total + chunk - 1) >> a.chunk_shift << a.chunk_shift;
+  unsigned long long room = 0;
+  if (lane == 31 && total > 0) room = atomicAdd(a.counter, static_cast<unsigned long long>(padded));
+  room = __shfl_sync(0xffffffffu, room, 31);
+  int next = static_cast<int>(room) + incl - row;
+  if (lane < s.homes) {
+    a.row_start[h] = next;
+    a.row_count[h] = row;
+  }
+#pragma unroll
+  for (int w = 0; w < kSearchParts; ++w) {
+    s.offset[w][lane] = next;
+    next += s.count[w][lane];
+  }
+  const bool fits = !overflowed && room + padded <= a.capacity;
+  if (lane == 0) {
+    skip = !fits;
+    if (skip) atomicExch(a.short_flag, 1);
+  }
+  if (fits && total > 0) {  // the chunks' first particle, and the pads after the last row
+    for (int q = lane; q < padded >> a.chunk_shift; q += 32) a.chunk_first[(room >> a.chunk_shift) + q] = s.g0;
+    if (lane < padded - total) {
+      a.pj[room + total + lane] = -1;
+      a.home[room + total + lane] = 0;
+    }
+  }
+}
+
+// The copy-out of part `part`, flattened: the part's staged pairs of all home particles are
+// numbered f = first[i] + m (home i, its m-th partner in this part), and the lanes take
+// kCopyBatch consecutive blocks of 32 of them at once. Every lane has work (a part of a row is
+// about ten pairs, a third of a warp, so a loop over home particles left two thirds idle), and
+// the column claims of kCopyBatch pairs per lane, returning atomics, are in flight together.
+__device__ __forceinline__ void copy_out(const SearchArgs& a, const SearchPass& s, int lane, int part) {
+  int* first = s.first_of[part];
+  const int n_l = lane < s.homes ? s.count[part][lane] : 0;
+  const int incl = warp_inclusive_sum(n_l, lane);
+  first[lane] = lane < s.homes ? incl - n_l : INT_MAX;  // homes past the cell's end: never found
+  const int total = __shfl_sync(0xffffffffu, incl, 31);
+  __syncwarp();
+  for (int f0 = 0; f0 < total; f0 += 32 * kCopyBatch) {
+    int j[kCopyBatch], at[kCopyBatch], home[kCopyBatch], place[kCopyBatch];
+#pragma unroll
+    for (int u = 0; u < kCopyBatch; ++u) {
+      const int f = f0 + 32 * u + lane;
+      at[u] = -1;
+      if (f >= total) continue;
+      // The home whose pairs hold f: the last i with first[i] <= f (homes without pairs
+      // share their first with the next one, so the last is one with pairs).
+      int i = 0;
+#pragma unroll
+      for (int q = 16; q > 0; q >>= 1)
+        if (first[i + q] <= f) i += q;
+      const int m = f - first[i];
+      home[u] = s.g0 + i;
+      j[u] = s.stage[(part * a.part_room + m) * s.stride + i];
+      at[u] = s.offset[part][i] + m;
+      a.pj[at[u]] = j[u];
+      a.home[at[u]] = static_cast<unsigned char>(i);  // home[u] - g0: under 32
+      if (a.cols) place[u] = atomicAdd(a.col_count + j[u], 1);
+    }
+    if (a.cols) {
+#pragma unroll
+      for (int u = 0; u < kCopyBatch; ++u) {
+        if (at[u] < 0) continue;
+        if (place[u] < a.col_width)
+          a.cols[static_cast<size_t>(j[u]) * a.col_width + place[u]] = ColumnEntry{at[u], home[u]};
+        else {
+          atomicMax(a.counter + 2, static_cast<unsigned long long>(place[u] + 1));
+          atomicExch(a.short_flag, 1);
+        }
+      }
+    }
+  }
+}
+
 template <bool kFull, int kMinBlocks>
 __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(SearchArgs a) {
-  extern __shared__ int stage[];  // part w, entry m of home l at [(w * part_room + m) * (group + 1) + l]
+  extern __shared__ int stage[];
   __shared__ int count[kSearchParts][32], offset[kSearchParts][32], first_of[kSearchParts][32];
   __shared__ bool skip;
   const int lane = threadIdx.x & 31, part = threadIdx.x >> 5;
@@ -92,149 +252,14 @@ __global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(S
   const int cx = c % a.dims.nx, cy = (c / a.dims.nx) % a.dims.ny, cz = c / (a.dims.nx * a.dims.ny);
   const int cell_first = a.cell_start[c], cell_end = a.cell_start[c + 1];
   const Vec3<float> L = a.in.box->L;
-  const int* cell_start = a.cell_start;
-  const int stride = a.group + 1;  // a padded stride: the lanes of a warp hit different banks
-  for (int g0 = cell_first; g0 < cell_end; g0 += a.group) {
-    const int homes = min(a.group, cell_end - g0);
-    const int h = g0 + lane;
-    int found = 0;
-    if (lane < homes) {
-      const float4 xh = a.in.pos[h];
-      const int* ex = a.in.exclusion_width > 0
-                          ? a.in.exclusions + static_cast<size_t>(a.in.tag[h]) * a.in.exclusion_width
-                          : nullptr;
-      for_each_candidate_range(
-          a.dims, a.reach, [cell_start](int cell) { return __ldg(cell_start + cell); }, cx, cy, cz, !kFull, part,
-          kSearchParts,
-          [&](const CandidateRange& r) {
-            // The home particle shifted by the range's image; whole periodic directions take the
-            // minimum image per candidate (neighbor/cell_runs.h, shifted_separation).
-            const float ox = r.sx == kAnyImage ? xh.x : xh.x - static_cast<float>(r.sx) * L.x;
-            const float oy = r.sy == kAnyImage ? xh.y : xh.y - static_cast<float>(r.sy) * L.y;
-            const float oz = r.sz == kAnyImage ? xh.z : xh.z - static_cast<float>(r.sz) * L.z;
-            const bool any = r.sx == kAnyImage || r.sy == kAnyImage || r.sz == kAnyImage;
-            const auto visit = [&](int k, float4 q) {
-              float dx = ox - q.x, dy = oy - q.y, dz = oz - q.z;
-              if (any) {
-                if (r.sx == kAnyImage) dx = shifted_separation(dx, 0.f, kAnyImage, L.x);
-                if (r.sy == kAnyImage) dy = shifted_separation(dy, 0.f, kAnyImage, L.y);
-                if (r.sz == kAnyImage) dz = shifted_separation(dz, 0.f, kAnyImage, L.z);
-              }
-              bool take = dx * dx + dy * dy + dz * dz < a.rlist_sq && (kFull ? k != h : k > h);
-              if (take && ex) {
-                const int tag_k = static_cast<int>(__ldg(a.in.tag + k));
-                for (int e = 0; e < a.in.exclusion_width; ++e) take = take && ex[e] != tag_k;
-              }
-              if (take) {
-                if (found < a.part_room) stage[(part * a.part_room + found) * stride + lane] = k;
-                ++found;
-              }
-            };
-            // kSearchBatch candidates loaded before any is looked at: the body branches (the
-            // staging, exclusions), and unrolled the compiler issued each load just before its
-            // use, so every candidate waited out an L2 round trip on its own.
-            // (Four in the short-row kernel: its 64 registers hold no more.)
-            constexpr int batch = kMinBlocks == kLongRowBlocks ? kSearchBatch : 4;
-            int k = r.begin;
-            for (; k + batch <= r.end; k += batch) {
-              float4 q[batch];
-#pragma unroll
-              for (int u = 0; u < batch; ++u) q[u] = __ldg(a.in.pos + k + u);
-#pragma unroll
-              for (int u = 0; u < batch; ++u) visit(k + u, q[u]);
-            }
-            for (; k < r.end; ++k) visit(k, __ldg(a.in.pos + k));
-          });
-    }
-    count[part][lane] = found;
+  SearchPass s{stage, count, offset, first_of, a.group + 1, 0, 0};
+  for (s.g0 = cell_first; s.g0 < cell_end; s.g0 += a.group) {
+    s.homes = min(a.group, cell_end - s.g0);
+    count[part][lane] = lane < s.homes ? stage_partners<kFull, kMinBlocks>(a, s, cx, cy, cz, L, lane, part) : 0;
     __syncthreads();
-    if (part == 0) {  // rows, the claim, and where each part goes
-      int row = 0, longest = 0;
-#pragma unroll
-      for (int w = 0; w < kSearchParts; ++w) {
-        row += count[w][lane];
-        longest = max(longest, count[w][lane]);
-      }
-      if (longest > a.part_room) atomicMax(a.counter + 1, static_cast<unsigned long long>(longest));
-      const bool overflowed = __any_sync(0xffffffffu, longest > a.part_room);
-      const int incl = warp_inclusive_sum(row, lane);
-      const int total = __shfl_sync(0xffffffffu, incl, 31);
-      // Whole chunks: the group's rows then fill chunks of their own, whose i are g0 + a byte.
-      const int chunk = 1 << a.chunk_shift, padded = (total + chunk - 1) >> a.chunk_shift << a.chunk_shift;
-      unsigned long long room = 0;
-      if (lane == 31 && total > 0) room = atomicAdd(a.counter, static_cast<unsigned long long>(padded));
-      room = __shfl_sync(0xffffffffu, room, 31);
-      int next = static_cast<int>(room) + incl - row;
-      if (lane < homes) {
-        a.row_start[h] = next;
-        a.row_count[h] = row;
-      }
-#pragma unroll
-      for (int w = 0; w < kSearchParts; ++w) {
-        offset[w][lane] = next;
-        next += count[w][lane];
-      }
-      const bool fits = !overflowed && room + padded <= a.capacity;  // else the host grows and searches again
-      if (lane == 0) {
-        skip = !fits;
-        if (skip) atomicExch(a.short_flag, 1);
-      }
-      if (fits && total > 0) {  // the chunks' first particle, and the pads after the last row
-        for (int q = lane; q < padded >> a.chunk_shift; q += 32) a.chunk_first[(room >> a.chunk_shift) + q] = g0;
-        if (lane < padded - total) {
-          a.pj[room + total + lane] = -1;
-          a.home[room + total + lane] = 0;
-        }
-      }
-    }
+    if (part == 0) claim_rows(a, s, lane, skip);  // rows, the claim, and where each part goes
     __syncthreads();
-    if (!skip) {
-      // The copy-out, flattened: the part's staged pairs of all home particles are numbered f =
-      // first[i] + m (home i, its m-th partner in this part), and the lanes take kCopyBatch
-      // consecutive blocks of 32 of them at once. Every lane has work (a part of a row is about
-      // ten pairs, a third of a warp, so a loop over home particles left two thirds idle), and
-      // the column claims of kCopyBatch pairs per lane, returning atomics, are in flight together.
-      int* first = first_of[part];
-      const int n_l = lane < homes ? count[part][lane] : 0;
-      const int incl = warp_inclusive_sum(n_l, lane);
-      first[lane] = lane < homes ? incl - n_l : INT_MAX;  // homes past the cell's end: never found
-      const int total = __shfl_sync(0xffffffffu, incl, 31);
-      __syncwarp();
-      for (int f0 = 0; f0 < total; f0 += 32 * kCopyBatch) {
-        int j[kCopyBatch], at[kCopyBatch], home[kCopyBatch], place[kCopyBatch];
-#pragma unroll
-        for (int u = 0; u < kCopyBatch; ++u) {
-          const int f = f0 + 32 * u + lane;
-          at[u] = -1;
-          if (f >= total) continue;
-          // The home whose pairs hold f: the last i with first[i] <= f (homes without pairs
-          // share their first with the next one, so the last is one with pairs).
-          int i = 0;
-#pragma unroll
-          for (int s = 16; s > 0; s >>= 1)
-            if (first[i + s] <= f) i += s;
-          const int m = f - first[i];
-          home[u] = g0 + i;
-          j[u] = stage[(part * a.part_room + m) * stride + i];
-          at[u] = offset[part][i] + m;
-          a.pj[at[u]] = j[u];
-          a.home[at[u]] = static_cast<unsigned char>(i);  // home[u] - g0: under 32
-          if (a.cols) place[u] = atomicAdd(a.col_count + j[u], 1);
-        }
-        if (a.cols) {
-#pragma unroll
-          for (int u = 0; u < kCopyBatch; ++u) {
-            if (at[u] < 0) continue;
-            if (place[u] < a.col_width)
-              a.cols[static_cast<size_t>(j[u]) * a.col_width + place[u]] = ColumnEntry{at[u], home[u]};
-            else {
-              atomicMax(a.counter + 2, static_cast<unsigned long long>(place[u] + 1));
-              atomicExch(a.short_flag, 1);
-            }
-          }
-        }
-      }
-    }
+    if (!skip) copy_out(a, s, lane, part);
     __syncthreads();  // the staging is reused by the next group
   }
 }

@@ -76,6 +76,88 @@ bool VerletList::update(const std::vector<Vec3d>& x, const Box& box, const std::
   return true;
 }
 
+namespace {
+
+// What the rows of one build read: the cells, the positions in cell order, the list's reach.
+struct RowInputs {
+  const CellList& cells;
+  const int* order;  // particle of each cell-order slot
+  const Vec3d* xc;   // positions in cell order
+  const Box& box;
+  bool exact;  // the cells' image shifts are exact (else minimum image per pair)
+  double rlist_sq;
+  const std::vector<std::vector<int>>& exclusions;
+};
+
+// The partners j > i within reach of particle i (cell-order slot a) among the stencil's cells,
+// written to `out`; returns how many. Every candidate is written; it is kept by advancing the end
+// (no branch to mispredict on the distance test). cursor[s]: the first partner above the previous
+// i of candidate cell s, which only moves forward (cells hold their particles in ascending index).
+int partners_within(const RowInputs& in, const std::vector<CellList::Neighbour>& stencil,
+                    std::vector<const int*>& cursor, int a, int* out) {
+  const int i = in.order[a];
+  const Vec3d xi = in.xc[a];
+  int kept = 0;
+  for (size_t s = 0; s < stencil.size(); ++s) {
+    const int* last = in.order + in.cells.start(stencil[s].cell + 1);
+    const int* p = cursor[s];
+    while (p != last && *p <= i) ++p;
+    cursor[s] = p;
+    const Vec3d* xj = in.xc + (p - in.order);
+    if (in.exact) {
+      const Vec3d xs = xi - stencil[s].shift;  // i moved next to this cell's image
+      for (; p != last; ++p, ++xj) {
+        const Vec3d d = xs - *xj;
+        out[kept] = *p;
+        kept += dot(d, d) < in.rlist_sq;
+      }
+    } else {
+      for (; p != last; ++p, ++xj) {
+        const Vec3d d = in.box.min_image(xi - *xj);
+        out[kept] = *p;
+        kept += dot(d, d) < in.rlist_sq;
+      }
+    }
+  }
+  return kept;
+}
+
+// The rows of the particles of cells [cell_begin, cell_end), appended to `rows`: where each row
+// starts there (row_start[i]) and its length (offsets[i + 1]).
+void build_rows(const RowInputs& in, int cell_begin, int cell_end, std::vector<int>& rows, std::vector<int>& row_start,
+                std::vector<int>& offsets) {
+  std::vector<const int*> cursor;  // per candidate cell: first partner above the current i
+  std::vector<int> row;            // the row being built (room for every candidate)
+  for (int c = cell_begin; c < cell_end; ++c) {
+    const std::vector<CellList::Neighbour>& stencil = in.cells.neighbours(c);
+    size_t candidates = 0;
+    cursor.resize(stencil.size());
+    for (size_t s = 0; s < stencil.size(); ++s) {
+      cursor[s] = in.order + in.cells.start(stencil[s].cell);
+      candidates += static_cast<size_t>(in.cells.start(stencil[s].cell + 1) - in.cells.start(stencil[s].cell));
+    }
+    // The particles of c in ascending index.
+    for (int a = in.cells.start(c); a < in.cells.start(c + 1); ++a) {
+      const int i = in.order[a];
+      if (row.size() < candidates) row.resize(candidates);
+      int* out = row.data();
+      int kept = partners_within(in, stencil, cursor, a, out);
+      if (!in.exclusions.empty() && !in.exclusions[i].empty()) {
+        const std::vector<int>& ex = in.exclusions[i];
+        kept = static_cast<int>(std::remove_if(out, out + kept, [&](int j) { return excluded(ex, j); }) - out);
+      }
+      // Ascending partners: the force sums then depend on particle indices only, not on the
+      // cells at build time (restarts are bitwise reproducible), and read memory in order.
+      insertion_sort(out, kept);
+      row_start[i] = static_cast<int>(rows.size());
+      rows.insert(rows.end(), out, out + kept);
+      offsets[i + 1] = kept;
+    }
+  }
+}
+
+}  // namespace
+
 // One pass over the cells, split into contiguous blocks of cells, one per thread. The
 // particles of a cell share their 27 candidate cells, whose positions (copied into cell order)
 // then stay in the cache. Each particle's row goes to its thread's buffer, and the rows are
@@ -84,13 +166,11 @@ bool VerletList::update(const std::vector<Vec3d>& x, const Box& box, const std::
 void VerletList::build(const std::vector<Vec3d>& x, const Box& box, const std::vector<std::vector<int>>& exclusions) {
   const int n = static_cast<int>(x.size());
   const double rlist = cutoff_ + skin_;
-  const double rlist_sq = rlist * rlist;
   cells_.build(x, box, rlist);
   const int* order = cells_.order().data();
   x_cell_order_.resize(n);
   for (int k = 0; k < n; ++k) x_cell_order_[k] = x[order[k]];
-  const Vec3d* xc = x_cell_order_.data();
-  const bool exact = cells_.shifts_exact();
+  const RowInputs in{cells_, order, x_cell_order_.data(), box, cells_.shifts_exact(), rlist * rlist, exclusions};
   const int ncells = cells_.num_cells();
 
   offsets_.assign(n + 1, 0);
@@ -112,60 +192,7 @@ void VerletList::build(const std::vector<Vec3d>& x, const Box& box, const std::v
     const int cell_end = static_cast<int>(static_cast<long>(ncells) * (t + 1) / nt);
     std::vector<int>& rows = thread_rows_[t];
     rows.clear();
-    std::vector<const int*> cursor;  // per candidate cell: first partner above the current i
-    std::vector<int> row;            // the row being built (room for every candidate)
-    for (int c = cell_begin; c < cell_end; ++c) {
-      const std::vector<CellList::Neighbour>& stencil = cells_.neighbours(c);
-      size_t candidates = 0;
-      cursor.resize(stencil.size());
-      for (size_t s = 0; s < stencil.size(); ++s) {
-        cursor[s] = order + cells_.start(stencil[s].cell);
-        candidates += static_cast<size_t>(cells_.start(stencil[s].cell + 1) - cells_.start(stencil[s].cell));
-      }
-      // The particles of c in ascending index; cells hold theirs in ascending index too, so the
-      // partners j > i of each candidate cell start at a cursor that only moves forward.
-      for (int a = cells_.start(c); a < cells_.start(c + 1); ++a) {
-        const int i = order[a];
-        const Vec3d xi = xc[a];
-        // Every candidate is written; it is kept by advancing the end (no branch to mispredict
-        // on the distance test).
-        if (row.size() < candidates) row.resize(candidates);
-        int* out = row.data();
-        int kept = 0;
-        for (size_t s = 0; s < stencil.size(); ++s) {
-          const int* last = order + cells_.start(stencil[s].cell + 1);
-          const int* p = cursor[s];
-          while (p != last && *p <= i) ++p;
-          cursor[s] = p;
-          const Vec3d* xj = xc + (p - order);
-          if (exact) {
-            const Vec3d xs = xi - stencil[s].shift;  // i moved next to this cell's image
-            for (; p != last; ++p, ++xj) {
-              const Vec3d d = xs - *xj;
-              out[kept] = *p;
-              kept += dot(d, d) < rlist_sq;
-            }
-          } else {
-            for (; p != last; ++p, ++xj) {
-              const Vec3d d = box.min_image(xi - *xj);
-              out[kept] = *p;
-              kept += dot(d, d) < rlist_sq;
-            }
-          }
-        }
-        if (!exclusions.empty() && !exclusions[i].empty()) {
-          const std::vector<int>& ex = exclusions[i];
-          kept = static_cast<int>(std::remove_if(out, out + kept, [&](int j) { return excluded(ex, j); }) - out);
-        }
-        // Ascending partners: the force sums then depend on particle indices only, not on the
-        // cells at build time (restarts are bitwise reproducible), and read memory in order.
-        insertion_sort(out, kept);
-        const size_t row_start = rows.size();
-        rows.insert(rows.end(), out, out + kept);
-        row_start_[i] = static_cast<int>(row_start);
-        offsets_[i + 1] = static_cast<int>(rows.size() - row_start);
-      }
-    }
+    build_rows(in, cell_begin, cell_end, rows, row_start_, offsets_);
 #pragma omp barrier
 #pragma omp single
     {

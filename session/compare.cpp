@@ -159,27 +159,18 @@ std::vector<std::string> size_overrides(const RunConfig& cfg, long n) {
   throw std::runtime_error("sizes need a lattice or chains system");
 }
 
-void resolve_compare(CompareSettings& c, const CompareNames& names) {
-  auto at_least = [](const std::string& name, long v, long min) {
-    if (v < min)
-      throw std::invalid_argument(name + ": expected a whole number >= " + std::to_string(min) + ", got " +
-                                  std::to_string(v));
-  };
-  at_least(names.steps, c.steps, 1);
-  at_least(names.repeats, c.repeats, 1);
-  at_least(names.warmup, c.warmup, 0);
-  for (long s : c.sizes) at_least(names.sizes, s, 1);
+void resolve_compare(CompareSettings& c, FrontEndKind k) {
+  kCompareStepsOption.checked(static_cast<double>(c.steps), k);
+  kCompareRepeatsOption.checked(static_cast<double>(c.repeats), k);
+  kCompareWarmupOption.checked(static_cast<double>(c.warmup), k);
+  for (long s : c.sizes) kCompareSizesOption.checked(static_cast<double>(s), k);
   if (c.strategies.empty()) c.strategies = strategy_names();
   c.gpu = cuda_available(&c.why);
   for (const std::string& s : c.strategies) {
-    if (s != "cpu" && !find_strategy(s)) {
-      std::string known = "cpu";
-      for (const std::string& n : strategy_names()) known += ", " + n;
-      throw std::invalid_argument(names.strategies + ": unknown strategy '" + s + "' (expected one of " + known + ")");
-    }
+    kCompareStrategiesOption.checked(s, k);
     if (s != "cpu" && !c.gpu)
-      throw std::invalid_argument("strategy " + s + " needs a GPU, and " + c.why + " (use " + names.strategies +
-                                  " cpu)");
+      throw std::invalid_argument("strategy " + s + " needs a GPU, and " + c.why + " (use " +
+                                  kCompareStrategiesOption.name(k) + " cpu)");
   }
 }
 

@@ -12,6 +12,7 @@
 #include "backends/backend.h"
 #include "engine/config.h"
 #include "engine/system_builder.h"
+#include "session/options.h"
 
 namespace pairmd {
 
@@ -42,14 +43,11 @@ struct CompareSettings {
 // std::runtime_error for other systems.
 std::vector<std::string> size_overrides(const RunConfig& cfg, long n);
 
-// Fills c.gpu and c.why and checks the settings: throws std::invalid_argument (naming the option
-// as `names` says, e.g. "--steps" or "steps") for numbers out of range, an unknown strategy, or a
-// GPU strategy where there is none.
-struct CompareNames {
-  std::string steps = "--steps", repeats = "--repeats", warmup = "--warmup", sizes = "--sizes",
-              strategies = "--strategies";
-};
-void resolve_compare(CompareSettings& c, const CompareNames& names = {});
+// Fills c.gpu and c.why and checks the settings by the rules of their options
+// (session/options.h: kCompareStepsOption ...): throws std::invalid_argument, naming the option as
+// `front_end` does ("--steps" or "steps"), for numbers out of range, an unknown strategy, or a GPU
+// strategy where there is none.
+void resolve_compare(CompareSettings& c, FrontEndKind front_end);
 
 // Runs the comparison. `load(extra)` loads the config with `extra` overrides after the front
 // end's own (throws ConfigError). `on_size(n)` is called before the rows of each size, `on_row`

@@ -1,6 +1,7 @@
 // The options of a potential map as the front ends give them (`pairmd potential-map`, `pairmd
 // place-ions`, the Python module's potential_map): applied over the config's
-// analysis.potential_map and checked here, once, with the option names each front end uses.
+// analysis.potential_map and checked here, once, by the rules of session/options.h, naming each
+// option as the front end that gave it does.
 #pragma once
 
 #include <optional>
@@ -9,6 +10,7 @@
 #include "analysis/potential_map.h"
 #include "base/units.h"
 #include "engine/config.h"
+#include "session/options.h"
 
 namespace pairmd {
 
@@ -18,20 +20,13 @@ struct MapOptions {
   std::string region, kernel, method, boundary;
 };
 
-// How a front end names them in messages.
-struct MapOptionNames {
-  std::string spacing, padding, min_distance, region, kernel, method, boundary, units;
-};
-extern const MapOptionNames kCommandLineMapNames;  // --spacing, --min-distance, ...
-extern const MapOptionNames kPythonMapNames;       // spacing, min_distance, ...
-
-// `o` over `settings`, then every value checked (spacing > 0, padding and min_distance >= 0, the
-// region, a registered kernel and method). Throws std::invalid_argument naming the option.
-void apply_map_options(const MapOptions& o, MapSettings& settings, const MapOptionNames& names);
+// `o` over `settings`, then every value checked (kMapSpacingOption ... kMapBoundaryOption).
+// Throws std::invalid_argument naming the option.
+void apply_map_options(const MapOptions& o, MapSettings& settings, FrontEndKind front_end);
 
 // The units of a map: the config's (`cfg`, may be null), or the named ones ("lj", "real"; "":
 // none named), which must agree with the config's. Returns false when neither gives them.
 // Throws std::invalid_argument naming the option.
-bool map_units(const RunConfig* cfg, const std::string& named, const MapOptionNames& names, Units& units);
+bool map_units(const RunConfig* cfg, const std::string& named, FrontEndKind front_end, Units& units);
 
 }  // namespace pairmd

@@ -10,7 +10,7 @@
 #include "analysis/grid_sink.h"
 #include "analysis/potential_map_observer.h"
 #include "engine/simulation.h"
-#include "io/checkpoint.h"
+#include "io/checkpoint_run.h"
 #include "io/h5md_writer.h"
 #include "io/thermo_log.h"
 #include "session/run_log.h"

@@ -14,6 +14,7 @@
 #include "base/version.h"
 #include "engine/pulling.h"
 #include "engine/time_step_check.h"
+#include "io/checkpoint_run.h"
 #include "io/csv_rows.h"
 #include "session/run_setup.h"
 

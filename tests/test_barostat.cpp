@@ -12,7 +12,7 @@
 #include "backends/backend.h"
 #include "backends/ensemble.h"
 #include "integrators/barostat.h"
-#include "io/checkpoint.h"
+#include "io/checkpoint_run.h"
 #include "io/gsd_util.h"
 #include "io/h5md.h"
 #include "neighbor/verlet_list.h"

@@ -7,7 +7,7 @@
 
 #include "backends/backend.h"
 #include "engine/system_builder.h"
-#include "io/checkpoint.h"
+#include "io/checkpoint_run.h"
 #include "io/h5md.h"
 #include "tests/test_support.h"
 

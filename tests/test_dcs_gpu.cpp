@@ -162,7 +162,7 @@ TEST(DcsGpu, ComputePotentialHandlesFarOriginsAndUnits) {
   random_atoms(3000, {16, 8, 4}, 7, c, unused);
   for (size_t a = 0; a < c.size(); ++a) c.x[a] += 1000.0, c.y[a] -= 5000.0, c.z[a] += 250.0;
   potential_cpu(c, 332.0637, 0.25, ref);
-  for (const MapKernelInfo& info : kMapKernels) {  // every registered GPU kernel (kernels/dcs/map_registry.h)
+  for (const MapKernelInfo& info : kMapKernels) {  // every registered GPU kernel (engine/map_registry.h)
     if (!info.gpu) continue;
     const MapKernel k = info.kernel;
     Grid3 g = ref;

@@ -13,7 +13,7 @@
 #include <map>
 #include <regex>
 
-#include "io/checkpoint.h"
+#include "io/checkpoint_run.h"
 #include "io/csv_rows.h"
 #include "io/dx_writer.h"
 #include "io/h5md.h"

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "backends/strategies.h"
+#include "engine/map_registry.h"
 #include "integrators/registry.h"
-#include "kernels/dcs/map_registry.h"
 #include "potentials/registry.h"
 #include "tests/test_support.h"
 

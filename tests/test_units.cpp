@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "engine/time_step_check.h"
-#include "io/checkpoint.h"
+#include "io/checkpoint_run.h"
 #include "io/thermo_log.h"
 #include "tests/test_support.h"
 

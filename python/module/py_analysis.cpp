@@ -38,10 +38,15 @@ std::vector<std::string> strs_arg(const py::handle& v, const std::string& what) 
   return out;
 }
 
-std::vector<long> counts_arg(const py::handle& v, const std::string& what) {
-  if (!py::isinstance<py::list>(v) && !py::isinstance<py::tuple>(v)) return {int_arg(v, what, 1, LONG_MAX)};
+// An int, or a list or tuple of them, each checked by the rule of `spec`.
+std::vector<long> counts_arg(const py::handle& v, const std::string& who, const OptionSpec& spec) {
+  if (!py::isinstance<py::list>(v) && !py::isinstance<py::tuple>(v)) return {int_arg(v, who, spec)};
   std::vector<long> out;
-  for (const auto& x : v) out.push_back(int_arg(x, what + "[" + std::to_string(out.size()) + "]", 1, LONG_MAX));
+  OptionSpec item = spec;
+  for (const auto& x : v) {
+    item.python = spec.python + "[" + std::to_string(out.size()) + "]";
+    out.push_back(int_arg(x, who, item));
+  }
   return out;
 }
 
@@ -50,17 +55,14 @@ py::dict compare(const py::object& config, const py::object& strategies, const p
                  const py::object& reference, const py::object& overrides) {
   const std::string who = "pairmd.compare: ";
   CompareSettings c;
-  c.steps = int_arg(steps, who + "steps", 1, LONG_MAX);
-  c.repeats = int_arg(repeats, who + "repeats", 1, LONG_MAX);
-  c.warmup = int_arg(warmup, who + "warmup", 0, LONG_MAX);
+  c.steps = int_arg(steps, who, kCompareStepsOption);
+  c.repeats = int_arg(repeats, who, kCompareRepeatsOption);
+  c.warmup = int_arg(warmup, who, kCompareWarmupOption);
   c.reference = bool_arg(reference, who + "reference");
-  if (!strategies.is_none()) c.strategies = strs_arg(strategies, who + "strategies");
-  if (!sizes.is_none()) c.sizes = counts_arg(sizes, who + "sizes");
-  CompareNames names;
-  names.steps = "steps", names.repeats = "repeats", names.warmup = "warmup", names.sizes = "sizes",
-  names.strategies = "strategies";
+  if (!strategies.is_none()) c.strategies = strs_arg(strategies, who + kCompareStrategiesOption.python);
+  if (!sizes.is_none()) c.sizes = counts_arg(sizes, who, kCompareSizesOption);
   try {
-    resolve_compare(c, names);
+    resolve_compare(c, FrontEndKind::Python);
   } catch (const std::invalid_argument& e) {
     throw py::value_error(std::string("pairmd.compare: ") + e.what());
   }
@@ -144,35 +146,37 @@ py::dict map_dict(const Grid3& g, const PotentialMapSeries& series) {
   return d;
 }
 
-// The map's settings from the arguments of pairmd.potential_map (checked: TypeError/ValueError
-// naming the argument), over `settings` (the config's analysis.potential_map or the defaults).
-struct MapArgs {
-  py::object spacing, padding, min_distance;
-  std::string region, kernel, method, boundary;
-};
-
 // The settings and units of a map: the config's analysis.potential_map and units (if there is
 // a config), then the arguments, applied and checked as `pairmd potential-map` does
 // (session/map_options.h).
-void resolve_map_settings(const RunConfig* cfg, const std::string& units_name, const MapArgs& a, MapSettings& settings,
-                          Units& units) {
+void resolve_map_settings(const RunConfig* cfg, const std::string& units_name, const MapOptions& given,
+                          MapSettings& settings, Units& units) {
   const std::string who = "pairmd.potential_map: ";
   try {
     if (cfg && cfg->potential_map.every > 0) settings = cfg->potential_map.settings;
-    if (!map_units(cfg, units_name, kPythonMapNames, units))
+    if (!map_units(cfg, units_name, FrontEndKind::Python, units))
       throw std::invalid_argument("the trajectory's units are needed for k_e: give units='lj' or 'real', or config=");
-    MapOptions given;
-    if (!a.spacing.is_none()) given.spacing = number_arg(a.spacing, who + "spacing", 0, true);
-    if (!a.padding.is_none()) given.padding = number_arg(a.padding, who + "padding", 0, false);
-    if (!a.min_distance.is_none()) given.min_distance = number_arg(a.min_distance, who + "min_distance", 0, false);
-    given.region = a.region;
-    given.kernel = a.kernel;
-    given.method = a.method;
-    given.boundary = a.boundary;
-    apply_map_options(given, settings, kPythonMapNames);
+    apply_map_options(given, settings, FrontEndKind::Python);
   } catch (const std::invalid_argument& e) {
     throw py::value_error(who + e.what());
   }
+}
+
+// The map's settings as pairmd.potential_map's arguments give them (each checked: TypeError for
+// the wrong type, ValueError out of range, naming the argument).
+MapOptions map_options_of(const py::object& spacing, const py::object& padding, const py::object& min_distance,
+                          const py::object& region, const py::object& kernel, const py::object& method,
+                          const py::object& boundary) {
+  const std::string who = "pairmd.potential_map: ";
+  MapOptions o;
+  if (!spacing.is_none()) o.spacing = number_arg(spacing, who, kMapSpacingOption);
+  if (!padding.is_none()) o.padding = number_arg(padding, who, kMapPaddingOption);
+  if (!min_distance.is_none()) o.min_distance = number_arg(min_distance, who, kMapMinDistanceOption);
+  o.region = choice_arg(region, who, kMapRegionOption);
+  o.kernel = choice_arg(kernel, who, kMapKernelOption);
+  o.method = choice_arg(method, who, kMapMethodOption);
+  o.boundary = choice_arg(boundary, who, kMapBoundaryOption);
+  return o;
 }
 
 py::dict potential_map(const py::object& source, const py::object& config, const py::object& frames_arg,
@@ -180,15 +184,9 @@ py::dict potential_map(const py::object& source, const py::object& config, const
                        const py::object& kernel, const py::object& min_distance, const py::object& method,
                        const py::object& boundary, const py::object& units_arg, const py::object& overrides) {
   const std::string who = "pairmd.potential_map: ";
-  const std::string frames = str_arg(frames_arg, who + "frames");
-  const std::string units_name = str_arg(units_arg, who + "units");
-  const MapArgs args{spacing,
-                     padding,
-                     min_distance,
-                     str_arg(region, who + "region"),
-                     str_arg(kernel, who + "kernel"),
-                     str_arg(method, who + "method"),
-                     str_arg(boundary, who + "boundary")};
+  const std::string frames = str_arg(frames_arg, who + kMapFramesOption.python);
+  const std::string units_name = str_arg(units_arg, who + kMapUnitsOption.python);
+  const MapOptions given = map_options_of(spacing, padding, min_distance, region, kernel, method, boundary);
   // The settings: the config's analysis.potential_map (if any), then the arguments.
   RunConfig cfg;
   bool have_cfg = false;
@@ -214,7 +212,7 @@ py::dict potential_map(const py::object& source, const py::object& config, const
     throw py::value_error("pairmd.potential_map: give a simulation, a trajectory or config=");
   MapSettings settings;
   Units units = Units::lj();
-  resolve_map_settings(have_cfg ? &cfg : nullptr, units_name, args, settings, units);
+  resolve_map_settings(have_cfg ? &cfg : nullptr, units_name, given, settings, units);
   std::unique_ptr<PotentialMapSeries> series;
   try {
     series = std::make_unique<PotentialMapSeries>(settings, units);

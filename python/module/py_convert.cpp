@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/config.h"
+#include "python/module/py_errors.h"
 
 namespace pairmd::python {
 
@@ -209,6 +210,37 @@ std::string path_arg(const py::handle& v, const std::string& what) {
 
 void check_callable(const py::handle& v, const std::string& what) {
   if (!v.is_none() && !PyCallable_Check(v.ptr())) wrong_type(what, "a callable or None", v);
+}
+
+int64_t int_arg(const py::handle& v, const std::string& who, const OptionSpec& spec) {
+  // A rule without an upper bound: the largest int64 (messages then say "an int >= lo").
+  const int64_t hi =
+      spec.number.hi >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(spec.number.hi);
+  return int_arg(v, who + spec.python, static_cast<int64_t>(spec.number.lo), hi);
+}
+
+double number_arg(const py::handle& v, const std::string& who, const OptionSpec& spec) {
+  return number_arg(v, who + spec.python, spec.number.lo, spec.number.lo_open);
+}
+
+std::string choice_arg(const py::handle& v, const std::string& who, const OptionSpec& spec) {
+  const std::string s = str_arg(v, who + spec.python);
+  try {
+    if (!s.empty()) spec.checked(s, FrontEndKind::Python);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(who + e.what());
+  }
+  return s;
+}
+
+std::string override_choice_arg(const py::handle& v, const std::string& who, const OptionSpec& spec) {
+  const std::string s = str_arg(v, who + spec.python);
+  try {
+    if (!s.empty()) spec.checked(s, FrontEndKind::Python);
+  } catch (const std::invalid_argument& e) {
+    raise_config_error(who + e.what());
+  }
+  return s;
 }
 
 }  // namespace pairmd::python

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/vec3.h"
+#include "session/options.h"
 #include "session/run_plan.h"
 
 namespace pairmd::python {
@@ -48,5 +49,14 @@ std::string str_arg(const py::handle& v, const std::string& what);
 std::string path_arg(const py::handle& v, const std::string& what);
 // None or a callable.
 void check_callable(const py::handle& v, const std::string& what);
+
+// An argument of an option both front ends have, checked by its rule (session/options.h), named
+// `who` + its Python name: an int or a number in the rule's range; a str, one of its choices.
+int64_t int_arg(const py::handle& v, const std::string& who, const OptionSpec& spec);
+double number_arg(const py::handle& v, const std::string& who, const OptionSpec& spec);
+std::string choice_arg(const py::handle& v, const std::string& who, const OptionSpec& spec);
+// An argument that becomes a config override (backend, strategy): as choice_arg, but a name that
+// is not one of the choices raises pairmd.ConfigError, as the config's own check of it would.
+std::string override_choice_arg(const py::handle& v, const std::string& who, const OptionSpec& spec);
 
 }  // namespace pairmd::python

@@ -60,20 +60,23 @@ std::vector<std::vector<Vec3d>> unstacked(const py::object& obj, size_t k, size_
   return out;
 }
 
-}  // namespace
-
-PyEnsemble::PyEnsemble(const py::object& config, const py::object& copies, const py::object& temperatures,
-                       const py::object& seeds, const py::object& overrides, const py::object& backend) {
+// The config with the overrides and the backend, as pairmd.Simulation reads it.
+RunConfig ensemble_config(const py::object& config, const py::object& overrides, const py::object& backend) {
   if (config.is_none()) throw py::type_error(kWho + "config: a YAML file, YAML text or a dict is needed");
   RunRequest r;
   set_config(config, r);
   r.overrides = overrides_of(overrides);
-  const std::string backend_name = str_arg(backend, kWho + "backend");
+  const std::string backend_name = override_choice_arg(backend, kWho, kBackendOption);
   if (!backend_name.empty()) r.overrides.push_back("backend=" + backend_name);
-  cfg_ = r.config_is_text ? parse_config(r.config_text, r.config_name, r.overrides)
+  return r.config_is_text ? parse_config(r.config_text, r.config_name, r.overrides)
                           : load_config(r.config_path, r.overrides);
+}
 
-  // K: `copies`, else the length of the lists given, else the config's replicas.count.
+// The K systems' temperatures and seeds. K: `copies`, else the length of the lists given, else
+// the config's replicas.count. As `pairmd run` gives replicas theirs: the ladder of an exchange
+// section, integrator.seed + k.
+std::vector<EnsembleSystem> ensemble_systems(const RunConfig& cfg, const py::object& copies,
+                                             const py::object& temperatures, const py::object& seeds) {
   std::vector<double> temps;
   std::vector<uint64_t> seed_list;
   if (!temperatures.is_none())
@@ -90,8 +93,8 @@ PyEnsemble::PyEnsemble(const py::object& config, const py::object& copies, const
     k = static_cast<int64_t>(temps.size());
   else if (!seed_list.empty())
     k = static_cast<int64_t>(seed_list.size());
-  else if (cfg_.replicas.count > 0)
-    k = cfg_.replicas.count;
+  else if (cfg.replicas.count > 0)
+    k = cfg.replicas.count;
   else
     throw py::type_error(kWho + "copies: how many systems? (copies=K, temperatures=[...] or seeds=[...])");
   if (!temps.empty() && static_cast<int64_t>(temps.size()) != k)
@@ -100,38 +103,53 @@ PyEnsemble::PyEnsemble(const py::object& config, const py::object& copies, const
   if (!seed_list.empty() && static_cast<int64_t>(seed_list.size()) != k)
     throw py::value_error(kWho + "seeds: " + std::to_string(seed_list.size()) + " given for " + std::to_string(k) +
                           " copies");
-  // As `pairmd run` gives replicas theirs: the ladder of an exchange section, seed + k.
-  if (temps.empty() && cfg_.replicas.exchange && static_cast<int64_t>(cfg_.replicas.temperatures.size()) == k)
-    temps = cfg_.replicas.temperatures;
+  if (temps.empty() && cfg.replicas.exchange && static_cast<int64_t>(cfg.replicas.temperatures.size()) == k)
+    temps = cfg.replicas.temperatures;
+  std::vector<EnsembleSystem> systems;
   for (int64_t s = 0; s < k; ++s) {
-    const double t = temps.empty() ? cfg_.model.integrator.temperature : temps[s];
-    const uint64_t seed = seed_list.empty() ? cfg_.model.integrator.seed + static_cast<uint64_t>(s) : seed_list[s];
-    systems_.push_back({t, seed});
+    const double t = temps.empty() ? cfg.model.integrator.temperature : temps[s];
+    const uint64_t seed = seed_list.empty() ? cfg.model.integrator.seed + static_cast<uint64_t>(s) : seed_list[s];
+    systems.push_back({t, seed});
   }
+  return systems;
+}
 
-  // Copy k is built as `pairmd run` builds the config with integrator.seed and temperature set
-  // to copy k's (the same positions unless the builder draws them from those; velocities drawn
-  // at its temperature with its seed), so that it runs what that run runs.
+// Copy k is built as `pairmd run` builds the config with integrator.seed and temperature set
+// to copy k's (the same positions unless the builder draws them from those; velocities drawn
+// at its temperature with its seed), so that it runs what that run runs. `model` and `first`:
+// copy 0's.
+std::vector<SystemState> build_copies(const RunConfig& cfg, const std::vector<EnsembleSystem>& systems, Model& model,
+                                      SystemState& first) {
   std::vector<SystemState> states;
-  Model model;
-  for (size_t s = 0; s < systems_.size(); ++s) {
-    RunConfig ck = cfg_;
-    ck.model.integrator.seed = systems_[s].seed;
-    ck.model.integrator.temperature = systems_[s].temperature;
+  for (size_t s = 0; s < systems.size(); ++s) {
+    RunConfig ck = cfg;
+    ck.model.integrator.seed = systems[s].seed;
+    ck.model.integrator.temperature = systems[s].temperature;
     BuiltSystem sys = build_system(ck);
     if (s == 0) {
-      model = make_model(cfg_, sys);
-      first_ = sys.state;
+      model = make_model(cfg, sys);
+      first = sys.state;
       // As `pairmd run` and pairmd.Simulation warn (a time step too long for the model).
-      for (const std::string& w : time_step_warnings(cfg_, sys.state, sys.topology))
+      for (const std::string& w : time_step_warnings(cfg, sys.state, sys.topology))
         if (PyErr_WarnEx(PyExc_UserWarning, ("pairmd.Ensemble: warning: " + w).c_str(), 1) != 0)
           throw py::error_already_set();
-    } else if (sys.state.size() != first_.size()) {
+    } else if (sys.state.size() != first.size()) {
       throw py::value_error(kWho + "copy " + std::to_string(s) + " builds " + std::to_string(sys.state.size()) +
-                            " particles, copy 0 " + std::to_string(first_.size()));
+                            " particles, copy 0 " + std::to_string(first.size()));
     }
     states.push_back(std::move(sys.state));
   }
+  return states;
+}
+
+}  // namespace
+
+PyEnsemble::PyEnsemble(const py::object& config, const py::object& copies, const py::object& temperatures,
+                       const py::object& seeds, const py::object& overrides, const py::object& backend)
+    : cfg_(ensemble_config(config, overrides, backend)) {
+  systems_ = ensemble_systems(cfg_, copies, temperatures, seeds);
+  Model model;
+  std::vector<SystemState> states = build_copies(cfg_, systems_, model, first_);
   n_ = first_.size();
   step_ = first_.step;
   dof_ = degrees_of_freedom(cfg_, n_);

@@ -111,8 +111,8 @@ RunRequest request_of(const py::object& config, const py::object& overrides, con
                       const py::object& restart) {
   const std::string who = "pairmd.Simulation: ";
   RunRequest r;
-  const std::string backend_name = str_arg(backend, who + "backend");
-  const std::string strategy_name = str_arg(strategy, who + "strategy");
+  const std::string backend_name = override_choice_arg(backend, who, kBackendOption);
+  const std::string strategy_name = override_choice_arg(strategy, who, kStrategyOption);
   r.overwrite = bool_arg(overwrite, who + "overwrite");
   if (!restart.is_none()) r.restart = path_arg(restart, who + "restart");
   if (output.is_none() || (py::isinstance<py::bool_>(output) && !output.cast<bool>())) {

@@ -519,6 +519,20 @@ def test_simulations_run_concurrently_in_threads():
     (lambda s: pairmd.potential_map(s, kernel=1), TypeError, r"potential_map: kernel: expected a str"),
     (lambda s: pairmd.potential_map("q.h5", frames=0, units="lj"), TypeError, r"potential_map: frames: expected a str"),
     (lambda s: pairmd.potential_map("q.h5", units=None), TypeError, r"potential_map: units: expected a str"),
+    # Values out of an option's choices, in the words of the rule the command line checks them by
+    # (session/options.h; tests/test_options.cpp): the same checks, named as Python names them.
+    (lambda s: pairmd.potential_map(s, kernel="fastest"), ValueError,
+     r"potential_map: kernel: expected one of: auto, cpu, scatter, .*; got 'fastest'"),
+    (lambda s: pairmd.potential_map(s, region="sphere"), ValueError,
+     r"potential_map: region: expected box or particles, got 'sphere'"),
+    (lambda s: pairmd.potential_map(s, units="si"), ValueError, r"potential_map: units: expected lj or real, got 'si'"),
+    (lambda s: pairmd.Simulation(lj_config(), backend="gpu"), pairmd.ConfigError,
+     r"Simulation: backend: expected one of: auto, cpu, cuda; got 'gpu'"),
+    (lambda s: pairmd.Simulation(lj_config(), strategy="fastest"), pairmd.ConfigError,
+     r"Simulation: strategy: expected one of: .*, auto; got 'fastest'"),
+    (lambda s: pairmd.compare(lj_config(), strategies=["nope"]), ValueError,
+     r"compare: strategies: expected one of: .*, cpu; got 'nope'"),
+    (lambda s: pairmd.compare(lj_config(), strategies=["cpu"], sizes=[0]), ValueError, r"compare: sizes\[0\]: "),
 ])
 def test_arguments_are_checked(call, error, message):
     # Every public argument: the wrong type is a TypeError, a value out of range a ValueError, each
