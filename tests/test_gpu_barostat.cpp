@@ -305,8 +305,10 @@ TEST(GpuBarostat, ReplicasInOneProcessAreRefused) {
 // P0 = 3.636 +- 0.006, docs/barostat.md): the mean density is 0.8442 and the volume fluctuations
 // give the compressibility of the NVT slope (0.0439 +- 0.0005). 864 particles, 20,000 steps to
 // equilibrate and 200,000 sampled every 20 (the CPU's validation run, in seconds): sigma of the
-// mean density ~ 0.0003 (block averages on the CPU), of kappa ~ 5 %. Tolerances: 0.0015 (5 sigma,
-// and the P0 uncertainty moves the density by 0.0003) and 25 %.
+// mean density 0.0004 (eight seeds on an H200 spread by 0.00039; block averages within a run give
+// 0.0003-0.0005), of kappa ~ 5 %. Tolerances: 0.002 (5 sigma; the P0 uncertainty moves the density
+// by 0.0002) and 25 %. The eight seeds' mean, 0.84342 +- 0.00014, lies 3 sigma of the reference
+// below 0.8442 (docs/barostat.md): a bias of up to ~0.1 % is not excluded yet.
 TEST(GpuBarostat, SamplesTheNvtDensityAndCompressibility) {
   PAIRMD_REQUIRE_GPU();
   const test::TestSystem sys =
@@ -326,7 +328,7 @@ TEST(GpuBarostat, SamplesTheNvtDensityAndCompressibility) {
   const double mean = sum / n, var = (sumsq - sum * sum / n) / (n - 1);
   const double rho = 864 / mean, kappa = var / (1.2 * mean);
   std::printf("[npt] <rho> = %.5f (NVT 0.8442), kappa_T = %.4f (NVT slope 0.0439)\n", rho, kappa);
-  EXPECT_NEAR(rho, 0.8442, 0.0015);
+  EXPECT_NEAR(rho, 0.8442, 0.002);
   EXPECT_NEAR(kappa, 0.0439, 0.25 * 0.0439);
 }
 
