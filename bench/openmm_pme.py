@@ -180,6 +180,8 @@ def make_system(mm, state, args):
     wca = mm.CustomNonbondedForce("4*(r^-12 - r^-6) + 1")
     wca.setNonbondedMethod(mm.CustomNonbondedForce.CutoffPeriodic)
     wca.setCutoffDistance(2 ** (1 / 6))
+    # Its own force group: OpenMM's CUDA platform wants one cutoff per group, and PME's is rc.
+    wca.setForceGroup(1)
     fene = mm.CustomBondForce("-0.5*30*1.5^2*log(1 - (r/1.5)^2)")
     fene.setUsesPeriodicBoundaryConditions(True)
     for q in charge:
