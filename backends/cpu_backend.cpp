@@ -447,6 +447,99 @@ void CpuBackend::bonded_forces(bool with_energy, Vec3d* f, double* energy, size_
   }
 }
 
+// This thread's share of every pair term's forces into f (inside compute_forces's parallel region).
+void CpuBackend::thread_pair_forces(bool with_energy, Vec3d* f, double* energy, double& virial, Vec3d& virial_diag) {
+  for (size_t t = 0; t < pair_terms_.size(); ++t) {
+    const PairTermData& d = *pair_terms_[t];
+    dispatch_pair<double>(d.kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      const auto* table = d.table.as<typename Eval::Params>();
+      const double rc_sq = d.list.cutoff() * d.list.cutoff();
+      std::vector<CloseNeighbour>& close = thread_close_[thread_id()];
+      if (with_energy)
+        pair_term_forces<Eval, true>(table, d.ntypes, rc_sq, d.list, state_, f, energy[t], virial, virial_diag, close);
+      else
+        pair_term_forces<Eval, false>(table, d.ntypes, rc_sq, d.list, state_, f, energy[t], virial, virial_diag, close);
+    });
+  }
+}
+
+// The same for every bond term (energies from slot pair_terms_.size() on); a broken bond goes to
+// (broken_term, broken_bond): the first term with one, and its lowest bond, the same every run.
+void CpuBackend::thread_bond_forces(bool with_energy, Vec3d* f, double* energy, double& virial, Vec3d& virial_diag,
+                                    int& broken_term, long& broken_bond) {
+  for (size_t t = 0; t < bond_terms_.size(); ++t) {
+    const BondData& d = *bond_terms_[t];
+    double& e = energy[pair_terms_.size() + t];
+    const long broken = dispatch_bond<double>(d.kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      const auto* table = d.table.as<typename Eval::Params>();
+      return with_energy ? bond_forces<Eval, true>(table, d.bonds, state_, f, e, virial, virial_diag)
+                         : bond_forces<Eval, false>(table, d.bonds, state_, f, e, virial, virial_diag);
+    });
+    if (broken >= 0) {
+#pragma omp critical(pairmd_broken_bond_report)
+      {
+        if (broken_term < 0 || static_cast<int>(t) < broken_term ||
+            (static_cast<int>(t) == broken_term && broken < broken_bond)) {
+          broken_bond = broken;
+          broken_term = static_cast<int>(t);
+        }
+      }
+    }
+  }
+}
+
+// The pulled and the tethered particle (potentials/pulling.h), after the pair sums.
+void CpuBackend::add_pulling_forces(double& energy) {
+  const PullParams<double> pull = make_pull_params<double>(model_.pulling);
+  for (int64_t tag : {pull.pulled, pull.tethered}) {
+    if (tag < 0) continue;
+    const size_t i = static_cast<size_t>(tag);
+    force_[i] += pull_force(pull, tag, state_.unwrapped(i), state_.step, &energy);
+  }
+}
+
+void CpuBackend::throw_broken_bond(int term, long bond) const {
+  const BondData& d = *bond_terms_[term];
+  const Bond& b = d.bonds[bond];
+  const Vec3d r = state_.box.min_image(state_.position[b.i] - state_.position[b.j]);
+  std::ostringstream msg;
+  msg << "step " << state_.step << ": " << bond_kind_name(d.kind)
+      << (d.name.empty() ? std::string(" bond") : " pair of pair list '" + d.name + "'") << " between particles " << b.i
+      << " and " << b.j << " at r = " << std::sqrt(dot(r, r))
+      << ", beyond its maximum extension (time step too large, or overlapping start configuration?)";
+  throw SimulationBlowup(msg.str());
+}
+
+// Energies per term, the virial (also kept for the barostat), kinetic energy and momentum.
+void CpuBackend::fill_observables(Observables& obs, const std::vector<double>& energy, double virial,
+                                  Vec3d virial_diag) {
+  virial_diag_[0] = virial_diag.x;
+  virial_diag_[1] = virial_diag.y;
+  virial_diag_[2] = virial_diag.z;
+  virial_ = virial;
+  virial_step_ = state_.step;
+  obs.step = state_.step;
+  obs.potential_by_term = energy;
+  obs.potential = 0.0;
+  for (double e : energy) obs.potential += e;
+  obs.virial = virial;
+  const double mvv_to_energy = 1.0 / model_.units.force_to_accel;
+  double ke = 0.0, p[3] = {0, 0, 0};
+  for (size_t i = 0; i < state_.size(); ++i) {
+    const Vec3d v = state_.velocity[i];
+    ke += 0.5 * state_.mass[i] * dot(v, v);
+    p[0] += state_.mass[i] * v.x;
+    p[1] += state_.mass[i] * v.y;
+    p[2] += state_.mass[i] * v.z;
+  }
+  obs.kinetic = ke * mvv_to_energy;
+  for (int d = 0; d < 3; ++d) obs.momentum[d] = p[d];
+}
+
+// The force terms in order: pair terms, bond terms, angles/dihedrals/impropers and scaled pairs,
+// then the pulling's external forces.
 void CpuBackend::compute_forces(Observables* obs) {
   const size_t n = state_.size();
   const int nthreads = static_cast<int>(thread_force_.size());
@@ -460,6 +553,7 @@ void CpuBackend::compute_forces(Observables* obs) {
   long broken_bond = -1;
   force_.resize(n);
   int broken_term = -1;
+  const bool with_energy = obs != nullptr;
   double pme_energy = 0.0;
   Vec3d pme_virial{0, 0, 0};
 
@@ -472,46 +566,10 @@ void CpuBackend::compute_forces(Observables* obs) {
     double& my_virial = virial_parts[thread_id()];
     Vec3d& my_virial_diag = virial_diag_parts[thread_id()];
     buf.assign(n, Vec3d{0, 0, 0});
-    for (size_t t = 0; t < pair_terms_.size(); ++t) {
-      const PairTermData& d = *pair_terms_[t];
-      dispatch_pair<double>(d.kind, [&](auto eval) {
-        using Eval = decltype(eval);
-        const auto* table = d.table.as<typename Eval::Params>();
-        const double rc_sq = d.list.cutoff() * d.list.cutoff();
-        std::vector<CloseNeighbour>& close = thread_close_[thread_id()];
-        if (obs)
-          pair_term_forces<Eval, true>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), my_energy[t], my_virial,
-                                       my_virial_diag, close);
-        else
-          pair_term_forces<Eval, false>(table, d.ntypes, rc_sq, d.list, state_, buf.data(), my_energy[t], my_virial,
-                                        my_virial_diag, close);
-      });
-    }
+    thread_pair_forces(with_energy, buf.data(), my_energy, my_virial, my_virial_diag);
     if (pme_) pme_->add_forces(state_.position, buf.data(), obs ? &pme_energy : nullptr, obs ? &pme_virial : nullptr);
-    for (size_t t = 0; t < bond_terms_.size(); ++t) {
-      const BondData& d = *bond_terms_[t];
-      const size_t slot = pair_terms_.size() + t;
-      const long broken = dispatch_bond<double>(d.kind, [&](auto eval) {
-        using Eval = decltype(eval);
-        const auto* table = d.table.as<typename Eval::Params>();
-        return obs ? bond_forces<Eval, true>(table, d.bonds, state_, buf.data(), my_energy[slot], my_virial,
-                                             my_virial_diag)
-                   : bond_forces<Eval, false>(table, d.bonds, state_, buf.data(), my_energy[slot], my_virial,
-                                              my_virial_diag);
-      });
-      if (broken >= 0) {
-#pragma omp critical(pairmd_broken_bond_report)
-        {
-          // The first term with a broken bond, and its lowest bond: the same report every run.
-          if (broken_term < 0 || static_cast<int>(t) < broken_term ||
-              (static_cast<int>(t) == broken_term && broken < broken_bond)) {
-            broken_bond = broken;
-            broken_term = static_cast<int>(t);
-          }
-        }
-      }
-    }
-    bonded_forces(obs != nullptr, buf.data(), my_energy, pair_terms_.size() + bond_terms_.size(), my_virial,
+    thread_bond_forces(with_energy, buf.data(), my_energy, my_virial, my_virial_diag, broken_term, broken_bond);
+    bonded_forces(with_energy, buf.data(), my_energy, pair_terms_.size() + bond_terms_.size(), my_virial,
                   my_virial_diag);
     if (nthreads > 1) {
 #pragma omp barrier
@@ -534,50 +592,9 @@ void CpuBackend::compute_forces(Observables* obs) {
     virial += pme_virial.x + pme_virial.y + pme_virial.z;
     virial_diag += pme_virial;
   }
-  if (model_.pulling.active()) {
-    // The pulled and the tethered particle (potentials/pulling.h), after the pair sums.
-    const PullParams<double> pull = make_pull_params<double>(model_.pulling);
-    for (int64_t tag : {pull.pulled, pull.tethered}) {
-      if (tag < 0) continue;
-      const size_t i = static_cast<size_t>(tag);
-      force_[i] += pull_force(pull, tag, state_.unwrapped(i), state_.step, &energy.back());
-    }
-  }
-  if (broken_bond >= 0) {
-    const Bond& b = bond_terms_[broken_term]->bonds[broken_bond];
-    const Vec3d d = state_.box.min_image(state_.position[b.i] - state_.position[b.j]);
-    std::ostringstream msg;
-    const BondData& term = *bond_terms_[broken_term];
-    msg << "step " << state_.step << ": " << bond_kind_name(term.kind)
-        << (term.name.empty() ? std::string(" bond") : " pair of pair list '" + term.name + "'")
-        << " between particles " << b.i << " and " << b.j << " at r = " << std::sqrt(dot(d, d))
-        << ", beyond its maximum extension (time step too large, or overlapping start configuration?)";
-    throw SimulationBlowup(msg.str());
-  }
-
-  if (obs) {
-    virial_diag_[0] = virial_diag.x;
-    virial_diag_[1] = virial_diag.y;
-    virial_diag_[2] = virial_diag.z;
-    virial_ = virial;
-    virial_step_ = state_.step;
-    obs->step = state_.step;
-    obs->potential_by_term = energy;
-    obs->potential = 0.0;
-    for (double e : energy) obs->potential += e;
-    obs->virial = virial;
-    const double mvv_to_energy = 1.0 / model_.units.force_to_accel;
-    double ke = 0.0, p[3] = {0, 0, 0};
-    for (size_t i = 0; i < n; ++i) {
-      const Vec3d v = state_.velocity[i];
-      ke += 0.5 * state_.mass[i] * dot(v, v);
-      p[0] += state_.mass[i] * v.x;
-      p[1] += state_.mass[i] * v.y;
-      p[2] += state_.mass[i] * v.z;
-    }
-    obs->kinetic = ke * mvv_to_energy;
-    for (int d = 0; d < 3; ++d) obs->momentum[d] = p[d];
-  }
+  if (model_.pulling.active()) add_pulling_forces(energy.back());
+  if (broken_bond >= 0) throw_broken_bond(broken_term, broken_bond);
+  if (obs) fill_observables(*obs, energy, virial, virial_diag);
 }
 
 namespace {

@@ -52,6 +52,14 @@ class CpuBackend final : public Backend {
   // Recomputes force_ (and, if `obs` is given, energies and virial, and virial_diag_) at the
   // current positions.
   void compute_forces(Observables* obs);
+  // compute_forces's parts: this thread's share of the pair and bond terms (inside its parallel
+  // region), the pulling, a broken bond's report, and the observables.
+  void thread_pair_forces(bool with_energy, Vec3d* f, double* energy, double& virial, Vec3d& virial_diag);
+  void thread_bond_forces(bool with_energy, Vec3d* f, double* energy, double& virial, Vec3d& virial_diag,
+                          int& broken_term, long& broken_bond);
+  void add_pulling_forces(double& energy);
+  [[noreturn]] void throw_broken_bond(int term, long bond) const;
+  void fill_observables(Observables& obs, const std::vector<double>& energy, double virial, Vec3d virial_diag);
   void check_sane(int64_t step) const;
   void make_pme();  // the reciprocal-space solver for the state's box and charges (electrostatics)
   // The barostat's box update during step `step`, after the drift (integrators/barostat.h).

@@ -526,7 +526,6 @@ int run_replicas_in_threads(const RunOptions& o, const std::string& command, int
         codes[k] = run_command(o, command, *comm, &rendezvous);
       } catch (const std::exception& e) {
         std::cerr << "pairmd run: replica " << first + k << ": error: " << e.what() << "\n";
-        codes[k] = kExitFailure;
         // The other replicas (threads, or ranks) may be waiting for this one at a meeting or in the
         // shared ensemble backend: end the job, as a rank of one replica does. What the others
         // wrote stays readable (their files survive a kill: docs/output.md).

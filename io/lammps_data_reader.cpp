@@ -157,6 +157,8 @@ std::string style_names() {
 
 // One family's sections as the file gives them.
 struct BondedSections {
+  BondedSections(const char* family_, const char* section_, size_t atoms_)
+      : family(family_), section(section_), atoms(atoms_) {}
   const char* family;   // "angle", "dihedral", "improper"
   const char* section;  // "Angles", ...
   size_t atoms;         // atoms per term: 3 or 4
@@ -662,7 +664,6 @@ void read_labels(const Parser& p, const std::vector<const Line*>& body, std::vec
 void read_section(const Parser& p, const Line& head, const std::vector<const Line*>& body,
                   const std::string& atom_style, Sections& s, StartStructure& out) {
   const std::string& name = head.text;
-  const std::string& what = sections().at(name);
   if (name == "Atoms") {
     s.atoms_line = head.number;
     s.style = atoms_style(p, head, body, atom_style, s.nbonds, out.notes);

@@ -22,6 +22,7 @@
 #              polyelectrolyte (configs/polyelectrolyte_pme.yaml) at 64k and 256k: every strategy
 #              (pairmd compare) and OpenMM's PME at the same accuracy (bench/openmm_pme.py; wheels
 #              in .whl/) in the same job, and their ratio; pme_{pairmd,openmm}.*, pme.txt
+#   pme_profile  per-kernel GPU time (Nsight Compute) of the PME polyelectrolyte at 64k
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
 #   profile_1m the same on the 1,000,188-particle liquid (fewer steps; kernel_times_1m.txt)
@@ -232,6 +233,18 @@ for stage in "${stages[@]}"; do
       else
         summary+=("pme: the wheels in .whl/ did not install")
       fi
+      ;;
+    pme_profile)
+      # Kernel durations (Nsight Compute) of the periodic polyelectrolyte with PME at 63,990
+      # particles (1,422 chains), default strategy, after the relaxation and ~300 steps: the mesh's
+      # kernels and cuFFT's beside the pair list and pair kernels; kernel_times_pme.txt.
+      ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 6000 \
+        --launch-count 4000 --csv --page raw "$B/pairmd" run configs/polyelectrolyte_pme.yaml \
+        --set system.chains.count=1422 --steps 1200 --backend cuda --set output.progress=off \
+        --set output.trajectory.every=0 --output "$OUT/profile_pme" --overwrite > "$OUT/ncu_raw_pme.csv" 2> "$OUT/ncu_pme.log"
+      summary+=("profile pme: exit $?")
+      python3 scripts/kernel_times.py "$OUT/ncu_raw_pme.csv" | tee "$OUT/kernel_times_pme.txt"
+      tail -5 "$OUT/ncu_pme.log"
       ;;
     bench)
       # 4k, 32k, 64k, 256k, 1M, 4M particles (fcc cells 10, 20, 25, 40, 63, 100).

@@ -307,8 +307,8 @@ TEST(GpuBarostat, ReplicasInOneProcessAreRefused) {
 // equilibrate and 200,000 sampled every 20 (the CPU's validation run, in seconds): sigma of the
 // mean density 0.0004 (eight seeds on an H200 spread by 0.00039; block averages within a run give
 // 0.0003-0.0005), of kappa ~ 5 %. Tolerances: 0.002 (5 sigma; the P0 uncertainty moves the density
-// by 0.0002) and 25 %. The eight seeds' mean, 0.84342 +- 0.00014, lies 3 sigma of the reference
-// below 0.8442 (docs/barostat.md): a bias of up to ~0.1 % is not excluded yet.
+// by 0.0002) and 25 %. The eight seeds' mean, 0.84342 +- 0.00014, is the CPU backend's (0.84341 +-
+// 0.00011 for the same eight runs), both 0.0008 below 0.8442 (docs/barostat.md).
 TEST(GpuBarostat, SamplesTheNvtDensityAndCompressibility) {
   PAIRMD_REQUIRE_GPU();
   const test::TestSystem sys =
