@@ -288,7 +288,7 @@ class CudaBackend final : public Backend {
   BoxGeometry<float> box_{};  // the box as the host last read it (the cell grid's size)
   StepConstants<float> c_{};
   float half_skin_sq_ = 0.f;
-  double grid_width_ = 1.0;  // the cell grid's smallest cell width: the shortest list radius
+  double grid_width_ = 1.0;  // the cell grid's smallest cell width (neighbor/cell_runs.h, shared_cell_width)
   DeviceParticles particles_;
   GpuCellOrder cells_;
   std::vector<std::unique_ptr<GpuPairTerm>> pair_terms_;

@@ -110,7 +110,8 @@ int upload_exclusions(const std::vector<std::vector<int>>& excl, DeviceBuffer<in
 }  // namespace
 
 // A parameter table and a list per pair term (half lists with columns for the slots, full for
-// atom_gather). One cell grid serves every term: cells as wide as the shortest list radius.
+// atom_gather). One cell grid serves every term: cells as wide as the list radius for which the
+// search costs least (neighbor/cell_runs.h, shared_cell_width).
 void CudaBackend::make_pair_terms(const SystemState& initial) {
   const ForceField& ff = model_.force_field;
   if (ff.pair_terms.size() > static_cast<size_t>(kMaxPairTerms))
@@ -118,7 +119,7 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
   const double volume = initial.box.periodic ? initial.box.volume() : 0.0;
   const double density = volume > 0 ? system_size_ / volume : 1.0;  // every system fills the box
   const bool full = strategy_info(strategy_).full_list;
-  grid_width_ = 0;
+  std::vector<double> radii;
   for (const PairTerm& t : ff.pair_terms) {
     auto g = std::make_unique<GpuPairTerm>();
     g->kind = t.kind;
@@ -136,12 +137,12 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
     g->list =
         std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), static_cast<float>(model_.neighbor.skin),
                                       full, uses_slots(strategy_), per_particle, n_);
-    grid_width_ = grid_width_ > 0 ? std::min(grid_width_, rl) : rl;
+    radii.push_back(rl);
     g->exclusion_width =
         upload_exclusions(pair_term_exclusions(ff, model_.topology, n_, pair_terms_.size()), g->exclusions);
     pair_terms_.push_back(std::move(g));
   }
-  if (grid_width_ <= 0) grid_width_ = 1.0;
+  grid_width_ = radii.empty() ? 1.0 : shared_cell_width(radii.data(), static_cast<int>(radii.size()), density);
 }
 
 // Bond terms, one per bond kind in order of first appearance (as the CPU backend does).

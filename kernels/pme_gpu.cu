@@ -11,6 +11,9 @@ namespace pairmd {
 namespace {
 
 constexpr double kGridScale = 4294967296.0;  // 2^32 fixed-point units per charge unit on the grid
+// Threads per block along k_z in the spectrum kernels (a row of K_z/2 + 1 entries; 64 wastes
+// little of a row of ~150).
+constexpr int kSpectrumBlock = 64;
 
 struct GridShape {
   int nx, ny, nz, order;
@@ -44,27 +47,32 @@ __device__ __forceinline__ Stencil stencil(float x, float lo, float len, int k, 
   return s;
 }
 
+// A warp per particle (particles without charge return at once): lane l takes the stencil rows
+// (a, b) = (l / n, l % n), l, l + 32, ... < n^2, and adds their n points along z. One thread per
+// particle left a 64k-particle dilute system with ~10 warps per multiprocessor, each waiting out
+// 216 atomics in turn.
+template <int kOrder>
 __global__ void pme_spread_kernel(ParticleData pd, GridShape g, long long* grid) {
-  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  const int p = static_cast<int>((static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5);
+  const int lane = threadIdx.x & 31;
   if (p >= pd.n) return;
   const float q = pd.charge[p];
   if (q == 0.f) return;
   const BoxGeometry<float> box = *pd.box;
   const float4 x = pd.pos[p];
-  const Stencil sx = stencil(x.x, box.lo.x, box.L.x, g.nx, g.order);
-  const Stencil sy = stencil(x.y, box.lo.y, box.L.y, g.ny, g.order);
-  const Stencil sz = stencil(x.z, box.lo.z, box.L.z, g.nz, g.order);
-  for (int a = 0; a < g.order; ++a) {
-    const int ix = (sx.first - a) % g.nx;
-    for (int b = 0; b < g.order; ++b) {
-      const int iy = (sy.first - b) % g.ny;
-      const float qxy = q * sx.m[a] * sy.m[b];
-      unsigned long long* row =
-          reinterpret_cast<unsigned long long*>(grid) + (static_cast<size_t>(ix) * g.ny + iy) * g.nz;
-      for (int c = 0; c < g.order; ++c) {
-        const long long v = __double2ll_rn(static_cast<double>(qxy * sz.m[c]) * kGridScale);
-        if (v) atomicAdd(row + (sz.first - c) % g.nz, static_cast<unsigned long long>(v));
-      }
+  const Stencil sx = stencil(x.x, box.lo.x, box.L.x, g.nx, kOrder);
+  const Stencil sy = stencil(x.y, box.lo.y, box.L.y, g.ny, kOrder);
+  const Stencil sz = stencil(x.z, box.lo.z, box.L.z, g.nz, kOrder);
+  for (int ab = lane; ab < kOrder * kOrder; ab += 32) {
+    const int a = ab / kOrder, b = ab % kOrder;
+    const int ix = (sx.first - a) % g.nx, iy = (sy.first - b) % g.ny;
+    const float qxy = q * sx.m[a] * sy.m[b];
+    unsigned long long* row =
+        reinterpret_cast<unsigned long long*>(grid) + (static_cast<size_t>(ix) * g.ny + iy) * g.nz;
+#pragma unroll
+    for (int c = 0; c < kOrder; ++c) {
+      const long long v = __double2ll_rn(static_cast<double>(qxy * sz.m[c]) * kGridScale);
+      if (v) atomicAdd(row + (sz.first - c) % g.nz, static_cast<unsigned long long>(v));
     }
   }
 }
@@ -74,14 +82,36 @@ __global__ void pme_fixed_to_real_kernel(const long long* fixed, int n, float* r
   if (i < n) real[i] = static_cast<float>(static_cast<double>(fixed[i]) * (1.0 / kGridScale));
 }
 
-// G at half-spectrum entry i (0 at m = 0), its wave vector m and its k_z.
-__device__ __forceinline__ float influence_at(const SpectrumShape& s, int i, const BoxGeometry<float>& box,
-                                              Vec3<float>& m, int& kz) {
-  int kx, ky;
-  m = pme_wave_vector<float>(i, s.nx, s.ny, s.nz, box.L, kx, ky, kz);
-  if (i == 0) return 0.f;
-  return pme_gauss_factor(s.c_over_pi, s.pi2_a2, box.L.x * box.L.y * box.L.z, dot(m, m)) * s.bx[kx] * s.by[ky] *
-         s.bz[kz];
+// A launch over the half spectrum without integer division: blockIdx.z = k_x, blockIdx.y = k_y,
+// k_z from blockIdx.x and the thread (entry i = (k_x K_y + k_y)(K_z/2 + 1) + k_z). The wave
+// vector m of (k_x, k_y, k_z), k_x and k_y folded to (-K/2, K/2], and G there (0 at m = 0).
+struct SpectrumEntry {
+  int kx, ky, kz, i;
+  bool valid;
+};
+
+__device__ __forceinline__ SpectrumEntry spectrum_entry(const SpectrumShape& s) {
+  SpectrumEntry e;
+  e.kx = blockIdx.z;
+  e.ky = blockIdx.y;
+  e.kz = blockIdx.x * blockDim.x + threadIdx.x;
+  const int nzh = s.nz / 2 + 1;
+  e.valid = e.kz < nzh;
+  e.i = (e.kx * s.ny + e.ky) * nzh + e.kz;
+  return e;
+}
+
+__device__ __forceinline__ float influence_at(const SpectrumShape& s, const SpectrumEntry& e,
+                                              const BoxGeometry<float>& box, Vec3<float>& m) {
+  m = {static_cast<float>(e.kx <= s.nx / 2 ? e.kx : e.kx - s.nx) / box.L.x,
+       static_cast<float>(e.ky <= s.ny / 2 ? e.ky : e.ky - s.ny) / box.L.y, static_cast<float>(e.kz) / box.L.z};
+  if (e.i == 0) return 0.f;
+  return pme_gauss_factor(s.c_over_pi, s.pi2_a2, box.L.x * box.L.y * box.L.z, dot(m, m)) * __ldg(s.bx + e.kx) *
+         __ldg(s.by + e.ky) * __ldg(s.bz + e.kz);
+}
+
+dim3 spectrum_blocks(const PmeParams& p) {
+  return dim3((p.grid[2] / 2 + 1 + kSpectrumBlock - 1) / kSpectrumBlock, p.grid[1], p.grid[0]);
 }
 
 // The transform times G. kVirial (a barostat's run): when its update is due, the virial per
@@ -91,77 +121,85 @@ __global__ void pme_multiply_kernel(cufftComplex* spectrum, SpectrumShape s, con
                                     BondedVirial bv, const StepControl* ctrl) {
   if (halted(ctrl)) return;
   const BoxGeometry<float> box = *device_box;
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const SpectrumEntry e = spectrum_entry(s);
   Vec3<float> wd{0.f, 0.f, 0.f};
-  if (i < s.n) {
+  if (e.valid) {
     Vec3<float> m;
-    int kz;
-    const float g = influence_at(s, i, box, m, kz);
-    cufftComplex c = spectrum[i];
-    if (kVirial && i > 0) {
-      const float e = 0.5f * static_cast<float>(half_spectrum_weight(kz, s.nz)) * g * (c.x * c.x + c.y * c.y);
-      wd = pme_virial_diag(e, m, s.pi2_a2);
+    const float g = influence_at(s, e, box, m);
+    cufftComplex c = spectrum[e.i];
+    if (kVirial && e.i > 0) {
+      const float en = 0.5f * static_cast<float>(half_spectrum_weight(e.kz, s.nz)) * g * (c.x * c.x + c.y * c.y);
+      wd = pme_virial_diag(en, m, s.pi2_a2);
     }
-    if (kVirial && i == 0) {
+    if (kVirial && e.i == 0) {
       const float background = s.background / (box.L.x * box.L.y * box.L.z);
       wd = {background, background, background};
     }
     c.x *= g;
     c.y *= g;
-    spectrum[i] = c;
+    spectrum[e.i] = c;
   }
-  if (kVirial) add_term_virial(wd, i < s.n, bv, static_cast<int64_t>(ctrl->step));
+  if (kVirial) add_term_virial(wd, e.valid, bv, static_cast<int64_t>(ctrl->step));
 }
 
 // The reciprocal energy 1/2 sum G |F[Q]|^2 and its virial, in split fixed point.
 __global__ void pme_energy_kernel(const cufftComplex* spectrum, SpectrumShape s, const BoxGeometry<float>* device_box,
                                   long long* acc) {
   const BoxGeometry<float> box = *device_box;
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const SpectrumEntry e = spectrum_entry(s);
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
-  if (i > 0 && i < s.n) {
+  if (e.valid && e.i > 0) {
     Vec3<float> m;
-    int kz;
-    const float g = influence_at(s, i, box, m, kz);
-    const cufftComplex c = spectrum[i];
-    const float e = 0.5f * static_cast<float>(half_spectrum_weight(kz, s.nz)) * g * (c.x * c.x + c.y * c.y);
-    const Vec3<float> w = pme_virial_diag(e, m, s.pi2_a2);
-    split_add(e, ew, ef, bad);
+    const float g = influence_at(s, e, box, m);
+    const cufftComplex c = spectrum[e.i];
+    const float en = 0.5f * static_cast<float>(half_spectrum_weight(e.kz, s.nz)) * g * (c.x * c.x + c.y * c.y);
+    const Vec3<float> w = pme_virial_diag(en, m, s.pi2_a2);
+    split_add(en, ew, ef, bad);
     split_add(w.x + w.y + w.z, ww, wf, bad);
   }
   add_energy_words(acc, ew, ef, ww, wf, bad);
 }
 
 // The force on each particle from the potential on the grid: -q grad(theta . phi), into extra.
+// A warp per particle, the stencil rows shared among the lanes as in the spread; the lanes'
+// sums are added in a fixed order (a shuffle tree), so the force is the same bits every run.
+template <int kOrder>
 __global__ void pme_gather_kernel(ParticleData pd, GridShape g, const float* phi, const unsigned* tag, FixedVec* extra,
                                   DeviceFlags* flags, const StepControl* ctrl) {
   if (halted(ctrl)) return;
-  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  const int p = static_cast<int>((static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5);
+  const int lane = threadIdx.x & 31;
   if (p >= pd.n) return;
   const float q = pd.charge[p];
   if (q == 0.f) return;
   const BoxGeometry<float> box = *pd.box;
   const float4 x = pd.pos[p];
-  const Stencil sx = stencil(x.x, box.lo.x, box.L.x, g.nx, g.order);
-  const Stencil sy = stencil(x.y, box.lo.y, box.L.y, g.ny, g.order);
-  const Stencil sz = stencil(x.z, box.lo.z, box.L.z, g.nz, g.order);
+  const Stencil sx = stencil(x.x, box.lo.x, box.L.x, g.nx, kOrder);
+  const Stencil sy = stencil(x.y, box.lo.y, box.L.y, g.ny, kOrder);
+  const Stencil sz = stencil(x.z, box.lo.z, box.L.z, g.nz, kOrder);
   float gx = 0.f, gy = 0.f, gz = 0.f;
-  for (int a = 0; a < g.order; ++a) {
-    const int ix = (sx.first - a) % g.nx;
-    for (int b = 0; b < g.order; ++b) {
-      const int iy = (sy.first - b) % g.ny;
-      const float* row = phi + (static_cast<size_t>(ix) * g.ny + iy) * g.nz;
-      float v = 0.f, dv = 0.f;
-      for (int c = 0; c < g.order; ++c) {
-        const float w = __ldg(row + (sz.first - c) % g.nz);
-        v += sz.m[c] * w;
-        dv += sz.dm[c] * w;
-      }
-      gx += sx.dm[a] * sy.m[b] * v;
-      gy += sx.m[a] * sy.dm[b] * v;
-      gz += sx.m[a] * sy.m[b] * dv;
+  for (int ab = lane; ab < kOrder * kOrder; ab += 32) {
+    const int a = ab / kOrder, b = ab % kOrder;
+    const int ix = (sx.first - a) % g.nx, iy = (sy.first - b) % g.ny;
+    const float* row = phi + (static_cast<size_t>(ix) * g.ny + iy) * g.nz;
+    float v = 0.f, dv = 0.f;
+#pragma unroll
+    for (int c = 0; c < kOrder; ++c) {
+      const float w = __ldg(row + (sz.first - c) % g.nz);
+      v += sz.m[c] * w;
+      dv += sz.dm[c] * w;
     }
+    gx += sx.dm[a] * sy.m[b] * v;
+    gy += sx.m[a] * sy.dm[b] * v;
+    gz += sx.m[a] * sy.m[b] * dv;
   }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    gx += __shfl_down_sync(0xffffffffu, gx, o);
+    gy += __shfl_down_sync(0xffffffffu, gy, o);
+    gz += __shfl_down_sync(0xffffffffu, gz, o);
+  }
+  if (lane != 0) return;
   bool clamped = false;
   FixedVec f = extra[p];
   f.x -= to_fixed(q * gx * (static_cast<float>(g.nx) / box.L.x), clamped);
@@ -170,6 +208,23 @@ __global__ void pme_gather_kernel(ParticleData pd, GridShape g, const float* phi
   extra[p] = f;
   if (clamped) report_lowest(&flags->bad_force, static_cast<int>(tag[p]));
 }
+
+// The kernel of this order (4, 5 or 6: kPmeMinOrder..kPmeMaxOrder).
+template <template <int> class Pick>
+auto by_order(int order) {
+  return order == 4 ? Pick<4>::kernel : order == 5 ? Pick<5>::kernel : Pick<6>::kernel;
+}
+template <int kOrder>
+struct SpreadKernel {
+  static constexpr auto kernel = pme_spread_kernel<kOrder>;
+};
+template <int kOrder>
+struct GatherKernel {
+  static constexpr auto kernel = pme_gather_kernel<kOrder>;
+};
+
+// Blocks of kBlockSize threads for a warp per particle.
+int warp_blocks(int n) { return static_cast<int>((32LL * n + kBlockSize - 1) / kBlockSize); }
 
 cudaError_t cufft_status(cufftResult r) { return r == CUFFT_SUCCESS ? cudaSuccess : cudaErrorUnknown; }
 
@@ -230,7 +285,8 @@ PmeGpu::~PmeGpu() {
 void PmeGpu::enqueue_transform(Launcher& launcher, const ParticleData& pd) {
   const GridShape g{params_.grid[0], params_.grid[1], params_.grid[2], params_.order};
   launcher.memset(PAIRMD_HERE, fixed_.data(), 0, static_cast<size_t>(points_) * sizeof(long long));
-  launcher.kernel(PAIRMD_HERE, pme_spread_kernel, blocks_for(pd.n), kBlockSize, 0, pd, g, fixed_.data());
+  launcher.kernel(PAIRMD_HERE, by_order<SpreadKernel>(g.order), warp_blocks(pd.n), kBlockSize, 0, pd, g,
+                  fixed_.data());
   launcher.kernel(PAIRMD_HERE, pme_fixed_to_real_kernel, blocks_for(points_), kBlockSize, 0,
                   static_cast<const long long*>(fixed_.data()), points_, real_.data());
   enqueue_fft(launcher, PAIRMD_HERE, forward_, real_.data(), spectrum_.data(), cufftExecR2C);
@@ -258,18 +314,18 @@ void PmeGpu::enqueue_forces(Launcher& launcher, const ParticleData& pd, const un
                             DeviceFlags* flags, const StepControl* ctrl, const BondedVirial& bv) {
   enqueue_transform(launcher, pd);
   const SpectrumShape s = spectrum_shape(params_, half_, background_coefficient_, bx_.data(), by_.data(), bz_.data());
-  launcher.kernel(PAIRMD_HERE, bv.sums ? pme_multiply_kernel<true> : pme_multiply_kernel<false>, blocks_for(half_),
-                  kBlockSize, 0, spectrum_.data(), s, pd.box, bv, ctrl);
+  launcher.kernel(PAIRMD_HERE, bv.sums ? pme_multiply_kernel<true> : pme_multiply_kernel<false>,
+                  spectrum_blocks(params_), kSpectrumBlock, 0, spectrum_.data(), s, pd.box, bv, ctrl);
   enqueue_fft(launcher, PAIRMD_HERE, backward_, spectrum_.data(), real_.data(), cufftExecC2R);
   const GridShape g{params_.grid[0], params_.grid[1], params_.grid[2], params_.order};
-  launcher.kernel(PAIRMD_HERE, pme_gather_kernel, blocks_for(pd.n), kBlockSize, 0, pd, g,
+  launcher.kernel(PAIRMD_HERE, by_order<GatherKernel>(g.order), warp_blocks(pd.n), kBlockSize, 0, pd, g,
                   static_cast<const float*>(real_.data()), tag, extra, flags, ctrl);
 }
 
 void PmeGpu::enqueue_energy(Launcher& launcher, const ParticleData& pd, long long* acc) {
   enqueue_transform(launcher, pd);
   const SpectrumShape s = spectrum_shape(params_, half_, background_coefficient_, bx_.data(), by_.data(), bz_.data());
-  launcher.kernel(PAIRMD_HERE, pme_energy_kernel, blocks_for(half_), kBlockSize, 0,
+  launcher.kernel(PAIRMD_HERE, pme_energy_kernel, spectrum_blocks(params_), kSpectrumBlock, 0,
                   static_cast<const cufftComplex*>(spectrum_.data()), s, pd.box, acc);
 }
 
