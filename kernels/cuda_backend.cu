@@ -579,12 +579,15 @@ void CudaBackend::launch_chunk(int64_t queued) {
 
 // Steps for the next chunk: up to the rebuild the observed interval predicts, and a little
 // past it (a halted step costs a few microseconds, a chunk that ends too early a host round trip).
+// Not with particle-mesh Ewald: its FFTs run in a halted step too (a cuFFT call in the graph
+// cannot return early), a millisecond at 64k particles, so its chunks stop at the prediction.
 int CudaBackend::chunk_length(int64_t left, bool* expects_halt) const {
   int64_t since = steps_since_build_;
   for (const LaunchedChunk& c : in_flight_) since += c.steps;
   const double predicted = rebuild_interval_ - static_cast<double>(since);
   const int due = static_cast<int>(std::ceil(predicted));  // steps to the predicted rebuild
-  const int k = static_cast<int>(std::min<int64_t>({left, static_cast<int64_t>(std::max(2, due + 1)), kMaxChunk}));
+  const int wanted = pme_ ? std::max(1, due) : std::max(2, due + 1);
+  const int k = static_cast<int>(std::min<int64_t>({left, static_cast<int64_t>(wanted), kMaxChunk}));
   if (expects_halt) *expects_halt = k >= due;
   return k;
 }

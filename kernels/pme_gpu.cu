@@ -11,9 +11,8 @@ namespace pairmd {
 namespace {
 
 constexpr double kGridScale = 4294967296.0;  // 2^32 fixed-point units per charge unit on the grid
-// Threads per block along k_z in the spectrum kernels (a row of K_z/2 + 1 entries; 64 wastes
-// little of a row of ~150).
-constexpr int kSpectrumBlock = 64;
+// Threads per block of the spectrum kernels: a warp per row of the half spectrum.
+constexpr int kSpectrumBlock = 256;
 
 struct GridShape {
   int nx, ny, nz, order;
@@ -82,36 +81,38 @@ __global__ void pme_fixed_to_real_kernel(const long long* fixed, int n, float* r
   if (i < n) real[i] = static_cast<float>(static_cast<double>(fixed[i]) * (1.0 / kGridScale));
 }
 
-// A launch over the half spectrum without integer division: blockIdx.z = k_x, blockIdx.y = k_y,
-// k_z from blockIdx.x and the thread (entry i = (k_x K_y + k_y)(K_z/2 + 1) + k_z). The wave
-// vector m of (k_x, k_y, k_z), k_x and k_y folded to (-K/2, K/2], and G there (0 at m = 0).
-struct SpectrumEntry {
-  int kx, ky, kz, i;
+// The half spectrum by rows: a warp per (k_x, k_y), its lanes along k_z (entry i = (k_x K_y +
+// k_y)(K_z/2 + 1) + k_z: a warp reads 32 consecutive entries). (A thread per entry took three
+// integer divisions each; a block per row segment, 259k blocks of 64 threads at 300^3, was
+// bound by the rate at which blocks start.)
+struct SpectrumRow {
+  int kx, ky, first;  // first: the entry of k_z = 0
   bool valid;
 };
 
-__device__ __forceinline__ SpectrumEntry spectrum_entry(const SpectrumShape& s) {
-  SpectrumEntry e;
-  e.kx = blockIdx.z;
-  e.ky = blockIdx.y;
-  e.kz = blockIdx.x * blockDim.x + threadIdx.x;
-  const int nzh = s.nz / 2 + 1;
-  e.valid = e.kz < nzh;
-  e.i = (e.kx * s.ny + e.ky) * nzh + e.kz;
-  return e;
+__device__ __forceinline__ SpectrumRow spectrum_row(const SpectrumShape& s) {
+  SpectrumRow r;
+  const int row = static_cast<int>(blockIdx.x) * (kSpectrumBlock / 32) + static_cast<int>(threadIdx.x >> 5);
+  r.valid = row < s.nx * s.ny;
+  r.kx = row / s.ny;
+  r.ky = row - r.kx * s.ny;
+  r.first = row * (s.nz / 2 + 1);
+  return r;
 }
 
-__device__ __forceinline__ float influence_at(const SpectrumShape& s, const SpectrumEntry& e,
+// G at (k_x, k_y, k_z) and the wave vector m, k_x and k_y folded to (-K/2, K/2]; 0 at m = 0.
+__device__ __forceinline__ float influence_at(const SpectrumShape& s, const SpectrumRow& r, int kz,
                                               const BoxGeometry<float>& box, Vec3<float>& m) {
-  m = {static_cast<float>(e.kx <= s.nx / 2 ? e.kx : e.kx - s.nx) / box.L.x,
-       static_cast<float>(e.ky <= s.ny / 2 ? e.ky : e.ky - s.ny) / box.L.y, static_cast<float>(e.kz) / box.L.z};
-  if (e.i == 0) return 0.f;
-  return pme_gauss_factor(s.c_over_pi, s.pi2_a2, box.L.x * box.L.y * box.L.z, dot(m, m)) * __ldg(s.bx + e.kx) *
-         __ldg(s.by + e.ky) * __ldg(s.bz + e.kz);
+  m = {static_cast<float>(r.kx <= s.nx / 2 ? r.kx : r.kx - s.nx) / box.L.x,
+       static_cast<float>(r.ky <= s.ny / 2 ? r.ky : r.ky - s.ny) / box.L.y, static_cast<float>(kz) / box.L.z};
+  if (r.first == 0 && kz == 0) return 0.f;
+  return pme_gauss_factor(s.c_over_pi, s.pi2_a2, box.L.x * box.L.y * box.L.z, dot(m, m)) * __ldg(s.bx + r.kx) *
+         __ldg(s.by + r.ky) * __ldg(s.bz + kz);
 }
 
-dim3 spectrum_blocks(const PmeParams& p) {
-  return dim3((p.grid[2] / 2 + 1 + kSpectrumBlock - 1) / kSpectrumBlock, p.grid[1], p.grid[0]);
+int spectrum_blocks(const PmeParams& p) {
+  const int rows = p.grid[0] * p.grid[1], per_block = kSpectrumBlock / 32;
+  return (rows + per_block - 1) / per_block;
 }
 
 // The transform times G. kVirial (a barostat's run): when its update is due, the virial per
@@ -121,42 +122,48 @@ __global__ void pme_multiply_kernel(cufftComplex* spectrum, SpectrumShape s, con
                                     BondedVirial bv, const StepControl* ctrl) {
   if (halted(ctrl)) return;
   const BoxGeometry<float> box = *device_box;
-  const SpectrumEntry e = spectrum_entry(s);
+  const SpectrumRow r = spectrum_row(s);
+  const int nzh = s.nz / 2 + 1;
   Vec3<float> wd{0.f, 0.f, 0.f};
-  if (e.valid) {
-    Vec3<float> m;
-    const float g = influence_at(s, e, box, m);
-    cufftComplex c = spectrum[e.i];
-    if (kVirial && e.i > 0) {
-      const float en = 0.5f * static_cast<float>(half_spectrum_weight(e.kz, s.nz)) * g * (c.x * c.x + c.y * c.y);
-      wd = pme_virial_diag(en, m, s.pi2_a2);
+  if (r.valid)
+    for (int kz = threadIdx.x & 31; kz < nzh; kz += 32) {
+      Vec3<float> m;
+      const float g = influence_at(s, r, kz, box, m);
+      cufftComplex c = spectrum[r.first + kz];
+      if (kVirial) {
+        if (r.first + kz > 0) {
+          const float en = 0.5f * static_cast<float>(half_spectrum_weight(kz, s.nz)) * g * (c.x * c.x + c.y * c.y);
+          wd += pme_virial_diag(en, m, s.pi2_a2);
+        } else {
+          const float background = s.background / (box.L.x * box.L.y * box.L.z);
+          wd += Vec3<float>{background, background, background};
+        }
+      }
+      c.x *= g;
+      c.y *= g;
+      spectrum[r.first + kz] = c;
     }
-    if (kVirial && e.i == 0) {
-      const float background = s.background / (box.L.x * box.L.y * box.L.z);
-      wd = {background, background, background};
-    }
-    c.x *= g;
-    c.y *= g;
-    spectrum[e.i] = c;
-  }
-  if (kVirial) add_term_virial(wd, e.valid, bv, static_cast<int64_t>(ctrl->step));
+  if (kVirial) add_term_virial(wd, r.valid, bv, static_cast<int64_t>(ctrl->step));
 }
 
 // The reciprocal energy 1/2 sum G |F[Q]|^2 and its virial, in split fixed point.
 __global__ void pme_energy_kernel(const cufftComplex* spectrum, SpectrumShape s, const BoxGeometry<float>* device_box,
                                   long long* acc) {
   const BoxGeometry<float> box = *device_box;
-  const SpectrumEntry e = spectrum_entry(s);
+  const SpectrumRow r = spectrum_row(s);
+  const int nzh = s.nz / 2 + 1;
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
-  if (e.valid && e.i > 0) {
-    Vec3<float> m;
-    const float g = influence_at(s, e, box, m);
-    const cufftComplex c = spectrum[e.i];
-    const float en = 0.5f * static_cast<float>(half_spectrum_weight(e.kz, s.nz)) * g * (c.x * c.x + c.y * c.y);
-    const Vec3<float> w = pme_virial_diag(en, m, s.pi2_a2);
-    split_add(en, ew, ef, bad);
-    split_add(w.x + w.y + w.z, ww, wf, bad);
-  }
+  if (r.valid)
+    for (int kz = threadIdx.x & 31; kz < nzh; kz += 32) {
+      if (r.first + kz == 0) continue;
+      Vec3<float> m;
+      const float g = influence_at(s, r, kz, box, m);
+      const cufftComplex c = spectrum[r.first + kz];
+      const float en = 0.5f * static_cast<float>(half_spectrum_weight(kz, s.nz)) * g * (c.x * c.x + c.y * c.y);
+      const Vec3<float> w = pme_virial_diag(en, m, s.pi2_a2);
+      split_add(en, ew, ef, bad);
+      split_add(w.x + w.y + w.z, ww, wf, bad);
+    }
   add_energy_words(acc, ew, ef, ww, wf, bad);
 }
 

@@ -20,13 +20,53 @@ int fft_friendly_size(int minimum) {
   }
 }
 
+namespace {
+
+// cuFFT's time (ms) for the real-to-complex plus complex-to-real transform of an n^3 float grid,
+// every n in 160..512 with no prime factor above 7: NVIDIA H200, CUDA 13, 2026-11-27
+// (bench/pme_fft_sizes.cu; scripts/device_run.sh pme_fft). Sizes with 7^2 or 5^3 take two to
+// four times as long as their neighbours (294: 1.09 ms, 300: 0.59).
+struct FftTime {
+  int n;
+  double ms;
+};
+constexpr FftTime kFftTimes[] = {
+    {160, 0.0830}, {162, 0.1229}, {168, 0.1250}, {175, 0.1168}, {180, 0.1384}, {189, 0.1768}, {192, 0.1182},
+    {196, 0.1517}, {200, 0.1791}, {210, 0.2036}, {216, 0.1636}, {224, 0.2874}, {225, 0.2484}, {240, 0.3070},
+    {243, 0.2445}, {245, 0.6630}, {250, 0.3589}, {252, 0.3520}, {256, 0.2656}, {270, 0.3924}, {280, 0.5197},
+    {288, 0.5007}, {294, 1.0897}, {300, 0.5863}, {315, 0.6565}, {320, 0.6943}, {324, 0.6720}, {336, 0.9108},
+    {343, 0.6623}, {350, 0.9730}, {360, 0.9135}, {375, 2.2865}, {378, 1.0080}, {384, 1.1794}, {392, 1.3311},
+    {400, 1.9045}, {405, 1.9042}, {420, 1.5810}, {432, 1.6067}, {441, 1.7943}, {448, 2.2704}, {450, 2.0933},
+    {480, 2.3654}, {486, 3.2102}, {490, 2.3786}, {500, 2.5992}, {504, 2.4282}, {512, 2.1550}};
+// The other passes over the grid (clear, spread, convert, multiply) per point: ~28 bytes at
+// ~4.8 TB/s, in ms.
+constexpr double kGridPassMsPerPoint = 28.0 / 4.8e12 * 1e3;
+
+}  // namespace
+
+int pme_fft_size(int minimum) {
+  const int first = kFftTimes[0].n, last = kFftTimes[sizeof(kFftTimes) / sizeof(kFftTimes[0]) - 1].n;
+  if (minimum < first || minimum > last) return fft_friendly_size(minimum);
+  int best = 0;
+  double best_cost = 1e300;
+  for (const FftTime& t : kFftTimes) {
+    if (t.n < minimum) continue;
+    const double cost = t.ms + kGridPassMsPerPoint * static_cast<double>(t.n) * t.n * t.n;
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = t.n;
+    }
+  }
+  return best;
+}
+
 double pme_grid_factor(int order) { return order <= 4 ? 1.0 : 0.9; }
 double pme_grid_exponent(int order) { return order <= 4 ? 1.0 / 3.0 : 1.0 / order; }
 
 int pme_grid_points(double alpha, double length, double accuracy, int order) {
   const double k = std::ceil(pme_grid_factor(order) * alpha * length / std::pow(accuracy, pme_grid_exponent(order)));
   if (!(k < 1e6)) return kPmeMaxGrid + 1;
-  return fft_friendly_size(std::max(static_cast<int>(k), 2 * order));
+  return pme_fft_size(std::max(static_cast<int>(k), 2 * order));
 }
 
 PmeParams resolve_pme(const PmeSettings& s, const Box& box) {

@@ -21,7 +21,8 @@
 // Parameters from the requested relative force accuracy delta (OpenMM's ewaldErrorTolerance):
 //   alpha = sqrt(-ln(2 delta)) / rc              (OpenMM's choice: erfc(alpha rc) ~ delta)
 //   K_d   = ceil(c_n alpha L_d / delta^(e_n)),   c_5 = c_6 = 0.9, e_n = 1/n;  c_4 = 1, e_4 = 1/3,
-// K_d at least 2 n and rounded up to a product of 2, 3, 5 and 7 (fast FFT sizes). OpenMM's grid
+// K_d at least 2 n and rounded up to a product of 2, 3, 5 and 7 (fast FFT sizes; from 160 to 512
+// points the one whose measured cuFFT time is least, pme_fft_size). OpenMM's grid
 // (c = 2/3, e = 1/5 at every order) leaves a reciprocal error of up to ~1.5 delta on its own;
 // c_n and e_n here are fitted so that the grid's error stays below the real-space error
 // (~0.4-0.7 delta) and the total relative rms force error below delta; order 4 converges so
@@ -73,6 +74,10 @@ struct PmeParams {
 
 double ewald_alpha(double cutoff, double accuracy);
 int fft_friendly_size(int minimum);   // the smallest n >= minimum with no prime factor above 7
+// The grid size for at least `minimum` points per edge: in 160..512, the size >= minimum whose
+// measured cuFFT transforms plus the other passes over the grid cost least (294 -> 300: 1.09 ms
+// of transforms -> 0.59 on the H200); elsewhere fft_friendly_size.
+int pme_fft_size(int minimum);
 double pme_grid_factor(int order);    // c_n of the grid formula above
 double pme_grid_exponent(int order);  // e_n
 // The grid of one edge: the formula above, at least 2 n points.

@@ -22,6 +22,7 @@
 #              polyelectrolyte (configs/polyelectrolyte_pme.yaml) at 64k and 256k: every strategy
 #              (pairmd compare) and OpenMM's PME at the same accuracy (bench/openmm_pme.py; wheels
 #              in .whl/) in the same job, and their ratio; pme_{pairmd,openmm}.*, pme.txt
+#   pme_fft    cuFFT's time per grid size (bench/pme_fft_sizes.cu)
 #   pme_profile  per-kernel GPU time (Nsight Compute) of the PME polyelectrolyte at 64k
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
@@ -216,31 +217,54 @@ for stage in "${stages[@]}"; do
       # Issue 35: particle-mesh Ewald. The PME GPU tests (every strategy against the CPU reference
       # and the Ewald sum), then the periodic polyelectrolyte (configs/polyelectrolyte_pme.yaml,
       # accuracy 1e-5) at 64k and 256k particles: pairmd (every strategy) and OpenMM's PME
-      # (bench/openmm_pme.py; wheels in .whl/) in the same job, and their ratio.
-      "$B/pairmd_gpu_tests" --gtest_filter='*Pme*' > "$OUT/pme_tests.log" 2>&1
-      summary+=("pme tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/pme_tests.log" | tr '\n' ' '))")
-      grep -E '^\[pme\]|FAILED|Failure' "$OUT/pme_tests.log" | head -80
+      # (bench/openmm_pme.py; wheels in .whl/) in the same job, from pairmd's relaxed starts
+      # (frame 0 of a short run), and their ratio. OpenMM as its users run it (its own grid from
+      # ewaldErrorTolerance, single and mixed precision) and, mixed, at the grid that meets the
+      # accuracy at its order 5 (pairmd's rule, potentials/pme.h).
+      if [[ -x "$B/pairmd_gpu_tests" ]]; then
+        "$B/pairmd_gpu_tests" --gtest_filter='*Pme*' > "$OUT/pme_tests.log" 2>&1
+        summary+=("pme tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/pme_tests.log" | tr '\n' ' '))")
+        grep -E '^\[pme\]|FAILED|Failure' "$OUT/pme_tests.log" | head -80
+      fi
       "$B/pairmd" compare configs/polyelectrolyte_pme.yaml --sizes 64000,256000 --steps 200 --repeats 5 \
         --warmup 500 --no-reference --out "$OUT/pme_pairmd" > "$OUT/pme_pairmd.log" 2>&1
       summary+=("pme, pairmd compare: exit $?")
       cat "$OUT/pme_pairmd.log"
       if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl; then
-        PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_pme.py \
-          --sizes 64000,256000 --precision mixed,single --csv "$OUT/pme_openmm.csv" 2>&1 | tee "$OUT/pme_openmm.log"
-        summary+=("pme, openmm: exit ${PIPESTATUS[0]}")
+        states=()
+        for chains in 1422 5688; do  # 63,990 and 255,960 particles
+          "$B/pairmd" run configs/polyelectrolyte_pme.yaml --set system.chains.count=$chains --steps 10 --backend cuda \
+            --set output.progress=off --set output.trajectory.every=10 --output /tmp/pme_state_$chains --overwrite \
+            > /tmp/pme_state_$chains.out 2>&1 || tail -3 /tmp/pme_state_$chains.out
+          states+=("$(ls /tmp/pme_state_$chains*.h5 | grep -v checkpoint | head -n 1)")
+        done
+        echo "OpenMM starts: ${states[*]}"
+        PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_pme.py "${states[@]}" --openmm-grid \
+          --precision single,mixed --warmup 500 --csv "$OUT/pme_openmm.csv" 2>&1 | tee "$OUT/pme_openmm.log"
+        summary+=("pme, openmm (its grid): exit ${PIPESTATUS[0]}")
+        PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_pme.py "${states[@]}" \
+          --precision mixed --warmup 500 --csv "$OUT/pme_openmm_matched.csv" 2>&1 | tee "$OUT/pme_openmm_matched.log"
+        summary+=("pme, openmm (grid meeting the accuracy): exit ${PIPESTATUS[0]}")
         python3 bench/openmm_ratio.py "$OUT/pme_pairmd.csv" "$OUT/pme_openmm.csv" | tee "$OUT/pme.txt"
+        python3 bench/openmm_ratio.py "$OUT/pme_pairmd.csv" "$OUT/pme_openmm_matched.csv" | tee -a "$OUT/pme.txt"
         summary+=("pme: $(tail -n 1 "$OUT/pme.txt")")
       else
         summary+=("pme: the wheels in .whl/ did not install")
       fi
       ;;
+    pme_fft)
+      # cuFFT's real-to-complex plus complex-to-real time for every n^3 grid, n in 160..512 with
+      # no prime factor above 7 (bench/pme_fft_sizes.cu, built into the bundle): pme_fft.csv.
+      "$B/pme_fft_sizes" 160 512 9 | tee "$OUT/pme_fft.csv"
+      summary+=("pme_fft: exit ${PIPESTATUS[0]}")
+      ;;
     pme_profile)
       # Kernel durations (Nsight Compute) of the periodic polyelectrolyte with PME at 63,990
-      # particles (1,422 chains), default strategy, after the relaxation and ~300 steps: the mesh's
+      # particles (1,422 chains), default strategy, after the relaxation (500 steps of ~50 launches): the mesh's
       # kernels and cuFFT's beside the pair list and pair kernels; kernel_times_pme.txt.
-      ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 6000 \
-        --launch-count 4000 --csv --page raw "$B/pairmd" run configs/polyelectrolyte_pme.yaml \
-        --set system.chains.count=1422 --steps 1200 --backend cuda --set output.progress=off \
+      ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 30000 \
+        --launch-count 3000 --csv --page raw "$B/pairmd" run configs/polyelectrolyte_pme.yaml \
+        --set system.chains.count=1422 --steps 1600 --backend cuda --set output.progress=off \
         --set output.trajectory.every=0 --output "$OUT/profile_pme" --overwrite > "$OUT/ncu_raw_pme.csv" 2> "$OUT/ncu_pme.log"
       summary+=("profile pme: exit $?")
       python3 scripts/kernel_times.py "$OUT/ncu_raw_pme.csv" | tee "$OUT/kernel_times_pme.txt"

@@ -257,6 +257,18 @@ TEST(Pme, ParametersFollowTheAccuracy) {
   EXPECT_EQ(pme_grid_points(0.3, 51.0, 1e-5, 5), 140);   // 137.7 -> 138 = 2 3 23 -> 140 = 2^2 5 7
   EXPECT_EQ(pme_grid_points(0.3, 50.0, 1e-6, 4), 1500);  // order 4: 15 / 1e-2 = 1500 = 2^2 3 5^3
   EXPECT_EQ(pme_grid_points(0.1, 5.0, 1e-3, 5), 10);     // at least 2 n
+  // From 160 to 512 points the size whose measured cuFFT time (plus the grid's other passes) is
+  // least: the 64k polyelectrolyte's 290 -> 300, not the friendly 294 (7^2, twice as slow); its
+  // 256k's 460 -> 512; at least the minimum, with no prime factor above 7, everywhere.
+  EXPECT_EQ(pme_fft_size(290), 300);
+  EXPECT_EQ(pme_fft_size(460), 512);
+  EXPECT_EQ(pme_fft_size(300), 300);
+  for (int m = 1; m <= 1100; ++m) {
+    const int n = pme_fft_size(m);
+    ASSERT_GE(n, m);
+    ASSERT_EQ(fft_friendly_size(n), n) << m;
+    if (m < 160 || m > 512) ASSERT_EQ(n, fft_friendly_size(m)) << m;
+  }
 }
 
 // ---- against the reference ------------------------------------------------------------------
