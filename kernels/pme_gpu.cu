@@ -46,14 +46,38 @@ __device__ __forceinline__ Stencil stencil(float x, float lo, float len, int k, 
   return s;
 }
 
-// A warp per particle (particles without charge return at once): lane l takes the stencil rows
-// (a, b) = (l / n, l % n), l, l + 32, ... < n^2, and adds their n points along z. One thread per
-// particle left a 64k-particle dilute system with ~10 warps per multiprocessor, each waiting out
-// 216 atomics in turn.
+// v[i] for an index known only at run time, without a local-memory array: a select per entry.
+template <int kOrder>
+__device__ __forceinline__ float pick(const float* v, int i) {
+  float r = 0.f;
+#pragma unroll
+  for (int t = 0; t < kOrder; ++t) r = t == i ? v[t] : r;
+  return r;
+}
+
+// The lanes of a warp over a particle's n^3 stencil: lane l takes point c = l % n along z of
+// row l / n of a pass; 32 / n rows per pass (5 at order 6), passes over the n^2 rows (a, b).
+// Neighbouring lanes touch neighbouring grid points, so one atomic or load instruction of the
+// warp touches a few rows' sectors, not 32 rows.
+template <int kOrder>
+struct StencilLanes {
+  static constexpr int kRowsPerPass = 32 / kOrder;
+  static constexpr int kPasses = (kOrder * kOrder + kRowsPerPass - 1) / kRowsPerPass;
+  int c, rr;  // this lane's z point, and its row within a pass
+  __device__ explicit StencilLanes(int lane) : c(lane % kOrder), rr(lane / kOrder) {}
+  // Row ab = (a, b) of pass p, or -1 where this lane has none.
+  __device__ int row(int p) const {
+    const int ab = p * kRowsPerPass + rr;
+    return rr < kRowsPerPass && ab < kOrder * kOrder ? ab : -1;
+  }
+};
+
+// A warp per particle (particles without charge return at once), its lanes over the stencil
+// (StencilLanes). One thread per particle left a 64k-particle dilute system with ~10 warps per
+// multiprocessor, each waiting out 216 atomics in turn.
 template <int kOrder>
 __global__ void pme_spread_kernel(ParticleData pd, GridShape g, long long* grid) {
   const int p = static_cast<int>((static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5);
-  const int lane = threadIdx.x & 31;
   if (p >= pd.n) return;
   const float q = pd.charge[p];
   if (q == 0.f) return;
@@ -62,17 +86,19 @@ __global__ void pme_spread_kernel(ParticleData pd, GridShape g, long long* grid)
   const Stencil sx = stencil(x.x, box.lo.x, box.L.x, g.nx, kOrder);
   const Stencil sy = stencil(x.y, box.lo.y, box.L.y, g.ny, kOrder);
   const Stencil sz = stencil(x.z, box.lo.z, box.L.z, g.nz, kOrder);
-  for (int ab = lane; ab < kOrder * kOrder; ab += 32) {
+  const StencilLanes<kOrder> lanes(threadIdx.x & 31);
+  const float qz = q * pick<kOrder>(sz.m, lanes.c);
+  const int iz = (sz.first - lanes.c) % g.nz;
+  unsigned long long* cells = reinterpret_cast<unsigned long long*>(grid);
+#pragma unroll
+  for (int pass = 0; pass < StencilLanes<kOrder>::kPasses; ++pass) {
+    const int ab = lanes.row(pass);
+    if (ab < 0) continue;
     const int a = ab / kOrder, b = ab % kOrder;
     const int ix = (sx.first - a) % g.nx, iy = (sy.first - b) % g.ny;
-    const float qxy = q * sx.m[a] * sy.m[b];
-    unsigned long long* row =
-        reinterpret_cast<unsigned long long*>(grid) + (static_cast<size_t>(ix) * g.ny + iy) * g.nz;
-#pragma unroll
-    for (int c = 0; c < kOrder; ++c) {
-      const long long v = __double2ll_rn(static_cast<double>(qxy * sz.m[c]) * kGridScale);
-      if (v) atomicAdd(row + (sz.first - c) % g.nz, static_cast<unsigned long long>(v));
-    }
+    const float w = qz * pick<kOrder>(sx.m, a) * pick<kOrder>(sy.m, b);
+    const long long v = __double2ll_rn(static_cast<double>(w) * kGridScale);
+    if (v) atomicAdd(cells + (static_cast<size_t>(ix) * g.ny + iy) * g.nz + iz, static_cast<unsigned long long>(v));
   }
 }
 
@@ -168,8 +194,8 @@ __global__ void pme_energy_kernel(const cufftComplex* spectrum, SpectrumShape s,
 }
 
 // The force on each particle from the potential on the grid: -q grad(theta . phi), into extra.
-// A warp per particle, the stencil rows shared among the lanes as in the spread; the lanes'
-// sums are added in a fixed order (a shuffle tree), so the force is the same bits every run.
+// A warp per particle, its lanes over the stencil as in the spread; the lanes' sums are added in
+// a fixed order (a shuffle tree), so the force is the same bits every run.
 template <int kOrder>
 __global__ void pme_gather_kernel(ParticleData pd, GridShape g, const float* phi, const unsigned* tag, FixedVec* extra,
                                   DeviceFlags* flags, const StepControl* ctrl) {
@@ -184,21 +210,21 @@ __global__ void pme_gather_kernel(ParticleData pd, GridShape g, const float* phi
   const Stencil sx = stencil(x.x, box.lo.x, box.L.x, g.nx, kOrder);
   const Stencil sy = stencil(x.y, box.lo.y, box.L.y, g.ny, kOrder);
   const Stencil sz = stencil(x.z, box.lo.z, box.L.z, g.nz, kOrder);
+  const StencilLanes<kOrder> lanes(lane);
+  const float mz = pick<kOrder>(sz.m, lanes.c), dmz = pick<kOrder>(sz.dm, lanes.c);
+  const int iz = (sz.first - lanes.c) % g.nz;
   float gx = 0.f, gy = 0.f, gz = 0.f;
-  for (int ab = lane; ab < kOrder * kOrder; ab += 32) {
+#pragma unroll
+  for (int pass = 0; pass < StencilLanes<kOrder>::kPasses; ++pass) {
+    const int ab = lanes.row(pass);
+    if (ab < 0) continue;
     const int a = ab / kOrder, b = ab % kOrder;
     const int ix = (sx.first - a) % g.nx, iy = (sy.first - b) % g.ny;
-    const float* row = phi + (static_cast<size_t>(ix) * g.ny + iy) * g.nz;
-    float v = 0.f, dv = 0.f;
-#pragma unroll
-    for (int c = 0; c < kOrder; ++c) {
-      const float w = __ldg(row + (sz.first - c) % g.nz);
-      v += sz.m[c] * w;
-      dv += sz.dm[c] * w;
-    }
-    gx += sx.dm[a] * sy.m[b] * v;
-    gy += sx.m[a] * sy.dm[b] * v;
-    gz += sx.m[a] * sy.m[b] * dv;
+    const float w = __ldg(phi + (static_cast<size_t>(ix) * g.ny + iy) * g.nz + iz);
+    const float mx = pick<kOrder>(sx.m, a), my = pick<kOrder>(sy.m, b);
+    gx += pick<kOrder>(sx.dm, a) * my * mz * w;
+    gy += mx * pick<kOrder>(sy.dm, b) * mz * w;
+    gz += mx * my * dmz * w;
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {

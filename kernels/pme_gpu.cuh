@@ -1,6 +1,6 @@
 // The reciprocal-space part of particle-mesh Ewald on the GPU (potentials/pme.h has the method;
 // backends/pme_cpu.cpp is its fp64 reference). Per force evaluation:
-//   spread    one thread per particle adds q M_x M_y M_z to the n^3 grid points of its stencil,
+//   spread    a warp per particle adds q M_x M_y M_z to the n^3 grid points of its stencil,
 //             in 64-bit fixed point (2^-32 units) with integer atomics: integer addition is
 //             exact and associative, so the grid is the same bits whatever the order in which
 //             particles arrive (and whatever their numbering); no float atomics
@@ -11,7 +11,7 @@
 //             barostat's update is due, the reciprocal and background virial per direction into
 //             its sums (kernels/box_update.cuh)
 //   backward  cuFFT complex-to-real: the potential on the grid
-//   gather    one thread per particle interpolates the potential's gradient and adds its force
+//   gather    a warp per particle interpolates the potential's gradient and adds its force
 //             to the particle's extra force (fixed point, current numbering), which every
 //             integrate kernel adds (kernels/force_sources.cuh)
 // Every step is a kernel or cuFFT call through the Launcher, so it is captured in the chunk's
