@@ -194,8 +194,10 @@ __global__ void pme_energy_kernel(const cufftComplex* spectrum, SpectrumShape s,
 }
 
 // The force on each particle from the potential on the grid: -q grad(theta . phi), into extra.
-// A warp per particle, its lanes over the stencil as in the spread; the lanes' sums are added in
-// a fixed order (a shuffle tree), so the force is the same bits every run.
+// A warp per particle, lane l taking the stencil rows (a, b) = (l / n, l % n), l + 32, ...: each
+// lane reads its rows' n points along z (the spread's lanes-along-z layout made the gather
+// slower, 116 against 69 us at 64k particles on the H200). The lanes' sums are added in a fixed order (a shuffle
+// tree), so the force is the same bits every run.
 template <int kOrder>
 __global__ void pme_gather_kernel(ParticleData pd, GridShape g, const float* phi, const unsigned* tag, FixedVec* extra,
                                   DeviceFlags* flags, const StepControl* ctrl) {
@@ -210,21 +212,21 @@ __global__ void pme_gather_kernel(ParticleData pd, GridShape g, const float* phi
   const Stencil sx = stencil(x.x, box.lo.x, box.L.x, g.nx, kOrder);
   const Stencil sy = stencil(x.y, box.lo.y, box.L.y, g.ny, kOrder);
   const Stencil sz = stencil(x.z, box.lo.z, box.L.z, g.nz, kOrder);
-  const StencilLanes<kOrder> lanes(lane);
-  const float mz = pick<kOrder>(sz.m, lanes.c), dmz = pick<kOrder>(sz.dm, lanes.c);
-  const int iz = (sz.first - lanes.c) % g.nz;
   float gx = 0.f, gy = 0.f, gz = 0.f;
-#pragma unroll
-  for (int pass = 0; pass < StencilLanes<kOrder>::kPasses; ++pass) {
-    const int ab = lanes.row(pass);
-    if (ab < 0) continue;
+  for (int ab = lane; ab < kOrder * kOrder; ab += 32) {
     const int a = ab / kOrder, b = ab % kOrder;
     const int ix = (sx.first - a) % g.nx, iy = (sy.first - b) % g.ny;
-    const float w = __ldg(phi + (static_cast<size_t>(ix) * g.ny + iy) * g.nz + iz);
-    const float mx = pick<kOrder>(sx.m, a), my = pick<kOrder>(sy.m, b);
-    gx += pick<kOrder>(sx.dm, a) * my * mz * w;
-    gy += mx * pick<kOrder>(sy.dm, b) * mz * w;
-    gz += mx * my * dmz * w;
+    const float* row = phi + (static_cast<size_t>(ix) * g.ny + iy) * g.nz;
+    float v = 0.f, dv = 0.f;
+#pragma unroll
+    for (int c = 0; c < kOrder; ++c) {
+      const float w = __ldg(row + (sz.first - c) % g.nz);
+      v += sz.m[c] * w;
+      dv += sz.dm[c] * w;
+    }
+    gx += sx.dm[a] * sy.m[b] * v;
+    gy += sx.m[a] * sy.dm[b] * v;
+    gz += sx.m[a] * sy.m[b] * dv;
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
