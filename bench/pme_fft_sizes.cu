@@ -13,21 +13,21 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                  \
-  do {                                                                            \
-    cudaError_t e_ = (x);                                                         \
-    if (e_ != cudaSuccess) {                                                      \
+#define CHECK(x)                                                                       \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    if (e_ != cudaSuccess) {                                                           \
       std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                               \
-    }                                                                             \
+      std::exit(1);                                                                    \
+    }                                                                                  \
   } while (0)
-#define CHECK_FFT(x)                                                             \
-  do {                                                                           \
-    cufftResult r_ = (x);                                                        \
-    if (r_ != CUFFT_SUCCESS) {                                                   \
+#define CHECK_FFT(x)                                                                \
+  do {                                                                              \
+    cufftResult r_ = (x);                                                           \
+    if (r_ != CUFFT_SUCCESS) {                                                      \
       std::fprintf(stderr, "%s:%d: cuFFT error %d\n", __FILE__, __LINE__, (int)r_); \
-      std::exit(1);                                                              \
-    }                                                                            \
+      std::exit(1);                                                                 \
+    }                                                                               \
   } while (0)
 
 // A hash of the index in [-1, 1): random-looking, not zero, no host copy of a large grid.

@@ -320,8 +320,7 @@ PmeGpu::~PmeGpu() {
 void PmeGpu::enqueue_transform(Launcher& launcher, const ParticleData& pd) {
   const GridShape g{params_.grid[0], params_.grid[1], params_.grid[2], params_.order};
   launcher.memset(PAIRMD_HERE, fixed_.data(), 0, static_cast<size_t>(points_) * sizeof(long long));
-  launcher.kernel(PAIRMD_HERE, by_order<SpreadKernel>(g.order), warp_blocks(pd.n), kBlockSize, 0, pd, g,
-                  fixed_.data());
+  launcher.kernel(PAIRMD_HERE, by_order<SpreadKernel>(g.order), warp_blocks(pd.n), kBlockSize, 0, pd, g, fixed_.data());
   launcher.kernel(PAIRMD_HERE, pme_fixed_to_real_kernel, blocks_for(points_), kBlockSize, 0,
                   static_cast<const long long*>(fixed_.data()), points_, real_.data());
   enqueue_fft(launcher, PAIRMD_HERE, forward_, real_.data(), spectrum_.data(), cufftExecR2C);

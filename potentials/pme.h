@@ -73,7 +73,7 @@ struct PmeParams {
 };
 
 double ewald_alpha(double cutoff, double accuracy);
-int fft_friendly_size(int minimum);   // the smallest n >= minimum with no prime factor above 7
+int fft_friendly_size(int minimum);  // the smallest n >= minimum with no prime factor above 7
 // The grid size for at least `minimum` points per edge: in 160..512, the size >= minimum whose
 // measured cuFFT transforms plus the other passes over the grid cost least (294 -> 300: 1.09 ms
 // of transforms -> 0.59 on the H200); elsewhere fft_friendly_size.

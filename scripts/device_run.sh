@@ -23,6 +23,7 @@
 #              (pairmd compare) and OpenMM's PME at the same accuracy (bench/openmm_pme.py; wheels
 #              in .whl/) in the same job, and their ratio; pme_{pairmd,openmm}.*, pme.txt
 #   pme_equal  pairmd and OpenMM at equal measured PME force error (64k, 256k)
+#   polyel     the screened polyelectrolyte at 135,000 particles, every strategy (issue 33)
 #   pme_fft    cuFFT's time per grid size (bench/pme_fft_sizes.cu)
 #   pme_profile  per-kernel GPU time (Nsight Compute) of the PME polyelectrolyte at 64k
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
@@ -293,6 +294,13 @@ for stage in "${stages[@]}"; do
       PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_pme.py "${states[@]}" --openmm-grid \
         --precision single,mixed --warmup 500 --csv "$OUT/pme_openmm.csv" 2>&1 | tee "$OUT/pme_openmm.log"
       summary+=("pme_equal, openmm: exit ${PIPESTATUS[0]}")
+      ;;
+    polyel)
+      # The screened polyelectrolyte (configs/polyelectrolyte.yaml, Debye-Hueckel cut at 9 beside
+      # WCA, density 0.05) at 135,000 particles, every strategy: the list-bound system of issue 33.
+      "$B/pairmd" compare configs/polyelectrolyte.yaml --sizes 135000 --steps 200 --repeats 5 --warmup 500 \
+        --no-reference --out "$OUT/polyel" 2>&1 | grep -E "^(N =|strategy|pair_|atom_)"
+      summary+=("polyel: exit ${PIPESTATUS[0]}")
       ;;
     pme_fft)
       # cuFFT's real-to-complex plus complex-to-real time for every n^3 grid, n in 160..512 with

@@ -211,10 +211,12 @@ system:
 force_field:
   )" + exclusions +
          R"(
-  bonds: [{name: fene, potential: fene, k: )" + std::string(k) + R"(, r0: 1.5}]
+  bonds: [{name: fene, potential: fene, k: )" +
+         std::string(k) + R"(, r0: 1.5}]
   pair:
     - potential: wca
-      coeffs: [{types: [M, M], epsilon: )" + std::string(eps) + R"(, sigma: 1.0}, {types: [M, C], epsilon: )" + eps +
+      coeffs: [{types: [M, M], epsilon: )" +
+         std::string(eps) + R"(, sigma: 1.0}, {types: [M, C], epsilon: )" + eps +
          R"(, sigma: 1.0}, {types: [C, C], epsilon: )" + eps + R"(, sigma: 1.0}]
     - potential: coulomb_long
       cutoff: 4.0
