@@ -90,6 +90,7 @@ struct CpuBackend::BondedTerms {
   std::vector<BondedKindTerms<DihedralKind, Dihedral>> dihedrals;
   std::vector<BondedKindTerms<ImproperKind, Dihedral>> impropers;
   std::vector<ScaledPairTerm> scaled;
+  std::vector<ScaledPair> pme_excluded;  // the coulomb_long term's pairs whose mesh part is taken out
   size_t count() const { return angles.size() + dihedrals.size() + impropers.size(); }
 };
 
@@ -140,6 +141,8 @@ CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
     std::vector<ScaledPair> pairs = pair_term_scaled_pairs(ff, model_.topology, initial.size(), k);
     if (!pairs.empty()) bonded_->scaled.push_back({k, std::move(pairs)});
   }
+  if (model_.electrostatics.enabled)
+    bonded_->pme_excluded = pme_excluded_pairs(ff, model_.topology, initial.size(), model_.electrostatics.term);
   thread_force_.resize(threads_);
   thread_close_.resize(threads_);
   set_state(initial);
@@ -154,7 +157,17 @@ void CpuBackend::set_state(const SystemState& state) {
   for (size_t i = 0; i < state_.size(); ++i) inv_mass_[i] = 1.0 / state_.mass[i];
   for (auto& t : pair_terms_) t->list.build(state_.position, state_.box, t->exclusions);
   virial_step_ = -1;
+  make_pme();
   compute_forces(nullptr);
+}
+
+void CpuBackend::make_pme() {
+  if (!model_.electrostatics.enabled) return;
+  const Box& b = state_.box;
+  if (pme_ && pme_->box().L.x == b.L.x && pme_->box().L.y == b.L.y && pme_->box().L.z == b.L.z &&
+      pme_->charges() == state_.charge)
+    return;
+  pme_ = std::make_unique<PmeCpu>(resolve_pme(model_.electrostatics, b), b, state_.charge);
 }
 
 void CpuBackend::get_state(SystemState& state) { state = state_; }
@@ -378,9 +391,9 @@ void scaled_pair_forces(const typename Eval::Params* table, int ntypes, const st
 
 }  // namespace
 
-// Angles, dihedrals, impropers and scaled pairs into f (this thread's share inside a parallel
-// region, all of them outside one); energies into energy[first + k] for the k-th bonded kind,
-// scaled pairs into their pair term's slot.
+// Angles, dihedrals, impropers, scaled pairs and PME's excluded pairs into f (this thread's share
+// inside a parallel region, all of them outside one); energies into energy[first + k] for the
+// k-th bonded kind, scaled and excluded pairs into their pair term's slot.
 void CpuBackend::bonded_forces(bool with_energy, Vec3d* f, double* energy, size_t first, double& virial,
                                Vec3d& virial_diag) const {
   const BondedTerms& b = *bonded_;
@@ -421,6 +434,16 @@ void CpuBackend::bonded_forces(bool with_energy, Vec3d* f, double* energy, size_
       else
         scaled_pair_forces<Eval, false>(table, d.ntypes, sp.pairs, state_, f, energy[sp.term], virial, virial_diag);
     });
+  }
+  if (!b.pme_excluded.empty()) {  // in the coulomb_long term's slot, as its mesh part
+    using Excluded = CoulombLongExcluded<double>;
+    const size_t t = static_cast<size_t>(model_.electrostatics.term);
+    const PairTermData& d = *pair_terms_[t];
+    const auto* table = d.table.as<Excluded::Params>();
+    if (with_energy)
+      scaled_pair_forces<Excluded, true>(table, d.ntypes, b.pme_excluded, state_, f, energy[t], virial, virial_diag);
+    else
+      scaled_pair_forces<Excluded, false>(table, d.ntypes, b.pme_excluded, state_, f, energy[t], virial, virial_diag);
   }
 }
 
@@ -531,6 +554,8 @@ void CpuBackend::compute_forces(Observables* obs) {
   force_.resize(n);
   int broken_term = -1;
   const bool with_energy = obs != nullptr;
+  double pme_energy = 0.0;
+  Vec3d pme_virial{0, 0, 0};
 
 #pragma omp parallel num_threads(nthreads)
   {
@@ -542,6 +567,7 @@ void CpuBackend::compute_forces(Observables* obs) {
     Vec3d& my_virial_diag = virial_diag_parts[thread_id()];
     buf.assign(n, Vec3d{0, 0, 0});
     thread_pair_forces(with_energy, buf.data(), my_energy, my_virial, my_virial_diag);
+    if (pme_) pme_->add_forces(state_.position, buf.data(), obs ? &pme_energy : nullptr, obs ? &pme_virial : nullptr);
     thread_bond_forces(with_energy, buf.data(), my_energy, my_virial, my_virial_diag, broken_term, broken_bond);
     bonded_forces(with_energy, buf.data(), my_energy, pair_terms_.size() + bond_terms_.size(), my_virial,
                   my_virial_diag);
@@ -560,6 +586,11 @@ void CpuBackend::compute_forces(Observables* obs) {
     for (size_t t = 0; t < nterms; ++t) energy[t] += energy_parts[static_cast<size_t>(k) * nterms + t];
     virial += virial_parts[k];
     virial_diag += virial_diag_parts[k];
+  }
+  if (pme_) {  // the reciprocal, self and background terms belong to the coulomb_long term
+    energy[model_.electrostatics.term] += pme_energy;
+    virial += pme_virial.x + pme_virial.y + pme_virial.z;
+    virial_diag += pme_virial;
   }
   if (model_.pulling.active()) add_pulling_forces(energy.back());
   if (broken_bond >= 0) throw_broken_bond(broken_term, broken_bond);
@@ -738,6 +769,7 @@ void CpuBackend::update_box(int64_t step) {
     rescale_particle(state_.position[i], state_.velocity[i], state_.image[i], mu, old_box, box);
   for (auto& t : pair_terms_) t->list.rescale(old_box, box);
   state_.box = box;
+  if (pme_) pme_->set_box(box);  // the same grid (its spacing scaled with the box)
 }
 
 Observables CpuBackend::observables() {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/pme_cpu.h"
 #include "neighbor/verlet_list.h"
 
 namespace pairmd {
@@ -60,6 +61,7 @@ class CpuBackend final : public Backend {
   [[noreturn]] void throw_broken_bond(int term, long bond) const;
   void fill_observables(Observables& obs, const std::vector<double>& energy, double virial, Vec3d virial_diag);
   void check_sane(int64_t step) const;
+  void make_pme();  // the reciprocal-space solver for the state's box and charges (electrostatics)
   // The barostat's box update during step `step`, after the drift (integrators/barostat.h).
   void update_box(int64_t step);
   std::array<double, 3> barostat_virial() const;
@@ -80,6 +82,7 @@ class CpuBackend final : public Backend {
   std::vector<std::vector<CloseNeighbour>> thread_close_;  // per-thread scratch of the pair loop
   BackendStats stats_;
   double max_step_displacement_;
+  std::unique_ptr<PmeCpu> pme_;       // null without electrostatics
   double largest_list_radius_ = 0.0;  // cutoff + skin of the widest pair term
   // The virial per direction (sum over pairs of r_a f_a) at the positions of step virial_step_
   // (-1: none), what the barostat reads.

@@ -10,6 +10,7 @@
 #include "integrators/barostat.h"
 #include "integrators/registry.h"
 #include "potentials/force_field.h"
+#include "potentials/pme.h"
 #include "potentials/pulling.h"
 
 namespace pairmd {
@@ -28,6 +29,8 @@ struct Model {
   PullSettings pulling;
   // Pressure control (config `barostat`); off by default.
   BarostatSettings barostat;
+  // Particle-mesh Ewald for the coulomb_long term (config `electrostatics`); off by default.
+  PmeSettings electrostatics;
 };
 
 }  // namespace pairmd

@@ -224,7 +224,7 @@ constexpr Section kSections[] = {
     {"neighbor", config::read_neighbor},       {"output", config::read_output},
     {"analysis", config::read_analysis},       {"replicas", config::read_replicas},
     {"pulling", config::read_pulling},         {"minimize", config::read_minimize},
-    {"barostat", config::read_barostat},
+    {"barostat", config::read_barostat},       {"electrostatics", config::read_electrostatics},
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/model.h"
+#include "base/system_state.h"
 #include "base/vec3.h"
 #include "engine/map_settings.h"
 
@@ -201,6 +202,13 @@ struct RunConfig {
   // (system.file), with their Coeffs (in that order).
   bool angle_types_from_file = false, dihedral_types_from_file = false, improper_types_from_file = false;
 };
+
+// The electrostatics section against the system's box (engine/config_electrostatics.cpp): an open
+// box, one shorter than twice the cutoff or a grid the accuracy would need beyond the limit is a
+// ConfigError. The notes: the PME parameters for the log; `warnings` gets a net charge.
+void validate_electrostatics(const RunConfig& cfg, const Box& box);
+std::vector<std::string> electrostatics_notes(const RunConfig& cfg, const SystemState& state,
+                                              std::vector<std::string>* warnings);
 
 // Reads and validates `path` with `--set` overrides applied ("a.b.c=value"). Throws ConfigError.
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});

@@ -227,6 +227,7 @@ void read_output(const Map& root, RunConfig& cfg);
 void read_analysis(const Map& root, RunConfig& cfg);
 void read_replicas(const Map& root, RunConfig& cfg);
 void read_pulling(const Map& root, RunConfig& cfg);
+void read_electrostatics(const Map& root, RunConfig& cfg);
 void read_barostat(const Map& root, RunConfig& cfg);
 void read_minimize(const Map& root, RunConfig& cfg);
 

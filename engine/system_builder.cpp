@@ -252,6 +252,7 @@ void repair_start_file_images(SystemState& s, const Topology& t, std::vector<std
 }  // namespace
 
 void validate_against_box(const RunConfig& cfg, const Box& box) {
+  validate_electrostatics(cfg, box);
   if (!box.periodic) return;
   const double half = 0.5 * std::min({box.L.x, box.L.y, box.L.z});
   // The runaway test compares each step's move with this limit; a move of half a box or more

@@ -211,7 +211,7 @@ SlotForce CudaBackend::slot_source(int buffer) {
 void CudaBackend::enqueue_forces(Launcher& launcher, int buffer) {
   if (n_ == 0) return;
   phase_begin();
-  enqueue_bonded_forces(launcher, buffer);
+  enqueue_extra_forces(launcher, buffer);
   switch (strategy_) {
     case Strategy::SlotsFused:
     case Strategy::Slots:
@@ -344,12 +344,42 @@ void CudaBackend::enqueue_gather_forces(Launcher& launcher, int buffer) {
   }
 }
 
-// Angles, dihedrals, impropers and scaled pairs into the extra force, cleared first; the same
+// The extra force, cleared, then the bonded terms' and PME's reciprocal-space forces; the same
 // for every strategy. Nothing for runs without them.
-void CudaBackend::enqueue_bonded_forces(Launcher& launcher, int buffer) {
+void CudaBackend::enqueue_extra_forces(Launcher& launcher, int buffer) {
   FixedVec* extra = extra_force();
   if (!extra) return;
   launcher.memset(PAIRMD_HERE, extra, 0, n_ * sizeof(FixedVec));
+  enqueue_bonded_forces(launcher, buffer, extra);
+  if (pme_) enqueue_pme_forces(launcher, buffer, extra);
+}
+
+void CudaBackend::enqueue_pme_forces(Launcher& launcher, int buffer, FixedVec* extra) {
+  const ParticleData pd = particles(buffer);
+  const BondedVirial bv{model_.barostat, barostat_ ? box_sums_.data() : nullptr};
+  pme_->enqueue_forces(launcher, pd, particles_.tag(), extra, flags(), ctrl(), bv);
+  if (!pme_excluded_) return;
+  using Excluded = CoulombLongExcluded<float>;
+  const GpuPairTerm& pt = *pair_terms_[pme_excluded_->term];
+  launcher.kernel(PAIRMD_HERE, scaled_pair_force_kernel<Excluded>, blocks_for(pme_excluded_->count), kBlockSize, 0,
+                  scaled_view(*pme_excluded_), pd, reinterpret_cast<const Excluded::Params*>(pt.table.data()),
+                  pt.ntypes, extra, flags(), ctrl(), bv);
+}
+
+// The reciprocal energy and virial, and the excluded pairs', into the coulomb_long term's slot.
+void CudaBackend::enqueue_pme_energies(Launcher& launcher, const ParticleData& pd, int stride) {
+  long long* acc = energy_.data() + kEnergyWords * model_.electrostatics.term;
+  pme_->enqueue_energy(launcher, pd, acc);
+  if (!pme_excluded_) return;
+  using Excluded = CoulombLongExcluded<float>;
+  const GpuPairTerm& pt = *pair_terms_[pme_excluded_->term];
+  launcher.kernel(PAIRMD_HERE, scaled_pair_energy_kernel<Excluded>, blocks_for(pme_excluded_->count), kBlockSize, 0,
+                  scaled_view(*pme_excluded_), pd, reinterpret_cast<const Excluded::Params*>(pt.table.data()),
+                  pt.ntypes, system_size_, acc, stride);
+}
+
+// Angles, dihedrals, impropers and scaled pairs into the extra force.
+void CudaBackend::enqueue_bonded_forces(Launcher& launcher, int buffer, FixedVec* extra) {
   const ParticleData pd = particles(buffer);
   const BondedVirial bv{model_.barostat, barostat_ ? box_sums_.data() : nullptr};
   for (auto& t : bonded_terms_) {
@@ -549,12 +579,15 @@ void CudaBackend::launch_chunk(int64_t queued) {
 
 // Steps for the next chunk: up to the rebuild the observed interval predicts, and a little
 // past it (a halted step costs a few microseconds, a chunk that ends too early a host round trip).
+// Not with particle-mesh Ewald: its FFTs run in a halted step too (a cuFFT call in the graph
+// cannot return early), a millisecond at 64k particles, so its chunks stop at the prediction.
 int CudaBackend::chunk_length(int64_t left, bool* expects_halt) const {
   int64_t since = steps_since_build_;
   for (const LaunchedChunk& c : in_flight_) since += c.steps;
   const double predicted = rebuild_interval_ - static_cast<double>(since);
   const int due = static_cast<int>(std::ceil(predicted));  // steps to the predicted rebuild
-  const int k = static_cast<int>(std::min<int64_t>({left, static_cast<int64_t>(std::max(2, due + 1)), kMaxChunk}));
+  const int wanted = pme_ ? std::max(1, due) : std::max(2, due + 1);
+  const int k = static_cast<int>(std::min<int64_t>({left, static_cast<int64_t>(wanted), kMaxChunk}));
   if (expects_halt) *expects_halt = k >= due;
   return k;
 }
@@ -790,6 +823,12 @@ std::vector<Observables> CudaBackend::system_observables() {
       o.potential += energy.value();
       o.virial += virial.value();
     }
+    if (pme_) {  // E_self and E_background of the box now (the reciprocal sum is in the term's words)
+      const double volume = host_.box.volume();
+      o.potential_by_term[model_.electrostatics.term] += pme_->constant_energy(volume);
+      o.potential += pme_->constant_energy(volume);
+      o.virial += pme_->constant_virial(volume);
+    }
     o.kinetic = kin[s] / model_.units.force_to_accel;
     for (int d = 0; d < 3; ++d) o.momentum[d] = kin[(1 + d) * systems_ + s];
   }
@@ -817,6 +856,7 @@ void CudaBackend::enqueue_energies(Launcher& now, int stride) {
                    stride);
     });
   }
+  if (pme_) enqueue_pme_energies(now, pd, stride);
   for (size_t k = 0; k < bond_terms_.size(); ++k) {
     auto& t = bond_terms_[k];
     dispatch_bond<float>(t->kind, [&](auto eval) {

@@ -51,6 +51,7 @@
 #include "kernels/device_particles.cuh"
 #include "kernels/force_kernels.cuh"
 #include "kernels/force_sources.cuh"
+#include "kernels/pme_gpu.cuh"
 #include "kernels/step_control.cuh"
 #include "kernels/step_graphs.cuh"
 #include "neighbor/gpu_cell_order.cuh"
@@ -193,7 +194,8 @@ class CudaBackend final : public Backend {
   void make_pair_terms(const SystemState& initial);
   void make_bond_terms();
   void setup_barostat(const SystemState& initial);
-  void make_bonded_terms();  // angles, dihedrals, impropers, scaled pairs, the extra-force buffer
+  void make_bonded_terms();             // angles, dihedrals, impropers, scaled pairs, the extra-force buffer
+  void make_pme(const SystemState& s);  // the reciprocal-space solver (electrostatics)
 
   // Cells, renumbering and every list's search. With `wait` the lists are complete on return;
   // without, the searches are only enqueued (the step loop checks them at the chunk's end).
@@ -208,10 +210,19 @@ class CudaBackend final : public Backend {
   void enqueue_slot_forces(Launcher& launcher, int buffer);
   void enqueue_atomic_forces(Launcher& launcher, int buffer);
   void enqueue_gather_forces(Launcher& launcher, int buffer);
-  void enqueue_bonded_forces(Launcher& launcher, int buffer);
+  // The extra force (cleared, then the bonded terms' and PME's reciprocal-space forces), before
+  // the strategy's forces.
+  void enqueue_extra_forces(Launcher& launcher, int buffer);
+  void enqueue_bonded_forces(Launcher& launcher, int buffer, FixedVec* extra);
   void enqueue_bonded_energies(Launcher& launcher, const ParticleData& pd, size_t first_slot, int stride);
-  // The extra force of the bonded terms (null without them: the integrate kernels then add nothing).
-  FixedVec* extra_force() { return bonded_terms_.empty() && scaled_pairs_.empty() ? nullptr : extra_force_.data(); }
+  // PME's reciprocal-space forces and its excluded pairs' corrections into the extra force.
+  void enqueue_pme_forces(Launcher& launcher, int buffer, FixedVec* extra);
+  void enqueue_pme_energies(Launcher& launcher, const ParticleData& pd, int stride);
+  // The per-particle extra force that every integrate kernel adds (null without bonded terms or
+  // PME: the integrate kernels then add nothing).
+  FixedVec* extra_force() {
+    return bonded_terms_.empty() && scaled_pairs_.empty() && !pme_ ? nullptr : extra_force_.data();
+  }
   void enqueue_integrate(Launcher& launcher, int buffer, bool begin, bool write_force);
   // `steps` steps from position buffer `parity`, then the control block into read-back `slot`.
   void enqueue_steps(Launcher& launcher, int steps, int parity, int slot);
@@ -277,13 +288,15 @@ class CudaBackend final : public Backend {
   BoxGeometry<float> box_{};  // the box as the host last read it (the cell grid's size)
   StepConstants<float> c_{};
   float half_skin_sq_ = 0.f;
-  double grid_width_ = 1.0;  // the cell grid's smallest cell width: the shortest list radius
+  double grid_width_ = 1.0;  // the cell grid's smallest cell width (neighbor/cell_runs.h, shared_cell_width)
   DeviceParticles particles_;
   GpuCellOrder cells_;
   std::vector<std::unique_ptr<GpuPairTerm>> pair_terms_;
   std::vector<std::unique_ptr<GpuBondTerm>> bond_terms_;
   std::vector<std::unique_ptr<GpuBondedTerm>> bonded_terms_;
   std::vector<std::unique_ptr<GpuScaledPairs>> scaled_pairs_;
+  std::unique_ptr<PmeGpu> pme_;                   // particle-mesh Ewald (null without electrostatics)
+  std::unique_ptr<GpuScaledPairs> pme_excluded_;  // its pairs whose mesh part is taken out (or null)
   DeviceBuffer<FixedVec> extra_force_;
   DeviceBuffer<ChunkState> state_;
   DeviceBuffer<unsigned> tickets_;        // the integrate kernels' first-level block tickets

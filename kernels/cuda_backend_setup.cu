@@ -110,7 +110,8 @@ int upload_exclusions(const std::vector<std::vector<int>>& excl, DeviceBuffer<in
 }  // namespace
 
 // A parameter table and a list per pair term (half lists with columns for the slots, full for
-// atom_gather). One cell grid serves every term: cells as wide as the shortest list radius.
+// atom_gather). One cell grid serves every term: cells as wide as the list radius for which the
+// search costs least (neighbor/cell_runs.h, shared_cell_width).
 void CudaBackend::make_pair_terms(const SystemState& initial) {
   const ForceField& ff = model_.force_field;
   if (ff.pair_terms.size() > static_cast<size_t>(kMaxPairTerms))
@@ -118,7 +119,7 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
   const double volume = initial.box.periodic ? initial.box.volume() : 0.0;
   const double density = volume > 0 ? system_size_ / volume : 1.0;  // every system fills the box
   const bool full = strategy_info(strategy_).full_list;
-  grid_width_ = 0;
+  std::vector<double> radii;
   for (const PairTerm& t : ff.pair_terms) {
     auto g = std::make_unique<GpuPairTerm>();
     g->kind = t.kind;
@@ -136,12 +137,12 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
     g->list =
         std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), static_cast<float>(model_.neighbor.skin),
                                       full, uses_slots(strategy_), per_particle, n_);
-    grid_width_ = grid_width_ > 0 ? std::min(grid_width_, rl) : rl;
+    radii.push_back(rl);
     g->exclusion_width =
         upload_exclusions(pair_term_exclusions(ff, model_.topology, n_, pair_terms_.size()), g->exclusions);
     pair_terms_.push_back(std::move(g));
   }
-  if (grid_width_ <= 0) grid_width_ = 1.0;
+  grid_width_ = radii.empty() ? 1.0 : shared_cell_width(radii.data(), static_cast<int>(radii.size()), density);
 }
 
 // Bond terms, one per bond kind in order of first appearance (as the CPU backend does).
@@ -269,10 +270,28 @@ void add_bonded_terms(const std::vector<Term>& terms, const std::vector<BondedTy
   }
 }
 
+std::unique_ptr<GpuScaledPairs> upload_scaled_pairs(size_t term, const std::vector<ScaledPair>& pairs) {
+  std::vector<unsigned> i, j;
+  std::vector<float> w;
+  for (const ScaledPair& p : pairs) {
+    i.push_back(static_cast<unsigned>(p.i));
+    j.push_back(static_cast<unsigned>(p.j));
+    w.push_back(static_cast<float>(p.weight));
+  }
+  auto g = std::make_unique<GpuScaledPairs>();
+  g->term = term;
+  g->count = static_cast<int>(pairs.size());
+  g->i = upload_vector(i);
+  g->j = upload_vector(j);
+  g->weight = upload_vector(w);
+  return g;
+}
+
 }  // namespace
 
-// Angles, dihedrals and impropers (one term per kind), the scaled pairs of each pair term, and
-// the extra-force buffer they add to (kernels/bonded_kernels.cuh); nothing without them.
+// Angles, dihedrals and impropers (one term per kind), the scaled pairs of each pair term, PME's
+// excluded pairs, and the extra-force buffer they add to (kernels/bonded_kernels.cuh); nothing
+// without them.
 void CudaBackend::make_bonded_terms() {
   const ForceField& ff = model_.force_field;
   const Topology& top = model_.topology;
@@ -281,23 +300,14 @@ void CudaBackend::make_bonded_terms() {
   add_bonded_terms(top.impropers, ff.improper_types, GpuBondedTerm::kImproper, bonded_terms_);
   for (size_t k = 0; k < ff.pair_terms.size(); ++k) {
     const std::vector<ScaledPair> pairs = pair_term_scaled_pairs(ff, top, n_, k);
-    if (pairs.empty()) continue;
-    std::vector<unsigned> i, j;
-    std::vector<float> w;
-    for (const ScaledPair& p : pairs) {
-      i.push_back(static_cast<unsigned>(p.i));
-      j.push_back(static_cast<unsigned>(p.j));
-      w.push_back(static_cast<float>(p.weight));
-    }
-    auto g = std::make_unique<GpuScaledPairs>();
-    g->term = k;
-    g->count = static_cast<int>(pairs.size());
-    g->i = upload_vector(i);
-    g->j = upload_vector(j);
-    g->weight = upload_vector(w);
-    scaled_pairs_.push_back(std::move(g));
+    if (!pairs.empty()) scaled_pairs_.push_back(upload_scaled_pairs(k, pairs));
   }
-  if (!bonded_terms_.empty() || !scaled_pairs_.empty()) extra_force_.resize(std::max(n_, 1));
+  const PmeSettings& e = model_.electrostatics;
+  if (e.enabled) {
+    const std::vector<ScaledPair> pairs = pme_excluded_pairs(ff, top, n_, e.term);
+    if (!pairs.empty()) pme_excluded_ = upload_scaled_pairs(e.term, pairs);
+  }
+  if (!bonded_terms_.empty() || !scaled_pairs_.empty() || e.enabled) extra_force_.resize(std::max(n_, 1));
 }
 
 CudaBackend::~CudaBackend() { release(); }
@@ -374,6 +384,26 @@ void CudaBackend::upload_system_params() {
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
+// PME for the state's box and charges (a new solver, with its cuFFT plans, only when the box
+// changed). One system only: the grid is the box's; fp32 forces cannot meet accuracies finer
+// than kPmeMinAccuracyFp32.
+void CudaBackend::make_pme(const SystemState& s) {
+  const PmeSettings& e = model_.electrostatics;
+  if (!e.enabled) return;
+  if (systems_ != 1)
+    throw std::invalid_argument("particle-mesh Ewald runs one system per CUDA backend, not an ensemble of " +
+                                std::to_string(systems_));
+  if (e.accuracy < kPmeMinAccuracyFp32) {
+    std::ostringstream m;
+    m << "electrostatics.accuracy " << e.accuracy << " is finer than the CUDA backend's fp32 forces can meet ("
+      << kPmeMinAccuracyFp32 << "); use backend: cpu, or accuracy >= " << kPmeMinAccuracyFp32;
+    throw std::invalid_argument(m.str());
+  }
+  const PmeParams params = resolve_pme(e, s.box);
+  if (!pme_ || !pme_->fits(params, s.box)) pme_ = std::make_unique<PmeGpu>(params, s.box);
+  pme_->set_charges(s.charge);
+}
+
 void CudaBackend::set_state(const SystemState& s) {
   host_ = s;
   n_ = static_cast<int>(s.size());
@@ -414,6 +444,7 @@ void CudaBackend::set_state(const SystemState& s) {
   PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());  // the uploads above ran on the default stream
   pending_finish_ = false;
   steps_since_build_ = 0;
+  make_pme(s);
   rebuild_lists(true);
   Launcher now(stream_);
   enqueue_forces(now, particles_.current());

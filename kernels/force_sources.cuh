@@ -12,9 +12,10 @@
 //   ArrayForce       pair_atomic / pair_warp: a float force per particle (float atomics).
 //
 // Each adds the particle's extra force where the run has one (angles, dihedrals, impropers,
-// scaled bonded pairs: kernels/bonded_kernels.cuh), in fixed point before the conversion to
-// float for the first two (so the deterministic strategies stay bitwise equal), as a float for
-// the third; `extra` is null otherwise, and costs a predicted branch.
+// scaled bonded pairs: kernels/bonded_kernels.cuh; the reciprocal-space forces of particle-mesh
+// Ewald: kernels/pme_gpu.cuh), in fixed point before the conversion to float for the first two
+// (so the deterministic strategies stay bitwise equal), as a float for the third; `extra` is
+// null otherwise, and costs a predicted branch.
 //
 // The first two add in 64-bit fixed point (kernels/fixed_point.h), so the force does not depend
 // on the order of the pairs, the numbering of the particles or when the list was built, and

@@ -24,6 +24,8 @@ struct PairCoeffs {
   double kappa = 0.0;      // inverse screening length (Debye-Hueckel)
   double prefactor = 1.0;  // k_e / epsilon_r in the run's units (Coulomb, Debye-Hueckel)
   bool shift = false;      // subtract V(rcut) so the energy is continuous at the cutoff
+
+  double ewald_alpha = 0.0;  // Ewald splitting parameter (coulomb_long; from electrostatics.accuracy)
 };
 
 // One bond type, or one pair of a pair list (force_field.pair_lists: the same record per pair).

@@ -72,7 +72,7 @@ using ImproperType = BondedType<ImproperKind>;
 // special_bonds lj/coul w12 w13 w14 (OpenMM's exceptions): 0 leaves the pair out of the term's
 // neighbour list, 1 keeps it as any other pair, anything between is evaluated by itself, once,
 // with its energy and force times the weight (and added to the term's energy). Terms of charges
-// (coulomb, debye_huckel) take the coulomb weights, the others (lj, wca, repulsive_r6) the lj
+// (coulomb, debye_huckel, coulomb_long) take the coulomb weights, the others (lj, wca, repulsive_r6) the lj
 // ones. `force_field.exclusions` sets both: none [1, 1, 1], bonds [0, 1, 1], angles [0, 0, 1].
 struct SpecialBonds {
   double lj[3] = {0.0, 1.0, 1.0};

@@ -11,6 +11,7 @@
 
 #include "potentials/angle_potentials.h"
 #include "potentials/coulomb.h"
+#include "potentials/coulomb_long.h"
 #include "potentials/debye_huckel.h"
 #include "potentials/dihedral_potentials.h"
 #include "potentials/fene_bond.h"
@@ -28,7 +29,8 @@ namespace pairmd {
   X(WCA, WCA)                     \
   X(Coulomb, Coulomb)             \
   X(DebyeHuckel, DebyeHuckel)     \
-  X(RepulsiveR6, RepulsiveR6)
+  X(RepulsiveR6, RepulsiveR6)     \
+  X(CoulombLong, CoulombLong)
 
 // Bonds: potentials of a named pair with no cutoff, evaluated per bond type or, in a pair list
 // (force_field.pair_lists), with coefficients of each pair's own.

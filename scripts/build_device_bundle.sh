@@ -56,7 +56,7 @@ if [[ "${python_args[0]}" == -DPAIRMD_PYTHON=ON ]]; then
   if cmake --build build-device-py -j"$(nproc)" --target pairmd_python >> build-device-py.log 2>&1; then
     mkdir -p device-bundle/python/lib && cp build-device-py/python/pairmd*.so device-bundle/python/ &&
       strip -x device-bundle/python/pairmd*.so
-    for lib in $(ldd device-bundle/python/pairmd*.so | awk '/yaml-cpp|hdf5|libsz|libaec/ {print $3}'); do
+    for lib in $(ldd device-bundle/python/pairmd*.so | awk '/yaml-cpp|hdf5|libsz|libaec|fftw3/ {print $3}'); do
       cp -L "$lib" device-bundle/python/lib/
     done
   else

@@ -18,6 +18,14 @@
 #              (bench/openmm_semiflexible.py, CustomAngleForce; wheels in .whl/) in the same
 #              job, and their ratio (issue 32: pairmd >= 1.5x); semiflexible_{pairmd,openmm}.*,
 #              semiflexible.txt
+#   pme        particle-mesh Ewald (issue 35): the PME GPU tests (pme_tests.log), then the periodic
+#              polyelectrolyte (configs/polyelectrolyte_pme.yaml) at 64k and 256k: every strategy
+#              (pairmd compare) and OpenMM's PME at the same accuracy (bench/openmm_pme.py; wheels
+#              in .whl/) in the same job, and their ratio; pme_{pairmd,openmm}.*, pme.txt
+#   pme_equal  pairmd and OpenMM at equal measured PME force error (64k, 256k)
+#   polyel     the screened polyelectrolyte at 135,000 particles, every strategy (issue 33)
+#   pme_fft    cuFFT's time per grid size (bench/pme_fft_sizes.cu)
+#   pme_profile  per-kernel GPU time (Nsight Compute) of the PME polyelectrolyte at 64k
 #   cpu        the CPU reference backend on 1 and all cores, 32k LJ liquid (issue 2)
 #   profile    per-kernel GPU time (Nsight Compute) of the default path, 62,500-particle liquid
 #   profile_1m the same on the 1,000,188-particle liquid (fewer steps; kernel_times_1m.txt)
@@ -78,6 +86,14 @@ B=$PWD/device-bundle
 # pairmd links libmpi (replica ensembles): the bundle's Open MPI libraries (scripts/bundle_mpi.sh;
 # no C++ runtime or zlib among them) serve every stage; `replicas` also sources its env.sh.
 export LD_LIBRARY_PATH=$B/lib:$B/mpi/lib:${LD_LIBRARY_PATH:-}
+# cuFFT (PME, kernels/pme_gpu.cu) is linked as a shared library, 280 MB: too large to carry. The
+# GPU machine's image has it (its CUDA toolkit, or PyTorch's nvidia-cufft wheel): put its folder
+# on the path where the loader does not find it already.
+if ldd "$B/pairmd" 2>/dev/null | grep -q 'libcufft.* not found'; then
+  cufft=$(find /usr/local/cuda*/ /usr/local/lib /opt -name 'libcufft.so.1[0-9]' 2>/dev/null | head -n 1)
+  [[ -n "$cufft" ]] && export LD_LIBRARY_PATH=$(dirname "$cufft"):$LD_LIBRARY_PATH
+  echo "cuFFT: ${cufft:-not found on this machine (PME runs on the GPU will not start)}"
+fi
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 stages=("$@")
@@ -198,6 +214,111 @@ for stage in "${stages[@]}"; do
       else
         summary+=("semiflexible: the wheels in .whl/ did not install")
       fi
+      ;;
+    pme)
+      # Issue 35: particle-mesh Ewald. The PME GPU tests (every strategy against the CPU reference
+      # and the Ewald sum), then the periodic polyelectrolyte (configs/polyelectrolyte_pme.yaml,
+      # accuracy 1e-5) at 64k and 256k particles: pairmd (every strategy) and OpenMM's PME
+      # (bench/openmm_pme.py; wheels in .whl/) in the same job, from pairmd's relaxed starts
+      # (frame 0 of a short run), and their ratio. OpenMM as its users run it (its own grid from
+      # ewaldErrorTolerance, single and mixed precision) and, mixed, at the grid that meets the
+      # accuracy at its order 5 (pairmd's rule, potentials/pme.h).
+      if [[ -x "$B/pairmd_gpu_tests" ]]; then
+        "$B/pairmd_gpu_tests" --gtest_filter='*Pme*' > "$OUT/pme_tests.log" 2>&1
+        summary+=("pme tests: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$OUT/pme_tests.log" | tr '\n' ' '))")
+        grep -E '^\[pme\]|FAILED|Failure' "$OUT/pme_tests.log" | head -80
+      fi
+      "$B/pairmd" compare configs/polyelectrolyte_pme.yaml --sizes 64000,256000 --steps 200 --repeats 5 \
+        --warmup 500 --no-reference --out "$OUT/pme_pairmd" > "$OUT/pme_pairmd.log" 2>&1
+      summary+=("pme, pairmd compare: exit $?")
+      cat "$OUT/pme_pairmd.log"
+      if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl; then
+        states=()
+        for chains in 1422 5688; do  # 63,990 and 255,960 particles
+          "$B/pairmd" run configs/polyelectrolyte_pme.yaml --set system.chains.count=$chains --steps 10 --backend cuda \
+            --set output.progress=off --set output.trajectory.every=10 --output /tmp/pme_state_$chains --overwrite \
+            > /tmp/pme_state_$chains.out 2>&1 || tail -3 /tmp/pme_state_$chains.out
+          states+=("$(ls /tmp/pme_state_$chains*.h5 | grep -v checkpoint | head -n 1)")
+        done
+        echo "OpenMM starts: ${states[*]}"
+        PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_pme.py "${states[@]}" --openmm-grid \
+          --precision single,mixed --warmup 500 --csv "$OUT/pme_openmm.csv" 2>&1 | tee "$OUT/pme_openmm.log"
+        summary+=("pme, openmm (its grid): exit ${PIPESTATUS[0]}")
+        python3 bench/openmm_ratio.py "$OUT/pme_pairmd.csv" "$OUT/pme_openmm.csv" | tee "$OUT/pme.txt"
+        if [[ "${PAIRMD_PME_MATCHED:-1}" == 1 ]]; then  # 0: skip (the 256k order-5 grid is 686^3)
+          PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_pme.py "${states[@]}" \
+            --precision mixed --warmup 500 --csv "$OUT/pme_openmm_matched.csv" 2>&1 | tee "$OUT/pme_openmm_matched.log"
+          summary+=("pme, openmm (grid meeting the accuracy): exit ${PIPESTATUS[0]}")
+          python3 bench/openmm_ratio.py "$OUT/pme_pairmd.csv" "$OUT/pme_openmm_matched.csv" | tee -a "$OUT/pme.txt"
+        fi
+        summary+=("pme: $(tail -n 1 "$OUT/pme.txt")")
+      else
+        summary+=("pme: the wheels in .whl/ did not install")
+      fi
+      ;;
+    pme_openmm_matched)
+      # OpenMM (mixed) at the grid that meets the accuracy at its order 5, from pairmd's starts.
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+      states=()
+      for chains in 1422 5688; do
+        "$B/pairmd" run configs/polyelectrolyte_pme.yaml --set system.chains.count=$chains --steps 10 --backend cuda \
+          --set output.progress=off --set output.trajectory.every=10 --output /tmp/pme_state_$chains --overwrite \
+          > /tmp/pme_state_$chains.out 2>&1 || tail -3 /tmp/pme_state_$chains.out
+        states+=("$(ls /tmp/pme_state_$chains*.h5 | grep -v checkpoint | head -n 1)")
+      done
+      PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_pme.py "${states[@]}" \
+        --precision mixed --warmup 500 --csv "$OUT/pme_openmm_matched.csv" 2>&1 | tee "$OUT/pme_openmm_matched.log"
+      summary+=("pme, openmm (grid meeting the accuracy): exit ${PIPESTATUS[0]}")
+      ;;
+    pme_equal)
+      # pairmd and OpenMM at equal measured force error (bench/openmm_pme_accuracy.py on the
+      # 900-particle example: OpenMM's own grid at tolerance 1e-5 gives 3.86e-6, pairmd's order 6
+      # at grid spacing 0.416 3.83e-6): pairmd with grids 216^3 (63,990 particles, spacing 0.399)
+      # and 343^3 (255,960, 0.399), its default grids (300^3 and 512^3, error 3.68e-6), and OpenMM
+      # with its own grid (single and mixed) from pairmd's starts, in one job.
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+      for spec in 64000:216 256000:343; do
+        "$B/pairmd" compare configs/polyelectrolyte_pme.yaml --sizes ${spec%:*} --strategies pair_slots_fused,pair_warp \
+          --set "electrostatics.grid=[${spec#*:},${spec#*:},${spec#*:}]" --steps 200 --repeats 5 --warmup 500 \
+          --no-reference --out "$OUT/pme_equal_${spec%:*}" 2>&1 | grep -E "^(N =|pair_)|strategy pair_slots_fused"
+      done
+      "$B/pairmd" compare configs/polyelectrolyte_pme.yaml --sizes 64000,256000 --strategies pair_slots_fused,pair_warp \
+        --steps 200 --repeats 5 --warmup 500 --no-reference --out "$OUT/pme_default" 2>&1 | grep -E "^(N =|pair_)"
+      states=()
+      for chains in 1422 5688; do
+        "$B/pairmd" run configs/polyelectrolyte_pme.yaml --set system.chains.count=$chains --steps 10 --backend cuda \
+          --set output.progress=off --set output.trajectory.every=10 --output /tmp/pme_state_$chains --overwrite \
+          > /tmp/pme_state_$chains.out 2>&1 || tail -3 /tmp/pme_state_$chains.out
+        states+=("$(ls /tmp/pme_state_$chains*.h5 | grep -v checkpoint | head -n 1)")
+      done
+      PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_pme.py "${states[@]}" --openmm-grid \
+        --precision single,mixed --warmup 500 --csv "$OUT/pme_openmm.csv" 2>&1 | tee "$OUT/pme_openmm.log"
+      summary+=("pme_equal, openmm: exit ${PIPESTATUS[0]}")
+      ;;
+    polyel)
+      # The screened polyelectrolyte (configs/polyelectrolyte.yaml, Debye-Hueckel cut at 9 beside
+      # WCA, density 0.05) at 135,000 particles, every strategy: the list-bound system of issue 33.
+      "$B/pairmd" compare configs/polyelectrolyte.yaml --sizes 135000 --steps 200 --repeats 5 --warmup 500 \
+        --no-reference --out "$OUT/polyel" 2>&1 | grep -E "^(N =|strategy|pair_|atom_)"
+      summary+=("polyel: exit ${PIPESTATUS[0]}")
+      ;;
+    pme_fft)
+      # cuFFT's real-to-complex plus complex-to-real time for every n^3 grid, n in 160..512 with
+      # no prime factor above 7 (bench/pme_fft_sizes.cu, built into the bundle): pme_fft.csv.
+      "$B/pme_fft_sizes" 160 512 9 | tee "$OUT/pme_fft.csv"
+      summary+=("pme_fft: exit ${PIPESTATUS[0]}")
+      ;;
+    pme_profile)
+      # Kernel durations (Nsight Compute) of the periodic polyelectrolyte with PME at 63,990
+      # particles (1,422 chains), default strategy, after the relaxation (500 steps of ~50 launches): the mesh's
+      # kernels and cuFFT's beside the pair list and pair kernels; kernel_times_pme.txt.
+      ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none --launch-skip 30000 \
+        --launch-count 3000 --csv --page raw "$B/pairmd" run configs/polyelectrolyte_pme.yaml \
+        --set system.chains.count=1422 --steps 1600 --backend cuda --set output.progress=off \
+        --set output.trajectory.every=0 --output "$OUT/profile_pme" --overwrite > "$OUT/ncu_raw_pme.csv" 2> "$OUT/ncu_pme.log"
+      summary+=("profile pme: exit $?")
+      python3 scripts/kernel_times.py "$OUT/ncu_raw_pme.csv" | tee "$OUT/kernel_times_pme.txt"
+      tail -5 "$OUT/ncu_pme.log"
       ;;
     bench)
       # 4k, 32k, 64k, 256k, 1M, 4M particles (fcc cells 10, 20, 25, 40, 63, 100).

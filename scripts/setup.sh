@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake pkg-config libyaml-cpp-dev libhdf5-dev libsz2 libaec-dev librandom123-dev libgtest-dev libcli11-dev
+packages=(build-essential cmake pkg-config libyaml-cpp-dev libhdf5-dev libfftw3-dev libsz2 libaec-dev librandom123-dev libgtest-dev libcli11-dev
           python3 python3-numpy python3-h5py python3-mdanalysis python3-griddataformats python3-matplotlib hdf5-tools
           python3-gsd python3-venv python3-pip
           libopenmpi-dev openmpi-bin  # MPI: replica ensembles (optional to the build; docs/replicas.md)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -144,8 +145,16 @@ std::vector<std::string> size_overrides(const RunConfig& cfg, long n) {
     return {"system.lattice.cells=" + std::to_string(c)};
   }
   if (cfg.system.source == SystemSource::Chains) {
-    const long per_chain = cfg.system.chains.length;
-    return {"system.chains.count=" + std::to_string(std::max(1L, n / std::max(1L, per_chain)))};
+    // A chain's beads and, where the chains bring counterions, its share of them.
+    const ChainsSpec& c = cfg.system.chains;
+    double per_chain = c.length;
+    if (c.counterion_type >= 0) {
+      const double charged = c.charged_every == 0 ? c.length : std::ceil(double(c.length) / c.charged_every);
+      const double qm = cfg.system.types[c.monomer_type].charge, qc = cfg.system.types[c.counterion_type].charge;
+      if (qc != 0) per_chain += std::max(0.0, -qm * charged / qc);
+    }
+    const long count = static_cast<long>(static_cast<double>(n) / std::max(1.0, per_chain) + 1e-9);
+    return {"system.chains.count=" + std::to_string(std::max(1L, count))};
   }
   throw std::runtime_error("sizes need a lattice or chains system");
 }

@@ -460,6 +460,9 @@ bool describe_start(const RunRequest& r, const FrontEnd& fe, const PreparedRun& 
   }
   for (const std::string& w : time_step_warnings(cfg, p.sys.state, p.sys.topology))
     err << fe.who << ": warning: " << w << "\n";
+  std::vector<std::string> charge_warnings;
+  for (const std::string& note : electrostatics_notes(cfg, p.sys.state, &charge_warnings)) out << note << "\n";
+  for (const std::string& w : charge_warnings) err << fe.who << ": warning: " << w << "\n";
   out << "steps: " << p.last - p.first << " (" << p.first << " -> " << p.last
       << "), output: " << (r.no_files ? std::string("none") : p.files.prefix + ".*") << "\n"
       << std::flush;

@@ -328,5 +328,21 @@ TEST(CellRuns, PartsTileTheCandidateSequence) {
     }
 }
 
+// The shared grid's width: one term, its radius; radii alike (2.8 and 3.1 in a liquid), the
+// longer (cells of 2.8 would make the 3.1 list reach two cells each way: 125 cells instead of
+// 27); WCA (1.52) beside PME's real space (6.4) at the dilute polyelectrolyte's density 0.1,
+// the long one (the short one makes the long list walk 11^3 cells of 0.35 particles per block);
+// WCA beside a long Debye-Hueckel term at 0.05, the long one.
+TEST(CellRuns, SharedCellWidthIsTheCheapestRadius) {
+  const double one[] = {2.8};
+  EXPECT_EQ(shared_cell_width(one, 1, 0.84), 2.8);
+  const double alike[] = {2.8, 3.1};
+  EXPECT_EQ(shared_cell_width(alike, 2, 0.84), 3.1);
+  const double dilute[] = {1.52, 6.4};
+  EXPECT_EQ(shared_cell_width(dilute, 2, 0.1), 6.4);
+  const double screened[] = {1.52, 9.4};
+  EXPECT_EQ(shared_cell_width(screened, 2, 0.05), 9.4);
+}
+
 }  // namespace
 }  // namespace pairmd

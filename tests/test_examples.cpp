@@ -45,6 +45,21 @@ TEST(Examples, PolymerExamplesStartCleanly) {
   }
 }
 
+// The PME variant of the polyelectrolyte: it starts cleanly, and the log gives the PME parameters.
+TEST(Examples, PolyelectrolytePmeStartsCleanlyAndLogsItsParameters) {
+  test::ScratchDir dir("examples");
+  const std::string cfg = std::string(PAIRMD_SOURCE_DIR) + "/configs/polyelectrolyte_pme.yaml";
+  const test::ChildResult r =
+      test::run_pairmd_shell("run '" + cfg +
+                                 "' --backend cpu --steps 200 --output out --set output.progress=off "
+                                 "--set output.thermo_every=100",
+                             dir.path);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("electrostatics: particle-mesh Ewald, accuracy 1e-05: alpha 0.548"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("grid 70 x 70 x 70, B-spline order 6"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;  // neutral
+}
+
 // What every chain analysis reads (MDAnalysis's and OVITO's unwrapping, pairmd_mda.py): the
 // positions unwrapped with the image flags. A bond of the examples is ~1 sigma long; one that a
 // wrong image flag cuts is about a box length long. Every bond must be shorter than half the

@@ -125,6 +125,7 @@ TEST(Potentials, EveryRegisteredPairPotentialForceIsMinusEnergyGradient) {
     c.rcut = 2.5;
     c.kappa = 0.6;
     c.prefactor = 1.7;
+    c.ewald_alpha = 0.9;
     for (bool shift : {false, true}) {
       c.shift = shift;
       const double rc = pair_cutoff(info.kind, c);
