@@ -146,6 +146,74 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
 }
 
 // Bond terms, one per bond kind in order of first appearance (as the CPU backend does).
+namespace {
+
+// A bond term's pairs in the layouts the kernels read, sorted by (i, j): per bond i, j and type;
+// rows (the bonds of each i) and columns (of each j, with the bond and its partner), for the
+// slot strategies' summation.
+void upload_bond_rows_and_columns(GpuBondTerm& t, int n) {
+  const int nb = static_cast<int>(t.bonds.size());
+  std::vector<unsigned> bi(nb), bj(nb);
+  std::vector<int> bt(nb), rs(n + 1, 0), rc(n, 0), cc(n, 0), cs(n + 1, 0);
+  for (int k = 0; k < nb; ++k) {
+    bi[k] = static_cast<unsigned>(t.bonds[k].i);
+    bj[k] = static_cast<unsigned>(t.bonds[k].j);
+    bt[k] = t.bonds[k].type;
+    ++rc[t.bonds[k].i];
+    ++cc[t.bonds[k].j];
+  }
+  for (int i = 0; i < n; ++i) {
+    rs[i + 1] = rs[i] + rc[i];
+    cs[i + 1] = cs[i] + cc[i];
+  }
+  std::vector<int> col_bond(nb), fill(cs.begin(), cs.end() - 1);
+  std::vector<unsigned> col_partner(nb);
+  for (int k = 0; k < nb; ++k) {
+    const int e = fill[t.bonds[k].j]++;
+    col_bond[e] = k;
+    col_partner[e] = bi[k];
+  }
+  t.bi = upload_vector(bi);
+  t.bj = upload_vector(bj);
+  t.btype = upload_vector(bt);
+  t.row_start = upload_vector(rs);
+  t.row_count = upload_vector(rc);
+  t.col_start = upload_vector(cs);
+  t.col_count = upload_vector(cc);
+  t.col_bond = upload_vector(col_bond);
+  t.col_partner = upload_vector(col_partner);
+  t.slots.resize(std::max(nb, 1));
+}
+
+// atom_gather's layout: every bond listed under both partners, by tag, sorted by (partner,
+// type, bond).
+void upload_bond_gather_rows(GpuBondTerm& t, int n) {
+  const int nb = static_cast<int>(t.bonds.size());
+  std::vector<std::vector<std::array<int, 3>>> rows(n);
+  for (int k = 0; k < nb; ++k) {
+    const Bond& b = t.bonds[k];
+    rows[b.i].push_back(std::array<int, 3>{b.j, b.type, k});
+    rows[b.j].push_back(std::array<int, 3>{b.i, b.type, k});
+  }
+  std::vector<int> gs(n + 1, 0), gt, gi;
+  std::vector<unsigned> gp;
+  for (int i = 0; i < n; ++i) {
+    std::sort(rows[i].begin(), rows[i].end());
+    for (const auto& r : rows[i]) {
+      gp.push_back(static_cast<unsigned>(r[0]));
+      gt.push_back(r[1]);
+      gi.push_back(r[2]);
+    }
+    gs[i + 1] = static_cast<int>(gp.size());
+  }
+  t.g_start = upload_vector(gs);
+  t.g_partner = upload_vector(gp);
+  t.g_type = upload_vector(gt);
+  t.g_index = upload_vector(gi);
+}
+
+}  // namespace
+
 void CudaBackend::make_bond_terms() {
   const ForceField& ff = model_.force_field;
   for (const Bond& b : model_.topology.bonds) {
@@ -179,61 +247,8 @@ void CudaBackend::make_bond_terms() {
   for (auto& t : bond_terms_) {
     std::stable_sort(t->bonds.begin(), t->bonds.end(),
                      [](const Bond& a, const Bond& b) { return a.i != b.i ? a.i < b.i : a.j < b.j; });
-    const int nb = static_cast<int>(t->bonds.size());
-    std::vector<unsigned> bi(nb), bj(nb);
-    std::vector<int> bt(nb), rs(n_ + 1, 0), rc(n_, 0), cc(n_, 0), cs(n_ + 1, 0);
-    for (int k = 0; k < nb; ++k) {
-      bi[k] = static_cast<unsigned>(t->bonds[k].i);
-      bj[k] = static_cast<unsigned>(t->bonds[k].j);
-      bt[k] = t->bonds[k].type;
-      ++rc[t->bonds[k].i];
-      ++cc[t->bonds[k].j];
-    }
-    for (int i = 0; i < n_; ++i) {
-      rs[i + 1] = rs[i] + rc[i];
-      cs[i + 1] = cs[i] + cc[i];
-    }
-    std::vector<int> col_bond(nb), fill(cs.begin(), cs.end() - 1);
-    std::vector<unsigned> col_partner(nb);
-    for (int k = 0; k < nb; ++k) {
-      const int e = fill[t->bonds[k].j]++;
-      col_bond[e] = k;
-      col_partner[e] = bi[k];
-    }
-    t->bi = upload_vector(bi);
-    t->bj = upload_vector(bj);
-    t->btype = upload_vector(bt);
-    t->row_start = upload_vector(rs);
-    t->row_count = upload_vector(rc);
-    t->col_start = upload_vector(cs);
-    t->col_count = upload_vector(cc);
-    t->col_bond = upload_vector(col_bond);
-    t->col_partner = upload_vector(col_partner);
-    t->slots.resize(std::max(nb, 1));
-    if (strategy_ == Strategy::Gather) {
-      // Every bond listed under both partners, by tag.
-      std::vector<std::vector<std::array<int, 3>>> rows(n_);
-      for (int k = 0; k < nb; ++k) {
-        const Bond& b = t->bonds[k];
-        rows[b.i].push_back(std::array<int, 3>{b.j, b.type, k});
-        rows[b.j].push_back(std::array<int, 3>{b.i, b.type, k});
-      }
-      std::vector<int> gs(n_ + 1, 0), gt, gi;
-      std::vector<unsigned> gp;
-      for (int i = 0; i < n_; ++i) {
-        std::sort(rows[i].begin(), rows[i].end());
-        for (const auto& r : rows[i]) {
-          gp.push_back(static_cast<unsigned>(r[0]));
-          gt.push_back(r[1]);
-          gi.push_back(r[2]);
-        }
-        gs[i + 1] = static_cast<int>(gp.size());
-      }
-      t->g_start = upload_vector(gs);
-      t->g_partner = upload_vector(gp);
-      t->g_type = upload_vector(gt);
-      t->g_index = upload_vector(gi);
-    }
+    upload_bond_rows_and_columns(*t, n_);
+    if (strategy_ == Strategy::Gather) upload_bond_gather_rows(*t, n_);
   }
 }
 
