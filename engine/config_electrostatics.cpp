@@ -39,14 +39,15 @@ std::array<int, 3> read_grid(const Map& m, int order) {
 
 }  // namespace
 
-// `electrostatics`: {method: pme, accuracy, order, grid}. Defaults apply when a coulomb_long term
+// `electrostatics`: {method: pme, accuracy, order, grid, grid_spacing}. Defaults apply when a coulomb_long term
 // is there and the section is not.
 void read_electrostatics(const Map& root, RunConfig& cfg) {
   ForceField& ff = cfg.model.force_field;
   const int term = coulomb_long_term(root, ff);
   PmeSettings& s = cfg.model.electrostatics;
   if (root.has("electrostatics")) {
-    Map m(root.ctx(), root.node("electrostatics"), "electrostatics", {"method", "accuracy", "order", "grid"});
+    Map m(root.ctx(), root.node("electrostatics"), "electrostatics",
+          {"method", "accuracy", "order", "grid", "grid_spacing"});
     if (term < 0)
       root.ctx().fail(m.self(), "electrostatics",
                       "needs a coulomb_long term in force_field.pair (the real-space part of the Ewald sum)");
@@ -55,6 +56,10 @@ void read_electrostatics(const Map& root, RunConfig& cfg) {
                           "a relative force accuracy in [1e-10, 0.01] (e.g. 1e-5)");
     s.order = static_cast<int>(m.integer("order", 6, kPmeMinOrder, kPmeMaxOrder));
     s.grid = read_grid(m, s.order);
+    s.spacing = m.number("grid_spacing", 0.0, 0.0, 1e6, true, "a grid spacing > 0 (a length, e.g. 0.4)");
+    if (s.spacing > 0 && s.grid[0] > 0)
+      m.ctx().fail(m.node("grid_spacing"), m.sub("grid_spacing"),
+                   "grid_spacing and an explicit grid both set the grid; give one of them");
     cfg.locations["electrostatics"] = m.where("accuracy");
   } else if (term >= 0) {
     cfg.locations["electrostatics"] = root.where("force_field");

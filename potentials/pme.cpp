@@ -88,12 +88,23 @@ PmeParams resolve_pme(const PmeSettings& s, const Box& box) {
   p.accuracy = s.accuracy;
   p.cutoff = s.cutoff;
   for (int d = 0; d < 3; ++d) {
-    p.grid[d] = s.grid[d] > 0 ? s.grid[d] : pme_grid_points(s.alpha, edges[d], s.accuracy, s.order);
+    if (s.grid[d] > 0)
+      p.grid[d] = s.grid[d];
+    else if (s.spacing > 0)  // as GROMACS's fourier-spacing: the fastest size at least this fine
+      p.grid[d] = edges[d] / s.spacing < 1e6
+                      ? pme_fft_size(std::max(static_cast<int>(std::ceil(edges[d] / s.spacing)), 2 * s.order))
+                      : kPmeMaxGrid + 1;
+    else
+      p.grid[d] = pme_grid_points(s.alpha, edges[d], s.accuracy, s.order);
     if (p.grid[d] > kPmeMaxGrid) {
       std::ostringstream m;
-      m << "electrostatics.accuracy " << s.accuracy << " needs more than " << kPmeMaxGrid
-        << " grid points along a box edge of " << edges[d]
-        << ": it cannot be met here; ask for a larger accuracy (e.g. 1e-5) or a longer cutoff";
+      if (s.spacing > 0)
+        m << "electrostatics.grid_spacing " << s.spacing << " needs more than " << kPmeMaxGrid
+          << " grid points along a box edge of " << edges[d] << "; ask for a larger spacing";
+      else
+        m << "electrostatics.accuracy " << s.accuracy << " needs more than " << kPmeMaxGrid
+          << " grid points along a box edge of " << edges[d]
+          << ": it cannot be met here; ask for a larger accuracy (e.g. 1e-5) or a longer cutoff";
       throw std::invalid_argument(m.str());
     }
     if (p.grid[d] < 2 * s.order) {

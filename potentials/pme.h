@@ -55,7 +55,8 @@ struct PmeSettings {
   bool enabled = false;       // method: pme
   double accuracy = 1e-5;     // relative force accuracy delta
   int order = 6;              // B-spline order n (6: the smallest grid for an accuracy, docs/electrostatics.md)
-  std::array<int, 3> grid{};  // points per edge; 0: from the accuracy
+  std::array<int, 3> grid{};  // points per edge; 0: from grid_spacing or the accuracy
+  double spacing = 0.0;       // grid_spacing: points at most this far apart; 0: from the accuracy
   int term = -1;              // the coulomb_long pair term (index in force_field.pair)
   double cutoff = 0.0;        // its real-space cutoff (largest over type pairs)
   double alpha = 0.0;         // the splitting parameter (1/length)

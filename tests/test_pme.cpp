@@ -502,6 +502,28 @@ TEST(PmeConfig, SectionDefaultsAndAlphaReachTheTerm) {
   EXPECT_EQ(d.cfg.model.electrostatics.order, 6);
 }
 
+// grid_spacing (GROMACS's fourier-spacing): per edge the fastest size with points at most that far
+// apart, whatever the accuracy; with an explicit grid, or not positive, or finer than 1024 points
+// allow, a clear error.
+TEST(PmeConfig, GridSpacingSetsTheGrid) {
+  const test::TestSystem s = test::make_system(pme_yaml("electrostatics: {accuracy: 1e-5, grid_spacing: 0.4}\n"));
+  const PmeSettings& e = s.cfg.model.electrostatics;
+  EXPECT_EQ(e.spacing, 0.4);
+  const PmeParams p = resolve_pme(e, s.built.state.box);
+  const double L = s.built.state.box.L.x;
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_EQ(p.grid[d], pme_fft_size(static_cast<int>(std::ceil(L / 0.4))));
+    EXPECT_LE(L / p.grid[d], 0.4);
+  }
+  EXPECT_LT(p.grid[0], resolve_pme(test::make_system(pme_yaml()).cfg.model.electrostatics, s.built.state.box).grid[0]);
+  const std::string both = config_error(pme_yaml("electrostatics: {grid: [16, 16, 16], grid_spacing: 0.4}\n"));
+  EXPECT_NE(both.find("grid_spacing and an explicit grid both set the grid"), std::string::npos) << both;
+  const std::string zero = config_error(pme_yaml("electrostatics: {grid_spacing: 0}\n"));
+  EXPECT_NE(zero.find("electrostatics.grid_spacing: expected a grid spacing > 0"), std::string::npos) << zero;
+  const std::string fine = config_error(pme_yaml("electrostatics: {grid_spacing: 0.001}\n"));
+  EXPECT_NE(fine.find("electrostatics.grid_spacing 0.001 needs more than 1024 grid points"), std::string::npos) << fine;
+}
+
 TEST(PmeConfig, BadInputIsAClearError) {
   const std::string open = config_error(pme_yaml(), {"system.boundary=open"});
   EXPECT_NE(open.find("electrostatics: particle-mesh Ewald needs a periodic box"), std::string::npos) << open;
