@@ -5,13 +5,13 @@
 // (`system.file` starts from those), PREFIX.thermo.csv and PREFIX.log (docs/minimize.md).
 // The output prefix is claimed and refused or replaced as `pairmd run` does (docs/output.md).
 // SIGINT or SIGTERM during the minimisation ends it, and the command, writing nothing (exit 130).
-#include <hdf5.h>
 
 #include <csignal>
 #include <iostream>
 
 #include "cli/run_setup.h"
 #include "engine/simulation.h"
+#include "io/hdf5_util.h"
 #include "session/run_log.h"
 #include "session/run_outputs.h"
 #include "session/run_plan.h"
@@ -72,8 +72,7 @@ int report(const RunResult& result, const RunPlan& p, const Outputs& out) {
 
 int minimize(const MinimizeOptions& o, const std::string& command) {
   RunLog log;  // as pairmd run: everything printed, into PREFIX.log once the outputs are opened
-  H5dont_atexit();
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  h5::quiet_library(true);
   // A stop signal ends the minimisation at its next iteration; nothing is written then.
   install_stop_handlers();
   std::signal(SIGXFSZ, SIG_IGN);

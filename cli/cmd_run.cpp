@@ -8,7 +8,6 @@
 // Under mpirun with a replicas section each rank runs one replica of an ensemble, or
 // replicas.count / ranks of them as threads (replicas/ensemble_plan.h, replicas/ensemble.h;
 // docs/replicas.md): the replicas agree on every step of the set-up before any of them goes on.
-#include <hdf5.h>
 
 #include <algorithm>
 #include <csignal>
@@ -24,6 +23,7 @@
 #include "cli/run_setup.h"
 #include "engine/simulation.h"
 #include "io/checkpoint_run.h"
+#include "io/hdf5_util.h"
 #include "replicas/checkpoint_set.h"
 #include "replicas/communicator.h"
 #include "replicas/ensemble.h"
@@ -419,8 +419,7 @@ int run_command(RunOptions o, const std::string& command, Communicator& comm, En
   if (comm.rank() > 0) log.quiet_stdout();
   // Files left open at exit (a trajectory whose write failed) must not be flushed half-written
   // by HDF5's exit handler; everything else is closed explicitly.
-  H5dont_atexit();
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  h5::quiet_library(true);
   // Each replica of an ensemble restarts from its own checkpoint: PREFIX.r{replica}.checkpoint.h5,
   // or its common checkpoint where the replicas' newest are of different steps.
   std::string restart_note;

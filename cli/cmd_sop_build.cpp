@@ -8,7 +8,6 @@
 // gaps and alternate locations are errors unless an option decides them); build the model; check
 // that none of the outputs exists (unless --overwrite); write the pair lists, the config and the
 // start file; load the written config as `run` would, and report the native state.
-#include <hdf5.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +26,7 @@
 #include "engine/resources.h"
 #include "engine/sop_model.h"
 #include "engine/system_builder.h"
+#include "io/hdf5_util.h"
 #include "io/sop_files.h"
 #include "io/structure_file.h"
 
@@ -323,7 +323,7 @@ void report(const SopBuildOptions& o, const SopPlan& s) {
 }
 
 int sop_build(const SopBuildOptions& o) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  h5::quiet_library(false);
   SopPlan s;
   try {
     plan(o, s);

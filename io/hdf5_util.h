@@ -1,6 +1,7 @@
 // Small helpers over the HDF5 C API shared by the trajectory writer, its reader and the
 // checkpoints: an owning handle, quiet error handling with one readable message, and the few
-// dataset/attribute shapes pairmd writes. Internal to io/ (not a general wrapper).
+// dataset/attribute shapes pairmd writes. Internal to io/ (not a general wrapper), but for the
+// lock and quiet_library, which every command that reads or writes HDF5 files takes.
 #pragma once
 
 #include <hdf5.h>
@@ -15,14 +16,27 @@
 
 namespace pairmd::h5 {
 
-// Debian's HDF5 is built without thread safety: every HDF5 call in the process goes through
-// this one lock (the trajectory's flush timer runs on a thread of its own). Recursive, so a
-// locked function may call another.
+// Every HDF5 call in the process goes through this one lock (the trajectory's flush timer runs
+// on a thread of its own, replicas of an ensemble on threads of theirs): a build without thread
+// safety allows no concurrent calls, and a thread-safe one (Debian's, H5TS) keeps a lock of its
+// own that a forked child (io/child_read.cpp forks under this lock) inherits held if another
+// thread was inside HDF5 then, and waits on forever. Recursive, so a locked function may call
+// another.
 inline std::recursive_mutex& library_mutex() {
   static std::recursive_mutex m;
   return m;
 }
 using LibraryLock = std::lock_guard<std::recursive_mutex>;
+
+// A command's (or a replica thread's) set-up: HDF5 prints no errors of its own (pairmd reports
+// them), and with `no_exit_handler` flushes no files at exit (a trajectory whose write failed
+// must not be flushed half-written). Under the lock: these calls, unlocked in each replica
+// thread, raced another replica's fork and hung its child (`replicas.nompi`, 2026-11-27).
+inline void quiet_library(bool no_exit_handler) {
+  LibraryLock lock(library_mutex());
+  if (no_exit_handler) H5dont_atexit();
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
 
 // Owns one HDF5 identifier of any kind and releases it (H5Idec_ref closes at zero references).
 class Handle {

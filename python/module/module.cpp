@@ -3,11 +3,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <hdf5.h>
-
 #include "backends/backend.h"
 #include "backends/strategies.h"
 #include "base/version.h"
+#include "io/hdf5_util.h"
 #include "python/module/py_analysis.h"
 #include "python/module/py_ensemble.h"
 #include "python/module/py_errors.h"
@@ -21,7 +20,7 @@ PYBIND11_MODULE(pairmd, m) {
   m.doc() = "pairmd: molecular dynamics on the GPU (or the CPU reference) from Python; docs/python.md";
   m.attr("__version__") = PAIRMD_VERSION;
   // HDF5 reports its own errors on stderr unless told not to; pairmd reports them itself.
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  pairmd::h5::quiet_library(false);
   define_errors(m);
   define_simulation(m);
   define_ensemble(m);
