@@ -298,22 +298,17 @@ long bond_forces(const typename Eval::Params* table, const std::vector<Bond>& bo
   return broken;
 }
 
-// Angles of one kind: j (the vertex) gets -(f_i + f_k).
-template <typename Eval, bool kEnergy>
-void angle_term_forces(const typename Eval::Params* table, const std::vector<Angle>& angles, const SystemState& s,
-                       Vec3d* f, double& energy, double& virial, Vec3d& virial_diag) {
+// One term's loop over its entries (this thread's share inside a parallel region, all of them
+// outside one): `apply` adds an entry's forces to f and returns its energy and virial, which are
+// summed per thread and added to the totals once, in the same order every run.
+template <bool kEnergy, typename Entry, typename Apply>
+void term_loop(const std::vector<Entry>& entries, double& energy, double& virial, Vec3d& virial_diag, Apply apply) {
   double e = 0.0, w = 0.0;
   Vec3d wd{0, 0, 0};
-  const long na = static_cast<long>(angles.size());
+  const long n = static_cast<long>(entries.size());
 #pragma omp for schedule(static) nowait
-  for (long a = 0; a < na; ++a) {
-    const Angle& t = angles[a];
-    const Vec3d xj = s.position[t.j];
-    const AngleResult<double> r =
-        angle_forces<Eval>(s.box.min_image(s.position[t.i] - xj), s.box.min_image(s.position[t.k] - xj), table[t.type]);
-    f[t.i] += r.fi;
-    f[t.k] += r.fk;
-    f[t.j] -= r.fi + r.fk;
+  for (long k = 0; k < n; ++k) {
+    const auto r = apply(entries[k]);
     if (kEnergy) {
       e += r.energy;
       w += r.virial;
@@ -327,16 +322,26 @@ void angle_term_forces(const typename Eval::Params* table, const std::vector<Ang
   }
 }
 
+// Angles of one kind: j (the vertex) gets -(f_i + f_k).
+template <typename Eval, bool kEnergy>
+void angle_term_forces(const typename Eval::Params* table, const std::vector<Angle>& angles, const SystemState& s,
+                       Vec3d* f, double& energy, double& virial, Vec3d& virial_diag) {
+  term_loop<kEnergy>(angles, energy, virial, virial_diag, [&](const Angle& t) {
+    const Vec3d xj = s.position[t.j];
+    const AngleResult<double> r =
+        angle_forces<Eval>(s.box.min_image(s.position[t.i] - xj), s.box.min_image(s.position[t.k] - xj), table[t.type]);
+    f[t.i] += r.fi;
+    f[t.k] += r.fk;
+    f[t.j] -= r.fi + r.fk;
+    return r;
+  });
+}
+
 // Dihedrals (or impropers) of one kind: f_j = t - f_i, f_k = -t - f_l.
 template <typename Eval, bool kEnergy>
 void dihedral_term_forces(const typename Eval::Params* table, const std::vector<Dihedral>& quads, const SystemState& s,
                           Vec3d* f, double& energy, double& virial, Vec3d& virial_diag) {
-  double e = 0.0, w = 0.0;
-  Vec3d wd{0, 0, 0};
-  const long nq = static_cast<long>(quads.size());
-#pragma omp for schedule(static) nowait
-  for (long q = 0; q < nq; ++q) {
-    const Dihedral& t = quads[q];
+  term_loop<kEnergy>(quads, energy, virial, virial_diag, [&](const Dihedral& t) {
     const Vec3d* x = s.position.data();
     const DihedralResult<double> r =
         dihedral_forces<Eval>(s.box.min_image(x[t.j] - x[t.i]), s.box.min_image(x[t.k] - x[t.j]),
@@ -345,48 +350,35 @@ void dihedral_term_forces(const typename Eval::Params* table, const std::vector<
     f[t.j] += r.t - r.fi;
     f[t.k] -= r.t + r.fl;
     f[t.l] += r.fl;
-    if (kEnergy) {
-      e += r.energy;
-      w += r.virial;
-      wd += r.virial_diag;
-    }
-  }
-  if (kEnergy) {
-    energy += e;
-    virial += w;
-    virial_diag += wd;
-  }
+    return r;
+  });
 }
+
+// A scaled pair's energy and virial (zero beyond the cutoff), for term_loop.
+struct PairTermResult {
+  double energy = 0.0, virial = 0.0;
+  Vec3d virial_diag{0, 0, 0};
+};
 
 // The scaled bonded neighbours of one pair term: the pair's force and energy times its weight.
 template <typename Eval, bool kEnergy>
 void scaled_pair_forces(const typename Eval::Params* table, int ntypes, const std::vector<ScaledPair>& pairs,
                         const SystemState& s, Vec3d* f, double& energy, double& virial, Vec3d& virial_diag) {
-  double e = 0.0, w = 0.0;
-  Vec3d wd{0, 0, 0};
-  const long np = static_cast<long>(pairs.size());
-#pragma omp for schedule(static) nowait
-  for (long k = 0; k < np; ++k) {
-    const ScaledPair& p = pairs[k];
+  term_loop<kEnergy>(pairs, energy, virial, virial_diag, [&](const ScaledPair& p) {
+    PairTermResult r;
     const Vec3d d = s.box.min_image(s.position[p.i] - s.position[p.j]);
     const double rsq = dot(d, d);
     double fdivr = 0.0, pe = 0.0;
     const double qq = Eval::kUsesCharge ? s.charge[p.i] * s.charge[p.j] : 0.0;
-    if (!Eval::eval(rsq, qq, table[s.type[p.i] * ntypes + s.type[p.j]], fdivr, pe)) continue;
+    if (!Eval::eval(rsq, qq, table[s.type[p.i] * ntypes + s.type[p.j]], fdivr, pe)) return r;
     fdivr *= p.weight;
     f[p.i] += fdivr * d;
     f[p.j] -= fdivr * d;
-    if (kEnergy) {
-      e += p.weight * pe;
-      w += fdivr * rsq;
-      wd += fdivr * times(d, d);
-    }
-  }
-  if (kEnergy) {
-    energy += e;
-    virial += w;
-    virial_diag += wd;
-  }
+    r.energy = p.weight * pe;
+    r.virial = fdivr * rsq;
+    r.virial_diag = fdivr * times(d, d);
+    return r;
+  });
 }
 
 }  // namespace
