@@ -21,9 +21,9 @@ Needs the `openmm` and `openmm-cuda-13` wheels (scripts/device_run.sh openmm ins
 import argparse
 import csv
 import math
-import statistics
 import sys
-import time
+
+from openmm_timing import steady_state_timing  # bench/, beside this script
 
 
 def fcc_positions(cells, density):
@@ -66,13 +66,6 @@ def build(mm, unit, n, precision, platform_name):
     return context, integrator
 
 
-def time_steps(context, integrator, steps):
-    t0 = time.perf_counter()
-    integrator.step(steps)
-    context.getState(getPositions=True)  # waits for the GPU
-    return time.perf_counter() - t0
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="4000,32000,62500,256000,1000188")
@@ -93,10 +86,7 @@ def main():
     for n in [int(s) for s in args.sizes.split(",") if s]:
         for precision in [p for p in args.precision.split(",") if p]:
             context, integrator = build(mm, unit, n, precision, args.platform)
-            integrator.step(args.warmup)
-            times = [time_steps(context, integrator, args.steps) for _ in range(args.repeats)]
-            med = statistics.median(times) / args.steps
-            spread = (max(times) - min(times)) / statistics.median(times)
+            med, spread = steady_state_timing(context, integrator, args.warmup, args.steps, args.repeats)
             e = context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole) / n
             if not math.isfinite(e):
                 raise SystemExit(f"openmm_lj: N = {n} {precision}: the potential energy is not finite")

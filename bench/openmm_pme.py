@@ -41,11 +41,11 @@ from .whl/, docs/benchmarks.md); h5py for STATE.h5 files; --platform CPU tries t
 import argparse
 import csv
 import math
-import statistics
 import sys
-import time
 
 import numpy as np
+
+from openmm_timing import steady_state_timing  # bench/, beside this script
 
 COULOMB = 138.935456  # OpenMM's k_e, kJ/mol nm / e^2
 DENSITY = 0.1
@@ -210,13 +210,6 @@ def build(mm, unit, state, args, precision):
     return context, integrator, nb.getPMEParametersInContext(context)
 
 
-def time_steps(context, integrator, steps):
-    t0 = time.perf_counter()
-    integrator.step(steps)
-    context.getState(getPositions=True)  # waits for the GPU
-    return time.perf_counter() - t0
-
-
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("states", nargs="*", help="pairmd trajectories (H5MD) to start from instead of --sizes")
@@ -248,10 +241,7 @@ def main():
         n = len(state[1])
         for precision in [p for p in args.precision.split(",") if p]:
             context, integrator, pme = build(mm, unit, state, args, precision)
-            integrator.step(args.warmup)
-            times = [time_steps(context, integrator, args.steps) for _ in range(args.repeats)]
-            med = statistics.median(times) / args.steps
-            spread = (max(times) - min(times)) / statistics.median(times)
+            med, spread = steady_state_timing(context, integrator, args.warmup, args.steps, args.repeats)
             e = context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole) / n
             if not math.isfinite(e):
                 raise SystemExit(f"openmm_pme: N = {n} {precision}: the potential energy is not finite")

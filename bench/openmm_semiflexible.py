@@ -34,9 +34,9 @@ from .whl/, see docs/benchmarks.md); --platform CPU tries the script anywhere.
 import argparse
 import csv
 import math
-import statistics
 import sys
-import time
+
+from openmm_timing import steady_state_timing  # bench/, beside this script
 
 DENSITY = 0.85
 FENE_K, FENE_R0 = 30.0, 1.5
@@ -110,13 +110,6 @@ def build(mm, unit, n, length, precision, platform_name, angle):
     return context, integrator
 
 
-def time_steps(context, integrator, steps):
-    t0 = time.perf_counter()
-    integrator.step(steps)
-    context.getState(getPositions=True)  # waits for the GPU
-    return time.perf_counter() - t0
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="64000")
@@ -140,10 +133,7 @@ def main():
     for n in [int(s) for s in args.sizes.split(",") if s]:
         for precision in [p for p in args.precision.split(",") if p]:
             context, integrator = build(mm, unit, n, args.length, precision, args.platform, args.angle)
-            integrator.step(args.warmup)
-            times = [time_steps(context, integrator, args.steps) for _ in range(args.repeats)]
-            med = statistics.median(times) / args.steps
-            spread = (max(times) - min(times)) / statistics.median(times)
+            med, spread = steady_state_timing(context, integrator, args.warmup, args.steps, args.repeats)
             state = context.getState(getEnergy=True)
             e = state.getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole) / n
             t = 2 * state.getKineticEnergy().value_in_unit(unit.kilojoule_per_mole) / (3 * n)
