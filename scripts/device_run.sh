@@ -106,6 +106,18 @@ mkdir -p "$src/build-device/tests" && ln -sf "$B/pairmd" "$src/build-device/pair
 ln -sf "$B/lib/libpairmd_small_disk.so" "$src/build-device/tests/libpairmd_small_disk.so" 2>/dev/null
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
 
+# The OpenMM PME runs' starts: frame 0 of a short pairmd run of the periodic polyelectrolyte at
+# 63,990 and 255,960 particles (1,422 and 5,688 chains), relaxed as pairmd relaxes it, in `states`.
+pme_openmm_starts() {
+  states=()
+  for chains in 1422 5688; do
+    "$B/pairmd" run configs/polyelectrolyte_pme.yaml --set system.chains.count=$chains --steps 10 --backend cuda \
+      --set output.progress=off --set output.trajectory.every=10 --output /tmp/pme_state_$chains --overwrite \
+      > /tmp/pme_state_$chains.out 2>&1 || tail -3 /tmp/pme_state_$chains.out
+    states+=("$(ls /tmp/pme_state_$chains*.h5 | grep -v checkpoint | head -n 1)")
+  done
+}
+
 for stage in "${stages[@]}"; do
   echo "=== $stage ($(date +%T))"
   case $stage in
@@ -233,13 +245,7 @@ for stage in "${stages[@]}"; do
       summary+=("pme, pairmd compare: exit $?")
       cat "$OUT/pme_pairmd.log"
       if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl; then
-        states=()
-        for chains in 1422 5688; do  # 63,990 and 255,960 particles
-          "$B/pairmd" run configs/polyelectrolyte_pme.yaml --set system.chains.count=$chains --steps 10 --backend cuda \
-            --set output.progress=off --set output.trajectory.every=10 --output /tmp/pme_state_$chains --overwrite \
-            > /tmp/pme_state_$chains.out 2>&1 || tail -3 /tmp/pme_state_$chains.out
-          states+=("$(ls /tmp/pme_state_$chains*.h5 | grep -v checkpoint | head -n 1)")
-        done
+        pme_openmm_starts
         echo "OpenMM starts: ${states[*]}"
         PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_pme.py "${states[@]}" --openmm-grid \
           --precision single,mixed --warmup 500 --csv "$OUT/pme_openmm.csv" 2>&1 | tee "$OUT/pme_openmm.log"
@@ -259,13 +265,7 @@ for stage in "${stages[@]}"; do
     pme_openmm_matched)
       # OpenMM (mixed) at the grid that meets the accuracy at its order 5, from pairmd's starts.
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-      states=()
-      for chains in 1422 5688; do
-        "$B/pairmd" run configs/polyelectrolyte_pme.yaml --set system.chains.count=$chains --steps 10 --backend cuda \
-          --set output.progress=off --set output.trajectory.every=10 --output /tmp/pme_state_$chains --overwrite \
-          > /tmp/pme_state_$chains.out 2>&1 || tail -3 /tmp/pme_state_$chains.out
-        states+=("$(ls /tmp/pme_state_$chains*.h5 | grep -v checkpoint | head -n 1)")
-      done
+      pme_openmm_starts
       PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_pme.py "${states[@]}" \
         --precision mixed --warmup 500 --csv "$OUT/pme_openmm_matched.csv" 2>&1 | tee "$OUT/pme_openmm_matched.log"
       summary+=("pme, openmm (grid meeting the accuracy): exit ${PIPESTATUS[0]}")
@@ -284,13 +284,7 @@ for stage in "${stages[@]}"; do
       done
       "$B/pairmd" compare configs/polyelectrolyte_pme.yaml --sizes 64000,256000 --strategies pair_slots_fused,pair_warp \
         --steps 200 --repeats 5 --warmup 500 --no-reference --out "$OUT/pme_default" 2>&1 | grep -E "^(N =|pair_)"
-      states=()
-      for chains in 1422 5688; do
-        "$B/pairmd" run configs/polyelectrolyte_pme.yaml --set system.chains.count=$chains --steps 10 --backend cuda \
-          --set output.progress=off --set output.trajectory.every=10 --output /tmp/pme_state_$chains --overwrite \
-          > /tmp/pme_state_$chains.out 2>&1 || tail -3 /tmp/pme_state_$chains.out
-        states+=("$(ls /tmp/pme_state_$chains*.h5 | grep -v checkpoint | head -n 1)")
-      done
+      pme_openmm_starts
       PYTHONPATH=/tmp/site:${PYTHONPATH:-} PYTHONUNBUFFERED=1 python3 bench/openmm_pme.py "${states[@]}" --openmm-grid \
         --precision single,mixed --warmup 500 --csv "$OUT/pme_openmm.csv" 2>&1 | tee "$OUT/pme_openmm.log"
       summary+=("pme_equal, openmm: exit ${PIPESTATUS[0]}")
