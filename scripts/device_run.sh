@@ -552,6 +552,26 @@ PY
       summary+=("ensembles: $(grep -c 'exit 0' "$log") runs exit 0, $(grep -c 'exit [1-9]' "$log") failed")
       grep -E '^[0-9]+ +[0-9]+ |^== |ensemble: aggregate|ensemble: [0-9]+ meetings|exit [1-9]' "$log"
       ;;
+    ensemble_profile)
+      # Issue 31: where an ensemble's step goes. Kernel durations (Nsight Compute, as `profile`)
+      # of 64 copies of the 500-particle tempering liquid and 1,024 copies of the 98-bead SOP
+      # model, 2,000 launches after the first 4,000 (past the warm-up's melt), grouped by kernel.
+      w=$(mktemp -d /tmp/pairmd_ensp.XXXXXX)
+      "$B/pairmd" sop-build "$B/1tii.pdb" --chains D -o "$w/sop.yaml" > "$OUT/ensemble_profile.log" 2>&1
+      for sys in "lj500x64:configs/lj_tempering.yaml:64" "sopx1024:$w/sop.yaml:1024"; do
+        IFS=: read -r name cfg k <<< "$sys"
+        (cd "$w" && "$B/ensemble_bench" "$cfg" --copies "$k" --steps 2000 --warmup 1000 --repeats 3) \
+          >> "$OUT/ensemble_profile.log" 2>&1
+        (cd "$w" && ncu --metrics gpu__time_duration.sum --cache-control none --clock-control none \
+          --launch-skip 4000 --launch-count 2000 --csv --page raw \
+          "$B/ensemble_bench" "$cfg" --copies "$k" --steps 600 --warmup 1000 --repeats 1) \
+          > "$OUT/ncu_raw_$name.csv" 2>> "$OUT/ensemble_profile.log"
+        summary+=("ensemble_profile $name: exit $?")
+        echo "== $name" | tee -a "$OUT/kernel_times_ensembles.txt"
+        python3 scripts/kernel_times.py "$OUT/ncu_raw_$name.csv" | tee -a "$OUT/kernel_times_ensembles.txt"
+      done
+      grep -E '^[0-9]+ +[0-9]+ ' "$OUT/ensemble_profile.log"
+      ;;
     sop)
       # Issue 20 (docs/benchmarks.md, "Coarse-grained proteins"). sop-build writes relative
       # paths: build and run inside the scratch directory.

@@ -30,6 +30,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda/cuda_check.h"
@@ -89,16 +90,80 @@ __global__ void bin_gather(const float4* __restrict__ atoms, const int* __restri
 
 // ---- Short range ------------------------------------------------------------------------------
 
+using ShortScan = cub::BlockScan<int, kShortThreads>;
+
+// A block's shared memory: the tile's bin rows of one batch (their first atom, offset in the
+// batch's layout and periodic shift), and the atoms of the chunk being summed.
+struct ShortShared {
+  typename ShortScan::TempStorage scan;
+  float4 atoms[kShortThreads];
+  int first[kShortThreads], offset[kShortThreads + 1];
+  float shift[3][kShortThreads];
+};
+
+// One bin row per thread (row base + t of the tile's rows): its segment of atoms, then the
+// block's prefix sum lays them out one after the other. Returns the batch's atom count.
+__device__ int lay_out_rows(ShortShared& sh, const ShortGeom& g, const msm::TileRows& rows, int nrows,
+                            const float* bmin, const float* bmax, int base, const int* __restrict__ start) {
+  const int t = threadIdx.x;
+  int first = 0, len = 0;
+  msm::RowSegment<float> seg;
+  seg.shift[0] = seg.shift[1] = seg.shift[2] = 0.0f;
+  if (base + t < nrows && msm::tile_row(g.bins, rows, bmin, bmax, g.a, base + t, seg)) {
+    first = start[seg.first];
+    len = start[seg.last + 1] - first;
+  }
+  int offset, total;
+  ShortScan(sh.scan).ExclusiveSum(len, offset, total);
+  sh.first[t] = first;
+  sh.offset[t] = offset;
+  sh.shift[0][t] = seg.shift[0], sh.shift[1][t] = seg.shift[1], sh.shift[2][t] = seg.shift[2];
+  if (t == 0) sh.offset[kShortThreads] = total;
+  __syncthreads();
+  return total;
+}
+
+// Atom `chunk + t` of the batch's layout into shared memory, shifted to its periodic image.
+__device__ void load_atom(ShortShared& sh, const float4* __restrict__ atoms, int chunk, int total) {
+  const int t = threadIdx.x, f = chunk + t;
+  if (f < total) {
+    // The last segment starting at or before f holds it (empty segments share offsets).
+    int lo = 0, hi = kShortThreads - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) >> 1;
+      if (sh.offset[mid] <= f)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    float4 a = atoms[sh.first[lo] + f - sh.offset[lo]];
+    a.x += sh.shift[0][lo], a.y += sh.shift[1][lo], a.z += sh.shift[2][lo];
+    sh.atoms[t] = a;
+  }
+}
+
+// The short-range potential of the first n shared atoms at a thread's points (px, py, pz[c]).
+template <int K>
+__device__ void add_atoms(const ShortShared& sh, int n, const ShortGeom& g, const float* coef, float px, float py,
+                          const float* pz, float* v) {
+  for (int k = 0; k < n; ++k) {
+    const float4 a = sh.atoms[k];
+    const float dx = px - a.x, dy = py - a.y;
+    const float dxy2 = fmaf(dx, dx, dy * dy);
+#pragma unroll
+    for (int c = 0; c < kPointsPerThread; ++c) {
+      const float dz = pz[c] - a.z;
+      const float r2 = fmaf(dz, dz, dxy2);
+      const float term = rsqrtf(fmaxf(r2, g.floor2)) - msm::softening_poly<K>(coef, r2);
+      v[c] = fmaf(r2 < g.a2 ? a.w : 0.0f, term, v[c]);
+    }
+  }
+}
+
 template <int K>
 __global__ void __launch_bounds__(kShortThreads)
     short_range(float* __restrict__ out, ShortGeom g, const float4* __restrict__ atoms, const int* __restrict__ start) {
-  using Scan = cub::BlockScan<int, kShortThreads>;
-  __shared__ typename Scan::TempStorage scan_tmp;
-  __shared__ float4 s_atoms[kShortThreads];
-  __shared__ int s_first[kShortThreads], s_offset[kShortThreads + 1];
-  __shared__ float s_shift[3][kShortThreads];
-
-  const msm::BinGrid<float> bins = g.bins;
+  __shared__ ShortShared sh;
   float coef[K + 1];
 #pragma unroll
   for (int j = 0; j <= K; ++j) coef[j] = g.coef[j];
@@ -113,55 +178,14 @@ __global__ void __launch_bounds__(kShortThreads)
   const float bmax[3] = {(min(g.nx, i0 + kTile) - 1) * g.s[0] - g.origin[0],
                          (min(g.ny, j0 + kTile) - 1) * g.s[1] - g.origin[1],
                          (min(g.nz, k0 + kTile) - 1) * g.s[2] - g.origin[2]};
-  const msm::TileRows rows = msm::tile_rows(bins, bmin, bmax, g.a);
+  const msm::TileRows rows = msm::tile_rows(g.bins, bmin, bmax, g.a);
   const int nrows = rows.count();
-
   for (int base = 0; base < nrows; base += kShortThreads) {
-    // One row per thread: its segment of atoms, then the block's prefix sum lays them out.
-    int first = 0, len = 0;
-    msm::RowSegment<float> seg;
-    seg.shift[0] = seg.shift[1] = seg.shift[2] = 0.0f;
-    if (base + t < nrows && msm::tile_row(bins, rows, bmin, bmax, g.a, base + t, seg)) {
-      first = start[seg.first];
-      len = start[seg.last + 1] - first;
-    }
-    int offset, total;
-    Scan(scan_tmp).ExclusiveSum(len, offset, total);
-    s_first[t] = first;
-    s_offset[t] = offset;
-    s_shift[0][t] = seg.shift[0], s_shift[1][t] = seg.shift[1], s_shift[2][t] = seg.shift[2];
-    if (t == 0) s_offset[kShortThreads] = total;
-    __syncthreads();
+    const int total = lay_out_rows(sh, g, rows, nrows, bmin, bmax, base, start);
     for (int chunk = 0; chunk < total; chunk += kShortThreads) {
-      const int f = chunk + t;
-      if (f < total) {
-        // The last segment starting at or before f holds it (empty segments share offsets).
-        int lo = 0, hi = kShortThreads - 1;
-        while (lo < hi) {
-          const int mid = (lo + hi + 1) >> 1;
-          if (s_offset[mid] <= f)
-            lo = mid;
-          else
-            hi = mid - 1;
-        }
-        float4 a = atoms[s_first[lo] + f - s_offset[lo]];
-        a.x += s_shift[0][lo], a.y += s_shift[1][lo], a.z += s_shift[2][lo];
-        s_atoms[t] = a;
-      }
+      load_atom(sh, atoms, chunk, total);
       __syncthreads();
-      const int n = min(kShortThreads, total - chunk);
-      for (int k = 0; k < n; ++k) {
-        const float4 a = s_atoms[k];
-        const float dx = px - a.x, dy = py - a.y;
-        const float dxy2 = fmaf(dx, dx, dy * dy);
-#pragma unroll
-        for (int c = 0; c < kPointsPerThread; ++c) {
-          const float dz = pz[c] - a.z;
-          const float r2 = fmaf(dz, dz, dxy2);
-          const float term = rsqrtf(fmaxf(r2, g.floor2)) - msm::softening_poly<K>(coef, r2);
-          v[c] = fmaf(r2 < g.a2 ? a.w : 0.0f, term, v[c]);
-        }
-      }
+      add_atoms<K>(sh, min(kShortThreads, total - chunk), g, coef, px, py, pz, v);
       __syncthreads();
     }
     __syncthreads();  // the next batch rewrites the shared rows and reuses the scan storage
@@ -521,6 +545,90 @@ void interpolation(const MsmGpuPlan& p, DevicePlan& d, bool accumulate, float* o
   PAIRMD_CHECK_LAUNCH();
 }
 
+// The finest level's cells as bins of the atoms.
+msm::BinGrid<float> bin_grid(const MsmGpuPlan& p, const LevelDev& l0) {
+  msm::BinGrid<float> bins{};
+  for (int d = 0; d < 3; ++d) {
+    bins.nb[d] = l0.dims[d];
+    bins.lo[d] = p.periodic ? 0 : l0.lo[d];
+    bins.h[d] = p.h[d];
+    bins.L[d] = p.box[d];
+  }
+  bins.periodic = p.periodic;
+  return bins;
+}
+
+// The atoms in bin order, with every buffer (and CUB's scratch) allocated before the timed
+// kernels start.
+struct Binning {
+  int n;
+  size_t nbins;
+  int key_bits = 1;
+  DeviceBuffer<float4> atoms, binned;
+  DeviceBuffer<int> bin, bin_sorted, index, order, count, start;
+  size_t scan_bytes = 0, sort_bytes = 0;
+  DeviceBuffer<unsigned char> scan, sort;
+
+  Binning(const float* xyzq, int n_atoms, size_t bins)
+      : n(n_atoms),
+        nbins(bins),
+        atoms(n),
+        binned(n),
+        bin(n),
+        bin_sorted(n),
+        index(n),
+        order(n),
+        count(bins + 1),
+        start(bins + 1) {
+    if (n) PAIRMD_CUDA_CHECK(cudaMemcpy(atoms.data(), xyzq, n * sizeof(float4), cudaMemcpyHostToDevice));
+    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, count.data(), start.data(), nbins + 1));
+    scan.resize(scan_bytes + 1);
+    while (key_bits < 31 && (size_t(1) << key_bits) < nbins) ++key_bits;
+    PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, bin.data(), bin_sorted.data(), index.data(),
+                                                      order.data(), n, 0, key_bits));
+    sort.resize(sort_bytes + 1);
+  }
+
+  // Counts by integer atomicAdd, offsets by a scan, and the atoms in bin order by a stable radix
+  // sort of (bin, atom index), so that within a bin they stay in index order.
+  void run(const msm::BinGrid<float>& bins) {
+    PAIRMD_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, (nbins + 1) * sizeof(int)));
+    bin_count<<<blocks_for(n), 256>>>(atoms.data(), n, bins, bin.data(), count.data());
+    PAIRMD_CHECK_LAUNCH();
+    PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan.data(), scan_bytes, count.data(), start.data(), nbins + 1));
+    iota<<<blocks_for(n), 256>>>(index.data(), n);
+    PAIRMD_CHECK_LAUNCH();
+    PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort.data(), sort_bytes, bin.data(), bin_sorted.data(),
+                                                      index.data(), order.data(), n, 0, key_bits));
+    bin_gather<<<blocks_for(n), 256>>>(atoms.data(), order.data(), n, binned.data());
+    PAIRMD_CHECK_LAUNCH();
+  }
+};
+
+void short_range_pass(const MsmGpuPlan& p, const msm::BinGrid<float>& bins, const Binning& b, float* out) {
+  ShortGeom g{};
+  g.nx = p.nx, g.ny = p.ny, g.nz = p.nz;
+  for (int d = 0; d < 3; ++d) g.s[d] = p.s[d], g.origin[d] = p.origin[d];
+  g.a = p.a, g.a2 = p.a * p.a, g.floor2 = p.floor2;
+  for (int j = 0; j < 5; ++j) g.coef[j] = p.coef[j];
+  g.bins = bins;
+  const dim3 grid_dim((p.nx + kTile - 1) / kTile, (p.ny + kTile - 1) / kTile, (p.nz + kTile - 1) / kTile);
+  if (p.split == 2)
+    short_range<2><<<grid_dim, kShortThreads>>>(out, g, b.binned.data(), b.start.data());
+  else
+    short_range<3><<<grid_dim, kShortThreads>>>(out, g, b.binned.data(), b.start.data());
+  PAIRMD_CHECK_LAUNCH();
+}
+
+// f(std::integral_constant<int, P>) for the plan's interpolation order P (4 or 6).
+template <class F>
+void by_order(int order, F f) {
+  if (order == 4)
+    f(std::integral_constant<int, 4>{});
+  else
+    f(std::integral_constant<int, 6>{});
+}
+
 }  // namespace
 
 MsmGpuTimes gpu_msm_potential(const MsmGpuPlan& p, const float* xyzq, size_t natoms, float* out,
@@ -531,38 +639,17 @@ MsmGpuTimes gpu_msm_potential(const MsmGpuPlan& p, const float* xyzq, size_t nat
   const int n = static_cast<int>(natoms);
   const size_t npoints = static_cast<size_t>(p.nx) * p.ny * p.nz;
   const LevelDev l0 = level_dev(p.levels[0]);
-
-  msm::BinGrid<float> bins{};
-  for (int d = 0; d < 3; ++d) {
-    bins.nb[d] = l0.dims[d];
-    bins.lo[d] = p.periodic ? 0 : l0.lo[d];
-    bins.h[d] = p.h[d];
-    bins.L[d] = p.box[d];
-  }
-  bins.periodic = p.periodic;
-  const size_t nbins = l0.size();
-
+  const msm::BinGrid<float> bins = bin_grid(p, l0);
   DeviceBuffer<float> d_out(npoints);
-  DeviceBuffer<float4> d_atoms(natoms), d_binned(natoms);
-  DeviceBuffer<int> d_bin(natoms), d_bin_sorted(natoms), d_index(natoms), d_order(natoms), d_count(nbins + 1),
-      d_start(nbins + 1);
-  if (n) PAIRMD_CUDA_CHECK(cudaMemcpy(d_atoms.data(), xyzq, natoms * sizeof(float4), cudaMemcpyHostToDevice));
+  Binning binning(xyzq, n, l0.size());
   if (opt.poison) {
     fill<<<blocks_for(npoints), 256>>>(d_out.data(), npoints, std::numeric_limits<float>::quiet_NaN());
     PAIRMD_CHECK_LAUNCH();
   }
-  size_t scan_bytes = 0;
-  PAIRMD_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, d_count.data(), d_start.data(), nbins + 1));
-  DeviceBuffer<unsigned char> d_scan(scan_bytes + 1);
-  int key_bits = 1;
-  while (key_bits < 31 && (size_t(1) << key_bits) < nbins) ++key_bits;
-  size_t sort_bytes = 0;
-  PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, d_bin.data(), d_bin_sorted.data(),
-                                                    d_index.data(), d_order.data(), n, 0, key_bits));
-  DeviceBuffer<unsigned char> d_sort(sort_bytes + 1);
   std::unique_ptr<DevicePlan> dev;
   if (n && opt.long_range) dev = std::make_unique<DevicePlan>(p);
 
+  // Events 0..5 bound binning, short range, anterpolation, grids and interpolation.
   Events ev;
   PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[0]));
   if (n == 0 || !(opt.short_range || opt.long_range)) {
@@ -570,59 +657,19 @@ MsmGpuTimes gpu_msm_potential(const MsmGpuPlan& p, const float* xyzq, size_t nat
     PAIRMD_CHECK_LAUNCH();
     for (int i = 1; i < 6; ++i) PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[i]));
   } else {
-    // Binning: counts by integer atomicAdd, offsets by a scan, and the atoms in bin order by a
-    // stable radix sort of (bin, atom index), so that within a bin they stay in index order.
-    PAIRMD_CUDA_CHECK(cudaMemsetAsync(d_count.data(), 0, (nbins + 1) * sizeof(int)));
-    bin_count<<<blocks_for(natoms), 256>>>(d_atoms.data(), n, bins, d_bin.data(), d_count.data());
-    PAIRMD_CHECK_LAUNCH();
-    PAIRMD_CUDA_CHECK(
-        cub::DeviceScan::ExclusiveSum(d_scan.data(), scan_bytes, d_count.data(), d_start.data(), nbins + 1));
-    iota<<<blocks_for(natoms), 256>>>(d_index.data(), n);
-    PAIRMD_CHECK_LAUNCH();
-    PAIRMD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(d_sort.data(), sort_bytes, d_bin.data(), d_bin_sorted.data(),
-                                                      d_index.data(), d_order.data(), n, 0, key_bits));
-    bin_gather<<<blocks_for(natoms), 256>>>(d_atoms.data(), d_order.data(), n, d_binned.data());
-    PAIRMD_CHECK_LAUNCH();
+    binning.run(bins);
     PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[1]));
-
-    // Short range.
-    if (opt.short_range) {
-      ShortGeom g{};
-      g.nx = p.nx, g.ny = p.ny, g.nz = p.nz;
-      for (int d = 0; d < 3; ++d) g.s[d] = p.s[d], g.origin[d] = p.origin[d];
-      g.a = p.a, g.a2 = p.a * p.a, g.floor2 = p.floor2;
-      for (int j = 0; j < 5; ++j) g.coef[j] = p.coef[j];
-      g.bins = bins;
-      const dim3 grid_dim((p.nx + kTile - 1) / kTile, (p.ny + kTile - 1) / kTile, (p.nz + kTile - 1) / kTile);
-      if (p.split == 2)
-        short_range<2><<<grid_dim, kShortThreads>>>(d_out.data(), g, d_binned.data(), d_start.data());
-      else
-        short_range<3><<<grid_dim, kShortThreads>>>(d_out.data(), g, d_binned.data(), d_start.data());
-      PAIRMD_CHECK_LAUNCH();
-    }
+    if (opt.short_range) short_range_pass(p, bins, binning, d_out.data());
     PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[2]));
-
-    // Long range.
-    if (opt.long_range) {
-      if (p.order == 4)
-        anterpolation<4>(*dev, bins, d_binned.data(), d_start.data());
-      else
-        anterpolation<6>(*dev, bins, d_binned.data(), d_start.data());
-    }
+    if (opt.long_range)
+      by_order(p.order, [&](auto P) {
+        anterpolation<decltype(P)::value>(*dev, bins, binning.binned.data(), binning.start.data());
+      });
     PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[3]));
-    if (opt.long_range) {
-      if (p.order == 4)
-        grid_steps<4>(p, *dev);
-      else
-        grid_steps<6>(p, *dev);
-    }
+    if (opt.long_range) by_order(p.order, [&](auto P) { grid_steps<decltype(P)::value>(p, *dev); });
     PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[4]));
-    if (opt.long_range) {
-      if (p.order == 4)
-        interpolation<4>(p, *dev, opt.short_range, d_out.data());
-      else
-        interpolation<6>(p, *dev, opt.short_range, d_out.data());
-    }
+    if (opt.long_range)
+      by_order(p.order, [&](auto P) { interpolation<decltype(P)::value>(p, *dev, opt.short_range, d_out.data()); });
     PAIRMD_CUDA_CHECK(cudaEventRecord(ev.e[5]));
   }
   PAIRMD_CUDA_CHECK(cudaEventSynchronize(ev.e[5]));
