@@ -36,15 +36,164 @@ using namespace pairmd;
 
 namespace {
 
+struct Options {
+  std::string cases = "small,large", csv = "dcs_bench.csv";
+  std::string kernels;  // empty: every kernel
+  int repeats = 5, cpu_planes = 4;
+  size_t scatter_atoms_large = 10000;
+  unsigned seed = 2026;
+};
+
+[[noreturn]] void exit_with_usage() {
+  std::cerr << "usage: dcs_bench [--cases small,large] [--repeats 5] [--csv dcs_bench.csv] [--kernels k1,k2]\n"
+               "                 [--scatter-atoms-large N] [--cpu-planes P] [--seed S]\n";
+  std::exit(2);
+}
+
+// Exits 2 on an unknown option or a missing value (bad input, as pairmd's own options).
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--cases")
+      o.cases = next();
+    else if (a == "--repeats")
+      o.repeats = std::stoi(next());
+    else if (a == "--csv")
+      o.csv = next();
+    else if (a == "--kernels")
+      o.kernels = next();
+    else if (a == "--scatter-atoms-large")
+      o.scatter_atoms_large = std::stoul(next());
+    else if (a == "--cpu-planes")
+      o.cpu_planes = std::stoi(next());
+    else if (a == "--seed")
+      o.seed = static_cast<unsigned>(std::stoul(next()));
+    else
+      exit_with_usage();
+  }
+  return o;
+}
+
 struct Case {
   std::string name;
   size_t atoms;
-  int n;
+  int n;  // lattice points per direction
 };
+
+std::vector<Case> selected_cases(const std::string& text) {
+  std::vector<Case> cases;
+  if (text.find("small") != std::string::npos) cases.push_back({"small", 10000, 64});
+  if (text.find("large") != std::string::npos) cases.push_back({"large", 100000, 256});
+  return cases;
+}
+
+constexpr double kSpacing = 0.5;
+constexpr double kFloor = 0.5 * kSpacing;  // the distance floor
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// The same atoms twice: as the CPU reference takes them, and packed x, y, z, q in float for the GPU.
+struct Atoms {
+  ChargeList charges;
+  std::vector<float> xyzq;
+};
+
+// Uniform over the lattice extent, charges of random sign and magnitude 0.1..1.
+Atoms random_atoms(const Case& c, unsigned seed) {
+  const double extent = kSpacing * (c.n - 1);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> pos(0.0, extent), mag(0.1, 1.0);
+  Atoms atoms;
+  for (size_t a = 0; a < c.atoms; ++a) {
+    const double x = pos(rng), y = pos(rng), z = pos(rng), q = (rng() & 1 ? 1 : -1) * mag(rng);
+    atoms.charges.add(x, y, z, q);
+    atoms.xyzq.insert(atoms.xyzq.end(), {float(x), float(y), float(z), float(q)});
+  }
+  return atoms;
+}
+
+struct CpuReference {
+  Grid3 ref;  // the first planes of the lattice: the error reference of every GPU kernel
+  double seconds = 0, gevals_per_s = 0;
+};
+
+// On the first --cpu-planes planes only: the rate per evaluation does not depend on the number of
+// planes, and the whole large lattice would take minutes. At most 3 repeats, for the same reason.
+CpuReference run_cpu_reference(const Case& c, const ChargeList& atoms, const Options& o) {
+  CpuReference cpu;
+  const int planes = std::min(o.cpu_planes, c.n);
+  cpu.ref.dims = {c.n, c.n, planes};
+  cpu.ref.spacing = {kSpacing, kSpacing, kSpacing};
+  std::vector<double> times;
+  for (int r = 0; r < std::max(1, std::min(o.repeats, 3)); ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    potential_cpu(atoms, 1.0, kFloor, cpu.ref);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  cpu.seconds = median(times);
+  const double evals = double(c.atoms) * cpu.ref.size();
+  cpu.gevals_per_s = 1e-9 * evals / cpu.seconds;
+  return cpu;
+}
+
+void print_headers(std::ostream& csv) {
+  csv << "case,kernel,coarsen,atoms,points,median_ms,gevals_per_s,rel_rms,max_err_over_max_ref,soft_rsqrt\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-6s %-17s %3s %8s %10s %11s %14s %10s %10s\n", "case", "kernel", "C", "atoms",
+                "points", "median ms", "Geval/s", "rel RMS", "max err");
+  std::cout << line;
+}
+
+void print_cpu_row(const Case& c, const CpuReference& cpu, std::ostream& csv) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%-6s %-17s %3s %8zu %10zu %11.3f %14.3f %10s %10s\n", c.name.c_str(), "cpu", "-",
+                c.atoms, cpu.ref.size(), 1e3 * cpu.seconds, cpu.gevals_per_s, "ref", "ref");
+  std::cout << line << std::flush;
+  csv << c.name << ",cpu,," << c.atoms << "," << cpu.ref.size() << "," << 1e3 * cpu.seconds << "," << cpu.gevals_per_s
+      << ",,\n";
+}
+
+// One row of the GPU table: a kernel, its points per thread C and, for gather_mixed_rsqrt, S of
+// those points on the FMA pipes.
+struct KernelRun {
+  dcs::GpuKernel k;
+  const char* name;
+  int coarsen;
+  int soft = 0;
+};
+
+const std::vector<KernelRun>& kernel_runs() {
+  static const std::vector<KernelRun> runs = {
+      {dcs::GpuKernel::Scatter, "scatter", 1},
+      {dcs::GpuKernel::Gather, "gather", 1},
+      {dcs::GpuKernel::GatherCoarsened, "gather_coarsened", 4},
+      {dcs::GpuKernel::GatherCoarsened, "gather_coarsened", 8},
+      {dcs::GpuKernel::GatherCoarsened, "gather_coarsened", 16},
+      {dcs::GpuKernel::GatherCoalesced, "gather_coalesced", 4},
+      {dcs::GpuKernel::GatherCoalesced, "gather_coalesced", 8},
+      {dcs::GpuKernel::GatherCoalesced, "gather_coalesced", 16},
+      {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 8, 1},
+      {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 8, 2},
+      {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 16, 2},
+      {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 16, 3},
+      {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 16, 4},
+  };
+  return runs;
+}
+
+bool selected(const Options& o, const KernelRun& run) {
+  return o.kernels.empty() || ("," + o.kernels + ",").find("," + std::string(run.name) + ",") != std::string::npos;
 }
 
 struct Errors {
@@ -63,162 +212,110 @@ Errors compare(const std::vector<float>& gpu, const Grid3& ref) {
   return {std::sqrt(se / sr), emax / rmax};
 }
 
+struct GpuResult {
+  size_t atoms = 0;      // fewer than the case's for scatter on the large case
+  bool checked = false;  // whether the error was measured: only when all atoms were used
+  double median_ms = 0, gevals_per_s = 0;
+  Errors err;
+};
+
+// The median of --repeats CUDA-event times after one warm-up, on the whole lattice; `out` is the
+// case's output buffer, reused by every run.
+GpuResult time_gpu_run(const KernelRun& run, const Case& c, const Atoms& atoms, const CpuReference& cpu,
+                       const Options& o, std::vector<float>& out) {
+  dcs::GpuLattice lat;
+  lat.nx = lat.ny = lat.nz = c.n;
+  lat.hx = lat.hy = lat.hz = static_cast<float>(kSpacing);
+  const size_t points = size_t(c.n) * c.n * c.n;
+  GpuResult res;
+  // Scatter issues one atomicAdd per evaluation: fewer atoms on the large case keep it to seconds.
+  res.atoms = c.atoms;
+  if (run.k == dcs::GpuKernel::Scatter && c.name == "large") res.atoms = std::min(res.atoms, o.scatter_atoms_large);
+  dcs::GpuOptions opt;
+  opt.floor2 = static_cast<float>(kFloor * kFloor);
+  opt.coarsen = run.coarsen == 1 ? 8 : run.coarsen;
+  opt.soft_rsqrt = run.soft;
+  std::vector<double> ms;
+  for (int r = 0; r <= o.repeats; ++r) {
+    const double t = dcs::gpu_potential(run.k, lat, atoms.xyzq.data(), res.atoms, out.data(), opt);
+    if (r > 0) ms.push_back(t);  // r == 0: warm-up
+  }
+  res.median_ms = median(ms);
+  res.gevals_per_s = 1e-9 * double(res.atoms) * points / (1e-3 * res.median_ms);
+  res.checked = res.atoms == c.atoms;
+  if (res.checked) {
+    std::vector<float> slab(out.begin(), out.begin() + cpu.ref.size());
+    res.err = compare(slab, cpu.ref);
+  }
+  return res;
+}
+
+void print_gpu_row(const Case& c, const KernelRun& run, const GpuResult& res, std::ostream& csv) {
+  const size_t points = size_t(c.n) * c.n * c.n;
+  char e1[32] = "-", e2[32] = "-";
+  if (res.checked) {
+    std::snprintf(e1, sizeof e1, "%.2e", res.err.rel_rms);
+    std::snprintf(e2, sizeof e2, "%.2e", res.err.max_rel);
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "%-6s %-17s %3d %8zu %10zu %11.3f %14.3f %10s %10s%s\n", c.name.c_str(), run.name,
+                run.coarsen, res.atoms, points, res.median_ms, res.gevals_per_s, e1, e2,
+                run.soft ? (" S=" + std::to_string(run.soft)).c_str() : "");
+  std::cout << line << std::flush;
+  csv << c.name << "," << run.name << "," << run.coarsen << "," << res.atoms << "," << points << "," << res.median_ms
+      << "," << res.gevals_per_s << "," << (res.checked ? e1 : "") << "," << (res.checked ? e2 : "") << "," << run.soft
+      << "\n";
+}
+
+// What a case's closing line reports: scatter against gather, and the fastest run.
+struct Summary {
+  double rate_scatter = 0, rate_gather = 0, best_rate = 0;
+  std::string best;
+
+  void add(const KernelRun& run, double rate) {
+    if (run.k == dcs::GpuKernel::Scatter) rate_scatter = rate;
+    if (run.k == dcs::GpuKernel::Gather) rate_gather = rate;
+    if (rate > best_rate)
+      best_rate = rate, best = std::string(run.name) + " C=" + std::to_string(run.coarsen) +
+                               (run.soft ? " S=" + std::to_string(run.soft) : std::string());
+  }
+};
+
+void print_summary(const Case& c, const Summary& s, const CpuReference& cpu) {
+  std::cout << c.name << ": ";
+  if (s.rate_gather > 0 && s.rate_scatter > 0)
+    std::cout << "gather / scatter speed ratio " << s.rate_gather / s.rate_scatter << ", ";
+  std::cout << "best " << s.best << " at " << s.best_rate << " Geval/s, " << s.best_rate / cpu.gevals_per_s
+            << "x the CPU reference\n";
+}
+
+void run_gpu_kernels(const Case& c, const Atoms& atoms, const CpuReference& cpu, const Options& o, std::ostream& csv) {
+  std::vector<float> out(size_t(c.n) * c.n * c.n);
+  Summary summary;
+  for (const KernelRun& run : kernel_runs()) {
+    if (!selected(o, run)) continue;
+    const GpuResult res = time_gpu_run(run, c, atoms, cpu, o, out);
+    summary.add(run, res.gevals_per_s);
+    print_gpu_row(c, run, res, csv);
+  }
+  print_summary(c, summary, cpu);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string cases_text = "small,large", csv_path = "dcs_bench.csv", kernels_text;
-  int repeats = 5, cpu_planes = 4;
-  size_t scatter_atoms_large = 10000;
-  unsigned seed = 2026;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--cases")
-      cases_text = next();
-    else if (a == "--repeats")
-      repeats = std::stoi(next());
-    else if (a == "--csv")
-      csv_path = next();
-    else if (a == "--kernels")
-      kernels_text = next();
-    else if (a == "--scatter-atoms-large")
-      scatter_atoms_large = std::stoul(next());
-    else if (a == "--cpu-planes")
-      cpu_planes = std::stoi(next());
-    else if (a == "--seed")
-      seed = static_cast<unsigned>(std::stoul(next()));
-    else {
-      std::cerr << "usage: dcs_bench [--cases small,large] [--repeats 5] [--csv dcs_bench.csv] [--kernels k1,k2]\n"
-                   "                 [--scatter-atoms-large N] [--cpu-planes P] [--seed S]\n";
-      return 2;
-    }
-  }
-  std::vector<Case> cases;
-  if (cases_text.find("small") != std::string::npos) cases.push_back({"small", 10000, 64});
-  if (cases_text.find("large") != std::string::npos) cases.push_back({"large", 100000, 256});
-
+  const Options o = parse_options(argc, argv);
   std::string why;
   const bool gpu = dcs::gpu_available(&why);
   std::cout << "dcs_bench: " << why << "\n";
-  std::ofstream csv(csv_path);
-  csv << "case,kernel,coarsen,atoms,points,median_ms,gevals_per_s,rel_rms,max_err_over_max_ref,soft_rsqrt\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "%-6s %-17s %3s %8s %10s %11s %14s %10s %10s\n", "case", "kernel", "C", "atoms",
-                "points", "median ms", "Geval/s", "rel RMS", "max err");
-  std::cout << line;
-
-  for (const Case& c : cases) {
-    const double h = 0.5, extent = h * (c.n - 1);
-    std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> pos(0.0, extent), mag(0.1, 1.0);
-    ChargeList atoms;
-    std::vector<float> xyzq;
-    for (size_t a = 0; a < c.atoms; ++a) {
-      const double x = pos(rng), y = pos(rng), z = pos(rng), q = (rng() & 1 ? 1 : -1) * mag(rng);
-      atoms.add(x, y, z, q);
-      xyzq.insert(xyzq.end(), {float(x), float(y), float(z), float(q)});
-    }
-    const double floor = 0.5 * h;
-
-    // CPU reference on the first planes: the rate, and the reference values for the errors.
-    Grid3 ref;
-    const int planes = std::min(cpu_planes, c.n);
-    ref.dims = {c.n, c.n, planes};
-    ref.spacing = {h, h, h};
-    std::vector<double> cpu_times;
-    for (int r = 0; r < std::max(1, std::min(repeats, 3)); ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      potential_cpu(atoms, 1.0, floor, ref);
-      cpu_times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    const double cpu_s = median(cpu_times);
-    const double cpu_evals = double(c.atoms) * ref.size();
-    std::snprintf(line, sizeof line, "%-6s %-17s %3s %8zu %10zu %11.3f %14.3f %10s %10s\n", c.name.c_str(), "cpu", "-",
-                  c.atoms, ref.size(), 1e3 * cpu_s, 1e-9 * cpu_evals / cpu_s, "ref", "ref");
-    std::cout << line << std::flush;
-    csv << c.name << ",cpu,," << c.atoms << "," << ref.size() << "," << 1e3 * cpu_s << "," << 1e-9 * cpu_evals / cpu_s
-        << ",,\n";
-    if (!gpu) continue;
-
-    dcs::GpuLattice lat;
-    lat.nx = lat.ny = lat.nz = c.n;
-    lat.hx = lat.hy = lat.hz = static_cast<float>(h);
-    const size_t points = size_t(c.n) * c.n * c.n;
-    std::vector<float> out(points);
-    struct Run {
-      dcs::GpuKernel k;
-      const char* name;
-      int coarsen;
-      int soft = 0;  // gather_mixed_rsqrt: points per thread on the FMA pipes
-    };
-    const std::vector<Run> runs = {
-        {dcs::GpuKernel::Scatter, "scatter", 1},
-        {dcs::GpuKernel::Gather, "gather", 1},
-        {dcs::GpuKernel::GatherCoarsened, "gather_coarsened", 4},
-        {dcs::GpuKernel::GatherCoarsened, "gather_coarsened", 8},
-        {dcs::GpuKernel::GatherCoarsened, "gather_coarsened", 16},
-        {dcs::GpuKernel::GatherCoalesced, "gather_coalesced", 4},
-        {dcs::GpuKernel::GatherCoalesced, "gather_coalesced", 8},
-        {dcs::GpuKernel::GatherCoalesced, "gather_coalesced", 16},
-        {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 8, 1},
-        {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 8, 2},
-        {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 16, 2},
-        {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 16, 3},
-        {dcs::GpuKernel::GatherMixedRsqrt, "gather_mixed_rsqrt", 16, 4},
-    };
-    double rate_scatter = 0, rate_gather = 0, best_rate = 0;
-    std::string best;
-    for (const Run& run : runs) {
-      if (!kernels_text.empty() &&
-          ("," + kernels_text + ",").find("," + std::string(run.name) + ",") == std::string::npos)
-        continue;
-      size_t n = c.atoms;
-      if (run.k == dcs::GpuKernel::Scatter && c.name == "large") n = std::min(n, scatter_atoms_large);
-      dcs::GpuOptions opt;
-      opt.floor2 = static_cast<float>(floor * floor);
-      opt.coarsen = run.coarsen == 1 ? 8 : run.coarsen;
-      opt.soft_rsqrt = run.soft;
-      std::vector<double> ms;
-      for (int r = 0; r <= repeats; ++r) {
-        const double t = dcs::gpu_potential(run.k, lat, xyzq.data(), n, out.data(), opt);
-        if (r > 0) ms.push_back(t);  // r == 0: warm-up
-      }
-      const double med = median(ms);
-      const double rate = 1e-9 * double(n) * points / (1e-3 * med);
-      Errors err;
-      if (n == c.atoms) {
-        std::vector<float> slab(out.begin(), out.begin() + ref.size());
-        err = compare(slab, ref);
-      }
-      if (run.k == dcs::GpuKernel::Scatter) rate_scatter = rate;
-      if (run.k == dcs::GpuKernel::Gather) rate_gather = rate;
-      if (rate > best_rate)
-        best_rate = rate, best = std::string(run.name) + " C=" + std::to_string(run.coarsen) +
-                                 (run.soft ? " S=" + std::to_string(run.soft) : std::string());
-      char e1[32] = "-", e2[32] = "-";
-      if (n == c.atoms) {
-        std::snprintf(e1, sizeof e1, "%.2e", err.rel_rms);
-        std::snprintf(e2, sizeof e2, "%.2e", err.max_rel);
-      }
-      std::snprintf(line, sizeof line, "%-6s %-17s %3d %8zu %10zu %11.3f %14.3f %10s %10s%s\n", c.name.c_str(),
-                    run.name, run.coarsen, n, points, med, rate, e1, e2,
-                    run.soft ? (" S=" + std::to_string(run.soft)).c_str() : "");
-      std::cout << line << std::flush;
-      csv << c.name << "," << run.name << "," << run.coarsen << "," << n << "," << points << "," << med << "," << rate
-          << "," << (n == c.atoms ? e1 : "") << "," << (n == c.atoms ? e2 : "") << "," << run.soft << "\n";
-    }
-    std::cout << c.name << ": ";
-    if (rate_gather > 0 && rate_scatter > 0)
-      std::cout << "gather / scatter speed ratio " << rate_gather / rate_scatter << ", ";
-    std::cout << "best " << best << " at " << best_rate << " Geval/s, " << best_rate / (1e-9 * cpu_evals / cpu_s)
-              << "x the CPU reference\n";
+  std::ofstream csv(o.csv);
+  print_headers(csv);
+  for (const Case& c : selected_cases(o.cases)) {
+    const Atoms atoms = random_atoms(c, o.seed);
+    const CpuReference cpu = run_cpu_reference(c, atoms.charges, o);
+    print_cpu_row(c, cpu, csv);
+    if (gpu) run_gpu_kernels(c, atoms, cpu, o, csv);
   }
-  std::cout << "wrote " << csv_path << "\n";
+  std::cout << "wrote " << o.csv << "\n";
   return 0;
 }

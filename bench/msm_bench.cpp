@@ -114,6 +114,57 @@ struct Options {
   unsigned seed = 2026;
 };
 
+[[noreturn]] void exit_with_usage() {
+  std::cerr << "usage: msm_bench [--atoms 10000,100000,1000000] [--spacings 0.5,1.0] [--repeats 3] [--csv F]\n"
+               "                 [--exact-planes 8] [--cpu-max-atoms 100000] [--crossover | --no-crossover]\n"
+               "                 [--order 6] [--cutoff a] [--grid-spacing h] [--samples 256] [--seed S]\n";
+  std::exit(2);
+}
+
+// Exits 2 on an unknown option or a missing value (bad input, as pairmd's own options).
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--atoms")
+      o.atoms = parse_list(next());
+    else if (a == "--spacings")
+      o.spacings = parse_list(next());
+    else if (a == "--repeats")
+      o.repeats = std::stoi(next());
+    else if (a == "--csv")
+      o.csv = next();
+    else if (a == "--exact-planes")
+      o.exact_planes = std::stoi(next());
+    else if (a == "--cpu-max-atoms")
+      o.cpu_max_atoms = std::stoul(next());
+    else if (a == "--crossover")
+      o.crossover = true;
+    else if (a == "--no-crossover")
+      o.crossover = false;
+    else if (a == "--order")
+      o.params.order = std::stoi(next());
+    else if (a == "--cutoff")
+      o.params.cutoff = std::stod(next());
+    else if (a == "--grid-spacing")
+      o.params.grid_spacing = std::stod(next());
+    else if (a == "--samples")
+      o.samples = std::stoi(next());
+    else if (a == "--seed")
+      o.seed = static_cast<unsigned>(std::stoul(next()));
+    else
+      exit_with_usage();
+  }
+  return o;
+}
+
 struct MsmRun {
   double kernels_ms = 0, wall_ms = 0;
   dcs::MsmGpuTimes phases;
@@ -168,145 +219,141 @@ double crossover(const std::vector<double>& n, const std::vector<double>& ratio)
   return ratio.empty() ? 0 : ratio.front() > 1 ? -1 : 0;  // -1: msm already faster at the smallest N
 }
 
-}  // namespace
+const char* backend(bool gpu) { return gpu ? "gpu" : "cpu"; }
 
-int main(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--atoms")
-      o.atoms = parse_list(next());
-    else if (a == "--spacings")
-      o.spacings = parse_list(next());
-    else if (a == "--repeats")
-      o.repeats = std::stoi(next());
-    else if (a == "--csv")
-      o.csv = next();
-    else if (a == "--exact-planes")
-      o.exact_planes = std::stoi(next());
-    else if (a == "--cpu-max-atoms")
-      o.cpu_max_atoms = std::stoul(next());
-    else if (a == "--crossover")
-      o.crossover = true;
-    else if (a == "--no-crossover")
-      o.crossover = false;
-    else if (a == "--order")
-      o.params.order = std::stoi(next());
-    else if (a == "--cutoff")
-      o.params.cutoff = std::stod(next());
-    else if (a == "--grid-spacing")
-      o.params.grid_spacing = std::stod(next());
-    else if (a == "--samples")
-      o.samples = std::stoi(next());
-    else if (a == "--seed")
-      o.seed = static_cast<unsigned>(std::stoul(next()));
-    else {
-      std::cerr << "usage: msm_bench [--atoms 10000,100000,1000000] [--spacings 0.5,1.0] [--repeats 3] [--csv F]\n"
-                   "                 [--exact-planes 8] [--cpu-max-atoms 100000] [--crossover | --no-crossover]\n"
-                   "                 [--order 6] [--cutoff a] [--grid-spacing h] [--samples 256] [--seed S]\n";
-      return 2;
-    }
+// The exact map's time on `planes` z-planes from k0, scaled to the whole lattice (the kernel's rate
+// does not depend on the number of planes): on the GPU the median of --repeats after a warm-up, on
+// the CPU one run (the exact sum is slow there). `exact` gets the planes' values.
+double scaled_exact_ms(const System& s, int k0, int planes, bool gpu, int repeats, std::vector<double>& exact) {
+  std::vector<double> et;
+  for (int r = 0; r <= (gpu ? repeats : 0); ++r) {
+    const double t = exact_planes(s, k0, planes, gpu, exact);
+    if (r > 0 || !gpu) et.push_back(t);
   }
-  std::string why;
-  const bool gpu = dcs::gpu_available(&why);
-  std::cout << "msm_bench: " << why << "\n";
-  std::ofstream csv(o.csv);
+  const int N = s.lattice.dims[0];
+  return 1e3 * median(et) * N / planes;
+}
+
+void write_csv_header(std::ostream& csv) {
   csv << "kind,backend,atoms,spacing,points,method,plan,kernels_ms,wall_ms,binning_ms,short_ms,anterp_ms,grids_ms,"
          "interp_ms,"
          "exact_ms,speedup,rel_rms_slab,rel_rms_sampled\n";
-  char line[512];
+}
 
+// One system on one backend: MSM against the exact sum.
+struct CaseRow {
+  bool gpu;
+  size_t n;
+  double h;
+  int N, planes;  // lattice points per direction; exact planes measured (0: none)
+  double exact_ms, rel_rms_slab, rel_rms_sampled;
+};
+
+void print_case_row(const CaseRow& r, const MsmRun& m, double points, std::ostream& csv) {
+  const double t_msm = r.gpu ? m.kernels_ms : m.wall_ms;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%-4s %8zu atoms, %4d^3 at %.2f: msm %10.2f ms (wall %9.2f ms), exact %12.1f ms (%d planes "
+                "scaled), %7.1fx; rel RMS %.2e (slab) %.2e (sampled)\n",
+                backend(r.gpu), r.n, r.N, r.h, t_msm, m.wall_ms, r.exact_ms, r.planes, r.exact_ms / t_msm,
+                r.rel_rms_slab, r.rel_rms_sampled);
+  std::cout << line << "     " << m.plan.describe() << "\n";
+  if (r.gpu)
+    std::printf("     phases ms: binning %.2f, short range %.2f, anterpolation %.2f, grids %.2f, interpolation %.2f\n",
+                m.phases.binning, m.phases.short_range, m.phases.anterpolation, m.phases.grids, m.phases.interpolation);
+  std::cout << std::flush;
+  csv << "case," << backend(r.gpu) << "," << r.n << "," << r.h << "," << points << ",msm,\"" << m.plan.describe()
+      << "\"," << (r.gpu ? m.kernels_ms : 0) << "," << m.wall_ms << "," << m.phases.binning << ","
+      << m.phases.short_range << "," << m.phases.anterpolation << "," << m.phases.grids << "," << m.phases.interpolation
+      << "," << r.exact_ms << "," << r.exact_ms / t_msm << "," << r.rel_rms_slab << "," << r.rel_rms_sampled << "\n";
+}
+
+void run_case(const System& s, size_t n, double h, bool gpu, const Options& o, std::ostream& csv) {
+  CaseRow r{gpu, n, h, s.lattice.dims[0], 0, 0, 0, 0};
+  // A slab in the middle of the lattice; the CPU exact sum on 2 planes at most (it is slow), none
+  // with --exact-planes 0 (the sampled estimate only; for CPU runs of large maps).
+  r.planes = std::min({r.N, o.exact_planes, gpu ? o.exact_planes : 2});
+  const int k0 = (r.N - r.planes) / 2;
+  std::vector<double> exact;
+  r.exact_ms = r.planes > 0 ? scaled_exact_ms(s, k0, r.planes, gpu, o.repeats, exact) : std::nan("");
+  const MsmRun m = run_msm(s, o, gpu, gpu ? o.repeats : 0);
+  r.rel_rms_slab = r.planes > 0 ? slab_error(m.map, s.lattice, k0, exact) : std::nan("");
+  Grid3 map = s.lattice;
+  map.values = m.map;
+  r.rel_rms_sampled = sampled_accuracy(s.atoms, 1.0, s.floor, nullptr, map, o.samples).rel_rms;
+  print_case_row(r, m, static_cast<double>(s.lattice.size()), csv);
+}
+
+// Every --atoms and --spacings system on the GPU (if there is one) and the CPU (up to
+// --cpu-max-atoms: the CPU reference of the 1M map takes minutes).
+void run_cases(const Options& o, bool have_gpu, std::ostream& csv) {
   for (double nd : o.atoms)
     for (double h : o.spacings) {
       const size_t n = static_cast<size_t>(nd);
       const System s = make_system(n, h, o.seed);
-      const int N = s.lattice.dims[0];
-      const double points = static_cast<double>(s.lattice.size());
-      for (bool on_gpu : {true, false}) {
-        if (on_gpu && !gpu) continue;
-        if (!on_gpu && n > o.cpu_max_atoms) continue;
-        // --exact-planes 0: no exact slab (the sampled estimate only; for CPU runs of large maps).
-        const int planes = std::min({N, o.exact_planes, on_gpu ? o.exact_planes : 2}), k0 = (N - planes) / 2;
-        std::vector<double> exact;
-        std::vector<double> et;
-        for (int r = 0; planes > 0 && r <= (on_gpu ? o.repeats : 0); ++r) {
-          const double t = exact_planes(s, k0, planes, on_gpu, exact);
-          if (r > 0 || !on_gpu) et.push_back(t);
-        }
-        const double exact_ms = planes > 0 ? 1e3 * median(et) * N / planes : std::nan("");
-        const MsmRun m = run_msm(s, o, on_gpu, on_gpu ? o.repeats : 0);
-        const double e_slab = planes > 0 ? slab_error(m.map, s.lattice, k0, exact) : std::nan("");
-        Grid3 map = s.lattice;
-        map.values = m.map;
-        const MapAccuracy acc = sampled_accuracy(s.atoms, 1.0, s.floor, nullptr, map, o.samples);
-        const double t_msm = on_gpu ? m.kernels_ms : m.wall_ms;
-        std::snprintf(line, sizeof line,
-                      "%-4s %8zu atoms, %4d^3 at %.2f: msm %10.2f ms (wall %9.2f ms), exact %12.1f ms (%d planes "
-                      "scaled), %7.1fx; rel RMS %.2e (slab) %.2e (sampled)\n",
-                      on_gpu ? "gpu" : "cpu", n, N, h, t_msm, m.wall_ms, exact_ms, planes, exact_ms / t_msm, e_slab,
-                      acc.rel_rms);
-        std::cout << line << "     " << m.plan.describe() << "\n";
-        if (on_gpu)
-          std::printf(
-              "     phases ms: binning %.2f, short range %.2f, anterpolation %.2f, grids %.2f, interpolation %.2f\n",
-              m.phases.binning, m.phases.short_range, m.phases.anterpolation, m.phases.grids, m.phases.interpolation);
-        std::cout << std::flush;
-        csv << "case," << (on_gpu ? "gpu" : "cpu") << "," << n << "," << h << "," << points << ",msm,\""
-            << m.plan.describe() << "\"," << (on_gpu ? m.kernels_ms : 0) << "," << m.wall_ms << "," << m.phases.binning
-            << "," << m.phases.short_range << "," << m.phases.anterpolation << "," << m.phases.grids << ","
-            << m.phases.interpolation << "," << exact_ms << "," << exact_ms / t_msm << "," << e_slab << ","
-            << acc.rel_rms << "\n";
+      for (bool gpu : {true, false}) {
+        if (gpu && !have_gpu) continue;
+        if (!gpu && n > o.cpu_max_atoms) continue;
+        run_case(s, n, h, gpu, o, csv);
       }
     }
+}
 
-  if (o.crossover) {
+// One size of the crossover sweep, full lattice: prints its row and returns exact time / msm time.
+double sweep_ratio(size_t n, double h, bool gpu, const Options& o, std::ostream& csv) {
+  const System s = make_system(n, h, o.seed);
+  // The CPU exact sum on the larger maps: 2 planes, scaled.
+  const int N = s.lattice.dims[0], planes = gpu ? N : std::min(N, 2);
+  std::vector<double> exact;
+  const double exact_ms = scaled_exact_ms(s, 0, planes, gpu, o.repeats, exact);
+  const MsmRun m = run_msm(s, o, gpu, gpu ? o.repeats : 0);
+  const double t_msm = gpu ? m.kernels_ms : m.wall_ms;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "crossover %s spacing %.2f: %6zu atoms %4d^3: exact %9.3f ms, msm %9.3f ms, ratio %.3f\n", backend(gpu),
+                h, n, N, exact_ms, t_msm, exact_ms / t_msm);
+  std::cout << line << std::flush;
+  csv << "sweep," << backend(gpu) << "," << n << "," << h << "," << s.lattice.size() << ",msm,\"" << m.plan.describe()
+      << "\"," << (gpu ? m.kernels_ms : 0) << "," << m.wall_ms << ",,,,,," << exact_ms << "," << exact_ms / t_msm
+      << ",,\n";
+  return exact_ms / t_msm;
+}
+
+// The atom counts of the sweep: smaller on the CPU, whose exact sum is slower.
+std::vector<double> sweep_sizes(bool gpu) {
+  return gpu ? std::vector<double>{500, 1000, 2000, 4000, 8000, 16000, 32000}
+             : std::vector<double>{250, 500, 1000, 2000, 4000, 8000};
+}
+
+void run_crossover(bool gpu, double h, const Options& o, std::ostream& csv) {
+  const std::vector<double> ns = sweep_sizes(gpu);
+  std::vector<double> ratio;
+  for (double nd : ns) ratio.push_back(sweep_ratio(static_cast<size_t>(nd), h, gpu, o, csv));
+  const double x = crossover(ns, ratio);
+  char line[512];
+  std::snprintf(line, sizeof line, "crossover %s spacing %.2f: msm is faster from %s\n", backend(gpu), h,
+                x > 0   ? (std::to_string(static_cast<long>(x)) + " atoms").c_str()
+                : x < 0 ? "below the smallest size measured"
+                        : "beyond the largest size measured");
+  std::cout << line << std::flush;
+  csv << "crossover," << backend(gpu) << "," << x << "," << h << ",,,,,,,,,,,,,,\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse_options(argc, argv);
+  std::string why;
+  const bool gpu = dcs::gpu_available(&why);
+  std::cout << "msm_bench: " << why << "\n";
+  std::ofstream csv(o.csv);
+  write_csv_header(csv);
+  run_cases(o, gpu, csv);
+  if (o.crossover)
     for (bool on_gpu : {true, false}) {
       if (on_gpu && !gpu) continue;
-      const std::vector<double> ns = on_gpu ? std::vector<double>{500, 1000, 2000, 4000, 8000, 16000, 32000}
-                                            : std::vector<double>{250, 500, 1000, 2000, 4000, 8000};
-      for (double h : o.spacings) {
-        std::vector<double> ratio, used;
-        for (double nd : ns) {
-          const size_t n = static_cast<size_t>(nd);
-          const System s = make_system(n, h, o.seed);
-          // The CPU exact sum on the larger maps: 2 planes, scaled.
-          const int N = s.lattice.dims[0], planes = on_gpu ? N : std::min(N, 2);
-          std::vector<double> exact, et;
-          for (int r = 0; r <= (on_gpu ? o.repeats : 0); ++r) {
-            const double t = exact_planes(s, 0, planes, on_gpu, exact);
-            if (r > 0 || !on_gpu) et.push_back(t);
-          }
-          const double exact_ms = 1e3 * median(et) * N / planes;
-          const MsmRun m = run_msm(s, o, on_gpu, on_gpu ? o.repeats : 0);
-          const double t_msm = on_gpu ? m.kernels_ms : m.wall_ms;
-          ratio.push_back(exact_ms / t_msm);
-          used.push_back(nd);
-          std::snprintf(line, sizeof line,
-                        "crossover %s spacing %.2f: %6zu atoms %4d^3: exact %9.3f ms, msm %9.3f ms, ratio %.3f\n",
-                        on_gpu ? "gpu" : "cpu", h, n, N, exact_ms, t_msm, exact_ms / t_msm);
-          std::cout << line << std::flush;
-          csv << "sweep," << (on_gpu ? "gpu" : "cpu") << "," << n << "," << h << "," << s.lattice.size() << ",msm,\""
-              << m.plan.describe() << "\"," << (on_gpu ? m.kernels_ms : 0) << "," << m.wall_ms << ",,,,,," << exact_ms
-              << "," << exact_ms / t_msm << ",,\n";
-        }
-        const double x = crossover(used, ratio);
-        std::snprintf(line, sizeof line, "crossover %s spacing %.2f: msm is faster from %s\n", on_gpu ? "gpu" : "cpu",
-                      h,
-                      x > 0   ? (std::to_string(static_cast<long>(x)) + " atoms").c_str()
-                      : x < 0 ? "below the smallest size measured"
-                              : "beyond the largest size measured");
-        std::cout << line << std::flush;
-        csv << "crossover," << (on_gpu ? "gpu" : "cpu") << "," << x << "," << h << ",,,,,,,,,,,,,,\n";
-      }
+      for (double h : o.spacings) run_crossover(on_gpu, h, o, csv);
     }
-  }
   std::cout << "wrote " << o.csv << "\n";
   return 0;
 }
