@@ -10,6 +10,7 @@
 #include <omp.h>
 #endif
 
+#include "backends/tuning.h"
 #include "base/host_threads.h"
 #include "integrators/barostat.h"
 #include "integrators/particle_step.h"
@@ -98,6 +99,8 @@ CpuBackend::CpuBackend(const Model& model, const SystemState& initial)
     : model_(model),
       threads_(host_threads_for_particles(initial.size())),
       max_step_displacement_(model.max_step_displacement) {
+  // skin auto: nothing is timed on the CPU; the default fraction of the cutoff, as the box allows.
+  if (model_.neighbor.skin_auto) model_.neighbor.skin = default_auto_skin(model_, initial.box);
   const ForceField& ff = model_.force_field;
   for (size_t k = 0; k < ff.pair_terms.size(); ++k) {
     const PairTerm& t = ff.pair_terms[k];

@@ -6,6 +6,7 @@
 // A new strategy is a line here, its kernels and its cases there (docs/extending.md).
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,8 @@ inline constexpr StrategyInfo kStrategies[] = {
 
 // The strategy a run uses unless the config says otherwise.
 inline constexpr Strategy kDefaultStrategy = Strategy::SlotsFused;
-// force.strategy: auto times the deterministic strategies on the run's system and keeps the fastest.
+// force.strategy: auto times the deterministic strategies on the run's system and keeps the
+// fastest (backends/tuning.h).
 inline constexpr const char* kAutoStrategy = "auto";
 
 inline const StrategyInfo& strategy_info(Strategy s) {
@@ -52,6 +54,12 @@ inline const StrategyInfo* find_strategy(const std::string& name) {
   for (const StrategyInfo& i : kStrategies)
     if (name == i.name) return &i;
   return nullptr;
+}
+
+// The strategy of a registered name (not "auto").
+inline Strategy parse_strategy(const std::string& s) {
+  if (const StrategyInfo* i = find_strategy(s)) return i->id;
+  throw std::runtime_error("unknown force strategy '" + s + "'");
 }
 
 // The registered names in order; with `auto` last where asked (the values force.strategy takes).

@@ -1,5 +1,6 @@
 // The sections of the equations of motion and their GPU settings: `integrator`, `force`
 // (the force-summation strategy) and `neighbor` (the lists' skin).
+#include "backends/tuning.h"
 #include "engine/config_schema.h"
 
 namespace pairmd::config {
@@ -36,7 +37,13 @@ void read_neighbor(const Map& root, RunConfig& cfg) {
     return;
   }
   Map n(root.ctx(), root.node("neighbor"), "neighbor", {"skin", "initial_capacity_per_particle"});
-  cfg.model.neighbor.skin = n.number("skin", 0.3, 0.0, kInf);
+  if (n.has("skin") && n.node("skin").IsScalar() && n.node("skin").Scalar() == "auto") {
+    // Tuned by the CUDA backend at start (backends/tuning.h); this value is the CPU backend's.
+    cfg.model.neighbor.skin_auto = true;
+    cfg.model.neighbor.skin = kAutoSkinDefaultFraction * largest_pair_cutoff(cfg.model);
+  } else {
+    cfg.model.neighbor.skin = n.number("skin", 0.3, 0.0, kInf, false, "a number >= 0 or auto");
+  }
   cfg.model.neighbor.initial_capacity_per_particle =
       static_cast<int>(n.integer("initial_capacity_per_particle", 0, 0, 100000));
   cfg.locations["neighbor.skin"] = n.where("skin");

@@ -267,7 +267,8 @@ void validate_against_box(const RunConfig& cfg, const Box& box) {
       << "); a particle that moves that far in one step is a blow-up the run could not detect";
     throw ConfigError(m.str());
   }
-  const double skin = cfg.model.neighbor.skin;
+  // skin auto: only skins that fit are tried (backends/tuning.h), so the cutoff alone must.
+  const double skin = cfg.model.neighbor.skin_auto ? 0.0 : cfg.model.neighbor.skin;
   const auto& terms = cfg.model.force_field.pair_terms;
   for (size_t t = 0; t < terms.size(); ++t) {
     const double rc = terms[t].max_cutoff();

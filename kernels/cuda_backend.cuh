@@ -28,13 +28,14 @@
 //                           kernels, chunks of steps, and what the loop reports (state, forces,
 //                           observables); the one file that includes integrate_kernel.cuh
 //   cuda_backend_timing.cu  phase timing (profiling mode) and the statistics line
-//   cuda_factory.cu         make_cuda_backend (the strategy, auto's timing) and the device probe
+//   cuda_factory.cu         make_cuda_backend (the strategy and skin, tuned for auto) and the device probe
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -42,6 +43,7 @@
 
 #include "backends/backend.h"
 #include "backends/strategies.h"
+#include "backends/tuning.h"
 #include "base/work_key.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
@@ -60,12 +62,7 @@
 
 namespace pairmd {
 
-// The strategies and their properties: backends/strategies.h.
-inline Strategy parse_strategy(const std::string& s) {
-  if (const StrategyInfo* i = find_strategy(s)) return i->id;
-  throw std::runtime_error("unknown force strategy '" + s + "'");
-}
-
+// The strategies and their properties (and parse_strategy): backends/strategies.h.
 inline bool uses_slots(Strategy s) { return strategy_info(s).slots; }
 
 // The control block, the flags and the box travel together, so one copy brings them to the host
@@ -343,5 +340,12 @@ class CudaBackend final : public Backend {
 
 // Defined with the step loop (cuda_backend.cu): sums of per-block parts (kinetic energy, momentum).
 __global__ void sum_block_parts(const double* parts, int nparts, int stride, int nout, double* out);
+
+// Start-up tuning (backends/tuning.h; kernels/cuda_factory.cu): times `make`'s backends of the
+// model's candidate strategies and skins (none where the config names both), prints the report,
+// and returns the choice; with_tuned_settings writes a choice into a model.
+TuneResult tune_cuda_settings(const Model& model, const Box& box,
+                              const std::function<std::unique_ptr<CudaBackend>(const Model&, Strategy)>& make);
+Model with_tuned_settings(const Model& model, const TuneChoice& c);
 
 }  // namespace pairmd

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/ensemble.h"
+#include "backends/tuning.h"
 #include "kernels/cuda_backend.cuh"
 
 namespace pairmd {
@@ -18,14 +19,19 @@ class CudaEnsemble final : public Ensemble {
   CudaEnsemble(const Model& model, const std::vector<SystemState>& states, const std::vector<EnsembleSystem>& systems)
       : n_(static_cast<int>(states[0].size())) {
     const Model all = replicate_model(model, static_cast<int>(states.size()), n_);
-    const Strategy strategy =
-        parse_strategy(model.strategy == kAutoStrategy ? strategy_name(kDefaultStrategy) : model.strategy);
-    backend_ =
-        std::make_unique<CudaBackend>(all, concatenate_states(states), strategy, static_cast<int>(states.size()));
-    for (size_t k = 0; k < systems.size(); ++k) {
-      backend_->set_system_temperature(static_cast<int>(k), systems[k].temperature);
-      backend_->set_system_seed(static_cast<int>(k), systems[k].seed);
-    }
+    const SystemState initial = concatenate_states(states);
+    const int count = static_cast<int>(states.size());
+    // The whole ensemble is what is tuned (backends/tuning.h): K small systems are one large one.
+    auto make = [&](const Model& m, Strategy s) {
+      auto b = std::make_unique<CudaBackend>(m, initial, s, count);
+      for (size_t k = 0; k < systems.size(); ++k) {
+        b->set_system_temperature(static_cast<int>(k), systems[k].temperature);
+        b->set_system_seed(static_cast<int>(k), systems[k].seed);
+      }
+      return b;
+    };
+    const TuneResult tuned = tune_cuda_settings(all, initial.box, make);
+    backend_ = make(with_tuned_settings(all, tuned.best), tuned.best.strategy);
   }
   std::string name() const override { return backend_->name() + " ensemble"; }
   int size() const override { return backend_->systems(); }

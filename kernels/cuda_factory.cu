@@ -1,6 +1,6 @@
 // What the engine calls (declared in backends/backend.cpp, so that the engine needs no CUDA
-// header): make_cuda_backend, which picks the strategy (and times the deterministic ones for
-// force.strategy auto), and the device probe (cuda/device_query.h).
+// header): make_cuda_backend, which tunes the strategy and skin where the config says auto
+// (backends/tuning.h), and the device probe (cuda/device_query.h).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include <string>
 #include <type_traits>
 
+#include "backends/tuning.h"
 #include "cuda/device_query.h"
 #include "kernels/cuda_backend.cuh"
 
@@ -41,30 +42,31 @@ std::pair<int, int> cuda_select_device(int local_rank) {
   return {device, count};
 }
 
+// force.strategy auto and neighbor.skin auto (backends/tuning.h): each candidate is timed on
+// this very system, and the chosen backend starts again from the initial state.
 std::unique_ptr<Backend> make_cuda_backend(const Model& model, const SystemState& initial) {
-  if (model.strategy != kAutoStrategy)
-    return std::make_unique<CudaBackend>(model, initial, parse_strategy(model.strategy));
-  // auto: time each deterministic strategy for a few steps on this very system and keep the
-  // fastest; the chosen backend starts again from the initial state.
-  std::ostringstream log;
-  Strategy best = kDefaultStrategy;
-  double best_ms = 1e300;
-  for (const StrategyInfo& info : kStrategies) {
-    if (!info.deterministic) continue;
-    const Strategy s = info.id;
-    CudaBackend b(model, initial, s);
-    b.advance(10);  // warm-up, including list builds
-    const auto t0 = std::chrono::steady_clock::now();
-    b.advance(50);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 50;
-    log << " " << strategy_name(s) << " " << std::setprecision(4) << ms << " ms/step;";
-    if (ms < best_ms) {
-      best_ms = ms;
-      best = s;
-    }
-  }
-  std::cout << "force.strategy auto: chose " << strategy_name(best) << " (timed 50 steps each:" << log.str() << ")\n";
-  return std::make_unique<CudaBackend>(model, initial, best);
+  const TuneResult tuned = tune_cuda_settings(
+      model, initial.box, [&](const Model& m, Strategy s) { return std::make_unique<CudaBackend>(m, initial, s); });
+  return std::make_unique<CudaBackend>(with_tuned_settings(model, tuned.best), initial, tuned.best.strategy);
+}
+
+TuneResult tune_cuda_settings(const Model& model, const Box& box,
+                              const std::function<std::unique_ptr<CudaBackend>(const Model&, Strategy)>& make) {
+  const TuneResult r =
+      tune_step_settings(tunable_strategies(model), tunable_skins(model, box), [&](const TuneChoice& c) {
+        std::unique_ptr<CudaBackend> b = make(with_tuned_settings(model, c), c.strategy);
+        return time_steps(*b);
+      });
+  if (!r.trials.empty()) std::cout << r.report() << "\n";
+  return r;
+}
+
+Model with_tuned_settings(const Model& model, const TuneChoice& c) {
+  Model m = model;
+  m.strategy = strategy_name(c.strategy);
+  m.neighbor.skin = c.skin;
+  m.neighbor.skin_auto = false;
+  return m;
 }
 
 }  // namespace pairmd

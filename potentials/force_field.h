@@ -113,6 +113,8 @@ std::vector<ScaledPair> pair_term_scaled_pairs(const ForceField& ff, const Topol
 // Static description of the run that backends need besides the state.
 struct NeighborSettings {
   double skin = 0.3;
+  bool skin_auto = false;  // `skin: auto`: the CUDA backend times candidate skins at start (backends/tuning.h);
+                           // `skin` is then the CPU backend's (and the log's first) value
   int initial_capacity_per_particle = 0;  // GPU pair list buffer; 0 = estimate from density
 };
 

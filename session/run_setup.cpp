@@ -83,7 +83,10 @@ std::string describe_system(const RunConfig& cfg, const BuiltSystem& sys) {
     s << " pair list " << l.name << ":" << bond_kind_name(l.kind) << "(" << l.size() << " pairs)";
   if (cfg.pulling.mode != PullMode::None)
     s << ", pulling " << (cfg.pulling.mode == PullMode::Ramp ? "ramp" : "constant");
-  s << ", skin " << cfg.model.neighbor.skin << "\n";
+  if (cfg.model.neighbor.skin_auto)
+    s << ", skin auto (tuned on a GPU; else " << cfg.model.neighbor.skin << ")\n";
+  else
+    s << ", skin " << cfg.model.neighbor.skin << "\n";
   const IntegratorSettings& in = cfg.model.integrator;
   s << "integrator: " << integrator_kind_name(in.kind) << ", dt " << in.dt;
   if (in.kind != IntegratorKind::VelocityVerlet)

@@ -401,6 +401,17 @@ TEST(EnsembleModel, ReplicatedAnglesDihedralsAndImpropersStayInTheirSystem) {
   for (const SpecialPair& p : sb) EXPECT_EQ(p.i / n, p.j / n) << "a special pair joins two systems";
 }
 
+// force.strategy auto and neighbor.skin auto (backends/tuning.h): the ensemble and each system
+// alone are tuned independently and may choose differently; the bits may not differ.
+TEST(EnsembleTuning, ATunedEnsembleRunsAsEachSystemWouldAloneTuned) {
+  PAIRMD_REQUIRE_GPU();
+  const test::TestSystem& s = test::example_systems().front();
+  Model m = s.model();
+  m.strategy = kAutoStrategy;
+  m.neighbor.skin_auto = true;
+  expect_each_runs_alone(Target{"cuda", "auto", true, true}, s, m, 300);
+}
+
 #ifdef PAIRMD_PHYSICS_ON_GPU
 INSTANTIATE_TEST_SUITE_P(Cuda, Ensembles, ::testing::ValuesIn(test::gpu_targets()), test::target_name);
 #else

@@ -13,6 +13,7 @@
 
 #include "backends/backend.h"
 #include "backends/cpu_backend.h"
+#include "backends/tuning.h"
 #include "tests/lammps_reference.h"
 #include "tests/test_support.h"
 
@@ -173,6 +174,36 @@ TEST(GpuBackend, DeterministicStrategiesAgreeBitForBit) {
       run_300(sys, kDeterministicNames[k], run);
       EXPECT_TRUE(bitwise_equal(run, ref_run)) << sys.name << ": trajectory of " << kDeterministicNames[k];
     }
+  }
+}
+
+// The skin decides only which pairs beyond the cutoff (zero force) sit in the list and when it
+// is rebuilt: the smallest and largest skin neighbor.skin auto would try, and the tuned run
+// itself (strategy and skin auto, backends/tuning.h), give bitwise the same trajectory.
+TEST(GpuBackend, SkinAndTuningChangeNoTrajectory) {
+  PAIRMD_REQUIRE_GPU();
+  for (auto& sys : example_systems()) {
+    const std::vector<double> skins = auto_skin_candidates(sys.model(), sys.built.state.box);
+    ASSERT_GE(skins.size(), 2u) << sys.name << ": the test needs two skins that fit the box";
+    SystemState ref;
+    std::vector<std::pair<std::string, SystemState>> runs;
+    for (double skin : {skins.front(), skins.back()}) {
+      Model m = sys.model();
+      m.neighbor.skin = skin;
+      auto g = gpu(m, sys.built.state, strategy_name(kDefaultStrategy));
+      g->advance(300);
+      EXPECT_GT(g->stats().list_builds, 2) << "the test must cross list rebuilds";
+      runs.emplace_back("skin " + std::to_string(skin), SystemState{});
+      g->get_state(runs.back().second);
+    }
+    Model tuned = sys.model();
+    tuned.neighbor.skin_auto = true;
+    auto g = gpu(tuned, sys.built.state, kAutoStrategy);
+    g->advance(300);
+    runs.emplace_back("tuned", SystemState{});
+    g->get_state(runs.back().second);
+    for (size_t k = 1; k < runs.size(); ++k)
+      EXPECT_TRUE(bitwise_equal(runs[k].second, runs[0].second)) << sys.name << ": " << runs[k].first;
   }
 }
 

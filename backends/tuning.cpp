@@ -1,0 +1,119 @@
+#include "backends/tuning.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+#include "backends/backend.h"
+
+namespace pairmd {
+
+double largest_pair_cutoff(const Model& model) {
+  double rc = 0;
+  for (const PairTerm& t : model.force_field.pair_terms) rc = std::max(rc, t.max_cutoff());
+  return rc;
+}
+
+namespace {
+
+// The largest skin minimum image allows (infinite for an open box; negative if even the cutoff
+// does not fit, which the config's checks have refused before).
+double largest_skin(const Model& model, const Box& box) {
+  if (!box.periodic) return std::numeric_limits<double>::infinity();
+  return 0.5 * std::min({box.L.x, box.L.y, box.L.z}) - largest_pair_cutoff(model);
+}
+
+}  // namespace
+
+std::vector<double> auto_skin_candidates(const Model& model, const Box& box) {
+  const double rc = largest_pair_cutoff(model), most = largest_skin(model, box);
+  std::vector<double> skins;
+  for (double f : kAutoSkinFractions)
+    if (f * rc <= most) skins.push_back(f * rc);
+  if (skins.empty()) skins.push_back(default_auto_skin(model, box));
+  return skins;
+}
+
+double default_auto_skin(const Model& model, const Box& box) {
+  const double rc = largest_pair_cutoff(model);
+  return std::max(0.0, std::min(kAutoSkinDefaultFraction * rc, largest_skin(model, box)));
+}
+
+std::vector<Strategy> tunable_strategies(const Model& model) {
+  if (model.strategy != kAutoStrategy) return {parse_strategy(model.strategy)};
+  std::vector<Strategy> s{kDefaultStrategy};  // the default first: the skins are timed with it
+  for (const StrategyInfo& i : kStrategies)
+    if (i.deterministic && i.id != kDefaultStrategy) s.push_back(i.id);
+  return s;
+}
+
+std::vector<double> tunable_skins(const Model& model, const Box& box) {
+  if (!model.neighbor.skin_auto || model.force_field.pair_terms.empty()) return {model.neighbor.skin};
+  return auto_skin_candidates(model, box);
+}
+
+TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std::vector<double>& skins,
+                              const std::function<double(const TuneChoice&)>& time) {
+  TuneResult r;
+  if (strategies.empty() || skins.empty()) throw std::invalid_argument("tuning: nothing to choose from");
+  r.best = {strategies.front(), skins.front()};
+  if (strategies.size() == 1 && skins.size() == 1) return r;
+  double best_ms = std::numeric_limits<double>::infinity();
+  auto trial = [&](const TuneChoice& c) {
+    for (const TuneTrial& t : r.trials)
+      if (t.choice.strategy == c.strategy && t.choice.skin == c.skin) return;
+    TuneTrial t;
+    t.choice = c;
+    try {
+      t.ms_per_step = time(c);
+    } catch (const std::exception& e) {
+      t.failure = e.what();
+    }
+    if (!(t.ms_per_step > 0)) t.ms_per_step = std::numeric_limits<double>::infinity();
+    if (t.ms_per_step < best_ms) best_ms = t.ms_per_step, r.best = c;
+    r.trials.push_back(t);
+  };
+  for (double s : skins) trial({strategies.front(), s});
+  for (Strategy s : strategies) trial({s, r.best.skin});
+  if (r.best.strategy != strategies.front())
+    for (double s : skins) trial({r.best.strategy, s});
+  if (!std::isfinite(best_ms)) {
+    std::string why = r.trials.empty() ? "" : r.trials.front().failure;
+    throw std::runtime_error("tuning: no setting could run" + (why.empty() ? "" : " (" + why + ")"));
+  }
+  return r;
+}
+
+std::string TuneResult::report() const {
+  std::ostringstream s;
+  s << "tuning: chose " << strategy_name(best.strategy) << ", skin " << best.skin;
+  if (trials.empty()) return s.str();
+  s << " (ms/step:";
+  for (const TuneTrial& t : trials) {
+    s << " " << strategy_name(t.choice.strategy) << "/" << t.choice.skin << " ";
+    if (std::isfinite(t.ms_per_step))
+      s << std::setprecision(4) << t.ms_per_step;
+    else
+      s << "failed";
+  }
+  s << ")";
+  return s.str();
+}
+
+double time_steps(Backend& backend, int warmup, int chunk, int min_steps, double min_ms, int max_steps) {
+  backend.advance(warmup);
+  int steps = 0;
+  double ms = 0;
+  while (steps < max_steps && (steps < min_steps || ms < min_ms)) {
+    const auto t0 = std::chrono::steady_clock::now();
+    backend.advance(chunk);
+    ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    steps += chunk;
+  }
+  return ms / steps;
+}
+
+}  // namespace pairmd

@@ -1,0 +1,76 @@
+// Start-up tuning of the CUDA backend (`force.strategy: auto`, `neighbor.skin: auto`): each
+// candidate setting is timed for a few hundred steps on the run's own system (or ensemble) and
+// the fastest is kept, as HOOMD-blue's and RUMD's autotuners do.
+//
+// Only settings that cannot change the trajectory are tuned: the deterministic strategies give
+// bitwise the same forces (fixed-point sums: docs/strategies.md), and the skin only decides
+// which pairs beyond the cutoff sit in the list, whose forces are exactly zero, and when the
+// list is rebuilt, which renumbers particles but changes no sum. So a tuned run is bit for bit
+// the run with the chosen settings written in the config, and any other tuned choice gives the
+// same bits too (Cuda tests: Tuning.*).
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "backends/model.h"
+#include "backends/strategies.h"
+#include "base/box.h"
+
+namespace pairmd {
+
+class Backend;
+
+struct TuneChoice {
+  Strategy strategy = kDefaultStrategy;
+  double skin = 0.3;
+};
+
+struct TuneTrial {
+  TuneChoice choice;
+  double ms_per_step = std::numeric_limits<double>::infinity();  // infinity: could not run
+  std::string failure;                                           // why not, where it could not
+};
+
+struct TuneResult {
+  TuneChoice best;
+  std::vector<TuneTrial> trials;
+  // One log line: what was chosen, and every trial's time.
+  std::string report() const;
+};
+
+// Skins as fractions of the largest pair cutoff: `skin: auto` tries these (0.3 to 0.8 for LJ's
+// 2.5, 2.4 to 6.4 A for the SOP model's 20 A), those whose list radius fits minimum image in a
+// periodic box.
+inline constexpr double kAutoSkinFractions[] = {0.12, 0.16, 0.2, 0.24, 0.32};
+// Where nothing is timed (the CPU backend, the first guess): 0.16 of the largest cutoff.
+inline constexpr double kAutoSkinDefaultFraction = 0.16;
+
+double largest_pair_cutoff(const Model& model);
+std::vector<double> auto_skin_candidates(const Model& model, const Box& box);
+// The skin `auto` means where nothing is timed; 0 without pair terms. Never beyond what the box
+// allows (half its smallest edge minus the largest cutoff).
+double default_auto_skin(const Model& model, const Box& box);
+
+// The strategies `force.strategy` lets the tuner try: the deterministic ones for `auto`, else
+// the one named.
+std::vector<Strategy> tunable_strategies(const Model& model);
+// The skins `neighbor.skin` lets it try: the candidates for `auto`, else the one given.
+std::vector<double> tunable_skins(const Model& model, const Box& box);
+
+// A coordinate search: every skin with the first strategy, then every strategy at the best skin,
+// then, if the strategy changed, the skins again with it. `time` gives the milliseconds per step
+// of a choice (infinity, or an exception, where it cannot run). Nothing is timed when there is
+// only one choice. Throws std::runtime_error if no choice runs.
+TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std::vector<double>& skins,
+                              const std::function<double(const TuneChoice&)>& time);
+
+// Milliseconds per step of steady stepping: `warmup` steps (graphs captured, lists built), then
+// chunks of `chunk` steps until at least `min_steps` steps and `min_ms` milliseconds (or
+// `max_steps` steps), so that the time includes the list builds at their own rate.
+double time_steps(Backend& backend, int warmup = 50, int chunk = 50, int min_steps = 200, double min_ms = 30,
+                  int max_steps = 2000);
+
+}  // namespace pairmd

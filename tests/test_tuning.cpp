@@ -1,0 +1,128 @@
+// Start-up tuning (backends/tuning.h): the candidates `auto` means, the coordinate search over
+// (strategy, skin) with a stand-in for the timing, and the config's `neighbor.skin: auto` on the
+// CPU backend (which times nothing). The GPU side, that a tuned run is bit for bit the untuned
+// one, is in test_gpu_backend.cpp (SkinAndTuningChangeNoTrajectory) and test_ensemble.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "backends/cpu_backend.h"
+#include "backends/tuning.h"
+#include "engine/config.h"
+#include "tests/test_support.h"
+
+namespace pairmd {
+namespace {
+
+const char* kLj = R"(system:
+  types: [{name: A}]
+  lattice: {kind: fcc, cells: 4, density: 0.8442}
+force_field:
+  pair:
+    - potential: lj
+      cutoff: 2.5
+      coeffs: [{types: [A, A], epsilon: 1.0, sigma: 1.0}]
+integrator: {kind: langevin, dt: 0.005, temperature: 1.2}
+neighbor: {skin: auto}
+force: {strategy: auto}
+)";
+
+TEST(Tuning, AutoSkinsAreFractionsOfTheCutoffThatFitTheBox) {
+  const test::TestSystem s = test::make_system(kLj);
+  const Model m = s.model();
+  EXPECT_TRUE(m.neighbor.skin_auto);
+  EXPECT_DOUBLE_EQ(m.neighbor.skin, 0.4);  // 0.16 x 2.5, the CPU's value
+  const std::vector<double> skins = auto_skin_candidates(m, s.built.state.box);
+  ASSERT_EQ(skins.size(), 5u);  // half of the 6.72 box edge is 3.36: 2.5 + 0.8 fits
+  EXPECT_DOUBLE_EQ(skins.front(), 0.3);
+  EXPECT_DOUBLE_EQ(skins.back(), 0.8);
+  Box small = s.built.state.box;
+  small.L = {5.9, 5.9, 5.9};  // half 2.95: skins up to 0.45
+  const std::vector<double> fit = auto_skin_candidates(m, small);
+  ASSERT_EQ(fit.size(), 2u);
+  EXPECT_DOUBLE_EQ(fit.back(), 0.4);
+  small.L = {5.04, 5.04, 5.04};  // half 2.52: only 0.02 is left
+  const std::vector<double> tight = auto_skin_candidates(m, small);
+  ASSERT_EQ(tight.size(), 1u);
+  EXPECT_NEAR(tight.front(), 0.02, 1e-12);
+}
+
+TEST(Tuning, TheCpuBackendTakesTheDefaultFractionAsTheBoxAllows) {
+  const test::TestSystem s = test::make_system(kLj);
+  EXPECT_DOUBLE_EQ(default_auto_skin(s.model(), s.built.state.box), 0.4);
+  Box small = s.built.state.box;
+  small.L = {5.04, 5.04, 5.04};
+  EXPECT_NEAR(default_auto_skin(s.model(), small), 0.02, 1e-12);
+  Model none = s.model();
+  none.force_field.pair_terms.clear();
+  EXPECT_EQ(default_auto_skin(none, s.built.state.box), 0.0);
+  EXPECT_EQ(tunable_skins(none, s.built.state.box), std::vector<double>{none.neighbor.skin});
+}
+
+TEST(Tuning, AutoStrategyTriesTheDeterministicStrategiesDefaultFirst) {
+  Model m;
+  m.strategy = kAutoStrategy;
+  const std::vector<Strategy> s = tunable_strategies(m);
+  ASSERT_FALSE(s.empty());
+  EXPECT_EQ(s.front(), kDefaultStrategy);
+  for (Strategy x : s) EXPECT_TRUE(strategy_info(x).deterministic) << strategy_name(x);
+  m.strategy = "pair_warp";  // named: only that one, float atomics or not
+  EXPECT_EQ(tunable_strategies(m), std::vector<Strategy>{Strategy::Warp});
+}
+
+// A stand-in cost with its minimum at (atom_gather, 0.5): the search finds it by way of the
+// skins with the default strategy, the strategies at the best skin, then the skins again.
+TEST(Tuning, TheCoordinateSearchFindsTheFastestAndTimesEachChoiceOnce) {
+  const std::vector<Strategy> strategies = {Strategy::SlotsFused, Strategy::Slots, Strategy::Gather};
+  const std::vector<double> skins = {0.3, 0.4, 0.5, 0.6, 0.8};
+  int calls = 0;
+  auto cost = [&](const TuneChoice& c) {
+    ++calls;
+    const double by_skin = 1.0 + 10 * (c.skin - 0.4) * (c.skin - 0.4);
+    const double gather_skin = 1.0 + 10 * (c.skin - 0.5) * (c.skin - 0.5);
+    return c.strategy == Strategy::Gather ? 0.8 * gather_skin : (c.strategy == Strategy::Slots ? 1.1 : 1.0) * by_skin;
+  };
+  const TuneResult r = tune_step_settings(strategies, skins, cost);
+  EXPECT_EQ(r.best.strategy, Strategy::Gather);
+  EXPECT_DOUBLE_EQ(r.best.skin, 0.5);
+  EXPECT_EQ(calls, 5 + 2 + 4);  // skins, the two other strategies, the skins again less the one timed
+  EXPECT_EQ(static_cast<int>(r.trials.size()), calls);
+  const std::string report = r.report();
+  EXPECT_NE(report.find("tuning: chose atom_gather, skin 0.5"), std::string::npos) << report;
+}
+
+TEST(Tuning, OneChoiceTimesNothingAndFailedChoicesAreSkippedOrReported) {
+  int calls = 0;
+  const TuneResult one = tune_step_settings({Strategy::SlotsFused}, {0.3}, [&](const TuneChoice&) {
+    ++calls;
+    return 1.0;
+  });
+  EXPECT_EQ(calls, 0);
+  EXPECT_TRUE(one.trials.empty());
+  EXPECT_DOUBLE_EQ(one.best.skin, 0.3);
+  // A choice that throws (no memory for a long list) is a failed trial, not the end of the run.
+  const TuneResult r = tune_step_settings({Strategy::SlotsFused}, {0.3, 0.8}, [](const TuneChoice& c) {
+    if (c.skin > 0.5) throw std::runtime_error("out of memory");
+    return 2.0;
+  });
+  EXPECT_DOUBLE_EQ(r.best.skin, 0.3);
+  EXPECT_NE(r.report().find("failed"), std::string::npos) << r.report();
+  EXPECT_THROW(tune_step_settings({Strategy::SlotsFused}, {0.3, 0.8},
+                                  [](const TuneChoice&) -> double { throw std::runtime_error("no GPU memory"); }),
+               std::runtime_error);
+}
+
+TEST(Tuning, ABadSkinNamesTheKeyAndWhatIsExpected) {
+  std::string message;
+  try {
+    parse_config(std::string(kLj), "cfg.yaml", {"neighbor.skin=fast"});
+  } catch (const ConfigError& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("neighbor.skin"), std::string::npos) << message;
+  EXPECT_NE(message.find("auto"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace pairmd
