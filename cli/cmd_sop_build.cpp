@@ -126,7 +126,7 @@ void add_run_options(CLI::App& app, SopBuildOptions& o) {
   number(app, "--dt", o.dt_fs, "time step in fs (default 40 fs brownian, 20 fs langevin)", positive);
   number(app, "--friction", o.friction_per_fs, "friction gamma in 1/fs (default 0.0167/fs brownian, 0.001/fs langevin)",
          positive);
-  number(app, "--skin", p.skin, "neighbour-list skin (default 4 A)", non_negative);
+  number(app, "--skin", p.skin, "neighbour-list skin in A (default: auto, tuned at start on a GPU)", non_negative);
   number(app, "--steps", p.steps, "steps of the run (default 100000)", NumberRule::whole_from(0, most));
   number(app, "--thermo-every", p.thermo_every, "thermo output every so many steps (default 1000)",
          NumberRule::whole_from(1, most));

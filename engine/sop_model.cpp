@@ -202,7 +202,9 @@ std::string sop_config_text(const SopModel& m, const SopParameters& p, const Sop
     << "integrator: {kind: " << p.integrator << ", dt: " << num(dt_ps / tau) << ", temperature: " << num(p.temperature)
     << ", friction: " << num(gamma * tau) << ", seed: " << p.seed << ", max_step_displacement: " << num(p.max_step)
     << "}   # dt " << num(dt_ps) << " ps, gamma " << num(gamma) << "/ps\n"
-    << "neighbor: {skin: " << num(p.skin) << "}\n"
+    << "neighbor: {skin: " << (p.skin < 0 ? std::string("auto") : num(p.skin)) << "}"
+    << (p.skin < 0 ? "   # skin and strategy timed at start on a GPU (docs/gpu.md)\n" : "\n")
+    << "force: {strategy: auto}\n"
     << "output:\n"
     << "  thermo_every: " << p.thermo_every << "\n"
     << "  trajectory: {every: " << p.trajectory_every << "}\n";

@@ -51,7 +51,7 @@ struct SopParameters {
   double dt_ps = 0.0;  // 0: 0.04 ps brownian (stable through unfolding; 0.08 ps blows up at rest), 0.02 ps langevin
   // gamma; 0: 50/3 per ps brownian (SOP-GPU's zeta / tau_L, zeta = 50, tau_L = 3 ps), 1 per ps langevin
   double friction_per_ps = 0.0;
-  double skin = 4.0;      // A: fastest on the GPU for both dynamics at 100k beads, 8 A cutoff (docs/benchmarks.md)
+  double skin = -1;       // A; below 0: `skin: auto`, tuned at start with the strategy (backends/tuning.h)
   double max_step = 2.0;  // A: a bead moving farther in one step stops the run (a blow-up)
   long steps = 100000;
   long thermo_every = 1000;

@@ -528,7 +528,8 @@ PY
         IFS=: read -r name cfg cells <<< "$sys"
         echo "== $name" >> "$log"
         "$B/ensemble_bench" "$cfg" --set system.lattice.cells=$cells --copies 1,4,16,64,256 --steps 2000 \
-          --warmup 1000 --repeats 3 --csv "$OUT/ensemble_$name.csv" >> "$log" 2>&1
+          --warmup 1000 --repeats 3 --set neighbor.skin=auto --set force.strategy=auto \
+          --csv "$OUT/ensemble_$name.csv" >> "$log" 2>&1
         echo "ensemble_bench $name: exit $?" >> "$log"
       done
       # Replica exchange on one GPU: K replicas as threads, exchanges every 1000 steps; "bare"
@@ -545,12 +546,13 @@ PY
           (cd "$w" && rm -f rx$k.* && "$B/pairmd" run "$root/$cfg" --output "rx$k" --steps 20000 \
             --set system.lattice.cells=$cells \
             --set "replicas={count: $k, min_temperature: 1.2, max_temperature: 1.5, exchange_every: 1000}" \
+            --set neighbor.skin=auto --set force.strategy=auto \
             "${extra[@]}" --set output.progress=off) >> "$log" 2>&1
           echo "replica exchange $k $outputs: exit $?" >> "$log"
         done
       done
       summary+=("ensembles: $(grep -c 'exit 0' "$log") runs exit 0, $(grep -c 'exit [1-9]' "$log") failed")
-      grep -E '^[0-9]+ +[0-9]+ |^== |ensemble: aggregate|ensemble: [0-9]+ meetings|exit [1-9]' "$log"
+      grep -E '^[0-9]+ +[0-9]+ |^== |^tuning: chose [a-z_]+, skin [0-9.]+|ensemble: aggregate|ensemble: [0-9]+ meetings|exit [1-9]' "$log" | sed 's/ (ms\/step.*//'
       ;;
     ensemble_profile)
       # Issue 31: where an ensemble's step goes. Kernel durations (Nsight Compute, as `profile`)
@@ -558,7 +560,7 @@ PY
       # model, 2,000 launches after the first 4,000 (past the warm-up's melt), grouped by kernel.
       w=$(mktemp -d /tmp/pairmd_ensp.XXXXXX)
       "$B/pairmd" sop-build "$B/1tii.pdb" --chains D -o "$w/sop.yaml" > "$OUT/ensemble_profile.log" 2>&1
-      for sys in "lj500x64:configs/lj_tempering.yaml:64" "sopx1024:$w/sop.yaml:1024"; do
+      for sys in "lj500x64:$PWD/configs/lj_tempering.yaml:64" "sopx1024:$w/sop.yaml:1024"; do
         IFS=: read -r name cfg k <<< "$sys"
         (cd "$w" && "$B/ensemble_bench" "$cfg" --copies "$k" --steps 2000 --warmup 1000 --repeats 3) \
           >> "$OUT/ensemble_profile.log" 2>&1
@@ -571,6 +573,35 @@ PY
         python3 scripts/kernel_times.py "$OUT/ncu_raw_$name.csv" | tee -a "$OUT/kernel_times_ensembles.txt"
       done
       grep -E '^[0-9]+ +[0-9]+ ' "$OUT/ensemble_profile.log"
+      # The fused sum-and-integrate kernel of the SOP ensemble in detail (throughput, stalls).
+      (cd "$w" && ncu --set full -k regex:integrate_slots --launch-skip 300 --launch-count 1 \
+        "$B/ensemble_bench" sop.yaml --copies 1024 --steps 300 --warmup 300 --repeats 1) \
+        > "$OUT/ncu_detail_sopx1024.txt" 2>&1
+      grep -E 'Duration|Throughput|Registers|Achieved Occupancy|Stall|L1/TEX Hit|L2 Hit|Warp Cycles|Issued' \
+        "$OUT/ncu_detail_sopx1024.txt" | head -40
+      ;;
+    ensemble_sweep)
+      # Issues 31 and 33: the ensembles' speed against the skin and the strategy (ensemble_bench,
+      # median of 3 repeats of 2,000 steps after 1,000), to see what the defaults leave.
+      w=$(mktemp -d /tmp/pairmd_enss.XXXXXX)
+      "$B/pairmd" sop-build "$B/1tii.pdb" --chains D -o "$w/sop.yaml" > /dev/null 2>&1
+      csv=$OUT/ensemble_sweep.csv
+      echo "system,copies,skin,strategy,steps_per_s" > "$csv"
+      sweep() {  # name config copies skin strategy [more --set]
+        local name=$1 cfg=$2 k=$3 skin=$4 strat=$5; shift 5
+        local line
+        line=$(cd "$w" && "$B/ensemble_bench" "$cfg" --copies "$k" --steps 2000 --warmup 1000 --repeats 3 \
+          --set neighbor.skin=$skin --set force.strategy=$strat "$@" 2>&1 | grep -E "^$k +[0-9]+ " | tail -1)
+        echo "$name,$k,$skin,$strat,$(echo "$line" | awk '{print $3}')" | tee -a "$csv"
+      }
+      for skin in 0.3 0.4 0.5 0.6 0.8; do sweep lj500 "$PWD/configs/lj_tempering.yaml" 64 $skin pair_slots_fused; done
+      for strat in atom_gather pair_warp pair_slots; do sweep lj500 "$PWD/configs/lj_tempering.yaml" 64 0.3 $strat; done
+      for skin in 0.3 0.4 0.5; do
+        sweep lj4000 "$PWD/configs/lj_liquid.yaml" 16 $skin pair_slots_fused --set system.lattice.cells=10
+      done
+      for skin in 1 2 4 6; do sweep sop "$w/sop.yaml" 1024 $skin pair_slots_fused; done
+      for strat in atom_gather pair_warp pair_atomic pair_slots; do sweep sop "$w/sop.yaml" 1024 4 $strat; done
+      summary+=("ensemble_sweep: $(grep -c ',[0-9.]*$' "$csv") rows")
       ;;
     sop)
       # Issue 20 (docs/benchmarks.md, "Coarse-grained proteins"). sop-build writes relative
