@@ -405,7 +405,8 @@ TEST(EnsembleModel, ReplicatedAnglesDihedralsAndImpropersStayInTheirSystem) {
 // alone are tuned independently and may choose differently; the bits may not differ.
 TEST(EnsembleTuning, ATunedEnsembleRunsAsEachSystemWouldAloneTuned) {
   PAIRMD_REQUIRE_GPU();
-  const test::TestSystem& s = test::example_systems().front();
+  const std::vector<test::TestSystem> systems = test::example_systems();
+  const test::TestSystem& s = systems.front();
   Model m = s.model();
   m.strategy = kAutoStrategy;
   m.neighbor.skin_auto = true;
