@@ -47,9 +47,6 @@ void CudaBackend::construct(const SystemState& initial) {
   PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   stride_blocks_ = 8 * sms;
   fused_wave_blocks_ = fused_blocks_per_sm(model_.barostat.active()) * sms;
-  // Measurement only (device_run.sh ab, build c): up to how many waves of the fused kernel the
-  // step is decided by its last block.
-  if (const char* w = std::getenv("PAIRMD_DECIDE_AFTER_WAVES")) fused_wave_blocks_ *= std::max(1, std::atoi(w));
 
   n_ = static_cast<int>(initial.size());
   if (systems_ < 1 || n_ % systems_ != 0)
