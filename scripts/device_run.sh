@@ -580,6 +580,18 @@ PY
       grep -E 'Duration|Throughput|Registers|Achieved Occupancy|Stall|L1/TEX Hit|L2 Hit|Warp Cycles|Issued' \
         "$OUT/ncu_detail_sopx1024.txt" | head -40
       ;;
+    tuned)
+      # Issue 33: what start-up tuning (docs/gpu.md) gives on the shipped workloads: each strategy
+      # at its best skin (neighbor.skin auto) and force.strategy auto, `pairmd compare`.
+      for spec in "lj_liquid:4000,62500,1000188" "kremer_grest:64000" "polyelectrolyte:135000"; do
+        cfg=${spec%%:*}
+        "$B/pairmd" compare configs/$cfg.yaml --sizes ${spec#*:} --strategies pair_slots_fused,pair_warp,auto \
+          --set neighbor.skin=auto --steps 200 --repeats 5 --warmup 500 --no-reference --out "$OUT/tuned_$cfg" \
+          > "$OUT/tuned_$cfg.log" 2>&1
+        summary+=("tuned $cfg: exit $?")
+        grep -E "^N =|^(pair_|atom_|auto)|^tuning: chose" "$OUT/tuned_$cfg.log" | sed 's/ (ms\/step.*//'
+      done
+      ;;
     ensemble_sweep)
       # Issues 31 and 33: the ensembles' speed against the skin and the strategy (ensemble_bench,
       # median of 3 repeats of 2,000 steps after 1,000), to see what the defaults leave.

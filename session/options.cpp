@@ -83,7 +83,7 @@ OptionSpec number_option(const char* cli, const char* python, const std::string&
 }
 
 std::vector<std::string> compare_strategy_names() {
-  std::vector<std::string> names = strategy_names();
+  std::vector<std::string> names = strategy_names(true);  // auto: the tuned choice (backends/tuning.h)
   names.push_back("cpu");
   return names;
 }
@@ -111,7 +111,8 @@ const OptionSpec kCompareSizesOption =
                   NumberRule::whole_from(1));
 const OptionSpec kCompareStrategiesOption = text_option(
     "--strategies", "strategies",
-    "comma-separated strategies to time, or cpu for the CPU reference; default every registered strategy: " +
+    "comma-separated strategies to time, auto for the tuned choice, or cpu for the CPU reference; default every "
+    "registered strategy: " +
         choice_list(strategy_names(), ", "),
     compare_strategy_names);
 
