@@ -63,12 +63,16 @@ TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std
   if (strategies.size() == 1 && skins.size() == 1) return r;
   double best_ms = std::numeric_limits<double>::infinity();
   auto trial = [&](const TuneChoice& c) {
+    if (!r.stopped.empty()) return;
     for (const TuneTrial& t : r.trials)
       if (t.choice.strategy == c.strategy && t.choice.skin == c.skin) return;
     TuneTrial t;
     t.choice = c;
     try {
       t.ms_per_step = time(c);
+    } catch (const SimulationBlowup& e) {
+      r.stopped = e.what();
+      t.failure = e.what();
     } catch (const std::exception& e) {
       t.failure = e.what();
     }
@@ -80,6 +84,10 @@ TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std
   for (Strategy s : strategies) trial({s, r.best.skin});
   if (r.best.strategy != strategies.front())
     for (double s : skins) trial({r.best.strategy, s});
+  if (!r.stopped.empty()) {
+    r.best = {strategies.front(), skins.front()};
+    return r;
+  }
   if (!std::isfinite(best_ms)) {
     std::string why = r.trials.empty() ? "" : r.trials.front().failure;
     throw std::runtime_error("tuning: no setting could run" + (why.empty() ? "" : " (" + why + ")"));
@@ -87,8 +95,19 @@ TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std
   return r;
 }
 
+Model untuned_model(const Model& model, const Box& box) {
+  Model m = model;
+  if (m.strategy == kAutoStrategy) m.strategy = strategy_name(kDefaultStrategy);
+  if (m.neighbor.skin_auto) m.neighbor.skin = default_auto_skin(m, box);
+  m.neighbor.skin_auto = false;
+  return m;
+}
+
 std::string TuneResult::report() const {
   std::ostringstream s;
+  if (!stopped.empty())
+    return "tuning: stopped, the start blew up in a trial (" + stopped + "); the run goes on with " +
+           strategy_name(best.strategy) + ", skin " + std::to_string(best.skin);
   s << "tuning: chose " << strategy_name(best.strategy) << ", skin " << best.skin;
   if (trials.empty()) return s.str();
   s << " (ms/step:";

@@ -37,6 +37,7 @@ struct TuneTrial {
 struct TuneResult {
   TuneChoice best;
   std::vector<TuneTrial> trials;
+  std::string stopped;  // why the search ended early (a trial blew up), or empty
   // One log line: what was chosen, and every trial's time.
   std::string report() const;
 };
@@ -60,10 +61,17 @@ std::vector<Strategy> tunable_strategies(const Model& model);
 // The skins `neighbor.skin` lets it try: the candidates for `auto`, else the one given.
 std::vector<double> tunable_skins(const Model& model, const Box& box);
 
+// The model with `auto` resolved without timing anything: the default strategy and the default
+// skin fraction. For backends that take no dynamic steps before the run (the minimiser's): a
+// trial would step dynamics from a start that may still overlap.
+Model untuned_model(const Model& model, const Box& box);
+
 // A coordinate search: every skin with the first strategy, then every strategy at the best skin,
 // then, if the strategy changed, the skins again with it. `time` gives the milliseconds per step
-// of a choice (infinity, or an exception, where it cannot run). Nothing is timed when there is
-// only one choice. Throws std::runtime_error if no choice runs.
+// of a choice (infinity, or an exception, where it cannot run: that choice is skipped). Nothing is
+// timed when there is only one choice. A blow-up (SimulationBlowup) ends the search: the start
+// itself cannot be stepped, whatever the settings, so the first choice is kept and the run meets
+// the blow-up where it reports it best. Throws std::runtime_error if no choice runs.
 TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std::vector<double>& skins,
                               const std::function<double(const TuneChoice&)>& time);
 

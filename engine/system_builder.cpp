@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "backends/tuning.h"
 #include "base/bond_images.h"
 #include "engine/minimize.h"
 #include "engine/pulling.h"
@@ -390,7 +391,9 @@ void minimize_system(SystemState& s, const RunConfig& cfg, const Topology& topol
   if (spec.from_relax)
     notes.push_back("minimize: system.relax is an alias of minimize: " + minimize_spec_text(spec) +
                     " (the capped steepest descent it always was); a minimize section runs FIRE (docs/minimize.md)");
-  Model model = cfg.model;
+  // Nothing is tuned for the minimiser (backends/tuning.h): its trials would step dynamics from
+  // the very start it is there to relax.
+  Model model = untuned_model(cfg.model, s.box);
   model.topology = topology;
   const bool show = cfg.output.progress == "on" || (cfg.output.progress == "auto" && isatty(STDERR_FILENO));
   MinimizeProgressLine line(spec, show);

@@ -207,6 +207,22 @@ TEST(GpuBackend, SkinAndTuningChangeNoTrajectory) {
   }
 }
 
+// The melt's chains start as overlapping random walks: dynamics from there blows up, so the
+// minimiser's backend must not be tuned (its trials would step it), and the run's backend,
+// made from the minimised start, is. Found on the H100: `compare configs/kremer_grest.yaml --set
+// neighbor.skin=auto` stopped with "minimize: tuning: no setting could run".
+TEST(GpuBackend, TuningLeavesTheMinimiserAloneAndTunesTheRun) {
+  PAIRMD_REQUIRE_GPU();
+  const RunConfig cfg = load_config(std::string(PAIRMD_SOURCE_DIR) + "/configs/kremer_grest.yaml",
+                                    {"system.chains.count=8", "neighbor.skin=auto", "force.strategy=auto"});
+  BuildOptions build;
+  build.minimize_backend = "cuda";
+  BuiltSystem sys;
+  ASSERT_NO_THROW(sys = build_system(cfg, build));
+  auto g = make_backend("cuda", make_model(cfg, sys), sys.state);
+  EXPECT_NO_THROW(g->advance(100));
+}
+
 // Angles, dihedrals, impropers and scaled pairs (kernels/bonded_kernels.cuh) on every strategy:
 // forces, energy by term and virial against the CPU reference (the same bounds as the pair
 // terms'), and the deterministic strategies bitwise equal in forces and 300-step trajectories

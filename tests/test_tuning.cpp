@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "backends/backend.h"
 #include "backends/cpu_backend.h"
 #include "backends/tuning.h"
 #include "engine/config.h"
@@ -111,6 +112,32 @@ TEST(Tuning, OneChoiceTimesNothingAndFailedChoicesAreSkippedOrReported) {
   EXPECT_THROW(tune_step_settings({Strategy::SlotsFused}, {0.3, 0.8},
                                   [](const TuneChoice&) -> double { throw std::runtime_error("no GPU memory"); }),
                std::runtime_error);
+}
+
+// A start that blows up blows up whatever the settings: the search ends at the first blow-up and
+// keeps the first choice, so that the run meets the blow-up itself (with its step, particle and
+// the last good state written) instead of a tuning error.
+TEST(Tuning, ABlowUpInATrialEndsTheSearchWithTheFirstChoice) {
+  int calls = 0;
+  const TuneResult r =
+      tune_step_settings({Strategy::SlotsFused, Strategy::Gather}, {0.3, 0.8}, [&](const TuneChoice&) -> double {
+        ++calls;
+        throw SimulationBlowup("step 1: particle 7 moved farther than max_step_displacement");
+      });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(r.best.strategy, Strategy::SlotsFused);
+  EXPECT_DOUBLE_EQ(r.best.skin, 0.3);
+  EXPECT_NE(r.report().find("tuning: stopped, the start blew up in a trial (step 1: particle 7"), std::string::npos)
+      << r.report();
+}
+
+// The minimiser's backend is not tuned: auto resolves to the defaults without a trial.
+TEST(Tuning, TheUntunedModelResolvesAutoToTheDefaults) {
+  const test::TestSystem s = test::make_system(kLj);
+  const Model m = untuned_model(s.model(), s.built.state.box);
+  EXPECT_EQ(m.strategy, strategy_name(kDefaultStrategy));
+  EXPECT_FALSE(m.neighbor.skin_auto);
+  EXPECT_DOUBLE_EQ(m.neighbor.skin, 0.4);
 }
 
 TEST(Tuning, ABadSkinNamesTheKeyAndWhatIsExpected) {
