@@ -55,17 +55,27 @@ std::vector<double> tunable_skins(const Model& model, const Box& box) {
   return auto_skin_candidates(model, box);
 }
 
+size_t default_skin_index(const std::vector<double>& skins, const Model& model, const Box& box) {
+  const double d = default_auto_skin(model, box);
+  size_t best = 0;
+  for (size_t i = 1; i < skins.size(); ++i)
+    if (std::fabs(skins[i] - d) < std::fabs(skins[best] - d)) best = i;
+  return best;
+}
+
 TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std::vector<double>& skins,
-                              const std::function<double(const TuneChoice&)>& time) {
+                              const std::function<double(const TuneChoice&)>& time, size_t first_skin) {
   TuneResult r;
   if (strategies.empty() || skins.empty()) throw std::invalid_argument("tuning: nothing to choose from");
-  r.best = {strategies.front(), skins.front()};
+  first_skin = std::min(first_skin, skins.size() - 1);
+  r.best = {strategies.front(), skins[first_skin]};
   if (strategies.size() == 1 && skins.size() == 1) return r;
   double best_ms = std::numeric_limits<double>::infinity();
-  auto trial = [&](const TuneChoice& c) {
-    if (!r.stopped.empty()) return;
+  // The time of a choice, timed once (infinity where it failed or the search has stopped).
+  auto ms_of = [&](const TuneChoice& c) {
     for (const TuneTrial& t : r.trials)
-      if (t.choice.strategy == c.strategy && t.choice.skin == c.skin) return;
+      if (t.choice.strategy == c.strategy && t.choice.skin == c.skin) return t.ms_per_step;
+    if (!r.stopped.empty()) return std::numeric_limits<double>::infinity();
     TuneTrial t;
     t.choice = c;
     try {
@@ -79,13 +89,28 @@ TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std
     if (!(t.ms_per_step > 0)) t.ms_per_step = std::numeric_limits<double>::infinity();
     if (t.ms_per_step < best_ms) best_ms = t.ms_per_step, r.best = c;
     r.trials.push_back(t);
+    return t.ms_per_step;
   };
-  for (double s : skins) trial({strategies.front(), s});
-  for (Strategy s : strategies) trial({s, r.best.skin});
-  if (r.best.strategy != strategies.front())
-    for (double s : skins) trial({r.best.strategy, s});
+  // Along the skins from i: down while faster, else up while faster; the index where it stopped.
+  auto climb = [&](Strategy s, size_t i) {
+    double here = ms_of({s, skins[i]});
+    for (const int dir : {-1, 1}) {
+      size_t j = i;
+      while (dir < 0 ? j > 0 : j + 1 < skins.size()) {
+        const double there = ms_of({s, skins[j + dir]});
+        if (!(there < here)) break;
+        j += dir;
+        here = there;
+      }
+      if (j != i) return j;
+    }
+    return i;
+  };
+  const size_t at = climb(strategies.front(), first_skin);
+  for (Strategy s : strategies) ms_of({s, skins[at]});
+  if (r.best.strategy != strategies.front()) climb(r.best.strategy, at);
   if (!r.stopped.empty()) {
-    r.best = {strategies.front(), skins.front()};
+    r.best = {strategies.front(), skins[first_skin]};
     return r;
   }
   if (!std::isfinite(best_ms)) {

@@ -42,11 +42,13 @@ struct TuneResult {
   std::string report() const;
 };
 
-// Skins as fractions of the largest pair cutoff: `skin: auto` tries these (0.3 to 0.8 for LJ's
-// 2.5, 2.4 to 6.4 A for the SOP model's 20 A), those whose list radius fits minimum image in a
-// periodic box.
-inline constexpr double kAutoSkinFractions[] = {0.12, 0.16, 0.2, 0.24, 0.32};
-// Where nothing is timed (the CPU backend, the first guess): 0.16 of the largest cutoff.
+// Skins as fractions of the largest pair cutoff: `skin: auto` climbs along these (0.2 to 1.6 for
+// LJ's 2.5, 1.6 to 12.8 A for the SOP model's 20 A, 0.09 to 0.72 for WCA's 1.12), those whose
+// list radius fits minimum image in a periodic box. The best skin is set by how far particles
+// move between builds against how many pairs a longer list holds, so it is a wide range of
+// fractions across models (WCA's best is near 0.36 rc, the SOP model's near 0.3, LJ's 0.2-0.3).
+inline constexpr double kAutoSkinFractions[] = {0.08, 0.12, 0.16, 0.2, 0.24, 0.32, 0.4, 0.5, 0.64};
+// Where nothing is timed (the CPU backend), and where the climb starts: 0.16 of the largest cutoff.
 inline constexpr double kAutoSkinDefaultFraction = 0.16;
 
 double largest_pair_cutoff(const Model& model);
@@ -66,14 +68,17 @@ std::vector<double> tunable_skins(const Model& model, const Box& box);
 // trial would step dynamics from a start that may still overlap.
 Model untuned_model(const Model& model, const Box& box);
 
-// A coordinate search: every skin with the first strategy, then every strategy at the best skin,
-// then, if the strategy changed, the skins again with it. `time` gives the milliseconds per step
-// of a choice (infinity, or an exception, where it cannot run: that choice is skipped). Nothing is
-// timed when there is only one choice. A blow-up (SimulationBlowup) ends the search: the start
-// itself cannot be stepped, whatever the settings, so the first choice is kept and the run meets
-// the blow-up where it reports it best. Throws std::runtime_error if no choice runs.
+// A coordinate search: a climb along the skins with the first strategy (from skins[first_skin],
+// down while a smaller skin is faster, else up while a larger one is), then every strategy at the
+// best skin, then, if the strategy changed, the climb again with it. `time` gives the milliseconds
+// per step of a choice (infinity, or an exception, where it cannot run: that choice is skipped).
+// Nothing is timed when there is only one choice. A blow-up (SimulationBlowup) ends the search:
+// the start itself cannot be stepped, whatever the settings, so the first choice is kept and the
+// run meets the blow-up where it reports it best. Throws std::runtime_error if no choice runs.
 TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std::vector<double>& skins,
-                              const std::function<double(const TuneChoice&)>& time);
+                              const std::function<double(const TuneChoice&)>& time, size_t first_skin = 0);
+// The index of the candidate skin nearest the default (where the climb starts).
+size_t default_skin_index(const std::vector<double>& skins, const Model& model, const Box& box);
 
 // Milliseconds per step of steady stepping: `warmup` steps (graphs captured, lists built), then
 // chunks of `chunk` steps until at least `min_steps` steps and `min_ms` milliseconds (or

@@ -52,11 +52,14 @@ std::unique_ptr<Backend> make_cuda_backend(const Model& model, const SystemState
 
 TuneResult tune_cuda_settings(const Model& model, const Box& box,
                               const std::function<std::unique_ptr<CudaBackend>(const Model&, Strategy)>& make) {
-  const TuneResult r =
-      tune_step_settings(tunable_strategies(model), tunable_skins(model, box), [&](const TuneChoice& c) {
+  const std::vector<double> skins = tunable_skins(model, box);
+  const TuneResult r = tune_step_settings(
+      tunable_strategies(model), skins,
+      [&](const TuneChoice& c) {
         std::unique_ptr<CudaBackend> b = make(with_tuned_settings(model, c), c.strategy);
         return time_steps(*b);
-      });
+      },
+      default_skin_index(skins, model, box));
   if (!r.trials.empty()) std::cout << r.report() << "\n";
   return r;
 }

@@ -35,13 +35,14 @@ TEST(Tuning, AutoSkinsAreFractionsOfTheCutoffThatFitTheBox) {
   EXPECT_TRUE(m.neighbor.skin_auto);
   EXPECT_DOUBLE_EQ(m.neighbor.skin, 0.4);  // 0.16 x 2.5, the CPU's value
   const std::vector<double> skins = auto_skin_candidates(m, s.built.state.box);
-  ASSERT_EQ(skins.size(), 5u);  // half of the 6.72 box edge is 3.36: 2.5 + 0.8 fits
-  EXPECT_DOUBLE_EQ(skins.front(), 0.3);
+  ASSERT_EQ(skins.size(), 6u);  // half of the 6.72 box edge is 3.36: 2.5 + 0.8 fits, 2.5 + 1.0 not
+  EXPECT_DOUBLE_EQ(skins.front(), 0.2);
   EXPECT_DOUBLE_EQ(skins.back(), 0.8);
+  EXPECT_EQ(default_skin_index(skins, m, s.built.state.box), 2u);  // 0.4: the climb starts there
   Box small = s.built.state.box;
   small.L = {5.9, 5.9, 5.9};  // half 2.95: skins up to 0.45
   const std::vector<double> fit = auto_skin_candidates(m, small);
-  ASSERT_EQ(fit.size(), 2u);
+  ASSERT_EQ(fit.size(), 3u);
   EXPECT_DOUBLE_EQ(fit.back(), 0.4);
   small.L = {5.04, 5.04, 5.04};  // half 2.52: only 0.02 is left
   const std::vector<double> tight = auto_skin_candidates(m, small);
@@ -72,8 +73,9 @@ TEST(Tuning, AutoStrategyTriesTheDeterministicStrategiesDefaultFirst) {
   EXPECT_EQ(tunable_strategies(m), std::vector<Strategy>{Strategy::Warp});
 }
 
-// A stand-in cost with its minimum at (atom_gather, 0.5): the search finds it by way of the
-// skins with the default strategy, the strategies at the best skin, then the skins again.
+// A stand-in cost with its minimum at (atom_gather, 0.5): the search finds it by a climb along the
+// skins with the default strategy (0.3, 0.4, 0.5: 0.4 best), the strategies at 0.4, then a climb
+// with atom_gather (0.3 worse, so up: 0.5 better, 0.6 worse).
 TEST(Tuning, TheCoordinateSearchFindsTheFastestAndTimesEachChoiceOnce) {
   const std::vector<Strategy> strategies = {Strategy::SlotsFused, Strategy::Slots, Strategy::Gather};
   const std::vector<double> skins = {0.3, 0.4, 0.5, 0.6, 0.8};
@@ -87,10 +89,15 @@ TEST(Tuning, TheCoordinateSearchFindsTheFastestAndTimesEachChoiceOnce) {
   const TuneResult r = tune_step_settings(strategies, skins, cost);
   EXPECT_EQ(r.best.strategy, Strategy::Gather);
   EXPECT_DOUBLE_EQ(r.best.skin, 0.5);
-  EXPECT_EQ(calls, 5 + 2 + 4);  // skins, the two other strategies, the skins again less the one timed
+  EXPECT_EQ(calls, 3 + 2 + 3);  // each choice timed once
   EXPECT_EQ(static_cast<int>(r.trials.size()), calls);
   const std::string report = r.report();
   EXPECT_NE(report.find("tuning: chose atom_gather, skin 0.5"), std::string::npos) << report;
+  // From the other end the climb goes down.
+  calls = 0;
+  const TuneResult down = tune_step_settings({Strategy::SlotsFused}, skins, cost, 4);
+  EXPECT_DOUBLE_EQ(down.best.skin, 0.4);
+  EXPECT_EQ(calls, 5);  // 0.8, 0.6, 0.5, 0.4, then 0.3 (worse)
 }
 
 TEST(Tuning, OneChoiceTimesNothingAndFailedChoicesAreSkippedOrReported) {
