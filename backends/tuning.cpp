@@ -148,16 +148,26 @@ std::string TuneResult::report() const {
 }
 
 double time_steps(Backend& backend, int warmup, int chunk, int min_steps, double min_ms, int max_steps) {
-  backend.advance(warmup);
-  int steps = 0;
+  // Warm up until a chunk captures no new CUDA graph (each new chunk length is captured once, at
+  // a cost of milliseconds that would swamp a trial's time), at least `warmup` steps.
+  int64_t captures = -1;
+  for (int steps = 0; steps < warmup || (backend.stats().graph_captures != captures && steps < max_steps);
+       steps += chunk) {
+    captures = backend.stats().graph_captures;
+    backend.advance(chunk);
+  }
+  // Then the median of chunks: robust to a stray capture or a late list growth.
+  std::vector<double> per_step;
   double ms = 0;
-  while (steps < max_steps && (steps < min_steps || ms < min_ms)) {
+  for (int steps = 0; steps < max_steps && (steps < min_steps || ms < min_ms); steps += chunk) {
     const auto t0 = std::chrono::steady_clock::now();
     backend.advance(chunk);
-    ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    steps += chunk;
+    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ms += t;
+    per_step.push_back(t / chunk);
   }
-  return ms / steps;
+  std::sort(per_step.begin(), per_step.end());
+  return per_step[per_step.size() / 2];
 }
 
 }  // namespace pairmd

@@ -80,10 +80,11 @@ TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std
 // The index of the candidate skin nearest the default (where the climb starts).
 size_t default_skin_index(const std::vector<double>& skins, const Model& model, const Box& box);
 
-// Milliseconds per step of steady stepping: `warmup` steps (graphs captured, lists built), then
-// chunks of `chunk` steps until at least `min_steps` steps and `min_ms` milliseconds (or
-// `max_steps` steps), so that the time includes the list builds at their own rate.
-double time_steps(Backend& backend, int warmup = 50, int chunk = 50, int min_steps = 200, double min_ms = 30,
+// Milliseconds per step of steady stepping: warm-up chunks until one captures no new CUDA graph
+// (at least `warmup` steps), then the median over chunks of `chunk` steps, until at least
+// `min_steps` steps and `min_ms` milliseconds (at most `max_steps`), so that the time includes
+// the list builds at their own rate.
+double time_steps(Backend& backend, int warmup = 100, int chunk = 50, int min_steps = 400, double min_ms = 40,
                   int max_steps = 2000);
 
 }  // namespace pairmd

@@ -53,8 +53,18 @@ std::unique_ptr<Backend> make_cuda_backend(const Model& model, const SystemState
 TuneResult tune_cuda_settings(const Model& model, const Box& box,
                               const std::function<std::unique_ptr<CudaBackend>(const Model&, Strategy)>& make) {
   const std::vector<double> skins = tunable_skins(model, box);
+  const std::vector<Strategy> strategies = tunable_strategies(model);
+  if (strategies.size() > 1 || skins.size() > 1) {
+    // The first trial of a process would also pay for the GPU's clocks coming up and the
+    // kernels' modules loading: a throwaway run first.
+    try {
+      make(with_tuned_settings(model, {strategies.front(), skins.front()}), strategies.front())->advance(50);
+    } catch (const std::exception&) {
+      // the search meets it again, and reports it
+    }
+  }
   const TuneResult r = tune_step_settings(
-      tunable_strategies(model), skins,
+      strategies, skins,
       [&](const TuneChoice& c) {
         std::unique_ptr<CudaBackend> b = make(with_tuned_settings(model, c), c.strategy);
         return time_steps(*b);
