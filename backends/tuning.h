@@ -85,7 +85,7 @@ size_t default_skin_index(const std::vector<double>& skins, const Model& model, 
 // (at least `warmup` steps), then the median over chunks of `chunk` steps, until at least
 // `min_steps` steps and `min_ms` milliseconds (at most `max_steps`), so that the time includes
 // the list builds at their own rate.
-double time_steps(Backend& backend, int warmup = 100, int chunk = 50, int min_steps = 400, double min_ms = 40,
-                  int max_steps = 2000);
+double time_steps(Backend& backend, int warmup = 100, int chunk = 50, int min_steps = 400, double min_ms = 100,
+                  int max_steps = 4000);
 
 }  // namespace pairmd
