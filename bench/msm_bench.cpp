@@ -31,6 +31,7 @@
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -342,7 +343,13 @@ void run_crossover(bool gpu, double h, const Options& o, std::ostream& csv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options o = parse_options(argc, argv);
+  Options o;
+  try {
+    o = parse_options(argc, argv);
+  } catch (const std::logic_error& e) {  // std::stoi and friends: not a number, or out of range
+    std::cerr << "msm_bench: an option's value is not a number in range (" << e.what() << ")\n";
+    return 2;
+  }
   std::string why;
   const bool gpu = dcs::gpu_available(&why);
   std::cout << "msm_bench: " << why << "\n";
