@@ -7,7 +7,9 @@
 // which pairs beyond the cutoff sit in the list, whose forces are exactly zero, and when the
 // list is rebuilt, which renumbers particles but changes no sum. So a tuned run is bit for bit
 // the run with the chosen settings written in the config, and any other tuned choice gives the
-// same bits too (Cuda tests: Tuning.*).
+// same bits too (GPU tests GpuBackend.SkinAndTuningChangeNoTrajectory, EnsembleTuning.*; the
+// search itself: Tuning.* on the CPU). A float-atomic strategy named in the config keeps its own
+// run-to-run noise, and its skin is tuned too. Under a barostat the skin is not tuned.
 #pragma once
 
 #include <functional>
@@ -49,8 +51,12 @@ struct TuneResult {
 // across models (measured on the H100: the SOP model's near 0.3 rc, LJ's 0.2-0.32, WCA's 0.64 or
 // more).
 inline constexpr double kAutoSkinFractions[] = {0.08, 0.12, 0.16, 0.2, 0.24, 0.32, 0.4, 0.5, 0.64, 0.8, 1.0};
-// Where nothing is timed (the CPU backend), and where the climb starts: 0.16 of the largest cutoff.
+// Where nothing is timed (the CPU backend, a run under a barostat), and where the climb starts:
+// 0.16 of the largest cutoff.
 inline constexpr double kAutoSkinDefaultFraction = 0.16;
+// How much faster another strategy than the default must be to be chosen (a step of the climb
+// along the skins: half of it): trials of the same setting differ by about a per cent.
+inline constexpr double kTuneMargin = 0.02;
 
 double largest_pair_cutoff(const Model& model);
 std::vector<double> auto_skin_candidates(const Model& model, const Box& box);
@@ -82,9 +88,9 @@ TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std
 size_t default_skin_index(const std::vector<double>& skins, const Model& model, const Box& box);
 
 // Milliseconds per step of steady stepping: warm-up chunks until one captures no new CUDA graph
-// (at least `warmup` steps), then the median over chunks of `chunk` steps, until at least
-// `min_steps` steps and `min_ms` milliseconds (at most `max_steps`), so that the time includes
-// the list builds at their own rate.
+// (at least `warmup` steps, at most `max_steps`), then the mean over chunks of `chunk` steps
+// that captured nothing, until at least `min_steps` steps and `min_ms` milliseconds (at most
+// `max_steps`), so that the time includes the list builds at their own rate.
 double time_steps(Backend& backend, int warmup = 100, int chunk = 50, int min_steps = 400, double min_ms = 100,
                   int max_steps = 4000);
 

@@ -58,7 +58,8 @@ TuneResult tune_cuda_settings(const Model& model, const Box& box,
     // The first trial of a process would also pay for the GPU's clocks coming up and the
     // kernels' modules loading: a throwaway run first.
     try {
-      make(with_tuned_settings(model, {strategies.front(), skins.front()}), strategies.front())->advance(50);
+      const TuneChoice first{strategies.front(), skins[default_skin_index(skins, model, box)]};
+      make(with_tuned_settings(model, first), first.strategy)->advance(50);
     } catch (const std::exception&) {
       // the search meets it again, and reports it
     }

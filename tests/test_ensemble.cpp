@@ -17,6 +17,7 @@
 
 #include "backends/ensemble.h"
 #include "backends/lockstep_ensemble.h"
+#include "backends/tuning.h"
 #include "engine/minimize.h"
 #include "engine/simulation.h"
 #include "tests/test_support.h"
@@ -401,16 +402,34 @@ TEST(EnsembleModel, ReplicatedAnglesDihedralsAndImpropersStayInTheirSystem) {
   for (const SpecialPair& p : sb) EXPECT_EQ(p.i / n, p.j / n) << "a special pair joins two systems";
 }
 
-// force.strategy auto and neighbor.skin auto (backends/tuning.h): the ensemble and each system
-// alone are tuned independently and may choose differently; the bits may not differ.
-TEST(EnsembleTuning, ATunedEnsembleRunsAsEachSystemWouldAloneTuned) {
+// force.strategy auto and neighbor.skin auto (backends/tuning.h): the ensemble is tuned (the log
+// says so) and each of its systems still runs bit for bit as it runs alone at other fixed
+// settings, atom_gather at the largest skin the box allows.
+TEST(EnsembleTuning, ATunedEnsembleRunsAsEachSystemDoesAtOtherFixedSettings) {
   PAIRMD_REQUIRE_GPU();
   const std::vector<test::TestSystem> systems = test::example_systems();
   const test::TestSystem& s = systems.front();
-  Model m = s.model();
-  m.strategy = kAutoStrategy;
-  m.neighbor.skin_auto = true;
-  expect_each_runs_alone(Target{"cuda", "auto", true, true}, s, m, 300);
+  Model tuned = s.model();
+  tuned.strategy = kAutoStrategy;
+  tuned.neighbor.skin_auto = true;
+  Model fixed = s.model();
+  fixed.strategy = "atom_gather";
+  fixed.neighbor.skin = auto_skin_candidates(fixed, s.built.state.box).back();
+  const std::vector<SystemState> st = starts(s);
+  const std::vector<EnsembleSystem> sys = settings(s);
+  ::testing::internal::CaptureStdout();
+  std::unique_ptr<Ensemble> e = make_ensemble("cuda", tuned, st, sys);
+  const std::string log = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(log.find("tuning: chose"), std::string::npos) << log;
+  e->advance(300);
+  for (int k = 0; k < kSystems; ++k) {
+    auto single = make_backend("cuda", alone_model(fixed, sys[k]), st[k]);
+    single->advance(300);
+    SystemState a, b;
+    single->get_state(a);
+    e->get_state(k, b);
+    expect_same(Target{"cuda", "atom_gather", true, true}, a, b, "system " + std::to_string(k));
+  }
 }
 
 #ifdef PAIRMD_PHYSICS_ON_GPU

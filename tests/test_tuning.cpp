@@ -100,6 +100,32 @@ TEST(Tuning, TheCoordinateSearchFindsTheFastestAndTimesEachChoiceOnce) {
   EXPECT_EQ(calls, 5);  // 0.8, 0.6, 0.5, 0.4, then 0.3 (worse)
 }
 
+// Trials of one setting differ by about a per cent: another strategy must be 2 % faster than the
+// default to be chosen, and the climb takes a step only for 1 %.
+TEST(Tuning, NoiseSizedDifferencesKeepTheDefaults) {
+  const std::vector<double> skins = {0.3, 0.4, 0.5};
+  const TuneResult r = tune_step_settings(
+      {Strategy::SlotsFused, Strategy::Gather}, skins,
+      [](const TuneChoice& c) {
+        const double base = c.skin == 0.4 ? 1.0 : (c.skin == 0.5 ? 0.995 : 1.2);
+        return c.strategy == Strategy::Gather ? 0.99 * base : base;
+      },
+      1);
+  EXPECT_EQ(r.best.strategy, Strategy::SlotsFused);
+  // 0.5 is 0.5 % faster: not a step of the climb, but the fastest measured, so it is kept.
+  EXPECT_DOUBLE_EQ(r.best.skin, 0.5);
+}
+
+// Under a barostat the box changes, and a skin chosen for the start box could stop the run later.
+TEST(Tuning, UnderABarostatTheSkinIsNotTuned) {
+  const test::TestSystem s = test::make_system(std::string(kLj) +
+                                               "barostat: {kind: c_rescale, pressure: 1.0, tau_p: 1.0, "
+                                               "compressibility: 0.05}\n");
+  const std::vector<double> skins = tunable_skins(s.model(), s.built.state.box);
+  ASSERT_EQ(skins.size(), 1u);
+  EXPECT_DOUBLE_EQ(skins.front(), 0.4);
+}
+
 TEST(Tuning, OneChoiceTimesNothingAndFailedChoicesAreSkippedOrReported) {
   int calls = 0;
   const TuneResult one = tune_step_settings({Strategy::SlotsFused}, {0.3}, [&](const TuneChoice&) {
