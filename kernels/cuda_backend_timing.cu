@@ -67,7 +67,8 @@ BackendStats CudaBackend::stats() const {
   s.step_graph_resets = graphs_.resets();
   s.graph_captures = graphs_.captures() + build_graphs_.captures();
   std::ostringstream d;
-  d << "strategy " << strategy_name(strategy_);
+  d << "strategy " << strategy_name(strategy_);  // and the skin: what start-up tuning chose, if it ran
+  if (!pair_terms_.empty()) d << ", skin " << model_.neighbor.skin;
   for (const auto& t : pair_terms_) {
     // The pair count waits for the device: after a CUDA error (a failed run's report) it is
     // left out rather than thrown, so the report still says where the last good state went.
