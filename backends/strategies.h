@@ -62,6 +62,18 @@ inline Strategy parse_strategy(const std::string& s) {
   throw std::runtime_error("unknown force strategy '" + s + "'");
 }
 
+// Whether two backends (Backend::name: "cpu", "cuda:STRATEGY") run the same trajectory bit for
+// bit: the same name, or two deterministic CUDA strategies (their fixed-point sums agree; a
+// restart with force.strategy auto may choose another one). A restart's log says so otherwise.
+inline bool same_trajectory_backends(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const std::string cuda = "cuda:";
+  if (a.rfind(cuda, 0) != 0 || b.rfind(cuda, 0) != 0) return false;
+  const StrategyInfo* x = find_strategy(a.substr(cuda.size()));
+  const StrategyInfo* y = find_strategy(b.substr(cuda.size()));
+  return x && y && x->deterministic && y->deterministic;
+}
+
 // The registered names in order; with `auto` last where asked (the values force.strategy takes).
 inline std::vector<std::string> strategy_names(bool with_auto = false) {
   std::vector<std::string> names;

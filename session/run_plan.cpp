@@ -23,18 +23,6 @@ namespace pairmd {
 
 namespace {
 
-// Whether two backends (Backend::name) run the same trajectory bit for bit: the same name, or two
-// deterministic CUDA strategies (their fixed-point sums agree; force.strategy auto may choose
-// another one on a restart).
-bool same_trajectory(const std::string& a, const std::string& b) {
-  if (a == b) return true;
-  const std::string cuda = "cuda:";
-  if (a.rfind(cuda, 0) != 0 || b.rfind(cuda, 0) != 0) return false;
-  const StrategyInfo* x = find_strategy(a.substr(cuda.size()));
-  const StrategyInfo* y = find_strategy(b.substr(cuda.size()));
-  return x && y && x->deterministic && y->deterministic;
-}
-
 RunConfig load_request_config(const RunRequest& r, const std::vector<std::string>& sets) {
   return r.config_is_text ? parse_config(r.config_text, r.config_name, sets) : load_config(r.config_path, sets);
 }
@@ -461,7 +449,8 @@ bool describe_start(const RunRequest& r, const FrontEnd& fe, const PreparedRun& 
         << ck.first_step << " and `steps` (" << cfg.steps << ") counts from there, so it ends at step " << p.last
         << "\n";
     if (ck.seed != cfg.model.integrator.seed || ck.dt != cfg.model.integrator.dt ||
-        ck.integrator != integrator_kind_name(cfg.model.integrator.kind) || !same_trajectory(ck.backend, backend))
+        ck.integrator != integrator_kind_name(cfg.model.integrator.kind) ||
+        !same_trajectory_backends(ck.backend, backend))
       out << "restart: note: the integrator (kind, dt, seed) or backend differs from the checkpoint's run ("
           << ck.integrator << ", dt " << ck.dt << ", seed " << ck.seed << ", " << ck.backend
           << "): the continuation is valid but not bitwise identical to an uninterrupted run\n";

@@ -173,6 +173,19 @@ TEST(Tuning, TheUntunedModelResolvesAutoToTheDefaults) {
   EXPECT_DOUBLE_EQ(m.neighbor.skin, 0.4);
 }
 
+// A restart that tunes to another deterministic strategy continues bit for bit, and its log must
+// not say otherwise; a float-atomic strategy or the other backend does not.
+TEST(Tuning, DeterministicStrategiesContinueTheSameTrajectory) {
+  EXPECT_TRUE(same_trajectory_backends("cuda:pair_slots_fused", "cuda:atom_gather"));
+  EXPECT_TRUE(same_trajectory_backends("cuda:pair_slots", "cuda:pair_slots_fused"));
+  EXPECT_TRUE(same_trajectory_backends("cpu", "cpu"));
+  EXPECT_TRUE(same_trajectory_backends("cuda:pair_warp", "cuda:pair_warp"));  // the same name: as before
+  EXPECT_FALSE(same_trajectory_backends("cuda:pair_slots_fused", "cuda:pair_warp"));
+  EXPECT_FALSE(same_trajectory_backends("cuda:pair_atomic", "cuda:pair_warp"));
+  EXPECT_FALSE(same_trajectory_backends("cpu", "cuda:pair_slots_fused"));
+  EXPECT_FALSE(same_trajectory_backends("cuda:pair_slots_fused", "cuda:no_such_strategy"));
+}
+
 TEST(Tuning, ABadSkinNamesTheKeyAndWhatIsExpected) {
   std::string message;
   try {
