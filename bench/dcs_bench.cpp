@@ -26,9 +26,10 @@
 #include <iostream>
 #include <random>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "analysis/potential_map.h"
 #include "kernels/dcs/dcs_launch.h"
@@ -45,40 +46,22 @@ struct Options {
   unsigned seed = 2026;
 };
 
-[[noreturn]] void exit_with_usage() {
-  std::cerr << "usage: dcs_bench [--cases small,large] [--repeats 5] [--csv dcs_bench.csv] [--kernels k1,k2]\n"
-               "                 [--scatter-atoms-large N] [--cpu-planes P] [--seed S]\n";
-  std::exit(2);
-}
-
-// Exits 2 on an unknown option or a missing value (bad input, as pairmd's own options).
+// CLI11 (as pairmd's own commands): --help exits 0, bad input (an unknown option, a missing or
+// non-numeric value) exits 2 with CLI11's message.
 Options parse_options(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--cases")
-      o.cases = next();
-    else if (a == "--repeats")
-      o.repeats = std::stoi(next());
-    else if (a == "--csv")
-      o.csv = next();
-    else if (a == "--kernels")
-      o.kernels = next();
-    else if (a == "--scatter-atoms-large")
-      o.scatter_atoms_large = std::stoul(next());
-    else if (a == "--cpu-planes")
-      o.cpu_planes = std::stoi(next());
-    else if (a == "--seed")
-      o.seed = static_cast<unsigned>(std::stoul(next()));
-    else
-      exit_with_usage();
+  CLI::App app{"Direct Coulomb Summation benchmark: every GPU kernel and the CPU reference", "dcs_bench"};
+  app.add_option("--cases", o.cases, "small, large or both (default small,large)");
+  app.add_option("--repeats", o.repeats, "timed repeats per kernel, after one warm-up (default 5)");
+  app.add_option("--csv", o.csv, "CSV output (default dcs_bench.csv)");
+  app.add_option("--kernels", o.kernels, "comma-separated kernels to run (default every kernel)");
+  app.add_option("--scatter-atoms-large", o.scatter_atoms_large, "atoms of the scatter kernel, large case (10000)");
+  app.add_option("--cpu-planes", o.cpu_planes, "z-planes of the CPU reference (default 4)");
+  app.add_option("--seed", o.seed, "seed of the atoms (default 2026)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);
   }
   return o;
 }
@@ -305,13 +288,7 @@ void run_gpu_kernels(const Case& c, const Atoms& atoms, const CpuReference& cpu,
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
-  try {
-    o = parse_options(argc, argv);
-  } catch (const std::logic_error& e) {  // std::stoi and friends: not a number, or out of range
-    std::cerr << "dcs_bench: an option's value is not a number in range (" << e.what() << ")\n";
-    return 2;
-  }
+  const Options o = parse_options(argc, argv);
   std::string why;
   const bool gpu = dcs::gpu_available(&why);
   std::cout << "dcs_bench: " << why << "\n";

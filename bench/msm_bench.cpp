@@ -30,10 +30,10 @@
 #include <fstream>
 #include <iostream>
 #include <random>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "analysis/msm.h"
 #include "analysis/potential_map.h"
@@ -51,13 +51,6 @@ double now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-std::vector<double> parse_list(const std::string& s) {
-  std::vector<double> v;
-  std::stringstream ss(s);
-  for (std::string t; std::getline(ss, t, ',');) v.push_back(std::stod(t));
-  return v;
 }
 
 struct System {
@@ -115,53 +108,27 @@ struct Options {
   unsigned seed = 2026;
 };
 
-[[noreturn]] void exit_with_usage() {
-  std::cerr << "usage: msm_bench [--atoms 10000,100000,1000000] [--spacings 0.5,1.0] [--repeats 3] [--csv F]\n"
-               "                 [--exact-planes 8] [--cpu-max-atoms 100000] [--crossover | --no-crossover]\n"
-               "                 [--order 6] [--cutoff a] [--grid-spacing h] [--samples 256] [--seed S]\n";
-  std::exit(2);
-}
-
-// Exits 2 on an unknown option or a missing value (bad input, as pairmd's own options).
+// CLI11 (as pairmd's own commands): --help exits 0, bad input (an unknown option, a missing or
+// non-numeric value) exits 2 with CLI11's message.
 Options parse_options(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--atoms")
-      o.atoms = parse_list(next());
-    else if (a == "--spacings")
-      o.spacings = parse_list(next());
-    else if (a == "--repeats")
-      o.repeats = std::stoi(next());
-    else if (a == "--csv")
-      o.csv = next();
-    else if (a == "--exact-planes")
-      o.exact_planes = std::stoi(next());
-    else if (a == "--cpu-max-atoms")
-      o.cpu_max_atoms = std::stoul(next());
-    else if (a == "--crossover")
-      o.crossover = true;
-    else if (a == "--no-crossover")
-      o.crossover = false;
-    else if (a == "--order")
-      o.params.order = std::stoi(next());
-    else if (a == "--cutoff")
-      o.params.cutoff = std::stod(next());
-    else if (a == "--grid-spacing")
-      o.params.grid_spacing = std::stod(next());
-    else if (a == "--samples")
-      o.samples = std::stoi(next());
-    else if (a == "--seed")
-      o.seed = static_cast<unsigned>(std::stoul(next()));
-    else
-      exit_with_usage();
+  CLI::App app{"Multilevel summation against the exact sum: time, error and crossover", "msm_bench"};
+  app.add_option("--atoms", o.atoms, "comma-separated atom counts (default 10000,100000,1000000)")->delimiter(',');
+  app.add_option("--spacings", o.spacings, "comma-separated lattice spacings (default 0.5,1.0)")->delimiter(',');
+  app.add_option("--repeats", o.repeats, "timed repeats after a warm-up (default 3)");
+  app.add_option("--csv", o.csv, "CSV output (default msm_bench.csv)");
+  app.add_option("--exact-planes", o.exact_planes, "z-planes of the exact sum; 0 skips it (default 8)");
+  app.add_option("--cpu-max-atoms", o.cpu_max_atoms, "largest N of the CPU MSM runs (default 100000)");
+  app.add_flag("--crossover,!--no-crossover", o.crossover, "the crossover sweep (default on)");
+  app.add_option("--order", o.params.order, "interpolation order (default 6)");
+  app.add_option("--cutoff", o.params.cutoff, "splitting distance a (default: from the spacing)");
+  app.add_option("--grid-spacing", o.params.grid_spacing, "finest grid spacing h (default: from the spacing)");
+  app.add_option("--samples", o.samples, "lattice points of the error estimate (default 256)");
+  app.add_option("--seed", o.seed, "seed of the atoms (default 2026)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);
   }
   return o;
 }
@@ -343,13 +310,7 @@ void run_crossover(bool gpu, double h, const Options& o, std::ostream& csv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
-  try {
-    o = parse_options(argc, argv);
-  } catch (const std::logic_error& e) {  // std::stoi and friends: not a number, or out of range
-    std::cerr << "msm_bench: an option's value is not a number in range (" << e.what() << ")\n";
-    return 2;
-  }
+  const Options o = parse_options(argc, argv);
   std::string why;
   const bool gpu = dcs::gpu_available(&why);
   std::cout << "msm_bench: " << why << "\n";
