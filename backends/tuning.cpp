@@ -129,12 +129,18 @@ TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std
   return r;
 }
 
-Model untuned_model(const Model& model, const Box& box) {
+Model with_tuned_settings(const Model& model, const TuneChoice& c) {
   Model m = model;
-  if (m.strategy == kAutoStrategy) m.strategy = strategy_name(kDefaultStrategy);
-  if (m.neighbor.skin_auto) m.neighbor.skin = default_auto_skin(m, box);
+  m.strategy = strategy_name(c.strategy);
+  m.neighbor.skin = c.skin;
   m.neighbor.skin_auto = false;
   return m;
+}
+
+Model untuned_model(const Model& model, const Box& box) {
+  const Strategy s = model.strategy == kAutoStrategy ? kDefaultStrategy : parse_strategy(model.strategy);
+  return with_tuned_settings(model,
+                             {s, model.neighbor.skin_auto ? default_auto_skin(model, box) : model.neighbor.skin});
 }
 
 std::string TuneResult::report() const {

@@ -70,6 +70,9 @@ std::vector<Strategy> tunable_strategies(const Model& model);
 // The skins `neighbor.skin` lets it try: the candidates for `auto`, else the one given.
 std::vector<double> tunable_skins(const Model& model, const Box& box);
 
+// The model with a choice written in (auto resolved: the choice's strategy and skin).
+Model with_tuned_settings(const Model& model, const TuneChoice& c);
+
 // The model with `auto` resolved without timing anything: the default strategy and the default
 // skin fraction. For backends that take no dynamic steps before the run (the minimiser's): a
 // trial would step dynamics from a start that may still overlap.

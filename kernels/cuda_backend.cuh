@@ -343,9 +343,8 @@ __global__ void sum_block_parts(const double* parts, int nparts, int stride, int
 
 // Start-up tuning (backends/tuning.h; kernels/cuda_factory.cu): times `make`'s backends of the
 // model's candidate strategies and skins (none where the config names both), prints the report,
-// and returns the choice; with_tuned_settings writes a choice into a model.
+// and returns the choice (with_tuned_settings, backends/tuning.h, writes it into a model).
 TuneResult tune_cuda_settings(const Model& model, const Box& box,
                               const std::function<std::unique_ptr<CudaBackend>(const Model&, Strategy)>& make);
-Model with_tuned_settings(const Model& model, const TuneChoice& c);
 
 }  // namespace pairmd

@@ -75,12 +75,4 @@ TuneResult tune_cuda_settings(const Model& model, const Box& box,
   return r;
 }
 
-Model with_tuned_settings(const Model& model, const TuneChoice& c) {
-  Model m = model;
-  m.strategy = strategy_name(c.strategy);
-  m.neighbor.skin = c.skin;
-  m.neighbor.skin_auto = false;
-  return m;
-}
-
 }  // namespace pairmd

@@ -16,21 +16,15 @@
 namespace pairmd {
 namespace {
 
-const char* kLj = R"(system:
-  types: [{name: A}]
-  lattice: {kind: fcc, cells: 4, density: 0.8442}
-force_field:
-  pair:
-    - potential: lj
-      cutoff: 2.5
-      coeffs: [{types: [A, A], epsilon: 1.0, sigma: 1.0}]
-integrator: {kind: langevin, dt: 0.005, temperature: 1.2}
-neighbor: {skin: auto}
-force: {strategy: auto}
-)";
+// test_support's 4-cell fcc LJ liquid (density 0.8442, box edge 6.72, rc 2.5) with `extra`
+// sections, and with the skin and the strategy on auto.
+test::TestSystem tuned_lj(const std::string& extra = "") {
+  return test::make_system(test::lj_yaml(4, 0.8442, "langevin", 1.2) + extra,
+                           {"neighbor.skin=auto", "force.strategy=auto"});
+}
 
 TEST(Tuning, AutoSkinsAreFractionsOfTheCutoffThatFitTheBox) {
-  const test::TestSystem s = test::make_system(kLj);
+  const test::TestSystem s = tuned_lj();
   const Model m = s.model();
   EXPECT_TRUE(m.neighbor.skin_auto);
   EXPECT_DOUBLE_EQ(m.neighbor.skin, 0.4);  // 0.16 x 2.5, the CPU's value
@@ -51,7 +45,7 @@ TEST(Tuning, AutoSkinsAreFractionsOfTheCutoffThatFitTheBox) {
 }
 
 TEST(Tuning, TheCpuBackendTakesTheDefaultFractionAsTheBoxAllows) {
-  const test::TestSystem s = test::make_system(kLj);
+  const test::TestSystem s = tuned_lj();
   EXPECT_DOUBLE_EQ(default_auto_skin(s.model(), s.built.state.box), 0.4);
   Box small = s.built.state.box;
   small.L = {5.04, 5.04, 5.04};
@@ -118,9 +112,9 @@ TEST(Tuning, NoiseSizedDifferencesKeepTheDefaults) {
 
 // Under a barostat the box changes, and a skin chosen for the start box could stop the run later.
 TEST(Tuning, UnderABarostatTheSkinIsNotTuned) {
-  const test::TestSystem s = test::make_system(std::string(kLj) +
-                                               "barostat: {kind: c_rescale, pressure: 1.0, tau_p: 1.0, "
-                                               "compressibility: 0.05}\n");
+  const test::TestSystem s = tuned_lj(
+      "barostat: {kind: c_rescale, pressure: 1.0, tau_p: 1.0, "
+      "compressibility: 0.05}\n");
   const std::vector<double> skins = tunable_skins(s.model(), s.built.state.box);
   ASSERT_EQ(skins.size(), 1u);
   EXPECT_DOUBLE_EQ(skins.front(), 0.4);
@@ -166,7 +160,7 @@ TEST(Tuning, ABlowUpInATrialEndsTheSearchWithTheFirstChoice) {
 
 // The minimiser's backend is not tuned: auto resolves to the defaults without a trial.
 TEST(Tuning, TheUntunedModelResolvesAutoToTheDefaults) {
-  const test::TestSystem s = test::make_system(kLj);
+  const test::TestSystem s = tuned_lj();
   const Model m = untuned_model(s.model(), s.built.state.box);
   EXPECT_EQ(m.strategy, strategy_name(kDefaultStrategy));
   EXPECT_FALSE(m.neighbor.skin_auto);
@@ -189,7 +183,7 @@ TEST(Tuning, DeterministicStrategiesContinueTheSameTrajectory) {
 TEST(Tuning, ABadSkinNamesTheKeyAndWhatIsExpected) {
   std::string message;
   try {
-    parse_config(std::string(kLj), "cfg.yaml", {"neighbor.skin=fast"});
+    parse_config(test::lj_yaml(4, 0.8442, "langevin", 1.2), "cfg.yaml", {"neighbor.skin=fast"});
   } catch (const ConfigError& e) {
     message = e.what();
   }
