@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <cmath>
 #include <exception>
 #include <sstream>
 #include <stdexcept>
@@ -95,6 +96,13 @@ void Ensemble::move_to(int k, const std::vector<Vec3d>& position, const std::vec
   s.position = position;
   s.image = image;
   set_state(k, s);
+}
+
+void Ensemble::change_temperatures(const std::vector<TemperatureChange>& changes) {
+  for (const TemperatureChange& c : changes) {
+    if (!std::isnan(c.temperature)) set_temperature(c.system, c.temperature);
+    if (c.velocity_factor != 1) scale_velocities(c.system, c.velocity_factor);
+  }
 }
 
 namespace {

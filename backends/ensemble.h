@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,15 @@ namespace pairmd {
 struct EnsembleSystem {
   double temperature = 0;
   uint64_t seed = 0;
+};
+
+// A new thermostat temperature for one system of an ensemble and its velocities scaled (a replica
+// exchange's swap): what set_temperature(system, temperature) and scale_velocities(system,
+// velocity_factor) do, either left out (a NaN temperature, a factor of 1).
+struct TemperatureChange {
+  int system = 0;
+  double temperature = std::numeric_limits<double>::quiet_NaN();
+  double velocity_factor = 1;
 };
 
 // The model of `systems` systems of `n` particles as one: bonds and pair lists repeated with
@@ -61,6 +71,10 @@ class Ensemble {
   virtual void set_temperature(int k, double temperature) = 0;
   // System k's velocities times f (Backend::scale_velocities); the other systems keep theirs.
   virtual void scale_velocities(int k, double f) = 0;
+  // Several systems' changes at once (an exchange meeting's, at most one per system), as the
+  // calls above one by one would leave them: the CUDA ensemble makes one upload and one kernel of
+  // them, not a synchronised pair per system.
+  virtual void change_temperatures(const std::vector<TemperatureChange>& changes);
   virtual BackendStats stats() const = 0;
 };
 

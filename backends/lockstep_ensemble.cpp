@@ -1,6 +1,7 @@
 #include "backends/lockstep_ensemble.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -51,18 +52,8 @@ class LockstepEnsemble::Member final : public Backend {
   BackendStats stats() const override {
     return owner_.locked([&](Ensemble& e) { return e.stats(); });
   }
-  void scale_velocities(double f) override {
-    owner_.locked([&](Ensemble& e) {
-      e.scale_velocities(k_, f);
-      return 0;
-    });
-  }
-  void set_temperature(double t) override {
-    owner_.locked([&](Ensemble& e) {
-      e.set_temperature(k_, t);
-      return 0;
-    });
-  }
+  void scale_velocities(double f) override { owner_.change(k_, std::nan(""), f); }
+  void set_temperature(double t) override { owner_.change(k_, t, 1.0); }
 
  private:
   LockstepEnsemble& owner_;
@@ -80,6 +71,30 @@ LockstepEnsemble::LockstepEnsemble(std::unique_ptr<Ensemble> ensemble, int64_t s
 std::unique_ptr<Backend> LockstepEnsemble::member(int k) {
   if (k < 0 || k >= ensemble_->size()) throw std::out_of_range("no system " + std::to_string(k) + " in the ensemble");
   return std::make_unique<Member>(*this, k);
+}
+
+// Member k's change joins the pending ones; a second scaling of the same system first applies
+// the pending ones (two roundings of the velocities, as two calls would make).
+void LockstepEnsemble::change(int k, double temperature, double velocity_factor) {
+  std::lock_guard<std::mutex> l(mutex_);
+  auto mine = std::find_if(changes_.begin(), changes_.end(), [&](const TemperatureChange& c) { return c.system == k; });
+  if (mine != changes_.end() && velocity_factor != 1.0 && mine->velocity_factor != 1.0) {
+    apply_changes();
+    mine = changes_.end();
+  }
+  if (mine == changes_.end()) {
+    changes_.push_back(TemperatureChange{k, temperature, velocity_factor});
+    return;
+  }
+  if (!std::isnan(temperature)) mine->temperature = temperature;
+  if (velocity_factor != 1.0) mine->velocity_factor = velocity_factor;
+}
+
+void LockstepEnsemble::apply_changes() {
+  if (changes_.empty()) return;
+  std::vector<TemperatureChange> changes;
+  changes.swap(changes_);  // once: a failure leaves them applied or lost with the ensemble's state
+  ensemble_->change_temperatures(changes);
 }
 
 void LockstepEnsemble::advance_to(int k, int64_t target) {
@@ -111,6 +126,7 @@ void LockstepEnsemble::advance_to(int k, int64_t target) {
     if (all) {
       // Every active member waits: move the ensemble (under the lock: nobody reads meanwhile).
       try {
+        apply_changes();
         ensemble_->advance(next - step_);
         step_ = next;
       } catch (...) {

@@ -7,6 +7,11 @@
 // the step its Simulation is at. A member that leaves (its run ended) no longer holds the
 // others back.
 //
+// A member's new temperature and velocity scaling (replica exchange's swap) wait until the
+// ensemble is next used (moved or read), and all members' go to the ensemble together
+// (Ensemble::change_temperatures): at a meeting of K replicas one upload and one kernel, not K
+// synchronised pairs one after another under the lock.
+//
 // A failed step (a blow-up names the system) fails every member's advance with the message: the
 // ensemble's state is lost for all systems, and each Simulation falls back to its last good state.
 #pragma once
@@ -34,11 +39,15 @@ class LockstepEnsemble {
   class Member;
   void advance_to(int k, int64_t target);
   void leave(int k);
+  // Under the lock, with the members' pending changes applied first.
   template <typename F>
   auto locked(F&& f) {
     std::lock_guard<std::mutex> l(mutex_);
+    apply_changes();
     return f(*ensemble_);
   }
+  void change(int k, double temperature, double velocity_factor);
+  void apply_changes();  // with the lock held
 
   std::unique_ptr<Ensemble> ensemble_;
   std::mutex mutex_;
@@ -47,6 +56,7 @@ class LockstepEnsemble {
   std::vector<int64_t> target_;
   std::vector<char> active_, waiting_;
   std::exception_ptr failure_;
+  std::vector<TemperatureChange> changes_;  // pending, at most one per system
 };
 
 }  // namespace pairmd

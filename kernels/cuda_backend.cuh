@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/ensemble.h"
 #include "backends/strategies.h"
 #include "backends/tuning.h"
 #include "base/work_key.h"
@@ -173,6 +174,9 @@ class CudaBackend final : public Backend {
   // System k's velocities (every system's for k < 0) times f, on the device: each rounded to
   // float from the double product, as the host's get_state / scale / set_state would.
   void scale_system_velocities(int k, double f);
+  // Several systems' new temperatures and velocity factors (backends/ensemble.h), as the two
+  // calls above per system would leave them, in one upload and one kernel.
+  void change_system_temperatures(const std::vector<TemperatureChange>& changes);
   std::vector<Observables> system_observables();
   void set_profiling(bool on) override {
     if (!on) resolve_phases();
@@ -279,6 +283,7 @@ class CudaBackend final : public Backend {
   int system_size_ = 0;                      // particles per system
   std::vector<SystemParams> system_params_;  // per system: k_B T (m v^2 units) and seed
   DeviceBuffer<SystemParams> device_params_;
+  DeviceBuffer<double> velocity_factors_;  // per system, for change_system_temperatures
   cudaStream_t stream_ = nullptr;
   int n_ = 0;
   SystemState host_;

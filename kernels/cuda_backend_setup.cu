@@ -352,20 +352,19 @@ void CudaBackend::set_temperature(double temperature) {
 }
 
 void CudaBackend::set_system_temperature(int k, double temperature) {
-  wait();
-  IntegratorSettings s = model_.integrator;
-  s.temperature = temperature;
-  system_params_.at(k).kT_mvv = make_step_constants<float>(s, model_.units.kB, model_.units.force_to_accel).kT_mvv;
-  upload_system_params();
+  change_system_temperatures({TemperatureChange{k, temperature, 1.0}});
 }
 
 namespace {
 
-// v times f in double, rounded to float: what the host's download, scale and upload give.
-__global__ void scale_velocities_kernel(float4* vel, const unsigned* tag, int n, int system_size, int system,
-                                        double f) {
+// v times f in double, rounded to float: what the host's download, scale and upload give. With
+// `factors`, particle p's system's factor (a factor of 1 leaves its velocities as they are).
+__global__ void scale_velocities_kernel(float4* vel, const unsigned* tag, int n, int system_size,
+                                        const double* factors, double f) {
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= n || (system >= 0 && static_cast<int>(tag[p] / static_cast<unsigned>(system_size)) != system)) return;
+  if (p >= n) return;
+  if (factors) f = factors[tag[p] / static_cast<unsigned>(system_size)];
+  if (f == 1.0) return;
   float4 v = vel[p];
   v.x = static_cast<float>(static_cast<double>(v.x) * f);
   v.y = static_cast<float>(static_cast<double>(v.y) * f);
@@ -377,10 +376,50 @@ __global__ void scale_velocities_kernel(float4* vel, const unsigned* tag, int n,
 
 void CudaBackend::scale_system_velocities(int k, double f) {
   if (k >= systems_) throw std::out_of_range("no system " + std::to_string(k) + " in the ensemble");
+  if (k >= 0) return change_system_temperatures({TemperatureChange{k, std::nan(""), f}});
   complete_step();  // the velocities of the step, not of its half
   Launcher(stream_).kernel(PAIRMD_HERE, scale_velocities_kernel, blocks_for(n_), kBlockSize, 0, particles_.vel(),
-                           particles_.tag(), n_, system_size_, k, f);
+                           particles_.tag(), n_, system_size_, static_cast<const double*>(nullptr), f);
   PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+// The temperatures first (the step left pending ends with a half kick, which does not read
+// k_B T), then every scaled system's velocities in one kernel: one upload of each kind and one
+// wait, however many systems change (a meeting of 64 replicas made two of each per replica).
+void CudaBackend::change_system_temperatures(const std::vector<TemperatureChange>& changes) {
+  std::vector<double> factors(systems_, 1.0);
+  bool temperatures = false, scaled = false;
+  for (const TemperatureChange& c : changes)
+    if (c.system < 0 || c.system >= systems_)
+      throw std::out_of_range("no system " + std::to_string(c.system) + " in the ensemble");
+  wait();  // the steps asked for before run at the old temperatures
+  for (const TemperatureChange& c : changes) {
+    if (!std::isnan(c.temperature)) {
+      IntegratorSettings s = model_.integrator;
+      s.temperature = c.temperature;
+      system_params_[c.system].kT_mvv =
+          make_step_constants<float>(s, model_.units.kB, model_.units.force_to_accel).kT_mvv;
+      temperatures = true;
+    }
+    if (c.velocity_factor != 1.0) {
+      factors[c.system] = c.velocity_factor;
+      scaled = true;
+    }
+  }
+  Launcher now(stream_);
+  if (temperatures)
+    now.copy(PAIRMD_HERE, device_params_.data(), system_params_.data(), system_params_.size() * sizeof(SystemParams),
+             cudaMemcpyHostToDevice);
+  if (scaled) {
+    complete_step();  // the velocities of the step, not of its half
+    velocity_factors_.reserve_grow(factors.size());
+    now.copy(PAIRMD_HERE, velocity_factors_.data(), factors.data(), factors.size() * sizeof(double),
+             cudaMemcpyHostToDevice);
+    now.kernel(PAIRMD_HERE, scale_velocities_kernel, blocks_for(n_), kBlockSize, 0, particles_.vel(), particles_.tag(),
+               n_, system_size_, static_cast<const double*>(velocity_factors_.data()), 1.0);
+  }
+  // The host copies may change again once this returns.
+  if (temperatures || scaled) PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void CudaBackend::set_system_seed(int k, uint64_t seed) {

@@ -108,6 +108,11 @@ class CudaEnsemble final : public Ensemble {
     backend_->set_system_temperature(k, t);
     obs_step_ = -1;
   }
+  void change_temperatures(const std::vector<TemperatureChange>& changes) override {
+    backend_->change_system_temperatures(changes);
+    state_step_ = obs_step_ = -1;
+    moved_valid_ = false;
+  }
   BackendStats stats() const override { return backend_->stats(); }
 
  private:

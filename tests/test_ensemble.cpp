@@ -12,6 +12,7 @@
 // differs from run to run, so the same bound as Physics' kSameRun.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <thread>
 
@@ -194,6 +195,117 @@ TEST_P(Ensembles, AVelocityRescaleIsOneSystemsAndMatchesTheHostPath) {
     e->get_state(k, c);
     expect_same(t, a, c, "system " + std::to_string(k) + ", ensemble");
     expect_same(t, a, b, "system " + std::to_string(k) + ", host path");
+  }
+}
+
+// Several systems' swaps at once (Ensemble::change_temperatures, one upload and one kernel on the
+// GPU) leave every system as the calls one by one do, bit for bit on deterministic targets.
+TEST_P(Ensembles, TemperatureChangesTogetherEqualThemOneByOne) {
+  const Target& t = GetParam();
+  const test::TestSystem s = test::make_system(test::kLjLiquid, {}, "lj");
+  const Model m = model(s);
+  const std::vector<SystemState> st = starts(s);
+  const std::vector<EnsembleSystem> sys = settings(s);
+  const std::vector<TemperatureChange> changes = {
+      {2, 1.9, 1.25}, {0, 2.4, 1.0}, {1, std::nan(""), 0.8}};  // both, temperature only, factor only
+  std::unique_ptr<Ensemble> together = make_ensemble(t.backend, m, st, sys);
+  std::unique_ptr<Ensemble> one_by_one = make_ensemble(t.backend, m, st, sys);
+  together->advance(50);
+  one_by_one->advance(50);
+  together->change_temperatures(changes);
+  one_by_one->Ensemble::change_temperatures(changes);  // the default: set_temperature, scale_velocities
+  together->advance(60);
+  one_by_one->advance(60);
+  for (int k = 0; k < kSystems; ++k) {
+    SystemState a, b;
+    one_by_one->get_state(k, a);
+    together->get_state(k, b);
+    expect_same(t, a, b, "system " + std::to_string(k));
+  }
+  EXPECT_THROW(together->change_temperatures({{kSystems, 1.0, 1.0}}), std::out_of_range);
+}
+
+// An ensemble that counts what reaches it (the CPU ensemble does the work).
+class CountingEnsemble final : public Ensemble {
+ public:
+  explicit CountingEnsemble(std::unique_ptr<Ensemble> e) : e_(std::move(e)) {}
+  std::string name() const override { return e_->name(); }
+  int size() const override { return e_->size(); }
+  void advance(int64_t n) override { e_->advance(n); }
+  void get_state(int k, SystemState& s) override { e_->get_state(k, s); }
+  void set_state(int k, const SystemState& s) override { e_->set_state(k, s); }
+  Observables observables(int k) override { return e_->observables(k); }
+  std::vector<Vec3d> forces(int k) override { return e_->forces(k); }
+  void set_temperature(int k, double t) override {
+    ++single_calls;
+    e_->set_temperature(k, t);
+  }
+  void scale_velocities(int k, double f) override {
+    ++single_calls;
+    e_->scale_velocities(k, f);
+  }
+  void change_temperatures(const std::vector<TemperatureChange>& c) override {
+    batches.push_back(c.size());
+    e_->change_temperatures(c);
+  }
+  BackendStats stats() const override { return e_->stats(); }
+  int single_calls = 0;
+  std::vector<size_t> batches;
+
+ private:
+  std::unique_ptr<Ensemble> e_;
+};
+
+// The members' swaps at a meeting (Simulation::change_temperature: set_temperature, then
+// scale_velocities) reach the ensemble as one batch when it next moves, and the systems end as
+// with the swaps made one by one. A second scaling of a system before the ensemble is used
+// applies the first (two roundings, as two calls make).
+TEST(LockstepEnsemble, MembersSwapsReachTheEnsembleAsOneBatch) {
+  const test::TestSystem s = test::make_system(test::kLjLiquid, {}, "lj");
+  const Model m = s.model();
+  const std::vector<SystemState> st = starts(s);
+  const std::vector<EnsembleSystem> sys = settings(s);
+  auto counting = std::make_unique<CountingEnsemble>(make_ensemble("cpu", m, st, sys));
+  CountingEnsemble& seen = *counting;
+  LockstepEnsemble lock(std::move(counting), st[0].step);
+  std::vector<std::unique_ptr<Backend>> members;
+  for (int k = 0; k < kSystems; ++k) members.push_back(lock.member(k));
+  auto move_all = [&](int64_t n) {
+    std::vector<std::thread> threads;
+    for (int k = 0; k < kSystems; ++k) threads.emplace_back([&, k] { members[k]->advance(n); });
+    for (std::thread& th : threads) th.join();
+  };
+  move_all(40);
+  for (int k = 0; k < kSystems; ++k) {
+    members[k]->set_temperature(1.0 + 0.3 * k);
+    members[k]->scale_velocities(1.1 - 0.05 * k);
+  }
+  EXPECT_TRUE(seen.batches.empty());  // nothing applied yet
+  move_all(40);
+  EXPECT_EQ(seen.single_calls, 0);
+  ASSERT_EQ(seen.batches.size(), 1u);
+  EXPECT_EQ(seen.batches[0], static_cast<size_t>(kSystems));
+  members[1]->scale_velocities(1.2);
+  members[1]->scale_velocities(0.9);  // applies the 1.2 first
+  ASSERT_EQ(seen.batches.size(), 2u);
+  SystemState read;
+  members[0]->get_state(read);  // a read applies the pending 0.9
+  ASSERT_EQ(seen.batches.size(), 3u);
+
+  std::unique_ptr<Ensemble> ref = make_ensemble("cpu", m, st, sys);
+  ref->advance(40);
+  for (int k = 0; k < kSystems; ++k) {
+    ref->set_temperature(k, 1.0 + 0.3 * k);
+    ref->scale_velocities(k, 1.1 - 0.05 * k);
+  }
+  ref->advance(40);
+  ref->scale_velocities(1, 1.2);
+  ref->scale_velocities(1, 0.9);
+  for (int k = 0; k < kSystems; ++k) {
+    SystemState a, b;
+    ref->get_state(k, a);
+    members[k]->get_state(b);
+    expect_same(test::cpu_target(), a, b, "system " + std::to_string(k));
   }
 }
 
