@@ -487,7 +487,9 @@ TEST(MinimizeStart, FireConvergesFromALammpsDataFileOfRandomPositions) {
 
 TEST(MinimizeCommand, WritesTheMinimisedStateAsFilesThatStartRuns) {
   test::ScratchDir dir("minimize_cmd");
-  test::write_text(dir / "melt.yaml", melt_config("minimize: {ftol: 1.0e-3}"));
+  // The CPU backend, whose double forces the check below recomputes (with `auto` a GPU's float
+  // forces met ftol and the CPU's read 1.06e-3 on the H100).
+  test::write_text(dir / "melt.yaml", melt_config("minimize: {ftol: 1.0e-3}") + "backend: cpu\n");
   const test::ChildResult m = test::run_pairmd({"minimize", "melt.yaml"}, dir.path);
   ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
   EXPECT_NE(m.out.find("minimize: fire stopped by ftol (max |F| < 0.001)"), std::string::npos) << m.out;
