@@ -11,8 +11,7 @@
 //     the pair and bond kernels that write the slots, each pair once, with its F/r; the others: a
 //     pass of its own after the forces, pair_virial_kernel and bond_virial_kernel) and the kinetic
 //     energy per direction K_aa of the velocities after the thermostat (the integrate kernel, from
-//     the very velocities it stores; summed in float over each warp's 32 particles, the same tree
-//     in every integrate kernel). Each block adds its sums, in 64-bit fixed point (exact, in
+//     the very velocities it stores). Each block adds its sums, in 64-bit fixed point (exact, in
 //     any order), to one of kBoxGroups groups of accumulators, so no address takes an
 //     atomic per block of a large grid;
 //   - the step's decision (the integrate kernel's last block, or decide_step_kernel) then reads
@@ -103,30 +102,16 @@ __device__ __forceinline__ void add_box_words(unsigned long long* sums, const lo
   __syncthreads();  // warp_sums may be reused
 }
 
-// Words of one warp, in lane 0 (the calling warp's; every lane calls it), to the block's group.
-__device__ __forceinline__ void add_box_words_lane0(unsigned long long* sums, const long long* v, int first, int count) {
-  if ((threadIdx.x & 31) != 0) return;
-  for (int q = 0; q < count; ++q)
-    if (v[q]) atomicAdd(sums + (blockIdx.x % kBoxGroups) * kBoxWords + first + q, static_cast<unsigned long long>(v[q]));
-  __threadfence();
-}
-
-// Words of each warp of the block, in its lane 0 (every thread calls it), as one word per block.
-__device__ __forceinline__ void add_box_warp_words(unsigned long long* sums, const long long* v, int first, int count) {
-  __shared__ long long warp_sums[32][kBoxWords];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  if (lane == 0)
-    for (int q = 0; q < count; ++q) warp_sums[warp][q] = v[q];
-  __syncthreads();
-  if (threadIdx.x < count) {
-    long long total = 0;
-    for (int w = 0; w < warps; ++w) total += warp_sums[w][threadIdx.x];
-    if (total)
-      atomicAdd(sums + (blockIdx.x % kBoxGroups) * kBoxWords + first + threadIdx.x,
-                static_cast<unsigned long long>(total));
-    __threadfence();
+// The same for the words of one warp (the lanes of the calling warp; every lane calls it).
+__device__ __forceinline__ void add_box_words_warp(unsigned long long* sums, const long long* v, int first, int count) {
+  const int lane = threadIdx.x & 31;
+  for (int q = 0; q < count; ++q) {
+    long long s = v[q];
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+    if (lane == 0 && s)
+      atomicAdd(sums + (blockIdx.x % kBoxGroups) * kBoxWords + first + q, static_cast<unsigned long long>(s));
   }
-  __syncthreads();
+  if (lane == 0) __threadfence();
 }
 
 // The rebuild threshold on the squared displacement at scale s (<= 1) since the build.
@@ -145,16 +130,8 @@ static __device__ __noinline__ bool box_decide(const BoxStage st, DeviceBox* b, 
   b->apply = 0;
   if (!st.settings.due(static_cast<int64_t>(step))) return true;
   long long w[kBoxWords] = {0, 0, 0, 0, 0, 0};
-  // Read at L2 (__ldcg: the other blocks' atomics are there, each fenced before its block's
-  // ticket), every load issued before the first is waited for, then cleared for the next update
-  // (nothing adds to the sums before the next kernel). One atomicExch per word, each waited for
-  // before the next, was a chain of 96 round trips to L2 in the one thread every block waits for.
-#pragma unroll
-  for (int g = 0; g < kBoxGroups; ++g)
-#pragma unroll
-    for (int q = 0; q < kBoxWords; ++q) w[q] += static_cast<long long>(__ldcg(sums + g * kBoxWords + q));
-#pragma unroll
-  for (int i = 0; i < kBoxGroups * kBoxWords; ++i) __stcg(sums + i, 0ull);
+  for (int g = 0; g < kBoxGroups; ++g)  // read at L2 (other blocks' atomics) and cleared for the next update
+    for (int q = 0; q < kBoxWords; ++q) w[q] += static_cast<long long>(atomicExch(sums + g * kBoxWords + q, 0ull));
   constexpr double unit = 1.0 / 4294967296.0;
   double virial[3] = {w[0] * unit, w[1] * unit, w[2] * unit};
   if (st.settings.couple == BarostatCoupling::Isotropic) {

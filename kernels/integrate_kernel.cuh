@@ -229,20 +229,12 @@ __device__ __forceinline__ void store_particle(const IntegrateArgs& a, int p, co
   a.vel[p] = o.v4;
 }
 
-// The barostat's kinetic words of a warp's particles, in lane 0: m v_a^2 of each new velocity
-// (zero for no particle) summed in float over the warp's 32 consecutive particles, by the same
-// shuffle tree in every integrate kernel (so every deterministic strategy sums the same bits),
-// then made fixed point once. Per particle, in 64-bit fixed point, the words and their
-// shuffles held the integrating warp's registers at the fused kernel's limit (it spilled).
-__device__ __forceinline__ void kinetic_warp_words(const ParticleOutputs& o, bool particle, long long k[3]) {
+// m v_a^2 of a particle's new velocity (zero for no particle), the barostat's kinetic words.
+__device__ __forceinline__ void kinetic_words(const ParticleOutputs& o, bool particle, long long k[3]) {
   const float m = o.v4.w;
-  float s[3] = {particle ? (m * o.v4.x) * o.v4.x : 0.f, particle ? (m * o.v4.y) * o.v4.y : 0.f,
-                particle ? (m * o.v4.z) * o.v4.z : 0.f};
-#pragma unroll
-  for (int q = 0; q < 3; ++q) {
-    for (int off = 16; off > 0; off >>= 1) s[q] += __shfl_down_sync(0xffffffffu, s[q], off);
-    k[q] = box_fixed(s[q]);  // lane 0's is the warp's
-  }
+  k[0] = particle ? box_fixed((m * o.v4.x) * o.v4.x) : 0;
+  k[1] = particle ? box_fixed((m * o.v4.y) * o.v4.y) : 0;
+  k[2] = particle ? box_fixed((m * o.v4.z) * o.v4.z) : 0;
 }
 
 // One thread per particle, the force read from an array (ArrayForce, FixedArrayForce). kBox: the
@@ -257,8 +249,8 @@ __global__ void __launch_bounds__(kBlockSize) integrate_kernel(IntegrateArgs a, 
   if (p < a.n) o = step_particle(a, box, p, load_inputs(a, p), source(p));
   if (kBox && due) {  // the same in every thread of the block
     long long k[3];
-    kinetic_warp_words(o, p < a.n, k);
-    add_box_warp_words(a.box_sums, k, 3, 3);
+    kinetic_words(o, p < a.n, k);
+    add_box_words(a.box_sums, k, 3, 3);
   }
   // Non-negative floats order like their bit patterns: an integer max is exact. The reduction's
   // barrier also means every thread's flags are in before thread 0 takes the ticket.
@@ -318,8 +310,8 @@ __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(Integrate
     }
     if (kBox && due) {  // this warp's particles: its sums are in (fenced) before the ticket
       long long k[3];
-      kinetic_warp_words(o, p < a.n, k);
-      add_box_words_lane0(a.box_sums, k, 3, 3);
+      kinetic_words(o, p < a.n, k);
+      add_box_words_warp(a.box_sums, k, 3, 3);
     }
     float disp_sq = o.disp_sq;
     for (int off = 16; off > 0; off >>= 1) disp_sq = fmaxf(disp_sq, __shfl_down_sync(0xffffffffu, disp_sq, off));
