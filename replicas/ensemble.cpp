@@ -261,6 +261,10 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
       out.decide_seconds += since(t2);
       const auto t3 = Clock::now();
       if (t_new != t_old) sim.change_temperature(t_old, t_new);
+      // Every replica's swap in before any replica reads the meeting's step (its observers,
+      // below): a GPU ensemble then applies them together and reads its systems once, where a
+      // read between two replicas' swaps read every system again (backends/lockstep_ensemble.h).
+      comm.allgather({0.0});
       out.rescale_seconds += since(t3);
     }
     out.exchange_seconds += since(t0);
