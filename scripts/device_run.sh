@@ -586,7 +586,7 @@ PY
       for spec in "lj_liquid:4000,62500,1000188" "kremer_grest:64000" "polyelectrolyte:135000"; do
         cfg=${spec%%:*}
         "$B/pairmd" compare configs/$cfg.yaml --sizes ${spec#*:} --strategies pair_slots_fused,pair_warp,auto \
-          --set neighbor.skin=auto --steps 200 --repeats 5 --warmup 500 --no-reference --out "$OUT/tuned_$cfg" \
+          --set neighbor.skin=auto --steps 200 --repeats 3 --warmup 500 --no-reference --out "$OUT/tuned_$cfg" \
           > "$OUT/tuned_$cfg.log" 2>&1
         summary+=("tuned $cfg: exit $?")
         grep -E "^N =|^(pair_|atom_|auto)|^tuning: chose" "$OUT/tuned_$cfg.log" | sed 's/ (ms\/step.*//'
@@ -769,4 +769,8 @@ PY
   esac
 done
 echo "=== summary"
-printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+# The device tool brings back at most 8 files: more go back as one archive (out.tgz).
+if (( $(find "$OUT" -type f | wc -l) > 8 )); then
+  tar -czf /tmp/pairmd_out.tgz -C "$OUT" . && rm -rf "${OUT:?}"/* && mv /tmp/pairmd_out.tgz "$OUT/out.tgz"
+fi
