@@ -102,7 +102,9 @@ __device__ __forceinline__ void add_box_words(unsigned long long* sums, const lo
   __syncthreads();  // warp_sums may be reused
 }
 
-// The same for the words of one warp (the lanes of the calling warp; every lane calls it).
+// The same for the words of one warp (the lanes of the calling warp; every lane calls it), for
+// integrate_slots_kernel: no fence, since the decision that reads the sums is a kernel of its own
+// (decide_step_kernel), after this one.
 __device__ __forceinline__ void add_box_words_warp(unsigned long long* sums, const long long* v, int first, int count) {
   const int lane = threadIdx.x & 31;
   for (int q = 0; q < count; ++q) {
@@ -111,7 +113,6 @@ __device__ __forceinline__ void add_box_words_warp(unsigned long long* sums, con
     if (lane == 0 && s)
       atomicAdd(sums + (blockIdx.x % kBoxGroups) * kBoxWords + first + q, static_cast<unsigned long long>(s));
   }
-  if (lane == 0) __threadfence();
 }
 
 // The rebuild threshold on the squared displacement at scale s (<= 1) since the build.

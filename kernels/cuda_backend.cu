@@ -495,8 +495,10 @@ void CudaBackend::enqueue_integrate(Launcher& launcher, int buffer, bool begin, 
       // More blocks than the GPU holds at once: each block's ticket (the last one decides the
       // step) would keep the block, and the room it takes, waiting at its end; a one-thread
       // kernel after it decides instead (1M particles: 4 % faster; docs/benchmarks.md). In one
-      // wave that tail delays nothing, and the extra launch would cost more.
-      a.last_block_decides = !decide_after_summation();
+      // wave that tail delays nothing, and the extra launch would cost more. With a barostat
+      // that kernel decides at every size (integrate_slots_kernel says why; on the H100 NPT
+      // every step went from 0.63 to 0.73 of NVT at 4,000 particles: docs/barostat.md).
+      a.last_block_decides = !box && !decide_after_summation();
       launcher.kernel(PAIRMD_HERE, box ? integrate_slots_kernel<true> : integrate_slots_kernel<false>, slot_blocks(n_),
                       kSumBlock, 0, a, slot_source(buffer));
       if (!a.last_block_decides) {

@@ -270,7 +270,10 @@ __global__ void __launch_bounds__(kBlockSize) integrate_kernel(IntegrateArgs a, 
 // (cp.async) before the summation starts, so those loads (from DRAM in large systems) overlap
 // the summation instead of stalling the block at its end while its other warps wait.
 // kBox: the barostat's variant, which reads the box in device memory and sums the kinetic energy
-// per direction of its particles for the box update (kernels/box_update.cuh).
+// per direction of its particles for the box update (kernels/box_update.cuh). It never decides
+// the step: decide_step_kernel, launched after it, does (with the box update). The barostat's
+// decision here (box_decide, a call) held the integrating warp's registers at the bounds' limit
+// and made every block spill (238 bytes against 82 without it), whether it ran or not.
 template <bool kBox = false>
 __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(IntegrateArgs a, SlotForce source) {
   static_assert(kSumParticles == 32, "one warp integrates the block's particles");
@@ -319,7 +322,8 @@ __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(Integrate
     // shuffles. Then the ticket, and only then the stores, which the ticket's fence need not wait for.
     if (threadIdx.x == 0) {
       if (a.begin) report_displacement(a, disp_sq);
-      if (a.last_block_decides) block_done<kBox>(a);
+      if constexpr (!kBox)
+        if (a.last_block_decides) block_done<false>(a);
     }
     if (p < a.n) store_particle(a, p, o);
   }

@@ -100,6 +100,9 @@ TEST(GpuBarostat, DeterministicStrategiesRunTheSameBits) {
     for (int run = 0; run < 2; ++run) {
       auto g = gpu(sys.model(), sys.built.state, info.name);
       g->advance(500);
+      if (std::string(info.name) == "pair_slots_fused")  // at every size, with a barostat
+        EXPECT_NE(g->stats().detail.find("the step decided after the summation"), std::string::npos)
+            << g->stats().detail;
       SystemState s;
       g->get_state(s);
       if (!have) {
@@ -114,8 +117,9 @@ TEST(GpuBarostat, DeterministicStrategiesRunTheSameBits) {
   }
 }
 
-// Beyond one wave of blocks the fused kernel's step is decided by a kernel after it, and so is the
-// box update (decide_step_kernel<true>): the trajectory is still pair_slots's, bit for bit.
+// With a barostat the fused kernel's step is decided by a kernel after it, and so is the box
+// update (decide_step_kernel<true>), at every size: also beyond one wave of blocks, the
+// trajectory is still pair_slots's, bit for bit.
 TEST(GpuBarostat, LargeSystemsDecideTheBoxAfterTheFusedKernelAndNothingChanges) {
   PAIRMD_REQUIRE_GPU();
   const test::TestSystem sys = test::make_system(test::lj_yaml(25, 0.8442, "langevin", 1.2) +  // 62,500
