@@ -359,8 +359,8 @@ namespace {
 
 // v times f in double, rounded to float: what the host's download, scale and upload give. With
 // `factors`, particle p's system's factor (a factor of 1 leaves its velocities as they are).
-__global__ void scale_velocities_kernel(float4* vel, const unsigned* tag, int n, int system_size,
-                                        const double* factors, double f) {
+__global__ void scale_velocities_kernel(float4* vel, const unsigned* tag, int n, int system_size, const double* factors,
+                                        double f) {
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= n) return;
   if (factors) f = factors[tag[p] / static_cast<unsigned>(system_size)];
