@@ -151,6 +151,7 @@ std::string TuneResult::report() const {
     return s.str();
   }
   s << std::setprecision(4) << "tuning: chose " << strategy_name(best.strategy) << ", skin " << best.skin;
+  if (seconds > 0) s << std::setprecision(2) << " in " << seconds << " s" << std::setprecision(4);
   if (trials.empty()) return s.str();
   s << " (ms/step:";
   for (const TuneTrial& t : trials) {

@@ -40,7 +40,8 @@ struct TuneResult {
   TuneChoice best;
   std::vector<TuneTrial> trials;
   std::string stopped;  // why the search ended early (a trial blew up), or empty
-  // One log line: what was chosen, and every trial's time.
+  double seconds = 0;   // the search's wall time, its trials' set-up included (0: not measured)
+  // One log line: what was chosen, how long the search took, and every trial's time.
   std::string report() const;
 };
 

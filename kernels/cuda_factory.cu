@@ -52,6 +52,7 @@ std::unique_ptr<Backend> make_cuda_backend(const Model& model, const SystemState
 
 TuneResult tune_cuda_settings(const Model& model, const Box& box,
                               const std::function<std::unique_ptr<CudaBackend>(const Model&, Strategy)>& make) {
+  const auto started = std::chrono::steady_clock::now();
   const std::vector<double> skins = tunable_skins(model, box);
   const std::vector<Strategy> strategies = tunable_strategies(model);
   if (strategies.size() > 1 || skins.size() > 1) {
@@ -64,13 +65,14 @@ TuneResult tune_cuda_settings(const Model& model, const Box& box,
       // the search meets it again, and reports it
     }
   }
-  const TuneResult r = tune_step_settings(
+  TuneResult r = tune_step_settings(
       strategies, skins,
       [&](const TuneChoice& c) {
         std::unique_ptr<CudaBackend> b = make(with_tuned_settings(model, c), c.strategy);
         return time_steps(*b);
       },
       default_skin_index(skins, model, box));
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!r.trials.empty()) std::cout << r.report() << "\n";
   return r;
 }

@@ -86,7 +86,11 @@ TEST(Tuning, TheCoordinateSearchFindsTheFastestAndTimesEachChoiceOnce) {
   EXPECT_EQ(calls, 3 + 2 + 3);  // each choice timed once
   EXPECT_EQ(static_cast<int>(r.trials.size()), calls);
   const std::string report = r.report();
-  EXPECT_NE(report.find("tuning: chose atom_gather, skin 0.5"), std::string::npos) << report;
+  EXPECT_NE(report.find("tuning: chose atom_gather, skin 0.5 (ms/step:"), std::string::npos) << report;
+  TuneResult timed = r;  // the search's own time, where it was measured
+  timed.seconds = 2.345;
+  EXPECT_NE(timed.report().find("tuning: chose atom_gather, skin 0.5 in 2.3 s (ms/step:"), std::string::npos)
+      << timed.report();
   // From the other end the climb goes down.
   calls = 0;
   const TuneResult down = tune_step_settings({Strategy::SlotsFused}, skins, cost, 4);
