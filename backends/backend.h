@@ -27,6 +27,8 @@ struct BackendStats {
   int64_t list_capacity_growths = 0;
   int64_t step_graph_resets = 0;  // captured step graphs dropped: a buffer or setting they use changed
   int64_t graph_captures = 0;     // step and list-build graphs captured
+  std::string strategy;           // the force strategy it runs (a GPU backend's; tuning's choice for auto)
+  double skin = -1;               // the list skin it runs with (tuning's choice for auto; -1: not said)
   std::string detail;             // anything backend-specific worth a log line
 };
 

@@ -66,6 +66,8 @@ BackendStats CudaBackend::stats() const {
   s.device_bytes = device_bytes_in_use();
   s.step_graph_resets = graphs_.resets();
   s.graph_captures = graphs_.captures() + build_graphs_.captures();
+  s.strategy = strategy_name(strategy_);
+  s.skin = model_.neighbor.skin;
   std::ostringstream d;
   d << "strategy " << strategy_name(strategy_);  // and the skin: what start-up tuning chose, if it ran
   if (!pair_terms_.empty()) d << ", skin " << model_.neighbor.skin;
