@@ -283,11 +283,12 @@ void PyEnsemble::set_temperatures(const py::object& t) {
   if (temps.size() != systems_.size())
     throw py::value_error(kWho + "temperatures: " + std::to_string(temps.size()) + " given for " +
                           std::to_string(systems_.size()) + " copies");
-  for (size_t k = 0; k < temps.size(); ++k) {
-    if (temps[k] == systems_[k].temperature) continue;
-    ensemble_->set_temperature(static_cast<int>(k), temps[k]);
-    systems_[k].temperature = temps[k];
-  }
+  // One batch: on a GPU one upload for all the copies that change, not one synchronised upload each.
+  std::vector<TemperatureChange> changes;
+  for (size_t k = 0; k < temps.size(); ++k)
+    if (temps[k] != systems_[k].temperature) changes.push_back({static_cast<int>(k), temps[k], 1.0});
+  ensemble_->change_temperatures(changes);
+  for (const TemperatureChange& c : changes) systems_[c.system].temperature = c.temperature;
 }
 
 py::array_t<uint64_t> PyEnsemble::seeds() const {
