@@ -90,11 +90,19 @@ void LockstepEnsemble::change(int k, double temperature, double velocity_factor)
   if (velocity_factor != 1.0) mine->velocity_factor = velocity_factor;
 }
 
+// A failure here fails every member, as a failed step does: the other members' swaps are lost
+// with the ensemble's state, and none of them may run on at a temperature it has left.
 void LockstepEnsemble::apply_changes() {
   if (changes_.empty()) return;
   std::vector<TemperatureChange> changes;
-  changes.swap(changes_);  // once: a failure leaves them applied or lost with the ensemble's state
-  ensemble_->change_temperatures(changes);
+  changes.swap(changes_);
+  try {
+    ensemble_->change_temperatures(changes);
+  } catch (...) {
+    failure_ = std::current_exception();
+    moved_.notify_all();
+    throw;
+  }
 }
 
 void LockstepEnsemble::advance_to(int k, int64_t target) {

@@ -33,7 +33,6 @@ class LockstepEnsemble {
   LockstepEnsemble(std::unique_ptr<Ensemble> ensemble, int64_t step);
   // System k as a Backend (once per system; the member leaves when it is destroyed).
   std::unique_ptr<Backend> member(int k);
-  Ensemble& ensemble() { return *ensemble_; }
 
  private:
   class Member;

@@ -151,7 +151,11 @@ std::string TuneResult::report() const {
     return s.str();
   }
   s << std::setprecision(4) << "tuning: chose " << strategy_name(best.strategy) << ", skin " << best.skin;
-  if (seconds > 0) s << std::setprecision(2) << " in " << seconds << " s" << std::setprecision(4);
+  if (seconds > 0) {
+    std::ostringstream t;
+    t << std::fixed << std::setprecision(seconds < 10 ? 1 : 0) << seconds;
+    s << " in " << t.str() << " s";
+  }
   if (trials.empty()) return s.str();
   s << " (ms/step:";
   for (const TuneTrial& t : trials) {

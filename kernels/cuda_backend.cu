@@ -498,7 +498,7 @@ void CudaBackend::enqueue_integrate(Launcher& launcher, int buffer, bool begin, 
       // wave that tail delays nothing, and the extra launch would cost more. With a barostat
       // that kernel decides at every size (integrate_slots_kernel says why; on the H100 NPT
       // every step went from 0.63 to 0.73 of NVT at 4,000 particles: docs/barostat.md).
-      a.last_block_decides = !box && !decide_after_summation();
+      a.last_block_decides = !box && !decide_after_summation();  // with box the kernel cannot decide
       launcher.kernel(PAIRMD_HERE, box ? integrate_slots_kernel<true> : integrate_slots_kernel<false>, slot_blocks(n_),
                       kSumBlock, 0, a, slot_source(buffer));
       if (!a.last_block_decides) {

@@ -389,9 +389,13 @@ void CudaBackend::scale_system_velocities(int k, double f) {
 void CudaBackend::change_system_temperatures(const std::vector<TemperatureChange>& changes) {
   std::vector<double> factors(systems_, 1.0);
   bool temperatures = false, scaled = false;
-  for (const TemperatureChange& c : changes)
+  std::vector<char> seen(systems_, 0);
+  for (const TemperatureChange& c : changes) {
     if (c.system < 0 || c.system >= systems_)
       throw std::out_of_range("no system " + std::to_string(c.system) + " in the ensemble");
+    if (seen[c.system]++)  // two factors would be two roundings: the caller's order decides them
+      throw std::invalid_argument("system " + std::to_string(c.system) + " changes twice in one batch");
+  }
   wait();  // the steps asked for before run at the old temperatures
   for (const TemperatureChange& c : changes) {
     if (!std::isnan(c.temperature)) {

@@ -110,8 +110,12 @@ class CudaEnsemble final : public Ensemble {
   }
   void change_temperatures(const std::vector<TemperatureChange>& changes) override {
     backend_->change_system_temperatures(changes);
-    state_step_ = obs_step_ = -1;
-    moved_valid_ = false;
+    obs_step_ = -1;
+    for (const TemperatureChange& c : changes)
+      if (c.velocity_factor != 1) {  // velocities changed: the state read before is stale
+        state_step_ = -1;
+        moved_valid_ = false;
+      }
   }
   BackendStats stats() const override { return backend_->stats(); }
 

@@ -17,7 +17,8 @@
 // each block reports the largest squared displacement since the list build (one integer
 // atomicMax) and any runaway particle or huge force; the last block to finish reads the flags,
 // counts the step, and halts the chunk when a list rebuild is due or the run blew up (or, for
-// integrate_slots_kernel beyond one wave of blocks, decide_step_kernel does, after it).
+// integrate_slots_kernel beyond one wave of blocks, and at every size with a barostat,
+// decide_step_kernel does, after it).
 #pragma once
 
 #include <cuda_pipeline_primitives.h>
@@ -311,7 +312,7 @@ __global__ void __launch_bounds__(kSumBlock, 6) integrate_slots_kernel(Integrate
       const FixedVec f = force[threadIdx.x];
       o = step_particle(a, box, p, in, make_float3(fixed_to_float(f.x), fixed_to_float(f.y), fixed_to_float(f.z)));
     }
-    if (kBox && due) {  // this warp's particles: its sums are in (fenced) before the ticket
+    if (kBox && due) {  // this warp's particles, for decide_step_kernel after this kernel
       long long k[3];
       kinetic_words(o, p < a.n, k);
       add_box_words_warp(a.box_sums, k, 3, 3);

@@ -261,11 +261,15 @@ EnsembleOutcome run_ensemble(Simulation& sim, int64_t last_step, const EnsembleO
       out.decide_seconds += since(t2);
       const auto t3 = Clock::now();
       if (t_new != t_old) sim.change_temperature(t_old, t_new);
+      out.rescale_seconds += since(t3);
       // Every replica's swap in before any replica reads the meeting's step (its observers,
       // below): a GPU ensemble then applies them together and reads its systems once, where a
       // read between two replicas' swaps read every system again (backends/lockstep_ensemble.h).
+      // On every rank and thread alike, whatever its backend: a barrier some took and others
+      // not would hang the run.
+      const auto t4 = Clock::now();
       comm.allgather({0.0});
-      out.rescale_seconds += since(t3);
+      out.gather_seconds += since(t4);
     }
     out.exchange_seconds += since(t0);
     // The meeting's step, after the exchange, to the observers that want it.

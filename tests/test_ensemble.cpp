@@ -199,8 +199,10 @@ TEST_P(Ensembles, AVelocityRescaleIsOneSystemsAndMatchesTheHostPath) {
 }
 
 // Several systems' swaps at once (Ensemble::change_temperatures, one upload and one kernel on the
-// GPU) leave every system as the calls one by one do, bit for bit on deterministic targets.
-TEST_P(Ensembles, TemperatureChangesTogetherEqualThemOneByOne) {
+// GPU) leave each system as a backend of its own left by set_temperature and the host's velocity
+// scaling (Backend::scale_velocities: download, scale, upload), bit for bit on deterministic
+// targets; a system named twice in one batch is refused on the GPU.
+TEST_P(Ensembles, TemperatureChangesTogetherEqualEachSystemAlone) {
   const Target& t = GetParam();
   const test::TestSystem s = test::make_system(test::kLjLiquid, {}, "lj");
   const Model m = model(s);
@@ -208,21 +210,24 @@ TEST_P(Ensembles, TemperatureChangesTogetherEqualThemOneByOne) {
   const std::vector<EnsembleSystem> sys = settings(s);
   const std::vector<TemperatureChange> changes = {
       {2, 1.9, 1.25}, {0, 2.4, 1.0}, {1, std::nan(""), 0.8}};  // both, temperature only, factor only
-  std::unique_ptr<Ensemble> together = make_ensemble(t.backend, m, st, sys);
-  std::unique_ptr<Ensemble> one_by_one = make_ensemble(t.backend, m, st, sys);
-  together->advance(50);
-  one_by_one->advance(50);
-  together->change_temperatures(changes);
-  one_by_one->Ensemble::change_temperatures(changes);  // the default: set_temperature, scale_velocities
-  together->advance(60);
-  one_by_one->advance(60);
-  for (int k = 0; k < kSystems; ++k) {
+  std::unique_ptr<Ensemble> e = make_ensemble(t.backend, m, st, sys);
+  e->advance(50);
+  e->change_temperatures(changes);
+  e->advance(60);
+  for (const TemperatureChange& c : changes) {
+    const int k = c.system;
+    auto single = make_backend(t.backend, alone_model(m, sys[k]), st[k]);
+    single->advance(50);
+    if (!std::isnan(c.temperature)) single->set_temperature(c.temperature);
+    if (c.velocity_factor != 1.0) single->Backend::scale_velocities(c.velocity_factor);
+    single->advance(60);
     SystemState a, b;
-    one_by_one->get_state(k, a);
-    together->get_state(k, b);
+    single->get_state(a);
+    e->get_state(k, b);
     expect_same(t, a, b, "system " + std::to_string(k));
   }
-  EXPECT_THROW(together->change_temperatures({{kSystems, 1.0, 1.0}}), std::out_of_range);
+  EXPECT_THROW(e->change_temperatures({{kSystems, 1.0, 1.0}}), std::out_of_range);
+  if (t.backend == "cuda") EXPECT_THROW(e->change_temperatures({{1, 1.0, 1.1}, {1, 1.2, 1.0}}), std::invalid_argument);
 }
 
 // An ensemble that counts what reaches it (the CPU ensemble does the work).
@@ -245,12 +250,14 @@ class CountingEnsemble final : public Ensemble {
     e_->scale_velocities(k, f);
   }
   void change_temperatures(const std::vector<TemperatureChange>& c) override {
+    if (fail_changes) throw std::runtime_error("the device is gone");
     batches.push_back(c.size());
     e_->change_temperatures(c);
   }
   BackendStats stats() const override { return e_->stats(); }
   int single_calls = 0;
   std::vector<size_t> batches;
+  bool fail_changes = false;
 
  private:
   std::unique_ptr<Ensemble> e_;
@@ -307,6 +314,24 @@ TEST(LockstepEnsemble, MembersSwapsReachTheEnsembleAsOneBatch) {
     members[k]->get_state(b);
     expect_same(test::cpu_target(), a, b, "system " + std::to_string(k));
   }
+}
+
+// Swaps that cannot be applied fail every member, as a failed step does: the member whose read
+// applied them gets the error, and another member's next move gets it too, rather than running
+// on at a temperature its replica has left.
+TEST(LockstepEnsemble, SwapsThatFailFailEveryMember) {
+  const test::TestSystem s = test::make_system(test::kLjLiquid, {}, "lj");
+  const std::vector<SystemState> st = starts(s);
+  auto counting = std::make_unique<CountingEnsemble>(make_ensemble("cpu", s.model(), st, settings(s)));
+  CountingEnsemble& seen = *counting;
+  LockstepEnsemble lock(std::move(counting), st[0].step);
+  std::vector<std::unique_ptr<Backend>> members;
+  for (int k = 0; k < kSystems; ++k) members.push_back(lock.member(k));
+  members[0]->set_temperature(2.0);
+  seen.fail_changes = true;
+  SystemState x;
+  EXPECT_THROW(members[1]->get_state(x), std::runtime_error);
+  EXPECT_THROW(members[2]->advance(10), std::runtime_error);
 }
 
 // The systems as Backends of their own, each driven by a Simulation in a thread of its own (as the

@@ -91,6 +91,9 @@ TEST(Tuning, TheCoordinateSearchFindsTheFastestAndTimesEachChoiceOnce) {
   timed.seconds = 2.345;
   EXPECT_NE(timed.report().find("tuning: chose atom_gather, skin 0.5 in 2.3 s (ms/step:"), std::string::npos)
       << timed.report();
+  timed.seconds = 123.4;  // not "1.2e+02"
+  EXPECT_NE(timed.report().find("skin 0.5 in 123 s (ms/step: pair_slots_fused/0.3 1.1 "), std::string::npos)
+      << timed.report();
   // From the other end the climb goes down.
   calls = 0;
   const TuneResult down = tune_step_settings({Strategy::SlotsFused}, skins, cost, 4);

@@ -287,6 +287,7 @@ void PyEnsemble::set_temperatures(const py::object& t) {
   std::vector<TemperatureChange> changes;
   for (size_t k = 0; k < temps.size(); ++k)
     if (temps[k] != systems_[k].temperature) changes.push_back({static_cast<int>(k), temps[k], 1.0});
+  if (changes.empty()) return;
   ensemble_->change_temperatures(changes);
   for (const TemperatureChange& c : changes) systems_[c.system].temperature = c.temperature;
 }
