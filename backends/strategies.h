@@ -12,7 +12,7 @@
 
 namespace pairmd {
 
-enum class Strategy { SlotsFused, Slots, Atomic, Warp, Gather };
+enum class Strategy { SlotsFused, Slots, Atomic, Warp, Gather, AllPairs };
 
 struct StrategyInfo {
   Strategy id;
@@ -20,20 +20,29 @@ struct StrategyInfo {
   bool deterministic;  // fixed-point sums: bitwise the same forces and runs, whatever the thread timing
   bool slots;          // pairs write F/r into slots of their own (the lists get columns)
   bool full_list;      // a full list (every pair from both sides) instead of a half list
+  bool list;           // searches a pair list (all_pairs does not: every pair of a system, every step)
   const char* doc;     // one line: threads and how the forces are summed
 };
 
 inline constexpr StrategyInfo kStrategies[] = {
-    {Strategy::SlotsFused, "pair_slots_fused", true, true, false,
+    {Strategy::SlotsFused, "pair_slots_fused", true, true, false, true,
      "one thread per pair writes F/r into its slot; the integrate kernel sums the slots in fixed point"},
-    {Strategy::Slots, "pair_slots", true, true, false,
+    {Strategy::Slots, "pair_slots", true, true, false, true,
      "the same slots, summed in fixed point by a kernel of their own"},
-    {Strategy::Atomic, "pair_atomic", false, false, false, "one thread per pair; float atomicAdd of +f and -f"},
-    {Strategy::Warp, "pair_warp", false, false, false,
+    {Strategy::Atomic, "pair_atomic", false, false, false, true, "one thread per pair; float atomicAdd of +f and -f"},
+    {Strategy::Warp, "pair_warp", false, false, false, true,
      "one thread per pair; a warp's contributions to the same particle reduced by shuffles, then atomics"},
-    {Strategy::Gather, "atom_gather", true, false, true,
+    {Strategy::Gather, "atom_gather", true, false, true, true,
      "one thread per particle over a full list; fixed-point sums in registers"},
+    {Strategy::AllPairs, "all_pairs", true, false, false, false,
+     "a few threads per particle over every particle of its system, no list; fixed-point sums (small systems)"},
 };
+
+// all_pairs evaluates N^2 pairs per system and step: refused above this many particles per system
+// (a list strategy is faster long before), and a candidate of `auto` up to the second size
+// (docs/strategies.md, "all_pairs").
+inline constexpr int kAllPairsLargestSystem = 16384;
+inline constexpr int kAllPairsTunedSystem = 2048;
 
 // The strategy a run uses unless the config says otherwise.
 inline constexpr Strategy kDefaultStrategy = Strategy::SlotsFused;

@@ -42,11 +42,12 @@ double default_auto_skin(const Model& model, const Box& box) {
   return std::max(0.0, std::min(kAutoSkinDefaultFraction * rc, largest_skin(model, box)));
 }
 
-std::vector<Strategy> tunable_strategies(const Model& model) {
+std::vector<Strategy> tunable_strategies(const Model& model, int system_size) {
   if (model.strategy != kAutoStrategy) return {parse_strategy(model.strategy)};
   std::vector<Strategy> s{kDefaultStrategy};  // the default first: the skins are timed with it
+  const bool small = system_size > 0 && system_size <= kAllPairsTunedSystem;
   for (const StrategyInfo& i : kStrategies)
-    if (i.deterministic && i.id != kDefaultStrategy) s.push_back(i.id);
+    if (i.deterministic && i.id != kDefaultStrategy && (i.list || small)) s.push_back(i.id);
   return s;
 }
 
@@ -117,7 +118,9 @@ TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std
   // The strategies at the fastest skin measured (a step short of the climb's margin may be it).
   const size_t at = static_cast<size_t>(std::find(skins.begin(), skins.end(), r.best.skin) - skins.begin());
   for (Strategy s : strategies) ms_of({s, skins[std::min(at, skins.size() - 1)]});
-  if (r.best.strategy != strategies.front()) climb(r.best.strategy, std::min(at, skins.size() - 1));
+  // (A strategy without a list has no use for a skin: no climb.)
+  if (r.best.strategy != strategies.front() && strategy_info(r.best.strategy).list)
+    climb(r.best.strategy, std::min(at, skins.size() - 1));
   if (!r.stopped.empty()) {
     r.best = {strategies.front(), skins[first_skin]};
     return r;

@@ -102,6 +102,7 @@ __global__ void sum_block_parts(const double* parts, int nparts, int stride, int
 // row from the same position buffer: a build whose buffers grew is launched directly. Open boxes
 // are never planned: their grid follows the particles' bounding box, which the host reads back.
 void CudaBackend::rebuild_lists(bool wait) {
+  if (!has_lists()) return;  // all_pairs: nothing to build, and the particles keep their order
   phase_begin();
   const bool capturable = !wait && use_graphs_ && !profile_ && box_.periodic && n_ > 0;
   if (capturable) {
@@ -163,6 +164,7 @@ void CudaBackend::enqueue_rebuild(Launcher& launcher, bool wait) {
 bool CudaBackend::settle_lists() {
   bool fits = true;
   for (auto& t : pair_terms_) {
+    if (!t->list) continue;
     const int64_t growths = t->list->growths();
     fits = t->list->settle() && fits;
     stats_.list_capacity_growths += t->list->growths() - growths;
@@ -171,8 +173,8 @@ bool CudaBackend::settle_lists() {
 }
 
 void CudaBackend::ensure_lists(bool synchronised) {
-  const bool any =
-      std::any_of(pair_terms_.begin(), pair_terms_.end(), [](const auto& t) { return t->list->unsettled(); });
+  const bool any = std::any_of(pair_terms_.begin(), pair_terms_.end(),
+                               [](const auto& t) { return t->list && t->list->unsettled(); });
   if (!any) return;
   if (!synchronised) PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream_));
   if (settle_lists()) return;
@@ -224,6 +226,9 @@ void CudaBackend::enqueue_forces(Launcher& launcher, int buffer) {
     case Strategy::Gather:
       enqueue_gather_forces(launcher, buffer);
       break;
+    case Strategy::AllPairs:
+      enqueue_all_pairs_forces(launcher, buffer);
+      break;
   }
   // The barostat's virial: the slot strategies' pair kernels sum it, the others need a pass.
   if (barostat_ && !uses_slots(strategy_)) enqueue_virial(launcher, buffer);
@@ -239,6 +244,12 @@ void CudaBackend::enqueue_virial(Launcher& launcher, int buffer) {
   for (auto& t : pair_terms_) {
     dispatch_pair<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);
+      const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
+      if (!t->list) {
+        launcher.kernel(PAIRMD_HERE, all_pairs_virial_kernel<Eval>, blocks_for(n_), kBlockSize, 0, pd, table, t->ntypes,
+                        all_pairs_view(*t), model_.barostat, box_sums_.data(), ctrl());
+        return;
+      }
       launcher.kernel(PAIRMD_HERE, pair_virial_kernel<Eval>, std::min(blocks_for(t->list->capacity()), stride_blocks_),
                       kBlockSize, 0, t->list->view(), pd,
                       reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes, full, model_.barostat,
@@ -318,6 +329,30 @@ void CudaBackend::enqueue_atomic_forces(Launcher& launcher, int buffer) {
   }
 }
 
+AllPairsView CudaBackend::all_pairs_view(const GpuPairTerm& t) const {
+  return {system_size_, all_pairs_lanes_, t.exclusion_width ? t.exclusions.data() : nullptr, t.exclusion_width,
+          t.skip_sq};
+}
+
+// Every pair of each system, a group of threads per particle (force_kernels.cuh): fixed-point
+// forces in the array atom_gather writes, then its bond kernel.
+void CudaBackend::enqueue_all_pairs_forces(Launcher& launcher, int buffer) {
+  const ParticleData pd = particles(buffer);
+  if (pair_terms_.empty()) launcher.memset(PAIRMD_HERE, particles_.fixed_force(), 0, n_ * sizeof(FixedVec));
+  for (size_t k = 0; k < pair_terms_.size(); ++k) {
+    auto& t = pair_terms_[k];
+    const AllPairsView v = all_pairs_view(*t);
+    dispatch_pair<float>(t->kind, [&](auto eval) {
+      using Eval = decltype(eval);
+      const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
+      // The first term writes the force, the others add to it.
+      launcher.kernel(PAIRMD_HERE, all_pairs_kernel<Eval>, blocks_for(static_cast<size_t>(n_) * v.lanes), kBlockSize, 0,
+                      pd, table, t->ntypes, v, k > 0, particles_.fixed_force(), flags(), ctrl());
+    });
+  }
+  enqueue_gather_bond_forces(launcher, pd);
+}
+
 void CudaBackend::enqueue_gather_forces(Launcher& launcher, int buffer) {
   const ParticleData pd = particles(buffer);
   if (pair_terms_.empty()) launcher.memset(PAIRMD_HERE, particles_.fixed_force(), 0, n_ * sizeof(FixedVec));
@@ -333,6 +368,11 @@ void CudaBackend::enqueue_gather_forces(Launcher& launcher, int buffer) {
                       table, t->ntypes, particles_.fixed_force(), particles_.tag(), flags(), ctrl());
     });
   }
+  enqueue_gather_bond_forces(launcher, pd);
+}
+
+// Bonds atom-parallel, added to the fixed-point forces (atom_gather, all_pairs).
+void CudaBackend::enqueue_gather_bond_forces(Launcher& launcher, const ParticleData& pd) {
   for (auto& t : bond_terms_) {
     dispatch_bond<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);
@@ -507,6 +547,7 @@ void CudaBackend::enqueue_integrate(Launcher& launcher, int buffer, bool begin, 
       }
       break;
     case Strategy::Gather:
+    case Strategy::AllPairs:
       launcher.kernel(PAIRMD_HERE,
                       box ? integrate_kernel<FixedArrayForce, true> : integrate_kernel<FixedArrayForce, false>,
                       blocks_for(n_), kBlockSize, 0, a, FixedArrayForce{particles_.fixed_force(), extra_force()});
@@ -587,7 +628,8 @@ int CudaBackend::chunk_length(int64_t left, bool* expects_halt) const {
   int64_t since = steps_since_build_;
   for (const LaunchedChunk& c : in_flight_) since += c.steps;
   const double predicted = rebuild_interval_ - static_cast<double>(since);
-  const int due = static_cast<int>(std::ceil(predicted));  // steps to the predicted rebuild
+  // Steps to the predicted rebuild (all_pairs predicts none: 1e18).
+  const int due = static_cast<int>(std::ceil(std::min(predicted, 1e9)));
   const int wanted = pme_ ? std::max(1, due) : std::max(2, due + 1);
   const int k = static_cast<int>(std::min<int64_t>({left, static_cast<int64_t>(wanted), kMaxChunk}));
   if (expects_halt) *expects_halt = k >= due;
@@ -744,11 +786,11 @@ std::vector<Vec3d> CudaBackend::forces() {
   if (uses_slots(strategy_))
     now.kernel(PAIRMD_HERE, barostat_ ? sum_slots_kernel<true> : sum_slots_kernel<false>, slot_blocks(n_), kSumBlock, 0,
                slot_source(cur), n_, particles_.force(), flags(), ctrl());
-  else if (strategy_ == Strategy::Gather)
+  else if (fixed_array_forces())
     now.kernel(PAIRMD_HERE, fixed_to_float_kernel, blocks_for(n_), kBlockSize, 0, particles_.fixed_force(),
                static_cast<const FixedVec*>(extra_force()), n_, particles_.force());
   float4* forces = particles_.force();
-  const bool float_extra = extra_force() && !uses_slots(strategy_) && strategy_ != Strategy::Gather;
+  const bool float_extra = extra_force() && !uses_slots(strategy_) && !fixed_array_forces();
   if (pull_.mode != static_cast<int>(PullMode::None) || float_extra) {
     // A copy with the pulling (and the float strategies' extra force) added: those integrate
     // from force() itself.
@@ -844,6 +886,15 @@ void CudaBackend::enqueue_energies(Launcher& now, int stride) {
   const ParticleData pd = particles(particles_.current());
   for (size_t k = 0; k < pair_terms_.size(); ++k) {
     auto& t = pair_terms_[k];
+    if (!t->list) {
+      dispatch_pair<float>(t->kind, [&](auto eval) {
+        using Eval = decltype(eval);
+        now.kernel(PAIRMD_HERE, all_pairs_energy_kernel<Eval>, blocks_for(n_), kBlockSize, 0, pd,
+                   reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes, all_pairs_view(*t),
+                   energy_.data() + kEnergyWords * k, stride);
+      });
+      continue;
+    }
     const GpuPairList& l = *t->list;
     dispatch_pair<float>(t->kind, [&](auto eval) {
       using Eval = decltype(eval);

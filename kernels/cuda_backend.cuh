@@ -107,6 +107,7 @@ struct GpuPairTerm {
   DeviceBuffer<float> slots;     // F/r of each pair (slot strategies)
   DeviceBuffer<int> exclusions;  // partners left out of this term: a fixed-width table by tag
   int exclusion_width = 0;
+  float skip_sq = 0;  // all_pairs: beyond this squared distance no pair of the term has a force
 };
 
 // Bonds of one kind, static and indexed by tag: bond b joins tags bi[b] < bj[b], sorted by
@@ -211,6 +212,14 @@ class CudaBackend final : public Backend {
   void enqueue_slot_forces(Launcher& launcher, int buffer);
   void enqueue_atomic_forces(Launcher& launcher, int buffer);
   void enqueue_gather_forces(Launcher& launcher, int buffer);
+  void enqueue_all_pairs_forces(Launcher& launcher, int buffer);
+  void enqueue_gather_bond_forces(Launcher& launcher, const ParticleData& pd);
+  // Whether the strategy searches pair lists (all_pairs does not, and never renumbers the
+  // particles: particle p stays tag p).
+  bool has_lists() const { return strategy_info(strategy_).list; }
+  // The strategy sums the forces in a fixed-point array (atom_gather, all_pairs).
+  bool fixed_array_forces() const { return strategy_ == Strategy::Gather || strategy_ == Strategy::AllPairs; }
+  AllPairsView all_pairs_view(const GpuPairTerm& t) const;
   // The extra force (cleared, then the bonded terms' and PME's reciprocal-space forces), before
   // the strategy's forces.
   void enqueue_extra_forces(Launcher& launcher, int buffer);
@@ -324,6 +333,7 @@ class CudaBackend final : public Backend {
   WorkKey build_seen_[2];    // the key of the last build from each position buffer
   bool use_graphs_ = true;
   int stride_blocks_ = 1;        // grid of the grid-stride kernels: a few blocks per multiprocessor
+  int all_pairs_lanes_ = 4;      // all_pairs: threads per particle (all_pairs_lanes())
   int fused_wave_blocks_ = 1;    // integrate_slots_kernel blocks the GPU holds at once
   int64_t decide_launches_ = 0;  // decide_step_kernel launches enqueued (captured ones once)
   // pair_slots_fused with more blocks than that: the step is decided by a kernel after it.
@@ -349,7 +359,8 @@ __global__ void sum_block_parts(const double* parts, int nparts, int stride, int
 // Start-up tuning (backends/tuning.h; kernels/cuda_factory.cu): times `make`'s backends of the
 // model's candidate strategies and skins (none where the config names both), prints the report,
 // and returns the choice (with_tuned_settings, backends/tuning.h, writes it into a model).
-TuneResult tune_cuda_settings(const Model& model, const Box& box,
+// `system_size`: particles per system (all_pairs is a candidate for small ones).
+TuneResult tune_cuda_settings(const Model& model, const Box& box, int system_size,
                               const std::function<std::unique_ptr<CudaBackend>(const Model&, Strategy)>& make);
 
 }  // namespace pairmd

@@ -23,6 +23,27 @@
 
 namespace pairmd {
 
+namespace {
+
+// all_pairs' threads per particle, a power of two from 4 to 32: about 1,024 threads per
+// multiprocessor in all, so that a small system alone splits each particle's partners over a
+// warp (500 particles: 16 each) and an ensemble of many keeps a few lanes per particle.
+// PAIRMD_ALL_PAIRS_LANES (a power of two, 1 to 32) fixes it, for measurements.
+int all_pairs_lanes(int n, int sms) {
+  if (const char* e = std::getenv("PAIRMD_ALL_PAIRS_LANES")) {
+    const int v = std::atoi(e);
+    if (v >= 1 && v <= 32 && (v & (v - 1)) == 0) return v;
+    throw std::runtime_error("PAIRMD_ALL_PAIRS_LANES must be a power of two from 1 to 32, not '" + std::string(e) +
+                             "'");
+  }
+  const long long want = (1024LL * sms + n - 1) / std::max(n, 1);
+  int lanes = 4;
+  while (lanes < 32 && lanes < want) lanes *= 2;
+  return lanes;
+}
+
+}  // namespace
+
 CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strategy strategy, int systems)
     : model_(model), strategy_(strategy), systems_(systems) {
   try {
@@ -58,6 +79,17 @@ void CudaBackend::construct(const SystemState& initial) {
   device_params_.resize(systems_);
   const float skin = static_cast<float>(model_.neighbor.skin);
   half_skin_sq_ = 0.25f * skin * skin;
+  if (!has_lists()) {
+    // all_pairs: no list, so nothing is ever due to be rebuilt, and the chunks run their longest.
+    if (system_size_ > kAllPairsLargestSystem)
+      throw std::runtime_error("force.strategy " + std::string(strategy_name(strategy_)) +
+                               " evaluates every pair of a system at every step; a system of " +
+                               std::to_string(system_size_) + " particles is above its limit of " +
+                               std::to_string(kAllPairsLargestSystem) + " (use a strategy with a pair list)");
+    half_skin_sq_ = INFINITY;
+    rebuild_interval_ = 1e18;
+    all_pairs_lanes_ = all_pairs_lanes(n_, sms);
+  }
   pull_ = make_pull_params<float>(model_.pulling);
   make_pair_terms(initial);
   make_bond_terms();
@@ -127,6 +159,8 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
     g->table =
         dispatch_pair<float>(t.kind, [&](auto eval) { return upload_table(make_pair_table<decltype(eval)>(t)); });
     const double rl = t.max_cutoff() + model_.neighbor.skin;
+    // 1e-4 beyond the cutoff: the evaluators' own float comparison decides the pairs at it.
+    g->skip_sq = static_cast<float>(1.0001 * t.max_cutoff() * t.max_cutoff());
     // A particle has no more partners than its system has particles (an open box's density of 1
     // per unit volume put 37,000 partners on a bead of a 98-bead protein with SOP's 20 A cutoff,
     // more than the search can stage); the list grows if a first guess is short.
@@ -134,9 +168,10 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
     const double per_particle = model_.neighbor.initial_capacity_per_particle > 0
                                     ? model_.neighbor.initial_capacity_per_particle
                                     : std::min(sphere, static_cast<double>(system_size_) + 8);
-    g->list =
-        std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), static_cast<float>(model_.neighbor.skin),
-                                      full, uses_slots(strategy_), per_particle, n_);
+    if (has_lists())
+      g->list =
+          std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), static_cast<float>(model_.neighbor.skin),
+                                        full, uses_slots(strategy_), per_particle, n_);
     radii.push_back(rl);
     g->exclusion_width =
         upload_exclusions(pair_term_exclusions(ff, model_.topology, n_, pair_terms_.size()), g->exclusions);
@@ -248,7 +283,7 @@ void CudaBackend::make_bond_terms() {
     std::stable_sort(t->bonds.begin(), t->bonds.end(),
                      [](const Bond& a, const Bond& b) { return a.i != b.i ? a.i < b.i : a.j < b.j; });
     upload_bond_rows_and_columns(*t, n_);
-    if (strategy_ == Strategy::Gather) upload_bond_gather_rows(*t, n_);
+    if (fixed_array_forces()) upload_bond_gather_rows(*t, n_);
   }
 }
 

@@ -70,8 +70,10 @@ BackendStats CudaBackend::stats() const {
   s.skin = model_.neighbor.skin;
   std::ostringstream d;
   d << "strategy " << strategy_name(strategy_);  // and the skin: what start-up tuning chose, if it ran
-  if (!pair_terms_.empty()) d << ", skin " << model_.neighbor.skin;
+  if (!pair_terms_.empty() && has_lists()) d << ", skin " << model_.neighbor.skin;
+  if (!pair_terms_.empty() && !has_lists()) d << ", no pair list (" << all_pairs_lanes_ << " threads per particle)";
   for (const auto& t : pair_terms_) {
+    if (!t->list) continue;
     // The pair count waits for the device: after a CUDA error (a failed run's report) it is
     // left out rather than thrown, so the report still says where the last good state went.
     d << ", " << pair_kind_name(t->kind) << " list ";

@@ -12,6 +12,8 @@
 //   atom_gather         one thread per particle over a full list: each pair computed twice,
 //                       the sum kept in fixed point in registers, one plain store. Deterministic,
 //                       and bitwise the same forces as the slots.
+//   all_pairs           a few threads per particle over every particle of its system, no list
+//                       (small systems); fixed-point sums, atom_gather's bits.
 //
 // Every kernel is launched over a size that stays fixed between list builds (the list's
 // capacity), reads the current pair count on the device, and does nothing once the step chunk
@@ -357,6 +359,107 @@ __global__ void bond_energy_kernel(BondListView bonds, ParticleData pd, const ty
                              ww, wf, bad);
 }
 
+// ---- all_pairs -------------------------------------------------------------------------------
+
+// Every pair of each system, no list: for small systems (a 500-particle liquid's list costs more
+// to search and sort than its N^2 pairs cost to evaluate). all_pairs never renumbers the
+// particles, so particle p is tag p and system s is particles [s S, (s + 1) S).
+struct AllPairsView {
+  int system_size;        // S
+  int lanes;              // threads per particle: a power of two up to 32
+  const int* exclusions;  // the term's partners left out, by tag (ascending, -1 after the last); or null
+  int exclusion_width;
+  float skip_sq;  // pairs at least this far apart (squared) are not evaluated: a little beyond the
+                  // term's largest cutoff, where every force is exactly 0
+};
+
+// Whether partner j is one of i's exclusions. The partners come in ascending order, so a cursor
+// k into i's ascending row moves forward only.
+__device__ __forceinline__ bool excluded_partner(const int* row, int width, int& k, int j) {
+  while (k < width) {
+    const int e = row[k];
+    if (e < 0 || e > j) return false;
+    ++k;
+    if (e == j) return true;
+  }
+  return false;
+}
+
+// A group of `lanes` threads per particle i (aligned in the warp): lane l takes partners
+// first + l, first + l + lanes, ... of i's system, and the group adds its fixed-point sums by
+// shuffles. Integer sums do not depend on the order, so the force has atom_gather's bits: the
+// same pairs (each beyond the cutoff adds exactly 0), each evaluated as atom_gather evaluates it.
+// Every thread of the grid reaches the shuffles (the groups beyond n add zeros).
+template <typename Eval>
+__global__ void all_pairs_kernel(ParticleData pd, const typename Eval::Params* __restrict__ table, int ntypes,
+                                 AllPairsView v, bool accumulate, FixedVec* force, DeviceFlags* flags,
+                                 const StepControl* ctrl) {
+  if (halted(ctrl)) return;
+  const BoxGeometry<float> box = *pd.box;
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const int i = t / v.lanes, lane = t % v.lanes;
+  const bool mine = i < pd.n;
+  FixedVec sum{};
+  bool clamped = false;
+  if (mine) {
+    const float4 xi = pd.pos[i];
+    const float qi = Eval::kUsesCharge ? pd.charge[i] : 0.f;
+    const int first = (i / v.system_size) * v.system_size, end = first + v.system_size;
+    const int* row = v.exclusions ? v.exclusions + static_cast<size_t>(i) * v.exclusion_width : nullptr;
+    int k = 0;
+    for (int j = first + lane; j < end; j += v.lanes) {
+      if (j == i || (row && excluded_partner(row, v.exclusion_width, k, j))) continue;
+      const float4 xj = __ldg(pd.pos + j);
+      const Vec3<float> d = separation(xi, xj, box);
+      const float rsq = dot(d, d);
+      if (rsq >= v.skip_sq) continue;  // its force is 0, and adding 0 changes no fixed-point sum
+      float e;
+      const float s =
+          pair_force_divr<Eval>(rsq, xi, xj, qi, Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table, ntypes, e);
+      if (s != 0.f) add_scaled(sum, s, d.x, d.y, d.z, clamped);
+    }
+  }
+  int any_clamped = clamped;
+  for (int off = v.lanes >> 1; off > 0; off >>= 1) {
+    sum.x += __shfl_xor_sync(0xffffffffu, sum.x, off);
+    sum.y += __shfl_xor_sync(0xffffffffu, sum.y, off);
+    sum.z += __shfl_xor_sync(0xffffffffu, sum.z, off);
+    any_clamped |= __shfl_xor_sync(0xffffffffu, any_clamped, off);
+  }
+  if (!mine || lane != 0) return;
+  if (accumulate) {
+    const FixedVec before = force[i];
+    sum.x += before.x;
+    sum.y += before.y;
+    sum.z += before.z;
+  }
+  if (any_clamped) report_lowest(&flags->bad_force, i);  // particle i is tag i
+  force[i] = sum;
+}
+
+// Energy and virial of every pair of each system (each pair from both sides, halved, as a full
+// list's rows are summed): a thread per particle, then per system as pair_energy_rows_kernel.
+template <typename Eval>
+__global__ void all_pairs_energy_kernel(ParticleData pd, const typename Eval::Params* __restrict__ table, int ntypes,
+                                        AllPairsView v, long long* acc, int stride) {
+  const BoxGeometry<float> box = *pd.box;
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
+  if (i < pd.n) {
+    const int first = (i / v.system_size) * v.system_size, end = first + v.system_size;
+    const int* row = v.exclusions ? v.exclusions + static_cast<size_t>(i) * v.exclusion_width : nullptr;
+    int k = 0;
+    for (int j = first; j < end; ++j) {
+      if (j == i || (row && excluded_partner(row, v.exclusion_width, k, j))) continue;
+      const PairResult p = eval_pair<Eval>(pd.pos[i], pd.pos[j], Eval::kUsesCharge ? pd.charge[i] : 0.f,
+                                           Eval::kUsesCharge ? pd.charge[j] : 0.f, table, ntypes, box);
+      split_add(0.5f * p.e, ew, ef, bad);
+      split_add(0.5f * p.w, ww, wf, bad);
+    }
+  }
+  add_energy_words_by_system(acc, stride, i < pd.n ? i / v.system_size : -1, ew, ef, ww, wf, bad);
+}
+
 // ---- the virial per direction for the barostat (kernels/box_update.cuh) ------------------------
 
 // The virial per direction W_aa = sum over pairs of (F/r) d_a d_a of the positions the last forces
@@ -385,6 +488,37 @@ __global__ void __launch_bounds__(kBlockSize, 8)
     w[0] += box_fixed((s * d.x) * d.x);
     w[1] += box_fixed((s * d.y) * d.y);
     w[2] += box_fixed((s * d.z) * d.z);
+  }
+  add_box_words(sums, w, 0, 3);
+}
+
+// all_pairs' virial per direction: a thread per particle i over its partners j > i (each pair
+// once; the fixed-point words do not depend on the order, so the bits are every strategy's).
+template <typename Eval>
+__global__ void all_pairs_virial_kernel(ParticleData pd, const typename Eval::Params* __restrict__ table, int ntypes,
+                                        AllPairsView v, BarostatSettings settings, unsigned long long* sums,
+                                        const StepControl* ctrl) {
+  if (halted(ctrl) || !settings.due(static_cast<int64_t>(ctrl->step))) return;
+  const BoxGeometry<float> box = *pd.box;
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  long long w[3] = {0, 0, 0};
+  if (i < pd.n) {
+    const float4 xi = pd.pos[i];
+    const float qi = Eval::kUsesCharge ? pd.charge[i] : 0.f;
+    const int end = (i / v.system_size + 1) * v.system_size;
+    const int* row = v.exclusions ? v.exclusions + static_cast<size_t>(i) * v.exclusion_width : nullptr;
+    int k = 0;
+    for (int j = i + 1; j < end; ++j) {
+      if (row && excluded_partner(row, v.exclusion_width, k, j)) continue;
+      const float4 xj = __ldg(pd.pos + j);
+      const Vec3<float> d = separation(xi, xj, box);
+      float e;
+      const float s = pair_force_divr<Eval>(dot(d, d), xi, xj, qi, Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f,
+                                            table, ntypes, e);
+      w[0] += box_fixed((s * d.x) * d.x);
+      w[1] += box_fixed((s * d.y) * d.y);
+      w[2] += box_fixed((s * d.z) * d.z);
+    }
   }
   add_box_words(sums, w, 0, 3);
 }

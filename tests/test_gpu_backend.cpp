@@ -33,7 +33,16 @@ std::vector<std::string> deterministic_strategies() {
     if (s.deterministic) d.push_back(s.name);
   return d;
 }
+// The strategies that search pair lists (all_pairs does not): the tests of list builds and growth.
+std::vector<std::string> list_strategies() {
+  std::vector<std::string> l;
+  for (const StrategyInfo& s : kStrategies)
+    if (s.list) l.push_back(s.name);
+  return l;
+}
+bool has_list(const std::string& strategy) { return find_strategy(strategy) && find_strategy(strategy)->list; }
 const std::vector<std::string> kStrategyNames = all_strategies();
+const std::vector<std::string> kListNames = list_strategies();
 const std::vector<std::string> kDeterministicNames = deterministic_strategies();
 
 std::unique_ptr<Backend> gpu(Model m, const SystemState& s, const std::string& strategy) {
@@ -139,7 +148,7 @@ BackendStats run_300(const test::TestSystem& sys, const std::string& strategy, S
   g->set_profiling(false);
   g->get_state(out);
   const BackendStats stats = g->stats();
-  EXPECT_GT(stats.list_builds, 2) << "the test must cross list rebuilds";
+  if (has_list(strategy)) EXPECT_GT(stats.list_builds, 2) << "the test must cross list rebuilds";
   return stats;
 }
 
@@ -208,6 +217,69 @@ TEST(GpuBackend, SkinAndTuningChangeNoTrajectory) {
     g->get_state(runs.back().second);
     for (size_t k = 1; k < runs.size(); ++k)
       EXPECT_TRUE(bitwise_equal(runs[k].second, runs[0].second)) << sys.name << ": " << runs[k].first;
+  }
+}
+
+// all_pairs searches no list: none is built, the chunks run their longest (no rebuild is ever
+// due), and a system beyond its size limit is refused before anything runs, with the limit.
+TEST(GpuBackend, AllPairsBuildsNoListAndRefusesLargeSystems) {
+  PAIRMD_REQUIRE_GPU();
+  auto sys = make_system(test::kLjLiquid, {}, "lj_liquid");
+  auto g = gpu(sys.model(), sys.built.state, "all_pairs");
+  g->advance(640);
+  const BackendStats st = g->stats();
+  EXPECT_EQ(st.list_builds, 0);
+  EXPECT_NE(st.detail.find("no pair list"), std::string::npos) << st.detail;
+  const size_t at = st.detail.find(" steps per graph launch");
+  ASSERT_NE(at, std::string::npos) << st.detail;
+  const size_t from = st.detail.rfind(' ', at - 1) + 1;
+  EXPECT_GE(std::stod(st.detail.substr(from, at - from)), 16.0) << st.detail;
+  const test::TestSystem large = make_system(test::lj_yaml(17, 0.8442, "langevin", 1.2));  // 19,652 particles
+  try {
+    gpu(large.model(), large.built.state, "all_pairs");
+    ADD_FAILURE() << "all_pairs ran a system of 19,652 particles";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("above its limit of " + std::to_string(kAllPairsLargestSystem)),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// all_pairs gives atom_gather's forces, trajectory and energies bit for bit: with the threads per
+// particle it chooses, with one, two and 32 (the group reductions' extremes), and with bonds
+// (exclusions).
+TEST(GpuBackend, AllPairsKernelsGiveAtomGathersBits) {
+  PAIRMD_REQUIRE_GPU();
+  struct Case {
+    test::TestSystem sys;
+    const char* lanes;  // PAIRMD_ALL_PAIRS_LANES, or null
+  };
+  std::vector<Case> cases;
+  cases.push_back({make_system(test::lj_yaml(6, 0.8442, "langevin", 1.2)), nullptr});
+  cases.push_back({make_system(test::lj_yaml(7, 0.8442, "langevin", 1.2)), nullptr});
+  cases.push_back({make_system(test::lj_yaml(6, 0.8442, "langevin", 1.2)), "1"});
+  cases.push_back({make_system(test::kKremerGrest, {}, "kremer_grest"), "32"});
+  cases.push_back({make_system(test::kKremerGrest, {}, "kremer_grest"), "2"});
+  for (Case& c : cases) {
+    SystemState s = c.sys.built.state;
+    jiggle(s, 0.05, 11);
+    auto ref = gpu(c.sys.model(), s, "atom_gather");
+    const std::vector<Vec3d> want = ref->forces();
+    ref->advance(200);
+    SystemState want_state;
+    ref->get_state(want_state);
+    if (c.lanes) setenv("PAIRMD_ALL_PAIRS_LANES", c.lanes, 1);
+    auto g = gpu(c.sys.model(), s, "all_pairs");
+    unsetenv("PAIRMD_ALL_PAIRS_LANES");
+    const std::vector<Vec3d> got = g->forces();
+    const std::string label = std::to_string(s.size()) + " particles, lanes " + (c.lanes ? c.lanes : "chosen");
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(Vec3d)), 0) << label;
+    g->advance(200);
+    SystemState got_state;
+    g->get_state(got_state);
+    EXPECT_TRUE(bitwise_equal(got_state, want_state)) << label;
+    EXPECT_EQ(g->observables().potential, ref->observables().potential) << label;  // exact sums of the same terms
   }
 }
 
@@ -418,7 +490,7 @@ TEST(GpuBackend, ListOverflowGrowsInsteadOfDroppingPairs) {
   jiggle(sys.built.state, 0.05, 3);  // a perfect lattice has zero net forces: test on real ones
   CpuBackend cpu(sys.model(), sys.built.state);
   const std::vector<Vec3d> ref = cpu.forces();
-  for (const std::string& strategy : kStrategyNames) {
+  for (const std::string& strategy : kListNames) {
     auto g = gpu(sys.model(), sys.built.state, strategy);
     EXPECT_GT(g->stats().list_capacity_growths, 0) << strategy;
     const std::vector<Vec3d> f = g->forces();
@@ -449,7 +521,7 @@ TEST(GpuBackend, ListsOutgrowingTheirBuffersMidRunChangeNothing) {
   const Vec3d centre = s.box.lo + 0.5 * s.box.L;
   for (size_t i = 0; i < s.size(); ++i) s.velocity[i] = -0.25 * (s.position[i] - centre);  // half the size at t = 2
   jiggle(s, 0.05, 9);
-  for (const std::string& strategy : kStrategyNames) {
+  for (const std::string& strategy : kListNames) {
     auto a = gpu(sys_tight.model(), s, strategy);
     auto b = gpu(sys_roomy.model(), s, strategy);
     const int64_t growths_at_start = a->stats().list_capacity_growths;
@@ -506,7 +578,7 @@ TEST(GpuBackend, StepsLeftRunningChangeNothing) {
       auto g = gpu(sys.model(), sys.built.state, strategy);
       for (int s = 0; s < 300; ++s) g->advance_async(1);
       g->get_state(stepped);
-      EXPECT_GT(g->stats().list_builds, 2) << sys.name << " " << strategy;
+      if (has_list(strategy)) EXPECT_GT(g->stats().list_builds, 2) << sys.name << " " << strategy;
       EXPECT_EQ(stepped.step, whole.step);
       EXPECT_TRUE(bitwise_equal(whole, stepped)) << sys.name << " " << strategy << ": a loop of advance_async(1)";
       auto h = gpu(sys.model(), sys.built.state, strategy);
@@ -533,6 +605,7 @@ TEST(GpuBackend, StepsLeftRunningChangeNothing) {
   for (size_t i = 0; i < s.size(); ++i) s.velocity[i] = -0.25 * (s.position[i] - centre);
   jiggle(s, 0.05, 9);
   for (const std::string& strategy : kDeterministicNames) {
+    if (!has_list(strategy)) continue;
     auto a = gpu(sys_tight.model(), s, strategy);
     auto b = gpu(sys_roomy.model(), s, strategy);
     const int64_t growths_at_start = a->stats().list_capacity_growths;

@@ -153,7 +153,7 @@ TEST(GpuBarostat, GraphsChangeNoResult) {
       g->advance(300);
       g->set_profiling(false);
       g->get_state(direct ? b : a);
-      EXPECT_GT(g->stats().list_builds, 2) << "the test must cross list rebuilds";
+      if (info.list) EXPECT_GT(g->stats().list_builds, 2) << "the test must cross list rebuilds";
     }
     EXPECT_TRUE(same_bits(&a.box.L, &b.box.L, sizeof(Vec3d))) << info.name;
     EXPECT_TRUE(same_bits(a.position, b.position)) << info.name;

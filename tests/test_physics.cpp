@@ -150,7 +150,8 @@ TEST_P(Physics, NveEnergyDrift) {
               static_cast<int>(n), target().label().c_str(), drift, kSteps, worst);
   EXPECT_LT(std::fabs(drift), 1e-3);
   EXPECT_LT(worst, 2e-3);
-  EXPECT_GT(b->stats().list_builds, 50) << "the liquid should have rebuilt its list many times";
+  if (find_strategy(target().strategy) == nullptr || find_strategy(target().strategy)->list)  // all_pairs has none
+    EXPECT_GT(b->stats().list_builds, 50) << "the liquid should have rebuilt its list many times";
 }
 
 // ---- Langevin: temperature and Maxwellian velocities ------------------------------------------

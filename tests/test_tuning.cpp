@@ -4,6 +4,7 @@
 // one, is in test_gpu_backend.cpp (SkinAndTuningChangeNoTrajectory) and test_ensemble.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -65,6 +66,41 @@ TEST(Tuning, AutoStrategyTriesTheDeterministicStrategiesDefaultFirst) {
   for (Strategy x : s) EXPECT_TRUE(strategy_info(x).deterministic) << strategy_name(x);
   m.strategy = "pair_warp";  // named: only that one, float atomics or not
   EXPECT_EQ(tunable_strategies(m), std::vector<Strategy>{Strategy::Warp});
+}
+
+// all_pairs (no list, N^2 pairs per system) is timed only for systems small enough for it to
+// have a chance, and where the size is not known, not at all; named, it is what runs.
+TEST(Tuning, AllPairsIsACandidateForSmallSystemsOnly) {
+  Model m;
+  m.strategy = kAutoStrategy;
+  auto has = [](const std::vector<Strategy>& s) {
+    return std::find(s.begin(), s.end(), Strategy::AllPairs) != s.end();
+  };
+  EXPECT_TRUE(has(tunable_strategies(m, 500)));
+  EXPECT_TRUE(has(tunable_strategies(m, kAllPairsTunedSystem)));
+  EXPECT_FALSE(has(tunable_strategies(m, kAllPairsTunedSystem + 1)));
+  EXPECT_FALSE(has(tunable_strategies(m)));
+  EXPECT_EQ(tunable_strategies(m, 500).front(), kDefaultStrategy);
+  m.strategy = "all_pairs";
+  EXPECT_EQ(tunable_strategies(m, 100000), std::vector<Strategy>{Strategy::AllPairs});
+}
+
+// A strategy without a list has no skin to climb: when it wins, no more trials are timed.
+TEST(Tuning, NoSkinClimbForAStrategyWithoutAList) {
+  const std::vector<double> skins = {0.2, 0.3, 0.4, 0.5};
+  int all_pairs_trials = 0;
+  const TuneResult r = tune_step_settings(
+      {Strategy::SlotsFused, Strategy::AllPairs}, skins,
+      [&](const TuneChoice& c) {
+        if (c.strategy == Strategy::AllPairs) {
+          ++all_pairs_trials;
+          return 0.5 - 0.1 * c.skin;  // 2 % faster per skin step: a climb would follow it
+        }
+        return 1.0 + std::fabs(c.skin - 0.3);
+      },
+      1);
+  EXPECT_EQ(r.best.strategy, Strategy::AllPairs);
+  EXPECT_EQ(all_pairs_trials, 1);
 }
 
 // A stand-in cost with its minimum at (atom_gather, 0.5): the search finds it by a climb along the
