@@ -115,7 +115,9 @@ void CudaBackend::setup_barostat(const SystemState& initial) {
   for (const PairTerm& t : model_.force_field.pair_terms) cutoff = std::max(cutoff, t.max_cutoff());
   if (!model_.force_field.pair_terms.empty()) min_half = cutoff + model_.neighbor.skin;
   stage_.list_cutoff = static_cast<float>(cutoff);
-  stage_.list_skin = static_cast<float>(model_.neighbor.skin);
+  // all_pairs has no list: an infinite skin keeps its rebuild test from ever tripping, also
+  // under scaling (rebuild_threshold_sq, box_update.cuh).
+  stage_.list_skin = has_lists() ? static_cast<float>(model_.neighbor.skin) : INFINITY;
   // As the CPU backend (CpuBackend::check_box_size): half the smallest edge at least the largest
   // cutoff plus the skin, and max_step_displacement.
   stage_.min_half_edge = static_cast<float>(std::max(min_half, model_.max_step_displacement));

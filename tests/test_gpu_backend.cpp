@@ -224,16 +224,24 @@ TEST(GpuBackend, SkinAndTuningChangeNoTrajectory) {
 // due), and a system beyond its size limit is refused before anything runs, with the limit.
 TEST(GpuBackend, AllPairsBuildsNoListAndRefusesLargeSystems) {
   PAIRMD_REQUIRE_GPU();
-  auto sys = make_system(test::kLjLiquid, {}, "lj_liquid");
-  auto g = gpu(sys.model(), sys.built.state, "all_pairs");
-  g->advance(640);
-  const BackendStats st = g->stats();
-  EXPECT_EQ(st.list_builds, 0);
-  EXPECT_NE(st.detail.find("no pair list"), std::string::npos) << st.detail;
-  const size_t at = st.detail.find(" steps per graph launch");
-  ASSERT_NE(at, std::string::npos) << st.detail;
-  const size_t from = st.detail.rfind(' ', at - 1) + 1;
-  EXPECT_GE(std::stod(st.detail.substr(from, at - from)), 16.0) << st.detail;
+  // NVT, and NPT with a box update every step (whose scaling must not trip a rebuild test).
+  for (const std::string& extra :
+       {std::string(), std::string("barostat: {kind: c_rescale, pressure: 3.6, tau_p: 0.5, compressibility: 0.05, "
+                                   "couple: iso, every: 1}\n")}) {
+    const test::TestSystem sys = test::make_system(test::lj_yaml(6, 0.8442, "langevin", 1.2) + extra);
+    auto g = gpu(sys.model(), sys.built.state, "all_pairs");
+    g->advance(640);
+    const BackendStats st = g->stats();
+    EXPECT_EQ(st.list_builds, 0);
+    EXPECT_NE(st.detail.find("no pair list"), std::string::npos) << st.detail;
+    const size_t at = st.detail.find(" steps per graph launch");
+    ASSERT_NE(at, std::string::npos) << st.detail;
+    const size_t from = st.detail.rfind(' ', at - 1) + 1;
+    EXPECT_GE(std::stod(st.detail.substr(from, at - from)), 16.0) << (extra.empty() ? "NVT: " : "NPT: ") << st.detail;
+    SystemState s;
+    g->get_state(s);
+    if (!extra.empty()) EXPECT_NE(s.box.L.x, sys.built.state.box.L.x) << "the box never moved";
+  }
   const test::TestSystem large = make_system(test::lj_yaml(17, 0.8442, "langevin", 1.2));  // 19,652 particles
   try {
     gpu(large.model(), large.built.state, "all_pairs");
