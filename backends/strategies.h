@@ -43,6 +43,9 @@ inline constexpr StrategyInfo kStrategies[] = {
 // (docs/strategies.md, "all_pairs").
 inline constexpr int kAllPairsLargestSystem = 16384;
 inline constexpr int kAllPairsTunedSystem = 2048;
+// ... and for ensembles of at most this many pair tests a step (K S^2: 64 x 500 is 1.6e7), so that
+// its trial of a large ensemble (1,024 x 2,048: 4e9, ~10 ms a step) does not lengthen the start.
+inline constexpr double kAllPairsTunedWork = 268435456.0;  // 2^28
 
 // The strategy a run uses unless the config says otherwise.
 inline constexpr Strategy kDefaultStrategy = Strategy::SlotsFused;

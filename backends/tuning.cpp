@@ -42,10 +42,11 @@ double default_auto_skin(const Model& model, const Box& box) {
   return std::max(0.0, std::min(kAutoSkinDefaultFraction * rc, largest_skin(model, box)));
 }
 
-std::vector<Strategy> tunable_strategies(const Model& model, int system_size) {
+std::vector<Strategy> tunable_strategies(const Model& model, int system_size, int systems) {
   if (model.strategy != kAutoStrategy) return {parse_strategy(model.strategy)};
   std::vector<Strategy> s{kDefaultStrategy};  // the default first: the skins are timed with it
-  const bool small = system_size > 0 && system_size <= kAllPairsTunedSystem;
+  const double work = static_cast<double>(systems) * system_size * system_size;
+  const bool small = system_size > 0 && system_size <= kAllPairsTunedSystem && work <= kAllPairsTunedWork;
   for (const StrategyInfo& i : kStrategies)
     if (i.deterministic && i.id != kDefaultStrategy && (i.list || small)) s.push_back(i.id);
   return s;

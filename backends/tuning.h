@@ -66,9 +66,9 @@ std::vector<double> auto_skin_candidates(const Model& model, const Box& box);
 double default_auto_skin(const Model& model, const Box& box);
 
 // The strategies `force.strategy` lets the tuner try: the deterministic ones for `auto` (all_pairs
-// only for systems of at most kAllPairsTunedSystem particles; `system_size` 0: not known, left
-// out), else the one named.
-std::vector<Strategy> tunable_strategies(const Model& model, int system_size = 0);
+// only for `systems` systems of at most kAllPairsTunedSystem particles and kAllPairsTunedWork pair
+// tests a step; `system_size` 0: not known, left out), else the one named.
+std::vector<Strategy> tunable_strategies(const Model& model, int system_size = 0, int systems = 1);
 // The skins `neighbor.skin` lets it try: the candidates for `auto`, else the one given.
 std::vector<double> tunable_skins(const Model& model, const Box& box);
 

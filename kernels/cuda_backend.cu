@@ -246,7 +246,8 @@ void CudaBackend::enqueue_virial(Launcher& launcher, int buffer) {
       using Eval = decltype(eval);
       const auto* table = reinterpret_cast<const typename Eval::Params*>(t->table.data());
       if (!t->list) {
-        launcher.kernel(PAIRMD_HERE, all_pairs_virial_kernel<Eval>, blocks_for(n_), kBlockSize, 0, pd, table, t->ntypes,
+        launcher.kernel(PAIRMD_HERE, all_pairs_virial_kernel<Eval>,
+                        blocks_for(static_cast<size_t>(n_) * all_pairs_lanes_), kBlockSize, 0, pd, table, t->ntypes,
                         all_pairs_view(*t), model_.barostat, box_sums_.data(), ctrl());
         return;
       }

@@ -359,8 +359,8 @@ __global__ void sum_block_parts(const double* parts, int nparts, int stride, int
 // Start-up tuning (backends/tuning.h; kernels/cuda_factory.cu): times `make`'s backends of the
 // model's candidate strategies and skins (none where the config names both), prints the report,
 // and returns the choice (with_tuned_settings, backends/tuning.h, writes it into a model).
-// `system_size`: particles per system (all_pairs is a candidate for small ones).
-TuneResult tune_cuda_settings(const Model& model, const Box& box, int system_size,
+// `system_size` particles in each of `systems` systems (all_pairs is a candidate for small ones).
+TuneResult tune_cuda_settings(const Model& model, const Box& box, int system_size, int systems,
                               const std::function<std::unique_ptr<CudaBackend>(const Model&, Strategy)>& make);
 
 }  // namespace pairmd

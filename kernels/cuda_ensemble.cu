@@ -30,7 +30,7 @@ class CudaEnsemble final : public Ensemble {
       }
       return b;
     };
-    const TuneResult tuned = tune_cuda_settings(all, initial.box, n_, make);
+    const TuneResult tuned = tune_cuda_settings(all, initial.box, n_, count, make);
     backend_ = make(with_tuned_settings(all, tuned.best), tuned.best.strategy);
   }
   std::string name() const override { return backend_->name() + " ensemble"; }

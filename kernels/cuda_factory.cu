@@ -46,16 +46,19 @@ std::pair<int, int> cuda_select_device(int local_rank) {
 // this very system, and the chosen backend starts again from the initial state.
 std::unique_ptr<Backend> make_cuda_backend(const Model& model, const SystemState& initial) {
   const TuneResult tuned =
-      tune_cuda_settings(model, initial.box, static_cast<int>(initial.size()),
+      tune_cuda_settings(model, initial.box, static_cast<int>(initial.size()), 1,
                          [&](const Model& m, Strategy s) { return std::make_unique<CudaBackend>(m, initial, s); });
   return std::make_unique<CudaBackend>(with_tuned_settings(model, tuned.best), initial, tuned.best.strategy);
 }
 
-TuneResult tune_cuda_settings(const Model& model, const Box& box, int system_size,
+TuneResult tune_cuda_settings(const Model& model, const Box& box, int system_size, int systems,
                               const std::function<std::unique_ptr<CudaBackend>(const Model&, Strategy)>& make) {
   const auto started = std::chrono::steady_clock::now();
-  const std::vector<double> skins = tunable_skins(model, box);
-  const std::vector<Strategy> strategies = tunable_strategies(model, system_size);
+  const std::vector<Strategy> strategies = tunable_strategies(model, system_size, systems);
+  std::vector<double> skins = tunable_skins(model, box);
+  // all_pairs alone (named) has no skin to tune: its trials would differ by noise only.
+  if (strategies.size() == 1 && !strategy_info(strategies.front()).list)
+    skins = {skins[default_skin_index(skins, model, box)]};
   if (strategies.size() > 1 || skins.size() > 1) {
     // The first trial of a process would also pay for the GPU's clocks coming up and the
     // kernels' modules loading: a throwaway run first.

@@ -405,14 +405,14 @@ __global__ void all_pairs_kernel(ParticleData pd, const typename Eval::Params* _
     const float4 xi = pd.pos[i];
     const float qi = Eval::kUsesCharge ? pd.charge[i] : 0.f;
     const int first = (i / v.system_size) * v.system_size, end = first + v.system_size;
-    // Partner j as atom_gather evaluates it (separation() is the one minimum image of every
-    // strategy), added unless its force is 0 (which would add nothing).
+    // Partner j as atom_gather evaluates and adds it (separation() is the one minimum image of
+    // every strategy).
     auto evaluate = [&](int j, const float4 xj) {
       const Vec3<float> d = separation(xi, xj, box);
       float e;
       const float s = pair_force_divr<Eval>(dot(d, d), xi, xj, qi, Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f,
                                             table, ntypes, e);
-      if (s != 0.f) add_scaled(sum, s, d.x, d.y, d.z, clamped);
+      add_scaled(sum, s, d.x, d.y, d.z, clamped);  // as atom_gather: a NaN separation clamps and reports
     };
     if (v.exclusions) {
       const int* row = v.exclusions + static_cast<size_t>(i) * v.exclusion_width;
@@ -520,29 +520,43 @@ __global__ void __launch_bounds__(kBlockSize, 8)
   add_box_words(sums, w, 0, 3);
 }
 
-// all_pairs' virial per direction: a thread per particle i over its partners j > i (each pair
-// once; the fixed-point words do not depend on the order, so the bits are every strategy's).
+// all_pairs' virial per direction, each pair once: `lanes` threads per particle a (as
+// all_pairs_kernel) take the partners b = a + k (mod S), k = 1 .. (S - 1) / 2 (and S / 2 for the
+// first half of an even S), which is every pair of the system once, with the same work for every
+// particle. The fixed-point words do not depend on the order (and (s (-d)) (-d) is (s d) d), so
+// the bits are every strategy's; pairs beyond skip_sq add 0.
 template <typename Eval>
 __global__ void all_pairs_virial_kernel(ParticleData pd, const typename Eval::Params* __restrict__ table, int ntypes,
                                         AllPairsView v, BarostatSettings settings, unsigned long long* sums,
                                         const StepControl* ctrl) {
   if (halted(ctrl) || !settings.due(static_cast<int64_t>(ctrl->step))) return;
   const BoxGeometry<float> box = *pd.box;
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const int i = t / v.lanes, lane = t % v.lanes;
   long long w[3] = {0, 0, 0};
   if (i < pd.n) {
+    const int S = v.system_size, first = (i / S) * S, a = i - first;
+    const int K = (S - 1) / 2 + (S % 2 == 0 && a < S / 2 ? 1 : 0);
     const float4 xi = pd.pos[i];
     const float qi = Eval::kUsesCharge ? pd.charge[i] : 0.f;
-    const int end = (i / v.system_size + 1) * v.system_size;
     const int* row = v.exclusions ? v.exclusions + static_cast<size_t>(i) * v.exclusion_width : nullptr;
-    int k = 0;
-    for (int j = i + 1; j < end; ++j) {
-      if (row && excluded_partner(row, v.exclusion_width, k, j)) continue;
+    int cursor = 0;
+    bool wrapped = false;
+    for (int k = 1 + lane; k <= K; k += v.lanes) {
+      int b = a + k;
+      if (b >= S) {
+        b -= S;
+        if (!wrapped) wrapped = true, cursor = 0;  // ascending again from the system's start
+      }
+      const int j = first + b;
+      if (row && excluded_partner(row, v.exclusion_width, cursor, j)) continue;
       const float4 xj = __ldg(pd.pos + j);
       const Vec3<float> d = separation(xi, xj, box);
+      const float rsq = dot(d, d);
+      if (rsq >= v.skip_sq) continue;  // adds 0 (a NaN goes on, as in the list strategies)
       float e;
-      const float s = pair_force_divr<Eval>(dot(d, d), xi, xj, qi, Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f,
-                                            table, ntypes, e);
+      const float s =
+          pair_force_divr<Eval>(rsq, xi, xj, qi, Eval::kUsesCharge ? __ldg(pd.charge + j) : 0.f, table, ntypes, e);
       w[0] += box_fixed((s * d.x) * d.x);
       w[1] += box_fixed((s * d.y) * d.y);
       w[2] += box_fixed((s * d.z) * d.z);

@@ -266,8 +266,11 @@ TEST(GpuBackend, AllPairsKernelsGiveAtomGathersBits) {
   cases.push_back({make_system(test::lj_yaml(6, 0.8442, "langevin", 1.2)), nullptr});
   cases.push_back({make_system(test::lj_yaml(7, 0.8442, "langevin", 1.2)), nullptr});
   cases.push_back({make_system(test::lj_yaml(6, 0.8442, "langevin", 1.2)), "1"});
-  cases.push_back({make_system(test::kKremerGrest, {}, "kremer_grest"), "32"});
-  cases.push_back({make_system(test::kKremerGrest, {}, "kremer_grest"), "2"});
+  // Bonds excluded from the pairs (exclusions: bonds), two pair terms, charges:
+  cases.push_back({make_system(test::kPolyelectrolyte, {}, "polyelectrolyte"), "32"});
+  cases.push_back({make_system(test::kPolyelectrolyte, {}, "polyelectrolyte"), "2"});
+  cases.push_back({make_system(test::kMixedSystem, {}, "mixed"), "1"});
+  cases.push_back({make_system(test::kMixedSystem, {}, "mixed"), nullptr});
   for (Case& c : cases) {
     SystemState s = c.sys.built.state;
     jiggle(s, 0.05, 11);

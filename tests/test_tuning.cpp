@@ -80,6 +80,8 @@ TEST(Tuning, AllPairsIsACandidateForSmallSystemsOnly) {
   EXPECT_TRUE(has(tunable_strategies(m, kAllPairsTunedSystem)));
   EXPECT_FALSE(has(tunable_strategies(m, kAllPairsTunedSystem + 1)));
   EXPECT_FALSE(has(tunable_strategies(m)));
+  EXPECT_TRUE(has(tunable_strategies(m, 500, 64)));      // 1.6e7 pair tests a step
+  EXPECT_FALSE(has(tunable_strategies(m, 2048, 1024)));  // 4.3e9: its trial alone would take seconds
   EXPECT_EQ(tunable_strategies(m, 500).front(), kDefaultStrategy);
   m.strategy = "all_pairs";
   EXPECT_EQ(tunable_strategies(m, 100000), std::vector<Strategy>{Strategy::AllPairs});
