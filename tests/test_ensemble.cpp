@@ -449,10 +449,14 @@ TEST_P(Ensembles, EachSystemIsMinimisedOnItsOwnThroughItsMember) {
     }
   }
   // Each system still at its minimum once all are minimised, and the ensemble runs on from them.
+  // The float-atomic strategies sum the forces in another order at each evaluation: the minimiser
+  // stops at the first evaluation below ftol, and the next one may read a few 1e-6 more (H100:
+  // pair_atomic 0.010002 against 0.01), so they get 1 % of room.
+  const double fmax_bound = t.deterministic ? spec.ftol : 1.01 * spec.ftol;
   for (int k = 0; k < kSystems; ++k) {
     double fmax = 0;
     for (const Vec3d& f : members[k]->forces()) fmax = std::max(fmax, std::sqrt(dot(f, f)));
-    EXPECT_LT(fmax, spec.ftol) << "system " << k;
+    EXPECT_LT(fmax, fmax_bound) << "system " << k;
   }
   std::vector<std::thread> threads;
   for (int k = 0; k < kSystems; ++k) threads.emplace_back([&, k] { members[k]->advance(50); });
