@@ -252,9 +252,8 @@ void CudaBackend::enqueue_virial(Launcher& launcher, int buffer) {
         return;
       }
       launcher.kernel(PAIRMD_HERE, pair_virial_kernel<Eval>, std::min(blocks_for(t->list->capacity()), stride_blocks_),
-                      kBlockSize, 0, t->list->view(), pd,
-                      reinterpret_cast<const typename Eval::Params*>(t->table.data()), t->ntypes, full, model_.barostat,
-                      box_sums_.data(), ctrl());
+                      kBlockSize, 0, t->list->view(), pd, table, t->ntypes, full, model_.barostat, box_sums_.data(),
+                      ctrl());
     });
   }
   for (auto& t : bond_terms_) {

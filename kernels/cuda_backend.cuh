@@ -217,8 +217,9 @@ class CudaBackend final : public Backend {
   // Whether the strategy searches pair lists (all_pairs does not, and never renumbers the
   // particles: particle p stays tag p).
   bool has_lists() const { return strategy_info(strategy_).list; }
-  // The strategy sums the forces in a fixed-point array (atom_gather, all_pairs).
-  bool fixed_array_forces() const { return strategy_ == Strategy::Gather || strategy_ == Strategy::AllPairs; }
+  // The strategy sums the forces in a fixed-point array: the deterministic ones without slots
+  // (atom_gather, all_pairs).
+  bool fixed_array_forces() const { return strategy_info(strategy_).deterministic && !uses_slots(strategy_); }
   AllPairsView all_pairs_view(const GpuPairTerm& t) const;
   // The extra force (cleared, then the bonded terms' and PME's reciprocal-space forces), before
   // the strategy's forces.

@@ -55,11 +55,8 @@ TuneResult tune_cuda_settings(const Model& model, const Box& box, int system_siz
                               const std::function<std::unique_ptr<CudaBackend>(const Model&, Strategy)>& make) {
   const auto started = std::chrono::steady_clock::now();
   const std::vector<Strategy> strategies = tunable_strategies(model, system_size, systems);
-  std::vector<double> skins = tunable_skins(model, box);
-  // all_pairs alone (named) has no skin to tune: its trials would differ by noise only.
-  if (strategies.size() == 1 && !strategy_info(strategies.front()).list)
-    skins = {skins[default_skin_index(skins, model, box)]};
-  if (strategies.size() > 1 || skins.size() > 1) {
+  const std::vector<double> skins = tunable_skins(model, box);
+  if (tuning_has_choices(strategies, skins)) {
     // The first trial of a process would also pay for the GPU's clocks coming up and the
     // kernels' modules loading: a throwaway run first.
     try {

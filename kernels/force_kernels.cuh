@@ -371,6 +371,10 @@ struct AllPairsView {
   int exclusion_width;
   float skip_sq;  // pairs at least this far apart (squared) are not evaluated: a little beyond the
                   // term's largest cutoff, where every force is exactly 0
+  // Particle i's row of exclusions (tag i: all_pairs never renumbers), or null without any.
+  __device__ const int* exclusion_row(int i) const {
+    return exclusions ? exclusions + static_cast<size_t>(i) * exclusion_width : nullptr;
+  }
 };
 
 // Whether partner j is one of i's exclusions. The partners come in ascending order, so a cursor
@@ -415,7 +419,7 @@ __global__ void all_pairs_kernel(ParticleData pd, const typename Eval::Params* _
       add_scaled(sum, s, d.x, d.y, d.z, clamped);  // as atom_gather: a NaN separation clamps and reports
     };
     if (v.exclusions) {
-      const int* row = v.exclusions + static_cast<size_t>(i) * v.exclusion_width;
+      const int* row = v.exclusion_row(i);
       int k = 0;
       for (int j = first + lane; j < end; j += v.lanes) {
         if (j == i || excluded_partner(row, v.exclusion_width, k, j)) continue;
@@ -475,7 +479,7 @@ __global__ void all_pairs_energy_kernel(ParticleData pd, const typename Eval::Pa
   int64_t ew = 0, ef = 0, ww = 0, wf = 0, bad = 0;
   if (i < pd.n) {
     const int first = (i / v.system_size) * v.system_size, end = first + v.system_size;
-    const int* row = v.exclusions ? v.exclusions + static_cast<size_t>(i) * v.exclusion_width : nullptr;
+    const int* row = v.exclusion_row(i);
     int k = 0;
     for (int j = first; j < end; ++j) {
       if (j == i || (row && excluded_partner(row, v.exclusion_width, k, j))) continue;
@@ -539,7 +543,7 @@ __global__ void all_pairs_virial_kernel(ParticleData pd, const typename Eval::Pa
     const int K = (S - 1) / 2 + (S % 2 == 0 && a < S / 2 ? 1 : 0);
     const float4 xi = pd.pos[i];
     const float qi = Eval::kUsesCharge ? pd.charge[i] : 0.f;
-    const int* row = v.exclusions ? v.exclusions + static_cast<size_t>(i) * v.exclusion_width : nullptr;
+    const int* row = v.exclusion_row(i);
     int cursor = 0;
     bool wrapped = false;
     for (int k = 1 + lane; k <= K; k += v.lanes) {
