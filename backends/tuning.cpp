@@ -69,13 +69,17 @@ size_t default_skin_index(const std::vector<double>& skins, const Model& model, 
   return best;
 }
 
+bool tuning_has_choices(const std::vector<Strategy>& strategies, const std::vector<double>& skins) {
+  return strategies.size() > 1 || (skins.size() > 1 && strategy_info(strategies.front()).list);
+}
+
 TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std::vector<double>& skins,
                               const std::function<double(const TuneChoice&)>& time, size_t first_skin) {
   TuneResult r;
   if (strategies.empty() || skins.empty()) throw std::invalid_argument("tuning: nothing to choose from");
   first_skin = std::min(first_skin, skins.size() - 1);
   r.best = {strategies.front(), skins[first_skin]};
-  if (strategies.size() == 1 && skins.size() == 1) return r;
+  if (!tuning_has_choices(strategies, skins)) return r;
   double best_ms = std::numeric_limits<double>::infinity();
   // The time of a choice, timed once (infinity where it failed or the search has stopped).
   auto ms_of = [&](const TuneChoice& c) {
@@ -101,8 +105,10 @@ TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std
     return t.ms_per_step;
   };
   // Along the skins from i: down while faster, else up while faster; the index where it stopped.
+  // A strategy without a list has no use for a skin: timed at i only.
   auto climb = [&](Strategy s, size_t i) {
     double here = ms_of({s, skins[i]});
+    if (!strategy_info(s).list) return i;
     for (const int dir : {-1, 1}) {
       size_t j = i;
       while (dir < 0 ? j > 0 : j + 1 < skins.size()) {
@@ -119,9 +125,7 @@ TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std
   // The strategies at the fastest skin measured (a step short of the climb's margin may be it).
   const size_t at = static_cast<size_t>(std::find(skins.begin(), skins.end(), r.best.skin) - skins.begin());
   for (Strategy s : strategies) ms_of({s, skins[std::min(at, skins.size() - 1)]});
-  // (A strategy without a list has no use for a skin: no climb.)
-  if (r.best.strategy != strategies.front() && strategy_info(r.best.strategy).list)
-    climb(r.best.strategy, std::min(at, skins.size() - 1));
+  if (r.best.strategy != strategies.front()) climb(r.best.strategy, std::min(at, skins.size() - 1));
   if (!r.stopped.empty()) {
     r.best = {strategies.front(), skins[first_skin]};
     return r;

@@ -80,11 +80,16 @@ Model with_tuned_settings(const Model& model, const TuneChoice& c);
 // trial would step dynamics from a start that may still overlap.
 Model untuned_model(const Model& model, const Box& box);
 
+// Whether there is anything to time: several strategies, or several skins for one that has a
+// list (all_pairs alone has a single choice, whatever the skins).
+bool tuning_has_choices(const std::vector<Strategy>& strategies, const std::vector<double>& skins);
+
 // A coordinate search: a climb along the skins with the first strategy (from skins[first_skin],
 // down while a smaller skin is faster, else up while a larger one is), then every strategy at the
 // best skin, then, if the strategy changed, the climb again with it. `time` gives the milliseconds
 // per step of a choice (infinity, or an exception, where it cannot run: that choice is skipped).
-// Nothing is timed when there is only one choice. A blow-up (SimulationBlowup) ends the search:
+// Nothing is timed when there is only one choice (tuning_has_choices), and a strategy without a
+// list is timed at one skin, not climbed. A blow-up (SimulationBlowup) ends the search:
 // the start itself cannot be stepped, whatever the settings, so the first choice is kept and the
 // run meets the blow-up where it reports it best. Throws std::runtime_error if no choice runs.
 TuneResult tune_step_settings(const std::vector<Strategy>& strategies, const std::vector<double>& skins,

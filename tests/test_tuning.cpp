@@ -103,6 +103,22 @@ TEST(Tuning, NoSkinClimbForAStrategyWithoutAList) {
       1);
   EXPECT_EQ(r.best.strategy, Strategy::AllPairs);
   EXPECT_EQ(all_pairs_trials, 1);
+  // all_pairs alone (named, with skin auto) is a single choice: nothing is timed, and the skin
+  // written is the one the climb would have started from.
+  EXPECT_FALSE(tuning_has_choices({Strategy::AllPairs}, skins));
+  EXPECT_TRUE(tuning_has_choices({Strategy::SlotsFused}, skins));
+  int timed = 0;
+  const TuneResult alone = tune_step_settings(
+      {Strategy::AllPairs}, skins,
+      [&](const TuneChoice&) {
+        ++timed;
+        return 1.0;
+      },
+      2);
+  EXPECT_EQ(timed, 0);
+  EXPECT_TRUE(alone.trials.empty());
+  EXPECT_EQ(alone.best.strategy, Strategy::AllPairs);
+  EXPECT_EQ(alone.best.skin, skins[2]);
 }
 
 // A stand-in cost with its minimum at (atom_gather, 0.5): the search finds it by a climb along the
