@@ -42,6 +42,24 @@ int all_pairs_lanes(int n, int sms) {
   return lanes;
 }
 
+// The list search's shape (neighbor/gpu_pair_list.cuh, SearchShape), chosen by the search unless
+// PAIRMD_SEARCH_PARTS (4 or 16) or PAIRMD_SEARCH_SPLITS (blocks per cell) fix it, for measurements.
+SearchShape search_shape_from_environment() {
+  SearchShape shape;
+  const auto read = [](const char* name, int& v) {
+    if (const char* e = std::getenv(name)) {
+      char* end = nullptr;
+      const long x = std::strtol(e, &end, 10);
+      if (end == e || *end != '\0' || x < 1 || x > 64)
+        throw std::runtime_error(std::string(name) + " must be a whole number from 1 to 64, not '" + e + "'");
+      v = static_cast<int>(x);
+    }
+  };
+  read("PAIRMD_SEARCH_PARTS", shape.parts);
+  read("PAIRMD_SEARCH_SPLITS", shape.splits);
+  return shape;
+}
+
 }  // namespace
 
 CudaBackend::CudaBackend(const Model& model, const SystemState& initial, Strategy strategy, int systems)
@@ -174,6 +192,7 @@ void CudaBackend::make_pair_terms(const SystemState& initial) {
       g->list =
           std::make_unique<GpuPairList>(static_cast<float>(t.max_cutoff()), static_cast<float>(model_.neighbor.skin),
                                         full, uses_slots(strategy_), per_particle, n_);
+    if (g->list) g->list->set_shape(search_shape_from_environment());
     radii.push_back(rl);
     g->exclusion_width =
         upload_exclusions(pair_term_exclusions(ff, model_.topology, n_, pair_terms_.size()), g->exclusions);

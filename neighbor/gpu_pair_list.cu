@@ -17,15 +17,20 @@ namespace pairmd {
 namespace {
 
 // Parts of a cell's candidate sequence, one warp each: a block per (cell, 32 home particles).
-constexpr int kSearchParts = 4;
+// Four where the grid has blocks enough to fill the GPU; sixteen where it has not (a small
+// system, a few thousand particles: a block per multiprocessor, one warp per scheduler, whose
+// walk is a chain of dependent instructions; Nsight at 4,000 particles: 4 % of the issue slots
+// busy). Each warp then walks a sixteenth of the candidates, and the schedulers have four warps
+// to switch between.
+constexpr int kSearchParts = 4, kWideParts = 16;
 // Candidates whose positions a warp loads at once in the search.
 constexpr int kSearchBatch = 8;
 // Staged pairs a lane copies out at once (their column claims in flight together).
 constexpr int kCopyBatch = 4;
 
-// The kernel's static shared arrays (count, offset, first_of, skip: 1.5 KB), rounded up: the
-// dynamic staging gets what the device allows beyond them.
-constexpr size_t kSearchStaticShared = 2048;
+// The kernel's static shared arrays (count, offset, first_of, skip: 1.5 KB with four parts, 6 KB
+// with sixteen), rounded up: the dynamic staging gets what the device allows beyond them.
+constexpr size_t static_shared(int parts) { return 3 * 32 * sizeof(int) * parts + 512; }
 // Shared memory the driver keeps per block.
 constexpr size_t kDriverSharedPerBlock = 1024;
 
@@ -47,6 +52,7 @@ struct SearchArgs {
   float rlist_sq;
   int part_room;                // partners one part can stage for one home particle
   int group;                    // home particles per block pass: 32, fewer where rows are long
+  int splits;                   // blocks per cell: block q takes passes q, q + splits, ...
   unsigned long long capacity;  // entries the output arrays hold (a multiple of the chunk)
   int* pj;
   unsigned char* home;  // i - chunk_first of each entry
@@ -62,14 +68,18 @@ struct SearchArgs {
   int* short_flag;              // set to 1 when anything did not fit (the list is then incomplete)
 };
 
-// A block per cell, kSearchParts warps: lane l of every warp stands for home particle l of the
-// cell, and warp w walks the w-th of kSearchParts consecutive chunks of the cell's candidate
+// A block per cell (or per pass of a cell, below), kParts warps (kSearchParts or kWideParts):
+// lane l of every warp stands for home particle l of the cell, and warp w walks the w-th of
+// kParts consecutive chunks of the cell's candidate
 // sequence (neighbor/cell_runs.h), the same for all its lanes (one load serves the warp, and
 // the lanes run the same loop). Each lane stages the partners it finds, in ascending order, in
 // shared memory. Then the block claims room for all the cell's rows with one integer atomicAdd
 // and the warps copy their parts there, so every row is its parts in order: sorted, no sort.
 // Cells of more than `group` (32, or fewer where rows are so long that 32 staged rows would not
-// fit in shared memory) particles are done `group` home particles at a time.
+// fit in shared memory) particles are done `group` home particles at a time, the passes shared
+// among `splits` blocks per cell (one where the grid is large: the passes then run one after
+// another in a block; more where it is small, so that a cell of 33 particles does not take
+// twice as long as one of 32 while the GPU waits for it).
 // With columns, the copy-out also files each pair in its j's column: a place claimed with an
 // integer atomicAdd on the column's count, in a column of fixed width (no scan, no second pass
 // over the pairs). A column longer than the width is reported and the host widens and searches
@@ -80,7 +90,11 @@ struct SearchArgs {
 // candidate loop, to local memory that mostly missed the small L1 beside the staging (Nsight:
 // 12M local requests per 1M-particle search). Where the staging is small (short rows: a
 // polymer melt's WCA), eight blocks with 64 registers and some spills are faster.
-constexpr int kLongRowBlocks = 5, kShortRowBlocks = 8;
+// The wide kernel (kWideParts warps) runs where the grid is small: two blocks per multiprocessor
+// (64 registers), so that a cell's passes split over two blocks still fit in one wave.
+constexpr int kLongRowBlocks = 5, kShortRowBlocks = 8, kWideBlocks = 2;
+// Grids with fewer cells than this per multiprocessor spread a cell's passes over blocks.
+constexpr int kSplitCellsPerSm = 16;
 
 // Where a search block keeps its pass over `homes` home particles from g0 (shared memory): the
 // staged partners, and per part and home the count found, where the row's part goes, and where
@@ -96,7 +110,7 @@ struct SearchPass {
 
 // The walk of this lane's home particle over part `part` of the cell's candidate sequence: the
 // partners within reach staged in ascending order (as many as fit); returns how many it found.
-template <bool kFull, int kMinBlocks>
+template <bool kFull, int kParts, int kMinBlocks>
 __device__ __forceinline__ int stage_partners(const SearchArgs& a, const SearchPass& s, int cx, int cy, int cz,
                                               const Vec3<float>& L, int lane, int part) {
   const int* cell_start = a.cell_start;
@@ -106,8 +120,7 @@ __device__ __forceinline__ int stage_partners(const SearchArgs& a, const SearchP
   const int* ex =
       a.in.exclusion_width > 0 ? a.in.exclusions + static_cast<size_t>(a.in.tag[h]) * a.in.exclusion_width : nullptr;
   for_each_candidate_range(
-      a.dims, a.reach, [cell_start](int cell) { return __ldg(cell_start + cell); }, cx, cy, cz, !kFull, part,
-      kSearchParts,
+      a.dims, a.reach, [cell_start](int cell) { return __ldg(cell_start + cell); }, cx, cy, cz, !kFull, part, kParts,
       [&](const CandidateRange& r) {
         // The home particle shifted by the range's image; whole periodic directions take the
         // minimum image per candidate (neighbor/cell_runs.h, shifted_separation).
@@ -153,11 +166,12 @@ __device__ __forceinline__ int stage_partners(const SearchArgs& a, const SearchP
 // Warp 0: each home's row (the sum of its parts), one claim of room for all the pass's rows,
 // where each part goes, and the chunks' first particle. `skip` is set where something did not
 // fit (the host grows and searches again).
+template <int kParts>
 __device__ __forceinline__ void claim_rows(const SearchArgs& a, const SearchPass& s, int lane, bool& skip) {
   const int h = s.g0 + lane;
   int row = 0, longest = 0;
 #pragma unroll
-  for (int w = 0; w < kSearchParts; ++w) {
+  for (int w = 0; w < kParts; ++w) {
     row += s.count[w][lane];
     longest = max(longest, s.count[w][lane]);
   }
@@ -176,7 +190,7 @@ __device__ __forceinline__ void claim_rows(const SearchArgs& a, const SearchPass
     a.row_count[h] = row;
   }
 #pragma unroll
-  for (int w = 0; w < kSearchParts; ++w) {
+  for (int w = 0; w < kParts; ++w) {
     s.offset[w][lane] = next;
     next += s.count[w][lane];
   }
@@ -242,22 +256,22 @@ __device__ __forceinline__ void copy_out(const SearchArgs& a, const SearchPass& 
   }
 }
 
-template <bool kFull, int kMinBlocks>
-__global__ void __launch_bounds__(kSearchParts * 32, kMinBlocks) search_kernel(SearchArgs a) {
+template <bool kFull, int kParts, int kMinBlocks>
+__global__ void __launch_bounds__(kParts * 32, kMinBlocks) search_kernel(SearchArgs a) {
   extern __shared__ int stage[];
-  __shared__ int count[kSearchParts][32], offset[kSearchParts][32], first_of[kSearchParts][32];
+  __shared__ int count[kParts][32], offset[kParts][32], first_of[kParts][32];
   __shared__ bool skip;
   const int lane = threadIdx.x & 31, part = threadIdx.x >> 5;
-  const int c = blockIdx.x;
+  const int cells = a.dims.cells(), c = blockIdx.x % cells, split = blockIdx.x / cells;
   const int cx = c % a.dims.nx, cy = (c / a.dims.nx) % a.dims.ny, cz = c / (a.dims.nx * a.dims.ny);
   const int cell_first = a.cell_start[c], cell_end = a.cell_start[c + 1];
   const Vec3<float> L = a.in.box->L;
   SearchPass s{stage, count, offset, first_of, a.group + 1, 0, 0};
-  for (s.g0 = cell_first; s.g0 < cell_end; s.g0 += a.group) {
+  for (s.g0 = cell_first + split * a.group; s.g0 < cell_end; s.g0 += a.splits * a.group) {
     s.homes = min(a.group, cell_end - s.g0);
-    count[part][lane] = lane < s.homes ? stage_partners<kFull, kMinBlocks>(a, s, cx, cy, cz, L, lane, part) : 0;
+    count[part][lane] = lane < s.homes ? stage_partners<kFull, kParts, kMinBlocks>(a, s, cx, cy, cz, L, lane, part) : 0;
     __syncthreads();
-    if (part == 0) claim_rows(a, s, lane, skip);  // rows, the claim, and where each part goes
+    if (part == 0) claim_rows<kParts>(a, s, lane, skip);  // rows, the claim, and where each part goes
     __syncthreads();
     if (!skip) copy_out(a, s, lane, part);
     __syncthreads();  // the staging is reused by the next group
@@ -274,20 +288,28 @@ unsigned long long claimable(size_t capacity) {
 }
 
 template <bool kFull>
-void launch_search(Launcher& launcher, const SearchArgs& a, int shared, bool short_rows, int cells) {
-  if (short_rows)
-    launcher.kernel(PAIRMD_HERE, search_kernel<kFull, kShortRowBlocks>, cells, kSearchParts * 32, shared, a);
+void launch_search(Launcher& launcher, const SearchArgs& a, int shared, bool wide, bool short_rows, int blocks) {
+  if (wide)
+    launcher.kernel(PAIRMD_HERE, search_kernel<kFull, kWideParts, kWideBlocks>, blocks, kWideParts * 32, shared, a);
+  else if (short_rows)
+    launcher.kernel(PAIRMD_HERE, search_kernel<kFull, kSearchParts, kShortRowBlocks>, blocks, kSearchParts * 32, shared,
+                    a);
   else
-    launcher.kernel(PAIRMD_HERE, search_kernel<kFull, kLongRowBlocks>, cells, kSearchParts * 32, shared, a);
+    launcher.kernel(PAIRMD_HERE, search_kernel<kFull, kSearchParts, kLongRowBlocks>, blocks, kSearchParts * 32, shared,
+                    a);
 }
 
 template <bool kFull>
 void allow_shared(int bytes) {
-  PAIRMD_CUDA_CHECK(
-      cudaFuncSetAttribute(search_kernel<kFull, kShortRowBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  PAIRMD_CUDA_CHECK(
-      cudaFuncSetAttribute(search_kernel<kFull, kLongRowBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  constexpr auto attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
+  PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<kFull, kSearchParts, kShortRowBlocks>, attr, bytes));
+  PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<kFull, kSearchParts, kLongRowBlocks>, attr, bytes));
+  PAIRMD_CUDA_CHECK(cudaFuncSetAttribute(search_kernel<kFull, kWideParts, kWideBlocks>, attr, bytes));
 }
+
+// A part's staging for a row of about `per` partners split into `parts` parts, with room for
+// fluctuations.
+int part_room_for(double per, int parts) { return round_up(static_cast<int>(std::ceil(1.5 * per / parts)) + 8, 8); }
 
 }  // namespace
 
@@ -309,14 +331,15 @@ GpuPairList::GpuPairList(float cutoff, float skin, bool full, bool columns, doub
     : cutoff_(cutoff), skin_(skin), full_(full), columns_(columns) {
   const double per = std::max(1.0, expected_per_particle);
   capacity_ = chunk_round_up(static_cast<size_t>(per * std::max(n, 1)) + 1);
-  // A part's share of a row, with room for fluctuations.
-  staging_ = round_up(static_cast<int>(std::ceil(1.5 * per / kSearchParts)) + 8, 8);
+  staging_[0] = part_room_for(per, kSearchParts);
+  staging_[1] = part_room_for(per, kWideParts);
   // A column holds a particle's partners of lower index: about half of a full row.
   col_width_ = round_up(static_cast<int>(std::ceil(0.75 * per)) + 8, 8);
   int device = 0;
   PAIRMD_CUDA_CHECK(cudaGetDevice(&device));
   PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&max_shared_, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&sm_shared_, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  PAIRMD_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
   PAIRMD_CUDA_CHECK(cudaMallocHost(&host_counter_, kCounters * sizeof(unsigned long long)));
   counter_.resize(kCounters);
   PAIRMD_CUDA_CHECK(cudaMemset(counter_.data(), 0, kCounters * sizeof(unsigned long long)));
@@ -352,13 +375,22 @@ void GpuPairList::enqueue_search(Launcher& launcher, const PairListInput& in, co
                           (grid.cell_width[0] * grid.cell_width[1] * grid.cell_width[2]);
   chunk_shift_ = choose_chunk_shift(std::min(32.0, per_cell) * partners);
   chunk_first_.resize(capacity_ >> chunk_shift_);
-  // The staging of a block: fewer home particles per pass where rows are long.
-  const size_t limit = static_cast<size_t>(max_shared_) - kSearchStaticShared;
+  // The passes of 32 home particles the fullest cells are likely to need (the mean and four
+  // standard deviations of a Poisson count; fuller cells take more passes, only later).
+  const int passes = std::max(1, static_cast<int>(std::ceil((per_cell + 4.0 * std::sqrt(per_cell) + 1.0) / 32.0)));
+  // Sixteen parts where four would leave most of the GPU idle: under a quarter of its threads
+  // even with every pass in a block of its own.
+  wide_ = shape_.parts > 0 ? shape_.parts == kWideParts
+                           : static_cast<long long>(cells) * passes * kSearchParts * 32 < 512LL * sms_;
+  const int parts = wide_ ? kWideParts : kSearchParts, room = staging_[wide_];
+  // The staging of a block: fewer home particles per pass where rows are long. (One limit for
+  // both kernels: the wide one's static arrays are the larger.)
+  const size_t limit = static_cast<size_t>(max_shared_) - static_shared(kWideParts);
   int group = 32;
-  const auto shared_for = [&](int g) { return static_cast<size_t>(kSearchParts) * staging_ * (g + 1) * sizeof(int); };
+  const auto shared_for = [&](int g) { return static_cast<size_t>(parts) * room * (g + 1) * sizeof(int); };
   while (group > 1 && shared_for(group) > limit) group /= 2;
   if (shared_for(group) > limit)
-    throw std::runtime_error("GPU pair list: a particle has more than " + std::to_string(kSearchParts * staging_) +
+    throw std::runtime_error("GPU pair list: a particle has more than " + std::to_string(parts * room) +
                              " partners within cutoff + skin (" + std::to_string(rlist) +
                              "), more than the search can stage; use a shorter cutoff or skin");
   const size_t shared = shared_for(group);
@@ -369,10 +401,18 @@ void GpuPairList::enqueue_search(Launcher& launcher, const PairListInput& in, co
   }
   // Room for kShortRowBlocks blocks on a multiprocessor: the short-row kernel.
   const bool short_rows =
-      static_cast<size_t>(kShortRowBlocks) * (shared + kSearchStaticShared + kDriverSharedPerBlock) <=
-      static_cast<size_t>(sm_shared_);
+      !wide_ && static_cast<size_t>(kShortRowBlocks) * (shared + static_shared(parts) + kDriverSharedPerBlock) <=
+                    static_cast<size_t>(sm_shared_);
+  // In grids of fewer than kSplitCellsPerSm cells per multiprocessor, a block per pass its
+  // fullest cells are likely to need: the blocks of a cell's later passes run beside its first
+  // instead of after it, and those with no particles left return at once. (In larger grids the
+  // blocks queue up anyway, and the empty ones cost: 3 % of the step at 1M particles.)
+  const int passes_per_cell =
+      std::max(1, static_cast<int>(std::ceil((per_cell + 4.0 * std::sqrt(per_cell) + 1.0) / group)));
+  splits_ = shape_.splits > 0 ? shape_.splits : cells < kSplitCellsPerSm * sms_ ? passes_per_cell : 1;
   a.group = group;
-  a.part_room = staging_;
+  a.splits = splits_;
+  a.part_room = room;
   a.capacity = claimable(capacity_);
   a.pj = j_.data();
   a.home = home_.data();
@@ -388,10 +428,11 @@ void GpuPairList::enqueue_search(Launcher& launcher, const PairListInput& in, co
     launcher.memset(PAIRMD_HERE, col_count_.data(), 0, in.n * sizeof(int));
   }
   launcher.memset(PAIRMD_HERE, counter_.data(), 0, kCounters * sizeof(unsigned long long));
+  const int blocks = cells * splits_;
   if (full_)
-    launch_search<true>(launcher, a, static_cast<int>(shared), short_rows, cells);
+    launch_search<true>(launcher, a, static_cast<int>(shared), wide_, short_rows, blocks);
   else
-    launch_search<false>(launcher, a, static_cast<int>(shared), short_rows, cells);
+    launch_search<false>(launcher, a, static_cast<int>(shared), wide_, short_rows, blocks);
   launcher.copy(PAIRMD_HERE, host_counter_, counter_.data(), kCounters * sizeof(unsigned long long),
                 cudaMemcpyDeviceToHost);
   unsettled_ = true;
@@ -406,8 +447,9 @@ bool GpuPairList::settle() {
         "GPU pair list: " + std::to_string(total) +
         " entries exceed the 2^31 a list can index; use a shorter cutoff or skin, or fewer particles");
   bool fits = true;
-  if (longest > static_cast<unsigned long long>(staging_)) {  // a part did not fit: more room
-    staging_ = round_up(static_cast<int>(longest + longest / 4) + 8, 8);
+  int& room = staging_[wide_];                            // the kernel's that searched
+  if (longest > static_cast<unsigned long long>(room)) {  // a part did not fit: more room
+    room = round_up(static_cast<int>(longest + longest / 4) + 8, 8);
     ++growths_;
     fits = false;
   }
@@ -425,6 +467,18 @@ bool GpuPairList::settle() {
   if (fits) entries_ = static_cast<int>(total);
   return fits;
 }
+
+void GpuPairList::set_shape(const SearchShape& shape) {
+  if (shape.parts != 0 && shape.parts != kSearchParts && shape.parts != kWideParts)
+    throw std::invalid_argument("GPU pair list: a search block has " + std::to_string(kSearchParts) + " or " +
+                                std::to_string(kWideParts) + " parts, not " + std::to_string(shape.parts));
+  if (shape.splits < 0 || shape.splits > 64)
+    throw std::invalid_argument("GPU pair list: blocks per cell from 1 to 64 (0: chosen), not " +
+                                std::to_string(shape.splits));
+  shape_ = shape;
+}
+
+SearchShape GpuPairList::last_shape() const { return {wide_ ? kWideParts : kSearchParts, splits_}; }
 
 long long GpuPairList::count_pairs() const {
   if (n_ == 0) return 0;

@@ -5,7 +5,9 @@
 //      cell's candidates, in ascending index order (neighbor/cell_runs.h), are cut into four
 //      consecutive parts, one per warp, so all lanes of a warp walk the same candidates (one
 //      load serves the warp). Each lane stages the partners it finds (within cutoff + skin,
-//      bonded exclusions left out), in order, in shared memory.
+//      bonded exclusions left out), in order, in shared memory. Small grids, which would leave
+//      the GPU idle, take sixteen parts, and a block per 32 home particles of a cell
+//      (SearchShape).
 //   2. Claim: the block claims room for all its cell's rows with one integer atomicAdd on a
 //      global counter; each row is its four parts in order, so it is sorted by partner index,
 //      with no sort. The cells' rows lie wherever their claims landed (row_start says where);
@@ -72,6 +74,13 @@ struct PairListView {
   }
 };
 
+// How the search spreads its work over blocks (neighbor/gpu_pair_list.cu): 0 leaves the choice
+// to the search (the grid's size against the device's); set for tests and measurements.
+struct SearchShape {
+  int parts = 0;   // warps per block, each walking that share of a cell's candidates: 4 or 16
+  int splits = 0;  // blocks per cell, taking its passes of 32 home particles in turn
+};
+
 struct PairListInput {
   const float4* pos;    // xyz + type bits, in cell order
   const unsigned* tag;  // the user's index of each particle (exclusions are by tag)
@@ -134,9 +143,14 @@ class GpuPairList {
   float cutoff() const { return cutoff_; }
   float skin() const { return skin_; }
 
+  // Fixes how later searches spread their work (SearchShape's zeros: the search chooses).
+  void set_shape(const SearchShape& shape);
+  // How the last search spread its work.
+  SearchShape last_shape() const;
+
   int64_t builds() const { return builds_; }
   int64_t growths() const { return growths_; }
-  int staging() const { return staging_; }  // partners a part of a row can stage in the search
+  int staging() const { return staging_[wide_]; }  // partners a part of a row can stage in the last search
   size_t bytes() const;
 
  private:
@@ -146,13 +160,17 @@ class GpuPairList {
   float cutoff_, skin_;
   bool full_, columns_;
   size_t capacity_;
-  int staging_;
+  int staging_[2];  // the partners a part can stage: four parts, sixteen
   int col_width_;
   int entries_ = 0;
   int n_ = 0;  // particles of the last build
   int chunk_shift_ = 4;
   bool unsettled_ = false;  // a search was enqueued and its counters not read yet
   int64_t builds_ = 0, growths_ = 0;
+  SearchShape shape_;
+  bool wide_ = false;  // the last search: sixteen parts
+  int splits_ = 1;     // the last search: blocks per cell
+  int sms_ = 1;
   int max_shared_ = 0;          // the device's largest dynamic shared memory per block
   int sm_shared_ = 0;           // shared memory per multiprocessor
   int shared_set_ = 48 * 1024;  // what the search kernels may use now

@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "backends/backend.h"
 #include "neighbor/gpu_cell_order.cuh"
@@ -39,7 +40,10 @@ std::vector<T> download(const T* p, size_t n) {
 }
 
 // Sets *chunk to the list's chunk size.
-void run_case(const Case& c, int* chunk_out) {
+// The case's list in each shape of the search; the chunk sizes and the shapes the search chose
+// itself (SearchShape{}) are collected.
+void run_case(const Case& c, const std::vector<SearchShape>& shapes, std::set<int>* chunks,
+              std::set<std::pair<int, int>>* chosen) {
   std::mt19937_64 rng(c.n * 7 + c.full);
   std::uniform_real_distribution<double> u(0.0, c.L);
   Box box;
@@ -107,95 +111,107 @@ void run_case(const Case& c, int* chunk_out) {
   dtag.upload(tag);
   dexcl.upload(table);
 
-  const bool columns = !c.full;
-  GpuPairList list(cutoff, skin, c.full, columns, 0.05, c.n);  // tiny first buffers: they must grow
-  list.build(launcher, {dsorted.data(), dtag.data(), c.n, dbox.data(), width ? dexcl.data() : nullptr, width},
-             cells.view());
-  PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
-  const int first_capacity = (c.n + 1 + kMaxPairChunk - 1) / kMaxPairChunk * kMaxPairChunk;  // 1 per particle
-  if (list.entries() > first_capacity)
-    EXPECT_GT(list.growths(), 0) << "the list outgrew its first buffer without growing";
+  for (const SearchShape& shape : shapes) {
+    SCOPED_TRACE(::testing::Message() << "parts " << shape.parts << " splits " << shape.splits);
+    const bool columns = !c.full;
+    GpuPairList list(cutoff, skin, c.full, columns, 0.05, c.n);  // tiny first buffers: they must grow
+    list.set_shape(shape);
+    list.build(launcher, {dsorted.data(), dtag.data(), c.n, dbox.data(), width ? dexcl.data() : nullptr, width},
+               cells.view());
+    PAIRMD_CUDA_CHECK(cudaDeviceSynchronize());
+    const int first_capacity = (c.n + 1 + kMaxPairChunk - 1) / kMaxPairChunk * kMaxPairChunk;  // 1 per particle
+    if (list.entries() > first_capacity)
+      EXPECT_GT(list.growths(), 0) << "the list outgrew its first buffer without growing";
 
-  // Entries: pairs and pads, in whole chunks; entry k's i is its chunk's first particle + a byte.
-  const int count = list.entries(), chunk = list.chunk();
-  *chunk_out = chunk;
-  EXPECT_EQ(list.capacity() % kMaxPairChunk, 0u);
-  EXPECT_EQ(count % chunk, 0) << "the claims are not whole chunks";
-  EXPECT_EQ(download(list.device_entries(), 1)[0], static_cast<unsigned long long>(count));
-  const std::vector<int> gj = download(list.j(), count), first = download(list.chunk_first(), count / chunk);
-  const std::vector<unsigned char> home = download(list.home(), count);
-  std::vector<int> gi(count);
-  for (int k = 0; k < count; ++k) {
-    ASSERT_LT(home[k], 32) << "entry " << k << ": its i is not among its chunk's 32 particles";
-    gi[k] = first[k / chunk] + home[k];
-  }
-  const std::vector<int> rs = download(list.row_start(), c.n), rc = download(list.row_count(), c.n);
-  std::set<std::pair<int, int>> got;
-  std::vector<int> seen(count, 0);
-  for (int p = 0; p < c.n; ++p) {
-    for (int k = rs[p]; k < rs[p] + rc[p]; ++k) {
-      ASSERT_GE(k, 0);
-      ASSERT_LT(k, count);
-      ++seen[k];
-      ASSERT_EQ(gi[k], p) << "row " << p << " holds a pair of another particle";
-      if (k > rs[p]) ASSERT_LT(gj[k - 1], gj[k]) << "row " << p << " not sorted";
-      if (!c.full) ASSERT_LT(p, gj[k]) << "half list with j < i";
-      ASSERT_NE(p, gj[k]);
-      const int a = order[p], b = order[gj[k]];
-      got.insert({std::min(a, b), std::max(a, b)});
+    // Entries: pairs and pads, in whole chunks; entry k's i is its chunk's first particle + a byte.
+    const int count = list.entries(), chunk = list.chunk();
+    chunks->insert(chunk);
+    const SearchShape used = list.last_shape();
+    if (shape.parts) EXPECT_EQ(used.parts, shape.parts);
+    if (shape.splits) EXPECT_EQ(used.splits, shape.splits);
+    if (shape.parts == 0 && shape.splits == 0) chosen->insert({used.parts, used.splits});
+    EXPECT_EQ(list.capacity() % kMaxPairChunk, 0u);
+    EXPECT_EQ(count % chunk, 0) << "the claims are not whole chunks";
+    EXPECT_EQ(download(list.device_entries(), 1)[0], static_cast<unsigned long long>(count));
+    const std::vector<int> gj = download(list.j(), count), first = download(list.chunk_first(), count / chunk);
+    const std::vector<unsigned char> home = download(list.home(), count);
+    std::vector<int> gi(count);
+    for (int k = 0; k < count; ++k) {
+      ASSERT_LT(home[k], 32) << "entry " << k << ": its i is not among its chunk's 32 particles";
+      gi[k] = first[k / chunk] + home[k];
     }
-  }
-  int pads = 0;
-  for (int k = 0; k < count; ++k) {
-    if (gj[k] < 0) {  // a pad: in no row, and only at the end of a claim (a pair of the same chunk before it)
-      ++pads;
-      ASSERT_EQ(seen[k], 0) << "pad " << k << " in a row";
-      ASSERT_NE(k % chunk, 0) << "chunk " << k / chunk << " begins with a pad";
-      continue;
-    }
-    ASSERT_EQ(seen[k], 1) << "pair " << k << " in " << seen[k] << " rows";
-  }
-  EXPECT_EQ(list.count_pairs(), count - pads);
-  EXPECT_EQ(static_cast<size_t>(list.count_pairs()), (c.full ? 2 : 1) * got.size()) << "a pair listed more than once";
-
-  if (columns) {  // every pair once in its j's column, with its i
-    const int width = list.col_width();
-    const std::vector<int> cc = download(list.col_count(), c.n);
-    const std::vector<ColumnEntry> cols = download(list.cols(), static_cast<size_t>(width) * c.n);
-    std::vector<int> in_column(count, 0);
-    long entries = 0;
+    const std::vector<int> rs = download(list.row_start(), c.n), rc = download(list.row_count(), c.n);
+    std::set<std::pair<int, int>> got;
+    std::vector<int> seen(count, 0);
     for (int p = 0; p < c.n; ++p) {
-      ASSERT_LE(cc[p], width) << "column " << p << " longer than its width";
-      for (int e = p * width; e < p * width + cc[p]; ++e) {
-        const int k = cols[e].pair;
+      for (int k = rs[p]; k < rs[p] + rc[p]; ++k) {
         ASSERT_GE(k, 0);
         ASSERT_LT(k, count);
-        ++in_column[k];
-        ++entries;
-        EXPECT_EQ(gj[k], p) << "column " << p << " names pair " << k << " of another j";
-        EXPECT_EQ(cols[e].partner, gi[k]);
+        ++seen[k];
+        ASSERT_EQ(gi[k], p) << "row " << p << " holds a pair of another particle";
+        if (k > rs[p]) ASSERT_LT(gj[k - 1], gj[k]) << "row " << p << " not sorted";
+        if (!c.full) ASSERT_LT(p, gj[k]) << "half list with j < i";
+        ASSERT_NE(p, gj[k]);
+        const int a = order[p], b = order[gj[k]];
+        got.insert({std::min(a, b), std::max(a, b)});
       }
     }
-    EXPECT_EQ(entries, list.count_pairs());
-    for (int k = 0; k < count; ++k) ASSERT_EQ(in_column[k], gj[k] < 0 ? 0 : 1) << "entry " << k;
+    int pads = 0;
+    for (int k = 0; k < count; ++k) {
+      if (gj[k] < 0) {  // a pad: in no row, and only at the end of a claim (a pair of the same chunk before it)
+        ++pads;
+        ASSERT_EQ(seen[k], 0) << "pad " << k << " in a row";
+        ASSERT_NE(k % chunk, 0) << "chunk " << k / chunk << " begins with a pad";
+        continue;
+      }
+      ASSERT_EQ(seen[k], 1) << "pair " << k << " in " << seen[k] << " rows";
+    }
+    EXPECT_EQ(list.count_pairs(), count - pads);
+    EXPECT_EQ(static_cast<size_t>(list.count_pairs()), (c.full ? 2 : 1) * got.size()) << "a pair listed more than once";
+
+    if (columns) {  // every pair once in its j's column, with its i
+      const int width = list.col_width();
+      const std::vector<int> cc = download(list.col_count(), c.n);
+      const std::vector<ColumnEntry> cols = download(list.cols(), static_cast<size_t>(width) * c.n);
+      std::vector<int> in_column(count, 0);
+      long entries = 0;
+      for (int p = 0; p < c.n; ++p) {
+        ASSERT_LE(cc[p], width) << "column " << p << " longer than its width";
+        for (int e = p * width; e < p * width + cc[p]; ++e) {
+          const int k = cols[e].pair;
+          ASSERT_GE(k, 0);
+          ASSERT_LT(k, count);
+          ++in_column[k];
+          ++entries;
+          EXPECT_EQ(gj[k], p) << "column " << p << " names pair " << k << " of another j";
+          EXPECT_EQ(cols[e].partner, gi[k]);
+        }
+      }
+      EXPECT_EQ(entries, list.count_pairs());
+      for (int k = 0; k < count; ++k) ASSERT_EQ(in_column[k], gj[k] < 0 ? 0 : 1) << "entry " << k;
+    }
+    int missing = 0, extra = 0;
+    for (const auto& p : want)
+      if (!got.count(p)) ++missing;
+    for (const auto& p : got)
+      if (!allowed.count(p)) ++extra;
+    if (c.expect_pairs)
+      EXPECT_GT(list.count_pairs(), 0) << "a case meant to have pairs has none";
+    else
+      EXPECT_EQ(count, 0);
+    EXPECT_EQ(missing, 0) << "pairs of the CPU list missing on the GPU";
+    EXPECT_EQ(extra, 0) << "pairs on the GPU that the CPU list does not have";
   }
-  int missing = 0, extra = 0;
-  for (const auto& p : want)
-    if (!got.count(p)) ++missing;
-  for (const auto& p : got)
-    if (!allowed.count(p)) ++extra;
-  if (c.expect_pairs)
-    EXPECT_GT(list.count_pairs(), 0) << "a case meant to have pairs has none";
-  else
-    EXPECT_EQ(count, 0);
-  EXPECT_EQ(missing, 0) << "pairs of the CPU list missing on the GPU";
-  EXPECT_EQ(extra, 0) << "pairs on the GPU that the CPU list does not have";
 }
 
+// Every shape of the search (neighbor/gpu_pair_list.cu: four or sixteen parts of a cell's
+// candidates, its passes in one block or spread over several) gives the same list; the search's
+// own choice first.
 TEST(GpuPairList, EqualsCpuListAsASet) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << "no GPU: " << why;
   std::set<int> chunks;
+  std::set<std::pair<int, int>> chosen;  // the shapes the search chose
   for (const Case& c : {Case{2000, 14.0, true, false, false}, Case{2000, 14.0, true, true, false},
                         Case{800, 6.0, true, false, true} /* 2 cells per direction */, Case{800, 6.0, true, true, true},
                         Case{1500, 20.0, false, false, false}, Case{1500, 20.0, false, true, true},
@@ -210,10 +226,18 @@ TEST(GpuPairList, EqualsCpuListAsASet) {
     SCOPED_TRACE(::testing::Message() << "n " << c.n << " L " << c.L << (c.periodic ? " periodic" : " open")
                                       << (c.full ? " full" : " half") << (c.exclusions ? " exclusions" : "") << " grid "
                                       << c.grid);
-    int chunk = 0;
-    run_case(c, &chunk);
-    chunks.insert(chunk);
+    run_case(c, {SearchShape{}, SearchShape{4, 1}, SearchShape{16, 1}, SearchShape{4, 3}, SearchShape{16, 2}}, &chunks,
+             &chosen);
   }
+  // The search's own choices: sixteen parts for the small cases, four for the large one, and
+  // cells split over blocks somewhere.
+  bool wide = false, narrow = false, split = false;
+  for (const auto& [parts, splits] : chosen) {
+    wide |= parts == 16;
+    narrow |= parts == 4;
+    split |= splits > 1;
+  }
+  EXPECT_TRUE(wide && narrow && split) << "the cases do not cover the search's choices";
   // The cases span claims short and long enough for chunks of 4 (open, dilute), 8 and 32.
   for (int c : {4, 8, 32}) EXPECT_EQ(chunks.count(c), 1u) << "no case made chunks of " << c;
 }
