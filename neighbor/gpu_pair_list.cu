@@ -70,11 +70,11 @@ struct SearchArgs {
 
 // A block per cell (or per pass of a cell, below), kParts warps (kSearchParts or kWideParts):
 // lane l of every warp stands for home particle l of the cell, and warp w walks the w-th of
-// kParts consecutive chunks of the cell's candidate
-// sequence (neighbor/cell_runs.h), the same for all its lanes (one load serves the warp, and
-// the lanes run the same loop). Each lane stages the partners it finds, in ascending order, in
-// shared memory. Then the block claims room for all the cell's rows with one integer atomicAdd
-// and the warps copy their parts there, so every row is its parts in order: sorted, no sort.
+// kParts consecutive chunks of the cell's candidate sequence (neighbor/cell_runs.h), the same
+// for all its lanes (one load serves the warp, and the lanes run the same loop). Each lane
+// stages the partners it finds, in ascending order, in shared memory. Then the block claims
+// room for all the cell's rows with one integer atomicAdd and the warps copy their parts there,
+// so every row is its parts in order: sorted, no sort.
 // Cells of more than `group` (32, or fewer where rows are so long that 32 staged rows would not
 // fit in shared memory) particles are done `group` home particles at a time, the passes shared
 // among `splits` blocks per cell (one where the grid is large: the passes then run one after
@@ -375,9 +375,11 @@ void GpuPairList::enqueue_search(Launcher& launcher, const PairListInput& in, co
                           (grid.cell_width[0] * grid.cell_width[1] * grid.cell_width[2]);
   chunk_shift_ = choose_chunk_shift(std::min(32.0, per_cell) * partners);
   chunk_first_.resize(capacity_ >> chunk_shift_);
-  // The passes of 32 home particles the fullest cells are likely to need (the mean and four
+  // The passes of `g` home particles the fullest cells are likely to need (the mean and four
   // standard deviations of a Poisson count; fuller cells take more passes, only later).
-  const int passes = std::max(1, static_cast<int>(std::ceil((per_cell + 4.0 * std::sqrt(per_cell) + 1.0) / 32.0)));
+  const double fullest = per_cell + 4.0 * std::sqrt(per_cell) + 1.0;
+  const auto passes_of = [fullest](int g) { return std::max(1, static_cast<int>(std::ceil(fullest / g))); };
+  const int passes = passes_of(32);
   // Sixteen parts where four would leave most of the GPU idle: under a quarter of its threads
   // even with every pass in a block of its own.
   wide_ = shape_.parts > 0 ? shape_.parts == kWideParts
@@ -407,9 +409,7 @@ void GpuPairList::enqueue_search(Launcher& launcher, const PairListInput& in, co
   // fullest cells are likely to need: the blocks of a cell's later passes run beside its first
   // instead of after it, and those with no particles left return at once. (In larger grids the
   // blocks queue up anyway, and the empty ones cost: 3 % of the step at 1M particles.)
-  const int passes_per_cell =
-      std::max(1, static_cast<int>(std::ceil((per_cell + 4.0 * std::sqrt(per_cell) + 1.0) / group)));
-  splits_ = shape_.splits > 0 ? shape_.splits : cells < kSplitCellsPerSm * sms_ ? passes_per_cell : 1;
+  splits_ = shape_.splits > 0 ? shape_.splits : cells < kSplitCellsPerSm * sms_ ? passes_of(group) : 1;
   a.group = group;
   a.splits = splits_;
   a.part_room = room;
