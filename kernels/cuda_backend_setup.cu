@@ -25,17 +25,27 @@ namespace pairmd {
 
 namespace {
 
+// A whole number from the environment variable `name`, for measurements: in [lo, hi] and, with
+// `ok`, one it accepts (0 where the variable is not set); anything else is an error naming the
+// variable, the value and what was `expected`.
+int env_int(const char* name, int lo, int hi, const char* expected, bool (*ok)(int) = nullptr) {
+  const char* e = std::getenv(name);
+  if (!e) return 0;
+  char* end = nullptr;
+  const long x = std::strtol(e, &end, 10);
+  if (end == e || *end != '\0' || x < lo || x > hi || (ok && !ok(static_cast<int>(x))))
+    throw std::runtime_error(std::string(name) + " must be " + expected + ", not '" + e + "'");
+  return static_cast<int>(x);
+}
+
 // all_pairs' threads per particle, a power of two from 4 to 32: about 1,024 threads per
 // multiprocessor in all, so that a small system alone splits each particle's partners over a
 // warp (500 particles: 16 each) and an ensemble of many keeps a few lanes per particle.
 // PAIRMD_ALL_PAIRS_LANES (a power of two, 1 to 32) fixes it, for measurements.
 int all_pairs_lanes(int n, int sms) {
-  if (const char* e = std::getenv("PAIRMD_ALL_PAIRS_LANES")) {
-    const int v = std::atoi(e);
-    if (v >= 1 && v <= 32 && (v & (v - 1)) == 0) return v;
-    throw std::runtime_error("PAIRMD_ALL_PAIRS_LANES must be a power of two from 1 to 32, not '" + std::string(e) +
-                             "'");
-  }
+  if (const int v = env_int("PAIRMD_ALL_PAIRS_LANES", 1, 32, "a power of two from 1 to 32",
+                            [](int x) { return (x & (x - 1)) == 0; }))
+    return v;
   const long long want = (1024LL * sms + n - 1) / std::max(n, 1);
   int lanes = 4;
   while (lanes < 32 && lanes < want) lanes *= 2;
@@ -46,17 +56,8 @@ int all_pairs_lanes(int n, int sms) {
 // PAIRMD_SEARCH_PARTS (4 or 16) or PAIRMD_SEARCH_SPLITS (blocks per cell) fix it, for measurements.
 SearchShape search_shape_from_environment() {
   SearchShape shape;
-  const auto read = [](const char* name, int& v) {
-    if (const char* e = std::getenv(name)) {
-      char* end = nullptr;
-      const long x = std::strtol(e, &end, 10);
-      if (end == e || *end != '\0' || x < 1 || x > 64)
-        throw std::runtime_error(std::string(name) + " must be a whole number from 1 to 64, not '" + e + "'");
-      v = static_cast<int>(x);
-    }
-  };
-  read("PAIRMD_SEARCH_PARTS", shape.parts);
-  read("PAIRMD_SEARCH_SPLITS", shape.splits);
+  shape.parts = env_int("PAIRMD_SEARCH_PARTS", 4, 16, "4 or 16", [](int x) { return x == 4 || x == 16; });
+  shape.splits = env_int("PAIRMD_SEARCH_SPLITS", 1, 64, "a whole number from 1 to 64");
   return shape;
 }
 

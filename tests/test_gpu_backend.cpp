@@ -294,6 +294,42 @@ TEST(GpuBackend, AllPairsKernelsGiveAtomGathersBits) {
   }
 }
 
+// The environment switches for measurements (PAIRMD_ALL_PAIRS_LANES, PAIRMD_SEARCH_PARTS,
+// PAIRMD_SEARCH_SPLITS) take what they document and refuse anything else, naming the variable
+// and the value; good values run.
+TEST(GpuBackend, EnvironmentSwitchesRefuseWhatTheyDoNotTake) {
+  PAIRMD_REQUIRE_GPU();
+  test::TestSystem sys = make_system(test::lj_yaml(6, 0.8442, "langevin", 1.2));
+  struct Bad {
+    const char* var;
+    const char* value;
+    const char* strategy;
+  };
+  for (const Bad& b :
+       {Bad{"PAIRMD_ALL_PAIRS_LANES", "3", "all_pairs"}, Bad{"PAIRMD_ALL_PAIRS_LANES", "8x", "all_pairs"},
+        Bad{"PAIRMD_ALL_PAIRS_LANES", "64", "all_pairs"}, Bad{"PAIRMD_SEARCH_PARTS", "5", "pair_slots"},
+        Bad{"PAIRMD_SEARCH_PARTS", "", "pair_slots"}, Bad{"PAIRMD_SEARCH_SPLITS", "0", "pair_slots"},
+        Bad{"PAIRMD_SEARCH_SPLITS", "65", "pair_slots"}}) {
+    setenv(b.var, b.value, 1);
+    std::string message;
+    try {
+      auto g = gpu(sys.model(), sys.built.state, b.strategy);
+      g->advance(2);
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+    unsetenv(b.var);
+    EXPECT_NE(message.find(std::string(b.var) + " must be"), std::string::npos)
+        << b.var << "='" << b.value << "': " << (message.empty() ? "accepted" : message);
+    EXPECT_NE(message.find(std::string("not '") + b.value + "'"), std::string::npos) << message;
+  }
+  setenv("PAIRMD_SEARCH_PARTS", "16", 1);
+  setenv("PAIRMD_SEARCH_SPLITS", "3", 1);
+  EXPECT_NO_THROW(gpu(sys.model(), sys.built.state, "pair_slots")->advance(20));
+  unsetenv("PAIRMD_SEARCH_PARTS");
+  unsetenv("PAIRMD_SEARCH_SPLITS");
+}
+
 // The melt's chains start as overlapping random walks: dynamics from there blows up, so the
 // minimiser's backend must not be tuned (its trials would step it), and the run's backend,
 // made from the minimised start, is. Found on the H100: `compare configs/kremer_grest.yaml --set
