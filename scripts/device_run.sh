@@ -63,9 +63,9 @@
 #              ensembles.log, ensemble_*.csv
 #   ensemble_outputs  (issue 31) what each output costs 64 replicas of configs/lj_tempering.yaml
 #              sharing one GPU (`pairmd run` without mpirun, 20,000 steps, the config's exchange
-#              every 200): the run with no trajectory or checkpoints, then with each output of the
-#              config alone, GSD frames, thermo every 200, and everything as configured; the
-#              wall time and the per-replica rate of each (ensemble_outputs.log)
+#              every 200): the run with no trajectory or checkpoints (and with exchanges every
+#              1,000), then with each output of the config alone, GSD frames, thermo every 200,
+#              and everything as configured; wall time and rates of each (ensemble_outputs.log)
 #   sop_skin   sop-build's default skin: 100,352 SOP beads, overdamped and underdamped, skins
 #              1-5 A, the default strategy (sop_skin.log)
 #   python     the Python module (issue 19; device-bundle/python, built for the machine's
@@ -566,17 +566,18 @@ PY
       : > "$log"
       none=(--set output.trajectory.every=0 --set output.trajectory.observables_every=0
             --set output.trajectory.velocities_every=0 --set output.checkpoint_every=0)
-      for spec in "none:" "thermo200:output.thermo_every=200" "checkpoints:output.checkpoint_every=5000" \
+      for spec in "none:" "exchange1000:replicas.exchange_every=1000" "thermo200:output.thermo_every=200" \
+                  "checkpoints:output.checkpoint_every=5000" \
                   "h5md_observables:output.trajectory.observables_every=200" \
                   "h5md_velocities:output.trajectory.velocities_every=200" \
-                  "h5md_velocities_flush1000:output.trajectory.velocities_every=200,output.trajectory.flush_seconds=1000" \
+                  "h5md_velocities_flush1000:output.trajectory.velocities_every=200;output.trajectory.flush_seconds=1000" \
                   "h5md_positions:output.trajectory.every=200" \
                   "gsd_positions:output.gsd={every: 200}" "gsd_velocities:output.gsd={every: 200, velocities: true}" \
                   "configured:"; do
         name=${spec%%:*}
         extra=()
         [[ $name != configured ]] && extra=("${none[@]}")
-        IFS=, read -ra sets <<< "${spec#*:}"
+        IFS=';' read -ra sets <<< "${spec#*:}"
         for x in "${sets[@]}"; do extra+=(--set "$x"); done
         echo "== $name: ${extra[*]}" >> "$log"
         (cd "$w" && rm -f o.* && /usr/bin/time -f "%e s wall" "$B/pairmd" run "$root/configs/lj_tempering.yaml" \
@@ -585,7 +586,7 @@ PY
         echo "$name: exit $?" >> "$log"
       done
       summary+=("ensemble_outputs: $(grep -c ': exit 0' "$log") runs exit 0, $(grep -c ': exit [1-9]' "$log") failed")
-      grep -E '^== |ensemble: aggregate|s wall$|exit [1-9]' "$log" | cut -c1-120
+      grep -E '^== |^performance|ensemble: aggregate|s wall$|exit [1-9]' "$log" | cut -c1-120
       ;;
     ensemble_profile)
       # Issue 31: where an ensemble's step goes. Kernel durations (Nsight Compute, as `profile`)
