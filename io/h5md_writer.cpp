@@ -231,6 +231,9 @@ H5mdWriter::H5mdWriter(const std::string& path, const RunConfig& cfg, const Syst
     create_file(fapl, initial, topology);
   last_flush_ = std::chrono::steady_clock::now();
   flusher_.start(flush_seconds_, h5::library_mutex(), [this] { return timed_flush_locked(); });
+  // With flush_seconds 0 every frame is on disk before the run goes on (and before its thermo
+  // row): no frame is left to a thread.
+  if (flush_seconds_ > 0) writer_ = std::thread([this] { writer_loop(); });
 }
 
 void H5mdWriter::continue_file(int64_t fapl, const SystemState& initial, int64_t restart_step) {
@@ -273,6 +276,7 @@ void H5mdWriter::create_file(int64_t fapl, const SystemState& initial, const Top
 }
 
 H5mdWriter::~H5mdWriter() {
+  stop_writer();
   flusher_.stop();
   try {
     h5::LibraryLock lock(h5::library_mutex());
@@ -285,6 +289,7 @@ H5mdWriter::~H5mdWriter() {
 // the file as its last flush made it; the timer keeps the message, which the run's next write
 // reports.
 bool H5mdWriter::timed_flush_locked() {
+  write_pending_locked();  // the frames handed over before the clock ran out
   if (failed_ || file_ < 0) return false;
   try {
     flush_locked();
@@ -533,8 +538,9 @@ void H5mdWriter::append(Series& s, int64_t step, double time, const void* data, 
   s.unflushed = true;
 }
 
-int64_t H5mdWriter::frames_written(const std::string& name) const {
+int64_t H5mdWriter::frames_written(const std::string& name) {
   h5::LibraryLock lock(h5::library_mutex());
+  write_pending_locked();
   auto it = series_.find(name[0] == '/' ? name.substr(1) : name);
   return it == series_.end() ? 0 : static_cast<int64_t>(it->second->count);
 }
@@ -546,10 +552,10 @@ int64_t H5mdWriter::next_step(int64_t step) const {
   return next;
 }
 
-bool H5mdWriter::due(int64_t step, int64_t every, const RunContext& ctx) const {
+bool H5mdWriter::due(int64_t step, int64_t every, int64_t first_step) const {
   if (every <= 0) return false;
   // Frames at multiples of the interval, plus the first frame of a new file.
-  return step % every == 0 || (!appending_ && step == ctx.first_step);
+  return step % every == 0 || (!appending_ && step == first_step);
 }
 
 template <typename F>
@@ -570,7 +576,7 @@ void H5mdWriter::guarded(const char* what, F&& f) {
   }
 }
 
-void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool final_frame) {
+void H5mdWriter::write_frame(const Pending& frame, bool final_frame) {
   const SystemState& st = frame.state;
   const int64_t step = st.step;
   const double t = frame.time;
@@ -578,7 +584,7 @@ void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool fin
     if (every <= 0) return false;
     auto it = series_.find(key);
     if (it != series_.end() && it->second->last_step >= step) return false;
-    return final_frame || due(step, every, ctx);
+    return final_frame || due(step, every, frame.first_step);
   };
   const std::vector<unsigned long long> n3{n_, 3};
   if (want(every_, "particles/all/position")) {
@@ -601,7 +607,7 @@ void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool fin
     append(series("particles/all/velocity", H5T_IEEE_F64LE, n3, velocity_unit_, true), step, t, st.velocity.data(),
            H5T_NATIVE_DOUBLE);
   if (want(forces_every_, "particles/all/force") && !final_frame) {
-    const std::vector<Vec3d> f = ctx.backend.forces();
+    const std::vector<Vec3d>& f = frame.forces;
     if (f.size() == n_)
       append(series("particles/all/force", H5T_IEEE_F64LE, n3, force_unit_, true), step, t, f.data(),
              H5T_NATIVE_DOUBLE);
@@ -623,19 +629,117 @@ void H5mdWriter::write_frame(const RunContext& ctx, const Frame& frame, bool fin
   }
 }
 
+namespace {
+
+// What a frame of `frame` writes, copied: the positions, images and box, the velocities when
+// the file takes them, and the forces where a force frame is due (read from the backend now).
+template <typename Pending>
+std::unique_ptr<Pending> copy_frame(const RunContext& ctx, const Frame& frame, bool velocities, bool forces) {
+  auto p = std::make_unique<Pending>();
+  const SystemState& st = frame.state;
+  p->state.box = st.box;
+  p->state.step = st.step;
+  p->state.position = st.position;
+  p->state.image = st.image;
+  if (velocities) p->state.velocity = st.velocity;
+  p->observables = frame.observables;
+  p->time = frame.time;
+  p->first_step = ctx.first_step;
+  if (forces) p->forces = ctx.backend.forces();
+  return p;
+}
+
+// Frames handed over and waiting at most (observe() waits beyond): memory for a few frames, and
+// a file at most this many frames behind the run.
+constexpr size_t kMostPending = 2;
+
+}  // namespace
+
 void H5mdWriter::observe(const RunContext& ctx, const Frame& frame) {
-  h5::LibraryLock lock(h5::library_mutex());
-  guarded("writing a frame", [&] {
-    write_frame(ctx, frame, false);
-    maybe_flush();
-  });
+  const bool forces = forces_every_ > 0 && due(frame.state.step, forces_every_, ctx.first_step);
+  if (!writer_.joinable()) {  // flush_seconds 0: written and flushed here
+    h5::LibraryLock lock(h5::library_mutex());
+    guarded("writing a frame", [&] {
+      write_frame(*copy_frame<Pending>(ctx, frame, velocities_every_ > 0, forces), false);
+      maybe_flush();
+    });
+    return;
+  }
+  {
+    std::unique_lock<std::mutex> l(pending_mutex_);
+    if (!write_error_.empty()) {  // an earlier frame could not be written: reported once, here
+      std::string e;
+      e.swap(write_error_);
+      throw std::runtime_error(e);
+    }
+    if (failed_) return;
+    pending_changed_.wait(l, [&] { return pending_.size() < kMostPending; });
+  }
+  auto p = copy_frame<Pending>(ctx, frame, velocities_every_ > 0, forces);
+  flusher_.mark_unflushed();  // flush_seconds counts from here
+  {
+    std::lock_guard<std::mutex> l(pending_mutex_);
+    pending_.push_back(std::move(p));
+  }
+  pending_changed_.notify_all();
+}
+
+void H5mdWriter::write_pending_locked() {
+  for (;;) {
+    std::unique_ptr<Pending> p;
+    {
+      std::lock_guard<std::mutex> l(pending_mutex_);
+      if (pending_.empty()) return;
+      p = std::move(pending_.front());
+      pending_.pop_front();
+    }
+    pending_changed_.notify_all();
+    try {
+      guarded("writing a frame", [&] {
+        write_frame(*p, false);
+        maybe_flush();
+      });
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> l(pending_mutex_);
+      if (write_error_.empty()) write_error_ = e.what();
+    }
+  }
+}
+
+void H5mdWriter::writer_loop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> l(pending_mutex_);
+      pending_changed_.wait(l, [&] { return stop_writing_ || !pending_.empty(); });
+      if (pending_.empty()) return;  // stopped, and nothing left
+    }
+    h5::LibraryLock lock(h5::library_mutex());
+    write_pending_locked();
+  }
+}
+
+void H5mdWriter::stop_writer() {
+  if (!writer_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> l(pending_mutex_);
+    stop_writing_ = true;
+  }
+  pending_changed_.notify_all();
+  writer_.join();
 }
 
 void H5mdWriter::finish(const RunContext& ctx, const Frame& frame) {
+  stop_writer();  // the frames handed over are written first
   flusher_.stop();
   h5::LibraryLock lock(h5::library_mutex());
+  std::string error;
+  {
+    std::lock_guard<std::mutex> l(pending_mutex_);
+    error.swap(write_error_);
+  }
+  if (!error.empty()) throw std::runtime_error(error);  // the file stays as its last flush left it
   guarded("writing the last frame", [&] {
-    if (frame.state.step == ctx.last_step) write_frame(ctx, frame, true);
+    if (frame.state.step == ctx.last_step) write_frame(*copy_frame<Pending>(ctx, frame, true, false), true);
     flush_locked();
   });
   if (!failed_) close_locked();
@@ -651,6 +755,7 @@ void H5mdWriter::maybe_flush() {
 
 void H5mdWriter::flush() {
   h5::LibraryLock lock(h5::library_mutex());
+  write_pending_locked();
   flush_locked();
 }
 
@@ -727,6 +832,7 @@ void H5mdWriter::fail_locked() {
 }
 
 void H5mdWriter::close() {
+  stop_writer();
   flusher_.stop();
   h5::LibraryLock lock(h5::library_mutex());
   close_locked();
@@ -769,6 +875,7 @@ void H5mdWriter::write_grid_frame(const std::string& name, int64_t step, double 
   if (grid.values.size() != grid.size())
     throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
   h5::LibraryLock lock(h5::library_mutex());
+  write_pending_locked();
   guarded("writing a grid frame", [&] {
     const std::string key = grid_series_path(name).substr(1);
     auto it = series_.find(key);
@@ -791,6 +898,7 @@ void H5mdWriter::write_grid_frame(const std::string& name, int64_t step, double 
 void H5mdWriter::write_scalar_frame(const std::string& name, int64_t step, double time, double value,
                                     const std::string& unit) {
   h5::LibraryLock lock(h5::library_mutex());
+  write_pending_locked();
   guarded("writing an observable", [&] {
     const std::string key = "observables/" + name;
     auto it = series_.find(key);
@@ -804,6 +912,7 @@ void H5mdWriter::write_grid(const std::string& name, const Grid3& grid) {
   if (grid.values.size() != grid.size())
     throw std::runtime_error("grid '" + name + "' has values that do not match its dims");
   h5::LibraryLock lock(h5::library_mutex());
+  write_pending_locked();
   guarded("writing a grid", [&] {
     const hid_t f = static_cast<hid_t>(file_);
     const std::string p = grid_average_path(name);

@@ -12,13 +12,28 @@
 // io/hdf5_ordered_driver.h, which writes a flush's metadata in an order where every prefix is a
 // readable file, and the series are flushed steps and times first, positions last. Frames are written
 // whole under HDF5's library lock (h5::library_mutex), so a flush never sees half a frame.
+//
+// Write-behind (flush_seconds > 0): observe() copies the frame and hands it to the writer's own
+// thread, and the run goes on (its GPU steps while the frame is written; many replicas' writers, which HDF5 takes one
+// at a time, no longer stop every replica). Frames are written in order by whoever next holds
+// the library lock: that thread, the flush timer (whose clock starts at the hand-off, so
+// flush_seconds holds from the frame's step), or any call that reads or writes the file (flush,
+// finish, close, the other writes). observe() waits while two frames are waiting. A write that
+// fails is reported by the next observe() or by finish(), with the same message as before; the
+// file keeps the frames up to its last flush. With flush_seconds 0 observe() writes and flushes
+// the frame itself, so a thermo row (written after the frame) means the frame is on disk.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/grid.h"
@@ -65,8 +80,8 @@ class H5mdWriter final : public RunObserver {
   void flush();
   void close();
   const std::string& path() const { return path_; }
-  bool failed() const { return failed_; }
-  int64_t frames_written(const std::string& series) const;
+  bool failed() const { return failed_.load(); }
+  int64_t frames_written(const std::string& series);  // the frames handed over included
   // Frames a continued file held after the restart step and lost (the most of any series).
   int64_t frames_dropped() const { return frames_dropped_; }
 
@@ -85,8 +100,22 @@ class H5mdWriter final : public RunObserver {
   void open_existing(const SystemState& st, int64_t restart_step);
   // The series at `path` of a file a restart continues, without its frames after restart_step.
   void truncate_series(const std::string& path, int64_t restart_step);
-  bool due(int64_t step, int64_t every, const RunContext& ctx) const;
-  void write_frame(const RunContext& ctx, const Frame& frame, bool final_frame);
+  // A frame as observe() hands it over: the state's parts the file takes, the observables, the
+  // forces where a force frame is due, and the run's first step (the first frame of a new file).
+  struct Pending {
+    SystemState state;
+    Observables observables;
+    double time = 0;
+    std::vector<Vec3d> forces;
+    int64_t first_step = 0;
+  };
+  bool due(int64_t step, int64_t every, int64_t first_step) const;
+  void write_frame(const Pending& frame, bool final_frame);
+  // Writes the frames handed over so far, in order (the library lock held). A failure is kept
+  // for the next observe() or finish().
+  void write_pending_locked();
+  void writer_loop();
+  void stop_writer();  // without the library lock: the thread takes it to write what is left
   void maybe_flush();
   void flush_locked();
   void flush_series_in_order();
@@ -103,7 +132,7 @@ class H5mdWriter final : public RunObserver {
   int compression_;
   double flush_seconds_;
   bool appending_;
-  bool failed_ = false;
+  std::atomic<bool> failed_{false};
   size_t n_ = 0;
   int64_t frames_dropped_ = 0;
   int64_t file_ = -1;  // the hid_t of the open file
@@ -114,6 +143,13 @@ class H5mdWriter final : public RunObserver {
   TimedFlusher flusher_;
   size_t bytes_since_flush_ = 0;
   size_t reserve_bytes_ = 0;
+  // The frames handed over and not yet written, and the writer's thread.
+  std::mutex pending_mutex_;  // taken after the library lock, never before
+  std::condition_variable pending_changed_;
+  std::deque<std::unique_ptr<Pending>> pending_;
+  bool stop_writing_ = false;
+  std::string write_error_;  // the first failed write's message, until reported
+  std::thread writer_;
   std::string length_unit_, time_unit_, velocity_unit_, force_unit_, energy_unit_, temperature_unit_, pressure_unit_;
 };
 

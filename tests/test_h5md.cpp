@@ -6,12 +6,15 @@
 #include <hdf5.h>
 
 #include <cstring>
+#include <future>
+#include <thread>
 
 #include "backends/cpu_backend.h"
 #include "engine/simulation.h"
 #include "engine/system_builder.h"
 #include "io/h5md.h"
 #include "io/h5md_writer.h"
+#include "io/hdf5_util.h"
 #include "tests/test_support.h"
 
 namespace pairmd {
@@ -171,6 +174,64 @@ TEST(H5md, AppendDropsFramesAfterTheRestartStepAndChecksTheSystem) {
   const BuiltSystem sys3 = build_system(cfg3);
   EXPECT_THROW(H5mdWriter(path, cfg3, sys3.state, sys3.topology, 1.0, 200), std::runtime_error);
   EXPECT_EQ(read_steps(path, "particles/all/position/step").size(), 3u);
+}
+
+// Frames are written behind the run (flush_seconds > 0): observe() hands two frames over while
+// another thread holds HDF5's library lock (so nothing can be written), waits with a third
+// until one is written, and the file then holds every frame, in order, as it was handed over.
+TEST(H5md, FramesAreWrittenBehindTheRunInOrder) {
+  ScratchDir dir;
+  Fixture s("{every: 100, velocities_every: 100, observables_every: 100, flush_seconds: 10}");
+  const std::string path = dir / "t.h5";
+  CpuBackend b(s.model, s.sys.state);
+  const Observables o = b.observables();
+  const RunContext ctx{s.cfg, s.sys.topology, b, 0, 1000};
+  H5mdWriter w(path, s.cfg, s.sys.state, s.sys.topology, 1.0);
+  std::vector<SystemState> given;
+  for (int64_t step = 0; step <= 300; step += 100) {
+    SystemState st = s.sys.state;
+    test::jiggle(st, 0.1, static_cast<uint64_t>(step) + 1);
+    st.step = step;
+    given.push_back(st);
+  }
+  std::promise<void> release;
+  std::promise<void> held;
+  std::thread holder([&] {
+    h5::LibraryLock lock(h5::library_mutex());
+    held.set_value();
+    release.get_future().wait();
+  });
+  held.get_future().wait();
+  auto hand_over = [&](size_t k) {
+    return std::async(std::launch::async, [&, k] { w.observe(ctx, Frame{given[k], o, given[k].step * 0.005}); });
+  };
+  // (The lock is let go before any assertion, so that a writer that waits for it fails the
+  // test instead of hanging it.)
+  std::future<void> first = hand_over(0);
+  const bool first_taken = first.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  std::future<void> second = hand_over(1);
+  const bool second_taken = second.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  std::future<void> third = hand_over(2);
+  const bool third_waited = third.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout;
+  release.set_value();
+  holder.join();
+  EXPECT_TRUE(first_taken && second_taken) << "a frame waited for the library lock";
+  EXPECT_TRUE(third_waited) << "a third frame was taken while two were waiting";
+  first.get();
+  second.get();
+  third.get();
+  w.observe(ctx, Frame{given[3], o, given[3].step * 0.005});
+  EXPECT_EQ(w.frames_written("particles/all/position"), 4);  // the frames handed over, written
+  w.close();
+  EXPECT_EQ(read_steps(path, "particles/all/position/step"), (std::vector<int64_t>{0, 100, 200, 300}));
+  for (size_t k = 0; k < given.size(); ++k) {
+    const auto f = read_h5md_frame(path, static_cast<int64_t>(k));
+    ASSERT_EQ(f.state.size(), given[k].size());
+    EXPECT_EQ(std::memcmp(f.state.position.data(), given[k].position.data(), given[k].size() * sizeof(Vec3d)), 0)
+        << "frame " << k;
+    EXPECT_EQ(std::memcmp(f.state.velocity.data(), given[k].velocity.data(), given[k].size() * sizeof(Vec3d)), 0)
+        << "frame " << k;
+  }
 }
 
 TEST(H5md, GridFramesAndAveragesAreStoredAsDocumented) {
