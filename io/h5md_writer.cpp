@@ -289,7 +289,8 @@ H5mdWriter::~H5mdWriter() {
 // the file as its last flush made it; the timer keeps the message, which the run's next write
 // reports.
 bool H5mdWriter::timed_flush_locked() {
-  write_pending_locked();  // the frames handed over before the clock ran out
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // this thread's HDF5 prints nothing (pairmd reports)
+  write_pending_locked();                       // the frames handed over before the clock ran out
   if (failed_ || file_ < 0) return false;
   try {
     flush_locked();
@@ -649,11 +650,22 @@ std::unique_ptr<Pending> copy_frame(const RunContext& ctx, const Frame& frame, b
   return p;
 }
 
-// Frames handed over and waiting at most (observe() waits beyond): memory for a few frames, and
-// a file at most this many frames behind the run.
-constexpr size_t kMostPending = 2;
-
 }  // namespace
+
+std::string H5mdWriter::take_unreported_error() {
+  {
+    std::lock_guard<std::mutex> l(pending_mutex_);
+    if (!write_error_.empty()) {
+      std::string e;
+      e.swap(write_error_);
+      return e;
+    }
+  }
+  const std::string timer_error = flusher_.take_error();
+  if (timer_error.empty()) return "";
+  return "writing the trajectory '" + path_ + "' failed in a timed flush: " + timer_error +
+         "; the file keeps the frames up to its last flush";
+}
 
 void H5mdWriter::observe(const RunContext& ctx, const Frame& frame) {
   const bool forces = forces_every_ > 0 && due(frame.state.step, forces_every_, ctx.first_step);
@@ -665,16 +677,17 @@ void H5mdWriter::observe(const RunContext& ctx, const Frame& frame) {
     });
     return;
   }
+  // One frame at a time: the one before is written (or failed) before this one is handed over,
+  // so a failure stops the run at the next frame, as it did when frames were written here, and
+  // the last good state is never beyond the file's last whole frame. (Frames far apart lose
+  // nothing by it: the last one was written while the run went on to this one.)
   {
     std::unique_lock<std::mutex> l(pending_mutex_);
-    if (!write_error_.empty()) {  // an earlier frame could not be written: reported once, here
-      std::string e;
-      e.swap(write_error_);
-      throw std::runtime_error(e);
-    }
-    if (failed_) return;
-    pending_changed_.wait(l, [&] { return pending_.size() < kMostPending; });
+    pending_changed_.wait(l, [&] { return pending_.empty() && writing_ == 0; });
   }
+  const std::string error = take_unreported_error();  // reported once, here
+  if (!error.empty()) throw std::runtime_error(error);
+  if (failed_) return;
   auto p = copy_frame<Pending>(ctx, frame, velocities_every_ > 0, forces);
   flusher_.mark_unflushed();  // flush_seconds counts from here
   {
@@ -692,21 +705,32 @@ void H5mdWriter::write_pending_locked() {
       if (pending_.empty()) return;
       p = std::move(pending_.front());
       pending_.pop_front();
+      ++writing_;
     }
-    pending_changed_.notify_all();
+    std::string error;
     try {
       guarded("writing a frame", [&] {
         write_frame(*p, false);
         maybe_flush();
       });
     } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> l(pending_mutex_);
-      if (write_error_.empty()) write_error_ = e.what();
+      fail_locked();  // guarded() did for its own errors; also for anything else (no memory)
+      error = e.what();
     }
+    {
+      std::lock_guard<std::mutex> l(pending_mutex_);
+      if (write_error_.empty()) write_error_ = error;
+      --writing_;
+    }
+    pending_changed_.notify_all();
   }
 }
 
 void H5mdWriter::writer_loop() {
+  {
+    h5::LibraryLock lock(h5::library_mutex());
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // HDF5's error printing is set per thread
+  }
   for (;;) {
     {
       std::unique_lock<std::mutex> l(pending_mutex_);
@@ -732,11 +756,7 @@ void H5mdWriter::finish(const RunContext& ctx, const Frame& frame) {
   stop_writer();  // the frames handed over are written first
   flusher_.stop();
   h5::LibraryLock lock(h5::library_mutex());
-  std::string error;
-  {
-    std::lock_guard<std::mutex> l(pending_mutex_);
-    error.swap(write_error_);
-  }
+  const std::string error = take_unreported_error();
   if (!error.empty()) throw std::runtime_error(error);  // the file stays as its last flush left it
   guarded("writing the last frame", [&] {
     if (frame.state.step == ctx.last_step) write_frame(*copy_frame<Pending>(ctx, frame, true, false), true);
@@ -756,6 +776,10 @@ void H5mdWriter::maybe_flush() {
 void H5mdWriter::flush() {
   h5::LibraryLock lock(h5::library_mutex());
   write_pending_locked();
+  // A frame that failed behind the run fails the flush before a checkpoint, so that no
+  // checkpoint goes beyond the file's frames (a failure reported already does not).
+  const std::string error = take_unreported_error();
+  if (!error.empty()) throw std::runtime_error(error);
   flush_locked();
 }
 

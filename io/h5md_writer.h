@@ -18,10 +18,11 @@
 // at a time, no longer stop every replica). Frames are written in order by whoever next holds
 // the library lock: that thread, the flush timer (whose clock starts at the hand-off, so
 // flush_seconds holds from the frame's step), or any call that reads or writes the file (flush,
-// finish, close, the other writes). observe() waits while two frames are waiting. A write that
-// fails is reported by the next observe() or by finish(), with the same message as before; the
-// file keeps the frames up to its last flush. With flush_seconds 0 observe() writes and flushes
-// the frame itself, so a thermo row (written after the frame) means the frame is on disk.
+// finish, close, the other writes). One frame at a time: observe() hands a frame over once the
+// one before is written. A write that fails (or a timed flush) is reported by the next
+// observe(), flush() or finish(), with the same message as before; the file keeps the frames up
+// to its last flush. With flush_seconds 0 observe() writes and flushes the frame itself, so a
+// thermo row (written after the frame) means the frame is on disk.
 #pragma once
 
 #include <atomic>
@@ -115,6 +116,8 @@ class H5mdWriter final : public RunObserver {
   // for the next observe() or finish().
   void write_pending_locked();
   void writer_loop();
+  // The first write or timed flush that failed and was not reported yet ("" if none), cleared.
+  std::string take_unreported_error();
   void stop_writer();  // without the library lock: the thread takes it to write what is left
   void maybe_flush();
   void flush_locked();
@@ -139,7 +142,7 @@ class H5mdWriter final : public RunObserver {
   std::map<std::string, std::unique_ptr<Series>> series_;
   std::chrono::steady_clock::time_point last_flush_;
   // The flush timer: flushes, under the library lock, once the oldest unflushed frame is
-  // flush_seconds old; a failed timed flush is reported by the next write.
+  // flush_seconds old; a failed timed flush is reported by the next observe(), flush() or finish().
   TimedFlusher flusher_;
   size_t bytes_since_flush_ = 0;
   size_t reserve_bytes_ = 0;
@@ -147,6 +150,7 @@ class H5mdWriter final : public RunObserver {
   std::mutex pending_mutex_;  // taken after the library lock, never before
   std::condition_variable pending_changed_;
   std::deque<std::unique_ptr<Pending>> pending_;
+  int writing_ = 0;  // frames taken from pending_ and being written
   bool stop_writing_ = false;
   std::string write_error_;  // the first failed write's message, until reported
   std::thread writer_;

@@ -115,7 +115,7 @@ void add_checkpoint_writer(const RunPlan& p, Simulation& sim, GsdWriter* gsd, Ou
 // observer goes before the trajectory: its finish() writes the average into the trajectory file,
 // which the trajectory's own finish() closes; so does the pulling's record, whose observables go
 // into that file. The thermo log comes after the trajectory, so a row at step S means the frame
-// of step S has been written (and, with flush_seconds 0, flushed).
+// of step S has been handed to the trajectory (and, with flush_seconds 0, written and flushed).
 void open_and_add_observers(const RunPlan& p, std::unique_ptr<PotentialMapObserver> potential_map, Simulation& sim,
                             Outputs& out, std::ostream& say) {
   const RunConfig& cfg = p.cfg;

@@ -176,9 +176,10 @@ TEST(H5md, AppendDropsFramesAfterTheRestartStepAndChecksTheSystem) {
   EXPECT_EQ(read_steps(path, "particles/all/position/step").size(), 3u);
 }
 
-// Frames are written behind the run (flush_seconds > 0): observe() hands two frames over while
-// another thread holds HDF5's library lock (so nothing can be written), waits with a third
-// until one is written, and the file then holds every frame, in order, as it was handed over.
+// Frames are written behind the run (flush_seconds > 0): observe() hands a frame over while
+// another thread holds HDF5's library lock (so nothing can be written), waits with the next one
+// until that one is written, and the file then holds every frame, in order, as it was handed
+// over.
 TEST(H5md, FramesAreWrittenBehindTheRunInOrder) {
   ScratchDir dir;
   Fixture s("{every: 100, velocities_every: 100, observables_every: 100, flush_seconds: 10}");
@@ -210,16 +211,14 @@ TEST(H5md, FramesAreWrittenBehindTheRunInOrder) {
   std::future<void> first = hand_over(0);
   const bool first_taken = first.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
   std::future<void> second = hand_over(1);
-  const bool second_taken = second.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
-  std::future<void> third = hand_over(2);
-  const bool third_waited = third.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout;
+  const bool second_waited = second.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout;
   release.set_value();
   holder.join();
-  EXPECT_TRUE(first_taken && second_taken) << "a frame waited for the library lock";
-  EXPECT_TRUE(third_waited) << "a third frame was taken while two were waiting";
+  EXPECT_TRUE(first_taken) << "a frame waited for the library lock";
+  EXPECT_TRUE(second_waited) << "a second frame was taken before the first was written";
   first.get();
   second.get();
-  third.get();
+  w.observe(ctx, Frame{given[2], o, given[2].step * 0.005});
   w.observe(ctx, Frame{given[3], o, given[3].step * 0.005});
   EXPECT_EQ(w.frames_written("particles/all/position"), 4);  // the frames handed over, written
   w.close();

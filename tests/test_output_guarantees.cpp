@@ -9,6 +9,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <random>
@@ -508,14 +509,21 @@ class FullDisk : public ::testing::TestWithParam<const char*> {};
 // A full disk during a run: the run stops with an error naming the file (exit 1), its
 // trajectory opens and holds every frame up to the failure, its checkpoint is whole, another
 // run's files on the same disk are untouched, and once there is room the printed command
-// continues the run to its end without gaps.
+// continues the run to its end without gaps. With frames written and flushed in the run's
+// thread (flush_seconds 0) and written behind it ("-behind": flush_seconds 2, the disk found
+// full by a flush on the writer's thread and reported at the next frame).
 TEST_P(FullDisk, StopsTheRunAndDamagesNothingWrittenBefore) {
-  const std::string mode = GetParam();
+  const std::string param = GetParam();
+  const std::string mode = param.substr(0, param.find('-'));
+  const bool behind = param.find("-behind") != std::string::npos;
   ScratchDir out;
   ScratchDir disk_dir;
   const std::string disk = disk_dir / "disk";
   ASSERT_EQ(mkdir(disk.c_str(), 0755), 0);
-  test::write_text(out / "run.yaml", config(3000, "{every: 10, velocities_every: 10, flush_seconds: 0}", 500, 4, 50));
+  test::write_text(out / "run.yaml", config(3000,
+                                            behind ? "{every: 10, velocities_every: 10, flush_seconds: 2}"
+                                                   : "{every: 10, velocities_every: 10, flush_seconds: 0}",
+                                            500, 4, 50));
   test::write_text(out / "scenario.sh", kFullDiskScenario);
   std::vector<std::string> argv, env;
   if (mode == std::string("tmpfs")) {
@@ -572,12 +580,17 @@ TEST_P(FullDisk, StopsTheRunAndDamagesNothingWrittenBefore) {
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
   EXPECT_EQ(t.steps, rows);
   EXPECT_EQ(read_checkpoint(out / "final/full.checkpoint.h5").state.step, 3000);
-  std::printf("%s: the run stopped at frame %lld with %s", mode.c_str(), static_cast<long long>(frames.back()),
+  std::printf("%s: the run stopped at frame %lld with %s", param.c_str(), static_cast<long long>(frames.back()),
               err.substr(0, err.find('\n') + 1).c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(OutputGuarantees, FullDisk, ::testing::Values("tmpfs", "preload"),
-                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
+INSTANTIATE_TEST_SUITE_P(OutputGuarantees, FullDisk,
+                         ::testing::Values("tmpfs", "preload", "tmpfs-behind", "preload-behind"),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           std::string name = i.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 // ---- exit codes ------------------------------------------------------------------------------
 
