@@ -775,7 +775,17 @@ void CudaBackend::complete_step() {
 
 void CudaBackend::get_state(SystemState& s) {
   complete_step();
-  s = host_;
+  // The host's copy for what does not change; positions, velocities and images from the device
+  // (every entry written there, so host_'s are not copied first).
+  s.box = host_.box;
+  s.step = host_.step;
+  s.type = host_.type;
+  s.mass = host_.mass;
+  s.charge = host_.charge;
+  s.type_names = host_.type_names;
+  s.position.resize(host_.position.size());
+  s.velocity.resize(host_.velocity.size());
+  s.image.resize(host_.image.size());
   particles_.download(s, stream_);
 }
 

@@ -40,6 +40,16 @@ __global__ void renumber_kernel(RenumberArgs a) {
   a.rank[t] = static_cast<unsigned>(k);
 }
 
+// download(): particle rank[t] of the current numbering as user index t.
+__global__ void gather_user_order_kernel(const float4* a, const int3* b, const unsigned* rank, int n, float4* a_out,
+                                         int3* b_out) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  const unsigned p = rank[t];
+  a_out[t] = a[p];
+  if (b) b_out[t] = b[p];
+}
+
 }  // namespace
 
 size_t DeviceParticles::bytes() const {
@@ -126,23 +136,35 @@ std::vector<float4> DeviceParticles::in_user_order(const float4* a, cudaStream_t
   return out;
 }
 
-void DeviceParticles::download(SystemState& s, cudaStream_t stream) const {
-  std::vector<float4> pos(n_), vel(n_);
-  std::vector<int3> img(n_);
-  std::vector<unsigned> tag(n_);
-  if (n_ > 0) {
+void DeviceParticles::download(SystemState& s, cudaStream_t stream) {
+  if (n_ == 0) return;
+  const size_t n = static_cast<size_t>(n_), bytes = n * (2 * sizeof(float4) + sizeof(int3));
+  if (host_out_bytes_ < bytes) {
+    unsigned char* p = nullptr;
+    PAIRMD_CUDA_CHECK(cudaMallocHost(&p, bytes));
+    host_out_.reset(p);
+    host_out_bytes_ = bytes;
+  }
+  float4* pos = reinterpret_cast<float4*>(host_out_.get());
+  float4* vel = pos + n;
+  int3* img = reinterpret_cast<int3*>(vel + n);
+  {
+    // Positions and images first, then the velocities through the same scratch array (the
+    // stream keeps the copy before the second gather).
     Launcher now(stream);
-    now.copy(PAIRMD_HERE, pos.data(), pos_[current_].data(), n_ * sizeof(float4), cudaMemcpyDeviceToHost);
-    now.copy(PAIRMD_HERE, vel.data(), vel_.data(), n_ * sizeof(float4), cudaMemcpyDeviceToHost);
-    now.copy(PAIRMD_HERE, img.data(), image_.data(), n_ * sizeof(int3), cudaMemcpyDeviceToHost);
-    now.copy(PAIRMD_HERE, tag.data(), tag_.data(), n_ * sizeof(unsigned), cudaMemcpyDeviceToHost);
+    now.kernel(PAIRMD_HERE, gather_user_order_kernel, blocks_for(n_), kBlockSize, 0, pos_[current_].data(),
+               image_.data(), rank_.data(), n_, vel_tmp_.data(), image_tmp_.data());
+    now.copy(PAIRMD_HERE, pos, vel_tmp_.data(), n * sizeof(float4), cudaMemcpyDeviceToHost);
+    now.copy(PAIRMD_HERE, img, image_tmp_.data(), n * sizeof(int3), cudaMemcpyDeviceToHost);
+    now.kernel(PAIRMD_HERE, gather_user_order_kernel, blocks_for(n_), kBlockSize, 0, vel_.data(),
+               static_cast<const int3*>(nullptr), rank_.data(), n_, vel_tmp_.data(), static_cast<int3*>(nullptr));
+    now.copy(PAIRMD_HERE, vel, vel_tmp_.data(), n * sizeof(float4), cudaMemcpyDeviceToHost);
     PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
-  for (int p = 0; p < n_; ++p) {
-    const unsigned t = tag[p];
-    s.position[t] = {pos[p].x, pos[p].y, pos[p].z};
-    s.velocity[t] = {vel[p].x, vel[p].y, vel[p].z};
-    s.image[t] = {img[p].x, img[p].y, img[p].z};
+  for (size_t t = 0; t < n; ++t) {
+    s.position[t] = {pos[t].x, pos[t].y, pos[t].z};
+    s.velocity[t] = {vel[t].x, vel[t].y, vel[t].z};
+    s.image[t] = {img[t].x, img[t].y, img[t].z};
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "base/system_state.h"
@@ -23,8 +24,10 @@ class DeviceParticles {
  public:
   // The state in the user's order (tag = index); positions go to buffer 0.
   void upload(const SystemState& s);
-  // Positions (current buffer), velocities and images into s, in the user's order.
-  void download(SystemState& s, cudaStream_t stream) const;
+  // Positions (current buffer), velocities and images into s (sized n), in the user's order:
+  // gathered into that order on the device (through the renumbering's scratch arrays) and read
+  // back into pinned memory, so the host converts them in order, with no scatter.
+  void download(SystemState& s, cudaStream_t stream);
   // Values of a per-particle device array (current numbering) in the user's order.
   std::vector<float4> in_user_order(const float4* a, cudaStream_t stream) const;
 
@@ -55,6 +58,12 @@ class DeviceParticles {
   DeviceBuffer<float> charge_, charge_tmp_;
   DeviceBuffer<unsigned> tag_, rank_, tag_tmp_;
   DeviceBuffer<FixedVec> fixed_;
+  // download()'s pinned host memory: positions, velocities (float4 each) and images (int3).
+  struct FreePinned {
+    void operator()(unsigned char* p) const { cudaFreeHost(p); }
+  };
+  std::unique_ptr<unsigned char, FreePinned> host_out_;
+  size_t host_out_bytes_ = 0;
 };
 
 }  // namespace pairmd
