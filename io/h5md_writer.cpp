@@ -859,7 +859,9 @@ void H5mdWriter::close() {
   stop_writer();
   flusher_.stop();
   h5::LibraryLock lock(h5::library_mutex());
+  const std::string error = take_unreported_error();
   close_locked();
+  if (!error.empty()) throw std::runtime_error(error);  // (the destructor cannot say it)
 }
 
 void H5mdWriter::close_locked() {

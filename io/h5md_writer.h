@@ -77,8 +77,11 @@ class H5mdWriter final : public RunObserver {
   static std::string grid_series_path(const std::string& name) { return "/fields/" + name; }
   static std::string grid_average_path(const std::string& name) { return "/fields/" + name; }
 
-  // Makes everything written so far durable against a kill of the process (H5Fflush).
+  // Writes the frames handed over and makes everything durable against a kill of the process
+  // (H5Fflush); throws a write error not yet reported (a checkpoint after it would go beyond
+  // the file's frames).
   void flush();
+  // Writes the frames handed over and closes the file; throws a write error not yet reported.
   void close();
   const std::string& path() const { return path_; }
   bool failed() const { return failed_.load(); }
