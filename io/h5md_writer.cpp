@@ -559,12 +559,15 @@ bool H5mdWriter::due(int64_t step, int64_t every, int64_t first_step) const {
   return step % every == 0 || (!appending_ && step == first_step);
 }
 
+std::string H5mdWriter::timed_flush_error(const std::string& why) const {
+  return "writing the trajectory '" + path_ + "' failed in a timed flush: " + why +
+         "; the file keeps the frames up to its last flush";
+}
+
 template <typename F>
 void H5mdWriter::guarded(const char* what, F&& f) {
   const std::string timer_error = flusher_.take_error();
-  if (!timer_error.empty())
-    throw std::runtime_error("writing the trajectory '" + path_ + "' failed in a timed flush: " + timer_error +
-                             "; the file keeps the frames up to its last flush");
+  if (!timer_error.empty()) throw std::runtime_error(timed_flush_error(timer_error));
   if (failed_ || file_ < 0) return;
   try {
     f();
@@ -577,7 +580,7 @@ void H5mdWriter::guarded(const char* what, F&& f) {
   }
 }
 
-void H5mdWriter::write_frame(const Pending& frame, bool final_frame) {
+void H5mdWriter::write_frame(const FrameParts& frame, bool final_frame) {
   const SystemState& st = frame.state;
   const int64_t step = st.step;
   const double t = frame.time;
@@ -630,27 +633,14 @@ void H5mdWriter::write_frame(const Pending& frame, bool final_frame) {
   }
 }
 
-namespace {
-
-// What a frame of `frame` writes, copied: the positions, images and box, the velocities when
-// the file takes them, and the forces where a force frame is due (read from the backend now).
-template <typename Pending>
-std::unique_ptr<Pending> copy_frame(const RunContext& ctx, const Frame& frame, bool velocities, bool forces) {
-  auto p = std::make_unique<Pending>();
-  const SystemState& st = frame.state;
-  p->state.box = st.box;
-  p->state.step = st.step;
-  p->state.position = st.position;
-  p->state.image = st.image;
-  if (velocities) p->state.velocity = st.velocity;
-  p->observables = frame.observables;
-  p->time = frame.time;
-  p->first_step = ctx.first_step;
-  if (forces) p->forces = ctx.backend.forces();
-  return p;
+H5mdWriter::Pending::Pending(const FrameParts& f, bool velocities)
+    : observables(f.observables), forces(f.forces), view{state, observables, f.time, forces, f.first_step} {
+  state.box = f.state.box;
+  state.step = f.state.step;
+  state.position = f.state.position;
+  state.image = f.state.image;
+  if (velocities) state.velocity = f.state.velocity;
 }
-
-}  // namespace
 
 std::string H5mdWriter::take_unreported_error() {
   {
@@ -663,16 +653,18 @@ std::string H5mdWriter::take_unreported_error() {
   }
   const std::string timer_error = flusher_.take_error();
   if (timer_error.empty()) return "";
-  return "writing the trajectory '" + path_ + "' failed in a timed flush: " + timer_error +
-         "; the file keeps the frames up to its last flush";
+  return timed_flush_error(timer_error);
 }
 
 void H5mdWriter::observe(const RunContext& ctx, const Frame& frame) {
-  const bool forces = forces_every_ > 0 && due(frame.state.step, forces_every_, ctx.first_step);
+  // Forces where a force frame is due, read from the backend here (on the run's thread).
+  std::vector<Vec3d> forces;
+  if (forces_every_ > 0 && due(frame.state.step, forces_every_, ctx.first_step)) forces = ctx.backend.forces();
+  const FrameParts parts{frame.state, frame.observables, frame.time, forces, ctx.first_step};
   if (!writer_.joinable()) {  // flush_seconds 0: written and flushed here
     h5::LibraryLock lock(h5::library_mutex());
     guarded("writing a frame", [&] {
-      write_frame(*copy_frame<Pending>(ctx, frame, velocities_every_ > 0, forces), false);
+      write_frame(parts, false);
       maybe_flush();
     });
     return;
@@ -683,47 +675,44 @@ void H5mdWriter::observe(const RunContext& ctx, const Frame& frame) {
   // nothing by it: the last one was written while the run went on to this one.)
   {
     std::unique_lock<std::mutex> l(pending_mutex_);
-    pending_changed_.wait(l, [&] { return pending_.empty() && writing_ == 0; });
+    pending_changed_.wait(l, [&] { return !pending_ && !writing_; });
   }
   const std::string error = take_unreported_error();  // reported once, here
   if (!error.empty()) throw std::runtime_error(error);
   if (failed_) return;
-  auto p = copy_frame<Pending>(ctx, frame, velocities_every_ > 0, forces);
+  auto p = std::make_unique<Pending>(parts, velocities_every_ > 0);
   flusher_.mark_unflushed();  // flush_seconds counts from here
   {
     std::lock_guard<std::mutex> l(pending_mutex_);
-    pending_.push_back(std::move(p));
+    pending_ = std::move(p);
   }
   pending_changed_.notify_all();
 }
 
 void H5mdWriter::write_pending_locked() {
-  for (;;) {
-    std::unique_ptr<Pending> p;
-    {
-      std::lock_guard<std::mutex> l(pending_mutex_);
-      if (pending_.empty()) return;
-      p = std::move(pending_.front());
-      pending_.pop_front();
-      ++writing_;
-    }
-    std::string error;
-    try {
-      guarded("writing a frame", [&] {
-        write_frame(*p, false);
-        maybe_flush();
-      });
-    } catch (const std::exception& e) {
-      fail_locked();  // guarded() did for its own errors; also for anything else (no memory)
-      error = e.what();
-    }
-    {
-      std::lock_guard<std::mutex> l(pending_mutex_);
-      if (write_error_.empty()) write_error_ = error;
-      --writing_;
-    }
-    pending_changed_.notify_all();
+  std::unique_ptr<Pending> p;
+  {
+    std::lock_guard<std::mutex> l(pending_mutex_);
+    if (!pending_) return;
+    p = std::move(pending_);
+    writing_ = true;
   }
+  std::string error;
+  try {
+    guarded("writing a frame", [&] {
+      write_frame(p->view, false);
+      maybe_flush();
+    });
+  } catch (const std::exception& e) {
+    fail_locked();  // guarded() did for its own errors; also for anything else (no memory)
+    error = e.what();
+  }
+  {
+    std::lock_guard<std::mutex> l(pending_mutex_);
+    if (write_error_.empty()) write_error_ = error;
+    writing_ = false;
+  }
+  pending_changed_.notify_all();
 }
 
 void H5mdWriter::writer_loop() {
@@ -734,8 +723,8 @@ void H5mdWriter::writer_loop() {
   for (;;) {
     {
       std::unique_lock<std::mutex> l(pending_mutex_);
-      pending_changed_.wait(l, [&] { return stop_writing_ || !pending_.empty(); });
-      if (pending_.empty()) return;  // stopped, and nothing left
+      pending_changed_.wait(l, [&] { return stop_writing_ || pending_; });
+      if (!pending_) return;  // stopped, and nothing left
     }
     h5::LibraryLock lock(h5::library_mutex());
     write_pending_locked();
@@ -759,7 +748,9 @@ void H5mdWriter::finish(const RunContext& ctx, const Frame& frame) {
   const std::string error = take_unreported_error();
   if (!error.empty()) throw std::runtime_error(error);  // the file stays as its last flush left it
   guarded("writing the last frame", [&] {
-    if (frame.state.step == ctx.last_step) write_frame(*copy_frame<Pending>(ctx, frame, true, false), true);
+    const std::vector<Vec3d> no_forces;  // a last frame writes none
+    if (frame.state.step == ctx.last_step)
+      write_frame(FrameParts{frame.state, frame.observables, frame.time, no_forces, ctx.first_step}, true);
     flush_locked();
   });
   if (!failed_) close_locked();

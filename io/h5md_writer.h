@@ -29,7 +29,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -104,23 +103,35 @@ class H5mdWriter final : public RunObserver {
   void open_existing(const SystemState& st, int64_t restart_step);
   // The series at `path` of a file a restart continues, without its frames after restart_step.
   void truncate_series(const std::string& path, int64_t restart_step);
-  // A frame as observe() hands it over: the state's parts the file takes, the observables, the
-  // forces where a force frame is due, and the run's first step (the first frame of a new file).
+  // What write_frame() writes: the state (its positions, images, box and velocities), the
+  // observables, the forces where a force frame is due, and the run's first step (the first
+  // frame of a new file).
+  struct FrameParts {
+    const SystemState& state;
+    const Observables& observables;
+    double time;
+    const std::vector<Vec3d>& forces;
+    int64_t first_step;
+  };
+  // A frame as observe() hands it over to the writer's thread: the parts the file takes, copied.
   struct Pending {
+    Pending(const FrameParts& f, bool velocities);
+    Pending(const Pending&) = delete;  // `view` refers to its own members
+    Pending& operator=(const Pending&) = delete;
     SystemState state;
     Observables observables;
-    double time = 0;
     std::vector<Vec3d> forces;
-    int64_t first_step = 0;
+    FrameParts view;  // of the copies above
   };
   bool due(int64_t step, int64_t every, int64_t first_step) const;
-  void write_frame(const Pending& frame, bool final_frame);
-  // Writes the frames handed over so far, in order (the library lock held). A failure is kept
-  // for the next observe() or finish().
+  void write_frame(const FrameParts& frame, bool final_frame);
+  // Writes the frame handed over, if any (the library lock held). A failure is kept for the
+  // next observe(), flush() or finish().
   void write_pending_locked();
   void writer_loop();
   // The first write or timed flush that failed and was not reported yet ("" if none), cleared.
   std::string take_unreported_error();
+  std::string timed_flush_error(const std::string& why) const;
   void stop_writer();  // without the library lock: the thread takes it to write what is left
   void maybe_flush();
   void flush_locked();
@@ -149,11 +160,11 @@ class H5mdWriter final : public RunObserver {
   TimedFlusher flusher_;
   size_t bytes_since_flush_ = 0;
   size_t reserve_bytes_ = 0;
-  // The frames handed over and not yet written, and the writer's thread.
+  // The frame handed over and not yet written (one at a time), and the writer's thread.
   std::mutex pending_mutex_;  // taken after the library lock, never before
   std::condition_variable pending_changed_;
-  std::deque<std::unique_ptr<Pending>> pending_;
-  int writing_ = 0;  // frames taken from pending_ and being written
+  std::unique_ptr<Pending> pending_;
+  bool writing_ = false;  // the frame taken from pending_ is being written
   bool stop_writing_ = false;
   std::string write_error_;  // the first failed write's message, until reported
   std::thread writer_;
