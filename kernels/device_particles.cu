@@ -123,29 +123,32 @@ void DeviceParticles::renumber(Launcher& launcher, const int* order) {
   current_ = next;
 }
 
-std::vector<float4> DeviceParticles::in_user_order(const float4* a, cudaStream_t stream) const {
-  std::vector<float4> v(n_), out(n_);
-  std::vector<unsigned> tag(n_);
-  if (n_ > 0) {
-    Launcher now(stream);
-    now.copy(PAIRMD_HERE, v.data(), a, n_ * sizeof(float4), cudaMemcpyDeviceToHost);
-    now.copy(PAIRMD_HERE, tag.data(), tag_.data(), n_ * sizeof(unsigned), cudaMemcpyDeviceToHost);
-    PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
-  }
-  for (int p = 0; p < n_; ++p) out[tag[p]] = v[p];
-  return out;
-}
-
-void DeviceParticles::download(SystemState& s, cudaStream_t stream) {
-  if (n_ == 0) return;
-  const size_t n = static_cast<size_t>(n_), bytes = n * (2 * sizeof(float4) + sizeof(int3));
+unsigned char* DeviceParticles::pinned(size_t bytes) {
   if (host_out_bytes_ < bytes) {
     unsigned char* p = nullptr;
     PAIRMD_CUDA_CHECK(cudaMallocHost(&p, bytes));
     host_out_.reset(p);
     host_out_bytes_ = bytes;
   }
-  float4* pos = reinterpret_cast<float4*>(host_out_.get());
+  return host_out_.get();
+}
+
+std::vector<float4> DeviceParticles::in_user_order(const float4* a, cudaStream_t stream) {
+  if (n_ == 0) return {};
+  const size_t n = static_cast<size_t>(n_);
+  float4* host = reinterpret_cast<float4*>(pinned(n * sizeof(float4)));
+  Launcher now(stream);
+  now.kernel(PAIRMD_HERE, gather_user_order_kernel, blocks_for(n_), kBlockSize, 0, a, static_cast<const int3*>(nullptr),
+             rank_.data(), n_, vel_tmp_.data(), static_cast<int3*>(nullptr));
+  now.copy(PAIRMD_HERE, host, vel_tmp_.data(), n * sizeof(float4), cudaMemcpyDeviceToHost);
+  PAIRMD_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return std::vector<float4>(host, host + n);
+}
+
+void DeviceParticles::download(SystemState& s, cudaStream_t stream) {
+  if (n_ == 0) return;
+  const size_t n = static_cast<size_t>(n_);
+  float4* pos = reinterpret_cast<float4*>(pinned(n * (2 * sizeof(float4) + sizeof(int3))));
   float4* vel = pos + n;
   int3* img = reinterpret_cast<int3*>(vel + n);
   {

@@ -28,8 +28,9 @@ class DeviceParticles {
   // gathered into that order on the device (through the renumbering's scratch arrays) and read
   // back into pinned memory, so the host converts them in order, with no scatter.
   void download(SystemState& s, cudaStream_t stream);
-  // Values of a per-particle device array (current numbering) in the user's order.
-  std::vector<float4> in_user_order(const float4* a, cudaStream_t stream) const;
+  // Values of a per-particle device array (current numbering) in the user's order, gathered as
+  // download() gathers the state.
+  std::vector<float4> in_user_order(const float4* a, cudaStream_t stream);
 
   // Renumbers the particles: the k-th becomes order[k] of the current numbering. The positions
   // move to the other buffer (which becomes current) and are also the new positions at build.
@@ -58,7 +59,9 @@ class DeviceParticles {
   DeviceBuffer<float> charge_, charge_tmp_;
   DeviceBuffer<unsigned> tag_, rank_, tag_tmp_;
   DeviceBuffer<FixedVec> fixed_;
-  // download()'s pinned host memory: positions, velocities (float4 each) and images (int3).
+  // At least `bytes` of pinned host memory for the reads back (kept, grown when too small).
+  unsigned char* pinned(size_t bytes);
+  // download()'s and in_user_order()'s pinned host memory.
   struct FreePinned {
     void operator()(unsigned char* p) const { cudaFreeHost(p); }
   };
